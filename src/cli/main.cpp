@@ -1,0 +1,51 @@
+// attnprof: why attention kernels are as fast or slow as they are.
+// Registers every subcommand and owns the one catch that maps errors to exit codes
+// (docs/exit-codes.md): 0 ok, 1 regression, 2 bad input, 3 inconclusive, 4 environment.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/errors.hpp"
+
+int main(int argc, char** argv) {
+  using namespace attnprof;
+  cli::Run run;
+  for (int i = 0; i < argc; ++i) run.command_line += (i ? " " : "") + std::string(argv[i]);
+
+  CLI::App app{"attnprof: profiles reference and fused attention kernels over a shape sweep and "
+               "says why each is as fast or slow as it is"};
+  app.set_version_flag("--version", std::string(ATTNPROF_VERSION) + " (" ATTNPROF_GIT_REVISION ")");
+  app.require_subcommand(1);
+  cli::add_sweep(app, run);
+  cli::add_report(app, run);
+  cli::add_compare(app, run);
+  cli::add_merge(app, run);
+  cli::add_devices(app, run);
+  cli::add_explain(app, run);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "attnprof: %s (see --help)\n", e.what());
+    return kExitBadInput;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "attnprof: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const EnvironmentError& e) {
+    std::fprintf(stderr, "attnprof: environment error: %s\n", e.what());
+    return kExitEnvironment;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnprof: internal error: %s\n", e.what());
+    return kExitEnvironment;
+  }
+  return run.exit_code;
+}

@@ -1,0 +1,415 @@
+#include "core/results.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace attnprof::core {
+
+using nlohmann::json;
+
+namespace {
+
+// JSON has no NaN or infinity: write them as strings "nan", "inf", "-inf" so they survive a round trip
+// and a reader sees them explicitly instead of a silent null.
+json num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+double get_num(const json& j, const char* key, double fallback = 0) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (it->is_string()) {
+    const auto& s = it->get_ref<const std::string&>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    throw InputError(fmt::format("field '{}' holds '{}', not a number", key, s));
+  }
+  return it->get<double>();
+}
+
+template <class T>
+T get_or(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+json nums(const std::vector<double>& v) {
+  json a = json::array();
+  for (double x : v) a.push_back(num(x));
+  return a;
+}
+
+std::vector<double> get_nums(const json& j, const char* key) {
+  std::vector<double> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  json wrap;
+  for (const auto& x : *it) {
+    wrap["x"] = x;
+    out.push_back(get_num(wrap, "x"));
+  }
+  return out;
+}
+
+json num_map(const std::map<std::string, double>& m) {
+  json o = json::object();
+  for (const auto& [k, v] : m) o[k] = num(v);
+  return o;
+}
+
+std::map<std::string, double> get_num_map(const json& j, const char* key) {
+  std::map<std::string, double> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  for (auto e = it->begin(); e != it->end(); ++e) out[e.key()] = get_num(*it, e.key().c_str());
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::skipped: return "skipped";
+    case Status::unsupported: return "unsupported";
+    case Status::oom: return "oom";
+    case Status::failed: return "failed";
+    case Status::incorrect: return "incorrect";
+  }
+  return "?";
+}
+
+Status parse_status(std::string_view s) {
+  for (Status v : {Status::ok, Status::skipped, Status::unsupported, Status::oom, Status::failed,
+                   Status::incorrect})
+    if (to_string(v) == s) return v;
+  throw InputError(fmt::format("unknown point status '{}'", s));
+}
+
+void to_json(json& j, const Status& s) { j = std::string(to_string(s)); }
+void from_json(const json& j, Status& s) { s = parse_status(j.get<std::string>()); }
+
+void to_json(json& j, const LatencySummary& s) {
+  j = {{"n", s.n},
+       {"mean_us", num(s.mean_us)},
+       {"stddev_us", num(s.stddev_us)},
+       {"rel_stddev", num(s.rel_stddev)},
+       {"min_us", num(s.min_us)},
+       {"p50_us", num(s.p50_us)},
+       {"p90_us", num(s.p90_us)},
+       {"p99_us", num(s.p99_us)},
+       {"max_us", num(s.max_us)},
+       {"p50_ci_low_us", num(s.p50_ci_low_us)},
+       {"p50_ci_high_us", num(s.p50_ci_high_us)}};
+}
+void from_json(const json& j, LatencySummary& s) {
+  s.n = get_or<int64_t>(j, "n", 0);
+  s.mean_us = get_num(j, "mean_us");
+  s.stddev_us = get_num(j, "stddev_us");
+  s.rel_stddev = get_num(j, "rel_stddev");
+  s.min_us = get_num(j, "min_us");
+  s.p50_us = get_num(j, "p50_us");
+  s.p90_us = get_num(j, "p90_us");
+  s.p99_us = get_num(j, "p99_us");
+  s.max_us = get_num(j, "max_us");
+  s.p50_ci_low_us = get_num(j, "p50_ci_low_us");
+  s.p50_ci_high_us = get_num(j, "p50_ci_high_us");
+}
+
+void to_json(json& j, const Stage& s) {
+  j = {{"name", s.name},
+       {"samples_us", nums(s.samples_us)},
+       {"p50_us", num(s.p50_us)},
+       {"p99_us", num(s.p99_us)},
+       {"share_of_p50", num(s.share_of_p50)},
+       {"share_of_p99", num(s.share_of_p99)}};
+}
+void from_json(const json& j, Stage& s) {
+  s.name = j.at("name").get<std::string>();
+  s.samples_us = get_nums(j, "samples_us");
+  s.p50_us = get_num(j, "p50_us");
+  s.p99_us = get_num(j, "p99_us");
+  s.share_of_p50 = get_num(j, "share_of_p50");
+  s.share_of_p99 = get_num(j, "share_of_p99");
+}
+
+void to_json(json& j, const KernelCounters& k) {
+  j = {{"kernel", k.kernel}, {"metrics", num_map(k.metrics)}};
+}
+void from_json(const json& j, KernelCounters& k) {
+  k.kernel = get_or<std::string>(j, "kernel", "");
+  k.metrics = get_num_map(j, "metrics");
+}
+
+void to_json(json& j, const Counters& c) {
+  j = {{"status", c.status},   {"reason", c.reason}, {"per_kernel", c.per_kernel},
+       {"total", num_map(c.total)}, {"passes", c.passes}, {"profiling_ms", num(c.profiling_ms)}};
+}
+void from_json(const json& j, Counters& c) {
+  c.status = get_or<std::string>(j, "status", "not_collected");
+  c.reason = get_or<std::string>(j, "reason", "");
+  c.per_kernel = get_or<std::vector<KernelCounters>>(j, "per_kernel", {});
+  c.total = get_num_map(j, "total");
+  c.passes = get_or<int64_t>(j, "passes", 0);
+  c.profiling_ms = get_num(j, "profiling_ms");
+}
+
+void to_json(json& j, const Occupancy& o) {
+  j = {{"kernel", o.kernel},
+       {"threads_per_block", o.threads_per_block},
+       {"registers_per_thread", o.registers_per_thread},
+       {"smem_bytes_per_block", o.smem_bytes_per_block},
+       {"grid_blocks", o.grid_blocks},
+       {"blocks_per_sm", o.blocks_per_sm},
+       {"sm_count", o.sm_count},
+       {"theoretical_pct", num(o.theoretical_pct)},
+       {"limiter", o.limiter},
+       {"waves", num(o.waves)},
+       {"achieved_pct", o.achieved_pct ? num(*o.achieved_pct) : json(nullptr)}};
+}
+void from_json(const json& j, Occupancy& o) {
+  o.kernel = get_or<std::string>(j, "kernel", "");
+  o.threads_per_block = get_or<int64_t>(j, "threads_per_block", 0);
+  o.registers_per_thread = get_or<int64_t>(j, "registers_per_thread", 0);
+  o.smem_bytes_per_block = get_or<int64_t>(j, "smem_bytes_per_block", 0);
+  o.grid_blocks = get_or<int64_t>(j, "grid_blocks", 0);
+  o.blocks_per_sm = get_or<int64_t>(j, "blocks_per_sm", 0);
+  o.sm_count = get_or<int64_t>(j, "sm_count", 0);
+  o.theoretical_pct = get_num(j, "theoretical_pct");
+  o.limiter = get_or<std::string>(j, "limiter", "");
+  o.waves = get_num(j, "waves");
+  auto it = j.find("achieved_pct");
+  if (it != j.end() && !it->is_null()) o.achieved_pct = get_num(j, "achieved_pct");
+}
+
+void to_json(json& j, const Verification& v) {
+  j = {{"checked", v.checked},
+       {"seed", v.seed},
+       {"rows_checked", v.rows_checked},
+       {"rows_total", v.rows_total},
+       {"unwritten", v.unwritten},
+       {"o_max_abs_err", num(v.o_max_abs_err)},
+       {"o_mean_abs_err", num(v.o_mean_abs_err)},
+       {"lse_max_abs_err", num(v.lse_max_abs_err)},
+       {"naive_o_max_abs_err", num(v.naive_o_max_abs_err)},
+       {"tolerance", num(v.tolerance)},
+       {"passed", v.passed}};
+}
+void from_json(const json& j, Verification& v) {
+  v.checked = get_or<bool>(j, "checked", false);
+  v.seed = get_or<uint64_t>(j, "seed", 0);
+  v.rows_checked = get_or<int64_t>(j, "rows_checked", 0);
+  v.rows_total = get_or<int64_t>(j, "rows_total", 0);
+  v.unwritten = get_or<int64_t>(j, "unwritten", 0);
+  v.o_max_abs_err = get_num(j, "o_max_abs_err");
+  v.o_mean_abs_err = get_num(j, "o_mean_abs_err");
+  v.lse_max_abs_err = get_num(j, "lse_max_abs_err");
+  v.naive_o_max_abs_err = get_num(j, "naive_o_max_abs_err");
+  v.tolerance = get_num(j, "tolerance");
+  v.passed = get_or<bool>(j, "passed", false);
+}
+
+void to_json(json& j, const Cost& c) {
+  j = {{"flops", num(c.flops)},
+       {"flops_dense", num(c.flops_dense)},
+       {"flops_causal_exact", num(c.flops_causal_exact)},
+       {"min_bytes_read", num(c.min_bytes_read)},
+       {"min_bytes_write", num(c.min_bytes_write)},
+       {"sp_bytes", num(c.sp_bytes)},
+       {"workspace_bytes", num(c.workspace_bytes)},
+       {"intensity", num(c.intensity)}};
+}
+void from_json(const json& j, Cost& c) {
+  c.flops = get_num(j, "flops");
+  c.flops_dense = get_num(j, "flops_dense");
+  c.flops_causal_exact = get_num(j, "flops_causal_exact");
+  c.min_bytes_read = get_num(j, "min_bytes_read");
+  c.min_bytes_write = get_num(j, "min_bytes_write");
+  c.sp_bytes = get_num(j, "sp_bytes");
+  c.workspace_bytes = get_num(j, "workspace_bytes");
+  c.intensity = get_num(j, "intensity");
+}
+
+void to_json(json& j, const ClockInfo& c) {
+  j = {{"sm_mhz_min", num(c.sm_mhz_min)},
+       {"sm_mhz_max", num(c.sm_mhz_max)},
+       {"sm_mhz_unthrottled", num(c.sm_mhz_unthrottled)},
+       {"throttled_samples", c.throttled_samples}};
+}
+void from_json(const json& j, ClockInfo& c) {
+  c.sm_mhz_min = get_num(j, "sm_mhz_min");
+  c.sm_mhz_max = get_num(j, "sm_mhz_max");
+  c.sm_mhz_unthrottled = get_num(j, "sm_mhz_unthrottled");
+  c.throttled_samples = get_or<int64_t>(j, "throttled_samples", 0);
+}
+
+void to_json(json& j, const Record& r) {
+  j = {{"key", point_key(r)},
+       {"shape", r.shape},
+       {"kernel", r.kernel},
+       {"backend", r.backend},
+       {"device_id", r.device_id},
+       {"status", r.status},
+       {"reason", r.reason},
+       {"samples_us", nums(r.samples_us)},
+       {"latency", r.latency},
+       {"stages", r.stages},
+       {"tflops", num(r.tflops)},
+       {"launch_overhead_us", num(r.launch_overhead_us)},
+       {"timing_mode", r.timing_mode},
+       {"clock", r.clock},
+       {"counters", r.counters},
+       {"occupancy", r.occupancy},
+       {"verification", r.verification},
+       {"cost", r.cost},
+       {"diagnosis", r.diagnosis},
+       {"wall_s", num(r.wall_s)}};
+}
+void from_json(const json& j, Record& r) {
+  r.shape = j.at("shape").get<Shape>();
+  r.kernel = j.at("kernel").get<std::string>();
+  r.backend = get_or<std::string>(j, "backend", "");
+  r.device_id = get_or<int>(j, "device_id", 0);
+  r.status = j.at("status").get<Status>();
+  r.reason = get_or<std::string>(j, "reason", "");
+  r.samples_us = get_nums(j, "samples_us");
+  r.latency = get_or<LatencySummary>(j, "latency", {});
+  r.stages = get_or<std::vector<Stage>>(j, "stages", {});
+  r.tflops = get_num(j, "tflops");
+  r.launch_overhead_us = get_num(j, "launch_overhead_us");
+  r.timing_mode = get_or<std::string>(j, "timing_mode", "");
+  r.clock = get_or<ClockInfo>(j, "clock", {});
+  r.counters = get_or<Counters>(j, "counters", {});
+  r.occupancy = get_or<Occupancy>(j, "occupancy", {});
+  r.verification = get_or<Verification>(j, "verification", {});
+  r.cost = get_or<Cost>(j, "cost", {});
+  r.diagnosis = j.contains("diagnosis") ? j.at("diagnosis") : json(nullptr);
+  r.wall_s = get_num(j, "wall_s");
+}
+
+void to_json(json& j, const Ceilings& c) {
+  j = {{"peak_bw_bytes_per_s", num(c.peak_bw_bytes_per_s)},
+       {"peak_flops_per_s", num_map(c.peak_flops_per_s)},
+       {"source", c.source},
+       {"datasheet_bw_bytes_per_s", num(c.datasheet_bw_bytes_per_s)},
+       {"datasheet_flops_per_s", num_map(c.datasheet_flops_per_s)}};
+}
+void from_json(const json& j, Ceilings& c) {
+  c.peak_bw_bytes_per_s = get_num(j, "peak_bw_bytes_per_s");
+  c.peak_flops_per_s = get_num_map(j, "peak_flops_per_s");
+  c.source = get_or<std::string>(j, "source", "");
+  c.datasheet_bw_bytes_per_s = get_num(j, "datasheet_bw_bytes_per_s");
+  c.datasheet_flops_per_s = get_num_map(j, "datasheet_flops_per_s");
+}
+
+void to_json(json& j, const DeviceInfo& d) {
+  j = {{"name", d.name},
+       {"compute_capability", d.compute_capability},
+       {"sm_count", d.sm_count},
+       {"l2_bytes", d.l2_bytes},
+       {"memory_bytes", d.memory_bytes},
+       {"driver_version", d.driver_version},
+       {"runtime_version", d.runtime_version},
+       {"sm_clock_max_mhz", num(d.sm_clock_max_mhz)},
+       {"mem_clock_mhz", num(d.mem_clock_mhz)}};
+}
+void from_json(const json& j, DeviceInfo& d) {
+  d.name = get_or<std::string>(j, "name", "");
+  d.compute_capability = get_or<std::string>(j, "compute_capability", "");
+  d.sm_count = get_or<int64_t>(j, "sm_count", 0);
+  d.l2_bytes = get_or<int64_t>(j, "l2_bytes", 0);
+  d.memory_bytes = get_or<int64_t>(j, "memory_bytes", 0);
+  d.driver_version = get_or<std::string>(j, "driver_version", "");
+  d.runtime_version = get_or<std::string>(j, "runtime_version", "");
+  d.sm_clock_max_mhz = get_num(j, "sm_clock_max_mhz");
+  d.mem_clock_mhz = get_num(j, "mem_clock_mhz");
+}
+
+void to_json(json& j, const Context& c) {
+  j = {{"tool_version", c.tool_version}, {"git_revision", c.git_revision},
+       {"command_line", c.command_line}, {"date_utc", c.date_utc},
+       {"host", c.host},                 {"backend", c.backend},
+       {"device", c.device},             {"ceilings", c.ceilings},
+       {"sweep", c.sweep},               {"options", c.options},
+       {"notices", c.notices}};
+}
+void from_json(const json& j, Context& c) {
+  c.tool_version = get_or<std::string>(j, "tool_version", "");
+  c.git_revision = get_or<std::string>(j, "git_revision", "");
+  c.command_line = get_or<std::string>(j, "command_line", "");
+  c.date_utc = get_or<std::string>(j, "date_utc", "");
+  c.host = get_or<std::string>(j, "host", "");
+  c.backend = get_or<std::string>(j, "backend", "");
+  c.device = get_or<DeviceInfo>(j, "device", {});
+  c.ceilings = get_or<Ceilings>(j, "ceilings", {});
+  c.sweep = j.contains("sweep") ? j.at("sweep") : json(nullptr);
+  c.options = j.contains("options") ? j.at("options") : json(nullptr);
+  c.notices = get_or<std::vector<std::string>>(j, "notices", {});
+}
+
+void to_json(json& j, const Results& r) {
+  j = {{"schema_version", fmt::format("{}.{}", r.context.schema_major, r.context.schema_minor)},
+       {"context", r.context},
+       {"records", r.records}};
+}
+
+void from_json(const json& j, Results& r) {
+  if (!j.is_object() || !j.contains("schema_version"))
+    throw InputError("not an attnprof results file: no 'schema_version'");
+  const auto version = j.at("schema_version").get<std::string>();
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2)
+    throw InputError(fmt::format("malformed schema_version '{}'", version));
+  if (major != kSchemaMajor)
+    throw InputError(fmt::format("results schema {} is not supported (this attnprof reads {}.x)",
+                                 version, kSchemaMajor));
+  r.context = j.at("context").get<Context>();
+  r.context.schema_major = major;
+  r.context.schema_minor = minor;
+  r.records = j.at("records").get<std::vector<Record>>();
+}
+
+Results read_results(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read results file '{}'", path));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+  }
+  try {
+    return j.get<Results>();
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("'{}': {}", path, e.what()));
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("'{}' is not a valid attnprof results file: {}", path, e.what()));
+  }
+}
+
+void write_results(const Results& r, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw EnvironmentError(fmt::format("cannot write '{}'", tmp));
+    out << json(r).dump(1) << '\n';
+    if (!out) throw EnvironmentError(fmt::format("write to '{}' failed", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw EnvironmentError(fmt::format("cannot rename '{}' to '{}'", tmp, path));
+}
+
+std::string point_key(const Record& r) { return r.shape.label() + " | " + r.kernel; }
+
+}  // namespace attnprof::core

@@ -1,0 +1,177 @@
+// The results model: what a sweep produces and every later stage (report, diagnosis, gate, merge)
+// reads. Serialised as JSON schema v1 (docs/results-schema.md). Units live in the field names.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/shape.hpp"
+
+namespace attnprof::core {
+
+inline constexpr int kSchemaMajor = 1;
+inline constexpr int kSchemaMinor = 0;
+
+enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
+std::string_view to_string(Status);
+Status parse_status(std::string_view);
+
+// Summary statistics of a latency sample set (src/core/stats.hpp computes it).
+struct LatencySummary {
+  int64_t n = 0;
+  double mean_us = 0, stddev_us = 0, rel_stddev = 0;
+  double min_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
+  double p50_ci_low_us = 0, p50_ci_high_us = 0;  // bootstrap 95% CI of the median
+};
+
+// One stage of a multi-kernel implementation (the reference's QK^T, softmax, PV).
+struct Stage {
+  std::string name;
+  std::vector<double> samples_us;
+  double p50_us = 0, p99_us = 0;
+  double share_of_p50 = 0, share_of_p99 = 0;  // stage P50 / sum of stage P50s, likewise P99
+};
+
+// Hardware counters for one kernel launch (or a whole call when summed).
+struct KernelCounters {
+  std::string kernel;                     // CUDA kernel (function) name or "total"
+  std::map<std::string, double> metrics;  // CUPTI metric name -> value, as CUPTI reports it
+};
+
+struct Counters {
+  std::string status = "not_collected";   // "ok", "not_collected", "unavailable"
+  std::string reason;                     // why unavailable, and how to fix it
+  std::vector<KernelCounters> per_kernel; // one per launch within the call
+  std::map<std::string, double> total;    // summed over the call's launches (ratios: time-weighted)
+  int64_t passes = 0;                     // replay passes CUPTI needed
+  double profiling_ms = 0;                // wall time spent collecting
+};
+
+struct Occupancy {
+  std::string kernel;                     // which launch this describes (the dominant one)
+  int64_t threads_per_block = 0, registers_per_thread = 0, smem_bytes_per_block = 0;
+  int64_t grid_blocks = 0, blocks_per_sm = 0, sm_count = 0;
+  double theoretical_pct = 0;             // active warps / max warps per SM
+  std::string limiter;                    // "registers", "shared_memory", "threads", "blocks"
+  double waves = 0;                       // grid_blocks / (blocks_per_sm * sm_count)
+  std::optional<double> achieved_pct;     // from sm__warps_active counter
+};
+
+struct Verification {
+  bool checked = false;
+  uint64_t seed = 0;
+  int64_t rows_checked = 0, rows_total = 0;  // rows of O compared with the float64 reference
+  int64_t unwritten = 0;                     // output elements still poisoned (or non-finite)
+  double o_max_abs_err = 0, o_mean_abs_err = 0;
+  double lse_max_abs_err = 0;
+  double naive_o_max_abs_err = 0;            // same math done naively in the same low precision
+  double tolerance = 0;                      // 2 * naive + absolute term (FlashAttention rule)
+  bool passed = false;
+};
+
+// Analytic cost of one (shape, kernel) point (src/core/cost_model.hpp).
+struct Cost {
+  double flops = 0;                // FLOPs used for TFLOP/s: 4*B*H*Nq*Nk*D, halved when causal
+  double flops_dense = 0;          // 4*B*H*Nq*Nk*D
+  double flops_causal_exact = 0;   // 4*B*H*D * (unmasked score entries)
+  double min_bytes_read = 0, min_bytes_write = 0;
+  double sp_bytes = 0;             // of those, S and P written and re-read (reference only)
+  double workspace_bytes = 0;
+  double intensity = 0;            // flops / (min read + min write)  [FLOP/byte]
+};
+
+struct ClockInfo {
+  double sm_mhz_min = 0, sm_mhz_max = 0;  // over the sampling batches
+  double sm_mhz_unthrottled = 0;          // the device's max SM clock
+  int64_t throttled_samples = 0;          // samples taken under 75% of unthrottled
+};
+
+struct Record {
+  Shape shape;
+  std::string kernel;                     // "reference", "fused", ...
+  std::string backend;                    // "cuda", "cpu"
+  int device_id = 0;
+  Status status = Status::ok;
+  std::string reason;                     // why, for every status but ok
+  std::vector<double> samples_us;         // raw latency samples, GPU time of one call
+  LatencySummary latency;
+  std::vector<Stage> stages;
+  double tflops = 0;                      // cost.flops / latency.p50
+  double launch_overhead_us = 0;          // host-side launch cost of one call, measured apart
+  std::string timing_mode;                // "cold" (L2 flushed) or "warm"; "+graph" when replayed
+  ClockInfo clock;
+  Counters counters;
+  Occupancy occupancy;
+  Verification verification;
+  Cost cost;
+  nlohmann::json diagnosis;               // filled by analysis (src/core/diagnosis.hpp); may be null
+  double wall_s = 0;                      // wall time spent on this point
+};
+
+struct Ceilings {
+  double peak_bw_bytes_per_s = 0;                   // used for the roofline: measured if present
+  std::map<std::string, double> peak_flops_per_s;   // per dtype ("bf16", "fp16", "fp32")
+  std::string source;                               // "measured", "datasheet", "measured+datasheet"
+  double datasheet_bw_bytes_per_s = 0;
+  std::map<std::string, double> datasheet_flops_per_s;
+};
+
+struct DeviceInfo {
+  std::string name;                       // "NVIDIA H200", "CPU: <model>"
+  std::string compute_capability;         // "9.0"; empty on CPU
+  int64_t sm_count = 0;                   // SMs, or CPU threads used
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  std::string driver_version, runtime_version;
+  double sm_clock_max_mhz = 0, mem_clock_mhz = 0;
+};
+
+struct Context {
+  int schema_major = kSchemaMajor, schema_minor = kSchemaMinor;
+  std::string tool_version, git_revision, command_line, date_utc, host;
+  std::string backend;                    // "cuda" or "cpu"
+  DeviceInfo device;
+  Ceilings ceilings;
+  nlohmann::json sweep;                   // {"spec": ..., "preset": ..., "shard": "K/N", "points": N}
+  nlohmann::json options;                 // measurement options in force
+  std::vector<std::string> notices;       // e.g. "no GPU: ran the CPU backend"
+};
+
+struct Results {
+  Context context;
+  std::vector<Record> records;
+};
+
+void to_json(nlohmann::json&, const Status&);
+void from_json(const nlohmann::json&, Status&);
+#define ATTNPROF_JSON_DECL(T)                 \
+  void to_json(nlohmann::json&, const T&);    \
+  void from_json(const nlohmann::json&, T&);
+ATTNPROF_JSON_DECL(LatencySummary)
+ATTNPROF_JSON_DECL(Stage)
+ATTNPROF_JSON_DECL(KernelCounters)
+ATTNPROF_JSON_DECL(Counters)
+ATTNPROF_JSON_DECL(Occupancy)
+ATTNPROF_JSON_DECL(Verification)
+ATTNPROF_JSON_DECL(Cost)
+ATTNPROF_JSON_DECL(ClockInfo)
+ATTNPROF_JSON_DECL(Record)
+ATTNPROF_JSON_DECL(Ceilings)
+ATTNPROF_JSON_DECL(DeviceInfo)
+ATTNPROF_JSON_DECL(Context)
+ATTNPROF_JSON_DECL(Results)
+#undef ATTNPROF_JSON_DECL
+
+// Reads a results file; throws InputError (one line) when it is unreadable, not JSON, not a results
+// file, or of another major schema version.
+Results read_results(const std::string& path);
+// Writes atomically: a temporary file next to `path`, then rename.
+void write_results(const Results&, const std::string& path);
+// The key that matches a point across runs: shape label + kernel.
+std::string point_key(const Record&);
+
+}  // namespace attnprof::core

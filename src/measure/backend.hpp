@@ -1,0 +1,54 @@
+// A measurement backend runs one (shape, kernel) point end to end: allocate, fill fresh random inputs,
+// poison outputs, verify against the float64 reference, time, collect counters and occupancy, and
+// return a filled core::Record. Backends: "cuda" (src/measure/cuda_backend.cu) and "cpu"
+// (src/measure/cpu_backend.cpp). Measurement never formats output.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::measure {
+
+struct MeasureOptions {
+  int warmup_calls = 3;
+  int min_samples = 10;
+  int max_samples = 200;
+  double target_rel_ci = 0.005;      // stop once the median's 95% CI half-width / median is below
+  double max_seconds_per_point = 2;  // sampling time budget per point
+  bool cold_l2 = true;               // flush L2 before every sample (default); false = warm
+  bool counters = true;              // collect CUPTI counters (CUDA backend)
+  std::vector<std::string> extra_metrics;
+  bool verify = true;
+  int verify_rows = 256;             // rows of O checked against float64 (all rows when fewer)
+  uint64_t seed = 0;                 // 0 = fresh random seed for each point
+  double point_timeout_s = 120;      // a point running longer is abandoned (status failed)
+};
+void to_json(nlohmann::json&, const MeasureOptions&);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;            // "cuda" or "cpu"
+  virtual core::DeviceInfo device_info() = 0;
+  // Measured ceilings (cached per device under $XDG_CACHE_HOME/attnprof) merged with the datasheet.
+  virtual core::Ceilings ceilings(bool remeasure = false) = 0;
+  virtual std::vector<const kernels::Kernel*> kernels() = 0;
+  // Never throws for a point-level failure: returns a Record with status and reason instead.
+  virtual core::Record measure(const core::Shape&, const kernels::Kernel&, const MeasureOptions&) = 0;
+};
+
+// which: "auto" (CUDA when a GPU is present, else CPU with a notice), "cuda", "cpu".
+// Throws EnvironmentError when "cuda" is asked for and no GPU (or no CUDA build) is there.
+std::unique_ptr<Backend> make_backend(const std::string& which, int device_index,
+                                      std::vector<std::string>* notices);
+
+// True when this binary has the CUDA backend and a CUDA device is visible.
+bool cuda_available(std::string* why_not = nullptr);
+
+}  // namespace attnprof::measure

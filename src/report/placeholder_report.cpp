@@ -1,0 +1,1 @@
+// placeholder: replaced by the report stage's sources

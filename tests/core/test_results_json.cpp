@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "core/errors.hpp"
+#include "core/results.hpp"
+
+using namespace attnprof;
+using namespace attnprof::core;
+
+TEST_CASE("results round-trip through JSON, NaN and infinity included") {
+  Results r;
+  r.context.tool_version = "0.1.0";
+  r.context.device.name = "NVIDIA H200";
+  r.context.ceilings.peak_flops_per_s["bf16"] = 7.8e14;
+  Record rec;
+  rec.shape = Shape{2, 8, 2, 100, 300, 128, true, DType::fp16};
+  rec.kernel = "fused";
+  rec.status = Status::incorrect;
+  rec.reason = "max error 0.5 over tolerance 0.01";
+  rec.samples_us = {10.5, 11.25, std::nan("")};
+  rec.latency.p50_us = 10.875;
+  rec.verification.lse_max_abs_err = INFINITY;
+  rec.occupancy.achieved_pct = 42.5;
+  rec.counters.total["dram__bytes_read.sum"] = 1.0e9;
+  r.records.push_back(rec);
+
+  const std::string path = "roundtrip_test.json";
+  write_results(r, path);
+  Results back = read_results(path);
+  std::remove(path.c_str());
+
+  REQUIRE(back.records.size() == 1);
+  const Record& b = back.records[0];
+  CHECK(b.shape == rec.shape);
+  CHECK(b.status == Status::incorrect);
+  CHECK(b.reason == rec.reason);
+  REQUIRE(b.samples_us.size() == 3);
+  CHECK(b.samples_us[1] == 11.25);
+  CHECK(std::isnan(b.samples_us[2]));
+  CHECK(std::isinf(b.verification.lse_max_abs_err));
+  CHECK(b.occupancy.achieved_pct.value() == 42.5);
+  CHECK(b.counters.total.at("dram__bytes_read.sum") == 1.0e9);
+  CHECK(back.context.device.name == "NVIDIA H200");
+  CHECK(back.context.ceilings.peak_flops_per_s.at("bf16") == 7.8e14);
+  CHECK(point_key(b) == point_key(rec));
+}
+
+TEST_CASE("the reader rejects other major versions, non-JSON and missing files with InputError") {
+  auto write = [](const char* path, const char* text) { std::ofstream(path) << text; };
+  write("v2.json", R"({"schema_version": "2.0", "context": {}, "records": []})");
+  CHECK_THROWS_AS(read_results("v2.json"), InputError);
+  CHECK_THROWS_WITH(read_results("v2.json"), Catch::Contains("schema 2.0 is not supported"));
+  write("garbage.json", "{not json");
+  CHECK_THROWS_AS(read_results("garbage.json"), InputError);
+  write("other.json", R"({"hello": 1})");
+  CHECK_THROWS_WITH(read_results("other.json"), Catch::Contains("schema_version"));
+  CHECK_THROWS_AS(read_results("does/not/exist.json"), InputError);
+  std::remove("v2.json");
+  std::remove("garbage.json");
+  std::remove("other.json");
+}
+
+TEST_CASE("shape validation names the impossible field") {
+  Shape s{1, 6, 4, 128, 128, 64, false, DType::bf16};
+  CHECK_THROWS_WITH(s.validate(), Catch::Contains("kv_heads 4 does not divide heads 6"));
+  s.kv_heads = 3;
+  CHECK_NOTHROW(s.validate());
+  s.seq_q = 0;
+  CHECK_THROWS_WITH(s.validate(), Catch::Contains("seq_q must be positive"));
+}
