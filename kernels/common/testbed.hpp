@@ -1,0 +1,47 @@
+// CUDA testbed for one problem: device buffers for Q, K, V (dtype), O (dtype), LSE (fp32) and the
+// kernel's workspace; fills inputs on the device from kernels/common/random.hpp, poisons outputs
+// (NaN bit patterns), and verifies: counts unwritten/non-finite elements over all of O and LSE on the
+// device, copies back only the sampled rows, and compares them with the float64 reference.
+// Used by the GPU tests and by the CUDA measurement backend. Only built with nvcc.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include "core/results.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels {
+
+// cudaMalloc failed for lack of memory: the point's status becomes "oom".
+struct DeviceOutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Any other CUDA error, with the failing call and cudaGetErrorString in the message.
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class CudaProblem {
+ public:
+  CudaProblem(const core::Shape&, size_t workspace_bytes);  // throws DeviceOutOfMemory, CudaError
+  ~CudaProblem();
+  CudaProblem(const CudaProblem&) = delete;
+  CudaProblem& operator=(const CudaProblem&) = delete;
+
+  void fill_inputs(uint64_t seed, void* stream);
+  void poison_outputs(void* stream);
+  AttentionArgs args(void* stream) const;
+  // Synchronises the stream, then checks as described above.
+  core::Verification verify(uint64_t seed, int max_rows, void* stream) const;
+  size_t allocated_bytes() const { return allocated_bytes_; }
+  const core::Shape& shape() const { return shape_; }
+
+ private:
+  core::Shape shape_;
+  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *workspace_ = nullptr;
+  float* lse_ = nullptr;
+  size_t workspace_bytes_ = 0, allocated_bytes_ = 0;
+};
+
+}  // namespace attnprof::kernels
