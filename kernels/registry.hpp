@@ -4,6 +4,7 @@
 // so that static registrars are never dropped by the linker).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,16 @@ struct AttentionArgs {
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
 // before_stage(i) is called right before stage i is launched; after_last() after the last one.
+// One launch that is the kernel's own (a cuBLAS launch has func == nullptr): what the occupancy
+// calculator needs. func is the __global__ function's address, as cudaFuncGetAttributes takes it.
+struct LaunchInfo {
+  std::string kernel_name;
+  const void* func = nullptr;
+  int64_t grid_blocks = 0;
+  int block_threads = 0;
+  size_t dynamic_smem_bytes = 0;
+};
+
 struct StageHook {
   virtual ~StageHook() = default;
   virtual void before_stage(int index) = 0;
@@ -50,6 +61,8 @@ class Kernel {
   virtual size_t workspace_bytes(const core::Shape&) const = 0;
   // Names of the launches one call makes, in order ("qk_gemm", "softmax", "pv_gemm").
   virtual std::vector<std::string> stage_names() const { return {name()}; }
+  // The launches of one call that the occupancy calculator can see (empty on CPU).
+  virtual std::vector<LaunchInfo> launch_info(const core::Shape&) const { return {}; }
   // Enqueues one call. Throws std::runtime_error on a launch failure.
   virtual void launch(const AttentionArgs&, StageHook* hook = nullptr) const = 0;
 };
