@@ -10,8 +10,12 @@
 set -uo pipefail
 phase="${1:?usage: h200.sh tests-and-sweep|agreement}"
 bin=.devcarry/bin
-out="${OUT:-/tmp/attnprof-out}"
-mkdir -p "$out"
+# Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
+# come back from such a call.
+out=/tmp/attnprof-$phase
+rm -rf "$out"; mkdir -p "$out"
+pack() { tar czf "${OUT:-/tmp}/$phase.tgz" -C "$out" . ; }
+trap pack EXIT
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export ATTNPROF_CACHE_DIR="$out/cache"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
