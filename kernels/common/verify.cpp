@@ -1,0 +1,337 @@
+// Verification against float64 (see verify.hpp and docs/verification.md).
+// Layers: input regeneration (random.hpp, only the rows and the K/V heads needed), the float64 row,
+// the naive low-precision row, and verify_rows, which groups the checked rows by (batch, kv head) so
+// K and V are regenerated once per group and the rows of a group are computed in parallel.
+#include "kernels/common/verify.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "kernels/common/random.hpp"
+#include "kernels/cpu/parallel.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+constexpr int kTensorQ = 0, kTensorK = 1, kTensorV = 2;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Heads (b, h) a sampled check spreads its rows over. Few heads keep the K/V regeneration cheap (the
+// reference recomputes seq_k * hdim inputs per kv head); the first and last head are always among
+// them because indexing bugs show at the edges of the tensor.
+constexpr int64_t kMinSampledHeads = 8;
+
+// Absolute term of the O tolerance: half a unit in the last place of the dtype at 1.0, i.e. one
+// rounding of an O element of magnitude up to 1 (|O| <= max |V| = 221/128 and is usually < 1). Two
+// correct kernels can land on opposite sides of a rounding boundary; this term keeps a kernel from
+// failing when its naive baseline happened to round luckily on every checked element. For fp32 the
+// naive error is ~1e-7 and different (correct) summation orders over thousands of keys drift more
+// than twice that, so the floor is 1e-5. docs/verification.md has the argument and measurements.
+double o_abs_tolerance(core::DType t) {
+  switch (t) {
+    case core::DType::fp32: return 1e-5;
+    case core::DType::fp16: return 0x1p-11;
+    case core::DType::bf16: return 0x1p-8;
+  }
+  return 0;
+}
+
+// LSE is fp32 in every kernel whatever the dtype, and its inputs (q.k of exact 8-bit values) are
+// exact, so its error comes from exp/log approximations and the order of the fp32 denominator sum.
+// Relative to max(1, |lse|): 1e-5 (~170 fp32 ulps) for fp32 kernels; 1e-3 for fp16/bf16 kernels,
+// which may accumulate the denominator from the P they round for the PV product (relative error of
+// the sum below 2^-9 for bf16, log(1 + d) ~ d).
+double lse_rel_tolerance(core::DType t) { return t == core::DType::fp32 ? 1e-5 : 1e-3; }
+
+struct RowCoord {
+  int64_t b = 0, h = 0, i = 0;
+};
+
+RowCoord coord_of(const core::Shape& s, int64_t row) {
+  RowCoord c;
+  c.i = row % s.seq_q;
+  const int64_t bh = row / s.seq_q;
+  c.h = bh % s.heads;
+  c.b = bh / s.heads;
+  return c;
+}
+
+int64_t kv_head_of(const core::Shape& s, int64_t h) { return h / (s.heads / s.kv_heads); }
+
+// Keys query row i sees: all, or with the bottom-right causal mask j <= i + (seq_k - seq_q).
+int64_t visible_keys(const core::Shape& s, int64_t i) {
+  if (!s.causal) return s.seq_k;
+  return std::clamp<int64_t>(i + s.seq_k - s.seq_q + 1, 0, s.seq_k);
+}
+
+void check_row(const core::Shape& s, int64_t row) {
+  if (row < 0 || row >= s.lse_elems())
+    throw std::out_of_range("verify: row " + std::to_string(row) + " outside " + s.label());
+}
+
+std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row) {
+  std::vector<float> q(static_cast<size_t>(s.hdim));
+  const uint64_t base = static_cast<uint64_t>(row * s.hdim);  // Q is [b, h, i, d]: row-major rows
+  for (int64_t d = 0; d < s.hdim; ++d) q[d] = input_value(seed, kTensorQ, base + d);
+  return q;
+}
+
+// The first `keys` rows of K or V for (b, kv head): keys * hdim values.
+std::vector<float> kv_rows(const core::Shape& s, uint64_t seed, int tensor, int64_t b, int64_t kvh,
+                           int64_t keys, bool parallel) {
+  std::vector<float> out(static_cast<size_t>(keys * s.hdim));
+  const uint64_t base = static_cast<uint64_t>((b * s.kv_heads + kvh) * s.seq_k * s.hdim);
+  auto fill = [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) out[e] = input_value(seed, tensor, base + e);
+  };
+  const auto n = static_cast<int64_t>(out.size());
+  if (parallel)
+    parallel_for(n, 1 << 16, fill);
+  else
+    fill(0, n);
+  return out;
+}
+
+ReferenceRow reference_from(const core::Shape& s, const float* q, const float* k, const float* v,
+                            int64_t keys) {
+  ReferenceRow r;
+  r.o.assign(static_cast<size_t>(s.hdim), 0.0);
+  if (keys == 0) {
+    r.lse = -kInf;
+    return r;
+  }
+  const double scale = core::softmax_scale(s);
+  std::vector<double> scores(static_cast<size_t>(keys));
+  double row_max = -kInf;
+  for (int64_t j = 0; j < keys; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < s.hdim; ++d) dot += double(q[d]) * double(k[j * s.hdim + d]);
+    scores[j] = dot * scale;
+    row_max = std::max(row_max, scores[j]);
+  }
+  double row_sum = 0;
+  for (int64_t j = 0; j < keys; ++j) {
+    scores[j] = std::exp(scores[j] - row_max);
+    row_sum += scores[j];
+  }
+  for (int64_t j = 0; j < keys; ++j) {
+    const double p = scores[j] / row_sum;
+    for (int64_t d = 0; d < s.hdim; ++d) r.o[d] += p * double(v[j * s.hdim + d]);
+  }
+  r.lse = row_max + std::log(row_sum);
+  return r;
+}
+
+// FlashAttention's baseline for the 2x rule: what a straightforward implementation in the dtype gets.
+std::vector<double> naive_from(const core::Shape& s, const float* q, const float* k, const float* v,
+                               int64_t keys) {
+  std::vector<double> o(static_cast<size_t>(s.hdim), 0.0);
+  if (keys == 0) return o;
+  const auto scale = static_cast<float>(core::softmax_scale(s));
+  std::vector<float> p(static_cast<size_t>(keys));
+  float row_max = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < keys; ++j) {
+    float dot = 0;
+    for (int64_t d = 0; d < s.hdim; ++d) dot += q[d] * k[j * s.hdim + d];
+    p[j] = dot * scale;
+    row_max = std::max(row_max, p[j]);
+  }
+  float row_sum = 0;
+  for (int64_t j = 0; j < keys; ++j) {
+    p[j] = std::exp(p[j] - row_max);
+    row_sum += p[j];
+  }
+  std::vector<float> acc(static_cast<size_t>(s.hdim), 0.0f);
+  for (int64_t j = 0; j < keys; ++j) {
+    const float pj = round_to(s.dtype, p[j] / row_sum);
+    for (int64_t d = 0; d < s.hdim; ++d) acc[d] += pj * v[j * s.hdim + d];
+  }
+  for (int64_t d = 0; d < s.hdim; ++d) o[d] = round_to(s.dtype, acc[d]);
+  return o;
+}
+
+// k distinct values from [0, n), seeded (Floyd's algorithm: O(k) draws whatever n is).
+std::set<int64_t> sample_distinct(int64_t n, int64_t k, std::mt19937_64& rng) {
+  std::set<int64_t> out;
+  k = std::min(k, n);
+  for (int64_t j = n - k; j < n; ++j) {
+    const int64_t t = std::uniform_int_distribution<int64_t>(0, j)(rng);
+    if (!out.insert(t).second) out.insert(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> rows_to_check(const core::Shape& s, int max_rows, uint64_t seed) {
+  const int64_t total = s.lse_elems();
+  std::vector<int64_t> rows;
+  if (max_rows <= 0 || total <= 0) return rows;
+  if (total <= max_rows) {
+    rows.resize(static_cast<size_t>(total));
+    for (int64_t r = 0; r < total; ++r) rows[r] = r;
+    return rows;
+  }
+  std::mt19937_64 rng(splitmix64(seed ^ 0x7665726966790000ull));
+  const int64_t head_count = s.batch * s.heads;
+  // Enough heads that the row quota fits in them, at least kMinSampledHeads, at most all of them.
+  const int64_t heads_needed = (max_rows + s.seq_q - 1) / s.seq_q;
+  const int64_t sampled_heads = std::min(head_count, std::max(kMinSampledHeads, heads_needed));
+  std::set<int64_t> heads{0, head_count - 1};
+  if (sampled_heads > 2) {
+    for (int64_t h : sample_distinct(head_count - 2, sampled_heads - 2, rng)) heads.insert(h + 1);
+  }
+  std::set<int64_t> picked;
+  int64_t remaining = max_rows;
+  int64_t heads_left = static_cast<int64_t>(heads.size());
+  for (int64_t bh : heads) {
+    const int64_t quota = std::min(s.seq_q, (remaining + heads_left - 1) / heads_left);
+    remaining -= quota;
+    --heads_left;
+    for (int64_t i : sample_distinct(s.seq_q, quota, rng)) picked.insert(bh * s.seq_q + i);
+    if (bh == 0 || bh == head_count - 1) {
+      picked.insert(bh * s.seq_q);
+      picked.insert(bh * s.seq_q + s.seq_q - 1);
+    }
+  }
+  rows.assign(picked.begin(), picked.end());
+  return rows;
+}
+
+ReferenceRow reference_row(const core::Shape& s, uint64_t seed, int64_t row) {
+  check_row(s, row);
+  const RowCoord c = coord_of(s, row);
+  const int64_t keys = visible_keys(s, c.i);
+  const int64_t kvh = kv_head_of(s, c.h);
+  const auto q = q_row(s, seed, row);
+  const auto k = kv_rows(s, seed, kTensorK, c.b, kvh, keys, false);
+  const auto v = kv_rows(s, seed, kTensorV, c.b, kvh, keys, false);
+  return reference_from(s, q.data(), k.data(), v.data(), keys);
+}
+
+std::vector<double> naive_lowp_row(const core::Shape& s, uint64_t seed, int64_t row) {
+  check_row(s, row);
+  const RowCoord c = coord_of(s, row);
+  const int64_t keys = visible_keys(s, c.i);
+  const int64_t kvh = kv_head_of(s, c.h);
+  const auto q = q_row(s, seed, row);
+  const auto k = kv_rows(s, seed, kTensorK, c.b, kvh, keys, false);
+  const auto v = kv_rows(s, seed, kTensorV, c.b, kvh, keys, false);
+  return naive_from(s, q.data(), k.data(), v.data(), keys);
+}
+
+float round_to(core::DType t, float x) {
+  if (t == core::DType::fp32 || !std::isfinite(x)) return x;
+  uint32_t bits = std::bit_cast<uint32_t>(x);
+  if (t == core::DType::bf16) {
+    // Keep the top 16 bits, rounding to nearest even on the 16 dropped ones. A carry out of the
+    // mantissa bumps the exponent, and past the largest bf16 it lands on infinity, as it should.
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    return std::bit_cast<float>(bits & 0xFFFF0000u);
+  }
+  // fp16: 10 mantissa bits, exponent range [-14, 15]; subnormals step by 2^-24.
+  constexpr float kFp16MinNormal = 0x1p-14f;
+  constexpr float kFp16Max = 65504.0f;
+  const float mag = std::fabs(x);
+  if (mag < kFp16MinNormal) {
+    // Scaling by 2^24 is exact, and nearbyint rounds to nearest even in the default rounding mode.
+    return std::nearbyint(x * 0x1p24f) * 0x1p-24f;
+  }
+  bits += 0xFFFu + ((bits >> 13) & 1u);
+  const float r = std::bit_cast<float>(bits & 0xFFFFE000u);
+  // Values from 65520 up round past the largest half (65504) to infinity.
+  if (std::fabs(r) > kFp16Max) return std::copysign(std::numeric_limits<float>::infinity(), x);
+  return r;
+}
+
+core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::vector<int64_t>& rows,
+                               const std::vector<float>& o_rows, const std::vector<float>& lse_rows,
+                               int64_t unwritten) {
+  const auto n_rows = static_cast<int64_t>(rows.size());
+  if (static_cast<int64_t>(o_rows.size()) != n_rows * s.hdim ||
+      static_cast<int64_t>(lse_rows.size()) != n_rows)
+    throw std::invalid_argument("verify_rows: o_rows / lse_rows do not match rows x hdim");
+  for (int64_t r : rows) check_row(s, r);
+
+  core::Verification v;
+  v.checked = true;
+  v.seed = seed;
+  v.rows_checked = n_rows;
+  v.rows_total = s.lse_elems();
+  v.unwritten = unwritten;
+
+  // Per checked row, filled in parallel, reduced afterwards.
+  struct RowResult {
+    double o_max = 0, o_sum = 0, naive_max = 0, lse_err = 0, lse_tol = 0;
+    bool finite = true;
+  };
+  std::vector<RowResult> results(static_cast<size_t>(n_rows));
+
+  // Group row positions by (b, kv head): K and V are regenerated once per group.
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> groups;
+  for (int64_t p = 0; p < n_rows; ++p) {
+    const RowCoord c = coord_of(s, rows[p]);
+    groups[{c.b, kv_head_of(s, c.h)}].push_back(p);
+  }
+  for (const auto& [key, positions] : groups) {
+    int64_t keys = 0;
+    for (int64_t p : positions) keys = std::max(keys, visible_keys(s, coord_of(s, rows[p]).i));
+    const auto k = kv_rows(s, seed, kTensorK, key.first, key.second, keys, true);
+    const auto vv = kv_rows(s, seed, kTensorV, key.first, key.second, keys, true);
+    parallel_for(static_cast<int64_t>(positions.size()), 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t g = lo; g < hi; ++g) {
+        const int64_t p = positions[g];
+        const int64_t row = rows[p];
+        const int64_t row_keys = visible_keys(s, coord_of(s, row).i);
+        const auto q = q_row(s, seed, row);
+        const ReferenceRow ref = reference_from(s, q.data(), k.data(), vv.data(), row_keys);
+        const auto naive = naive_from(s, q.data(), k.data(), vv.data(), row_keys);
+        RowResult& out = results[p];
+        for (int64_t d = 0; d < s.hdim; ++d) {
+          const float got = o_rows[p * s.hdim + d];
+          if (!std::isfinite(got)) out.finite = false;
+          const double err = std::fabs(double(got) - ref.o[d]);  // NaN or inf when not finite
+          out.o_max = std::isnan(err) ? kInf : std::max(out.o_max, err);
+          out.o_sum += err;
+          out.naive_max = std::max(out.naive_max, std::fabs(naive[d] - ref.o[d]));
+        }
+        const double got_lse = lse_rows[p];
+        if (std::isnan(got_lse)) {
+          out.finite = false;
+          out.lse_err = kInf;
+        } else if (std::isinf(got_lse) && got_lse == ref.lse) {
+          out.lse_err = 0;  // a fully masked row: -inf expected and written
+        } else {
+          out.lse_err = std::fabs(got_lse - ref.lse);  // inf when only one side is infinite
+        }
+        out.lse_tol = lse_rel_tolerance(s.dtype) *
+                      std::max(1.0, std::isfinite(ref.lse) ? std::fabs(ref.lse) : 1.0);
+      }
+    });
+  }
+
+  bool all_finite = true, lse_within = true;
+  double o_sum = 0;
+  for (const RowResult& r : results) {
+    all_finite = all_finite && r.finite;
+    v.o_max_abs_err = std::max(v.o_max_abs_err, r.o_max);
+    o_sum += r.o_sum;
+    v.naive_o_max_abs_err = std::max(v.naive_o_max_abs_err, r.naive_max);
+    v.lse_max_abs_err = std::max(v.lse_max_abs_err, r.lse_err);
+    lse_within = lse_within && r.lse_err <= r.lse_tol;
+  }
+  v.o_mean_abs_err = n_rows > 0 ? o_sum / double(n_rows * s.hdim) : 0.0;
+  v.tolerance = 2 * v.naive_o_max_abs_err + o_abs_tolerance(s.dtype);
+  v.passed = unwritten == 0 && all_finite && v.o_max_abs_err <= v.tolerance && lse_within;
+  return v;
+}
+
+}  // namespace attnprof::kernels

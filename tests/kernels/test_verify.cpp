@@ -1,0 +1,255 @@
+// Verification (kernels/common/verify.cpp): the float64 row against an independent brute force over
+// whole tensors, masking and GQA, rounding, row sampling, and the pass/fail rule.
+#include <cmath>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/common/random.hpp"
+#include "kernels/common/verify.hpp"
+
+using attnprof::core::DType;
+using attnprof::core::Shape;
+namespace k = attnprof::kernels;
+
+namespace {
+
+Shape make_shape(int64_t b, int64_t h, int64_t kvh, int64_t sq, int64_t sk, int64_t d, bool causal,
+                 DType t) {
+  Shape s;
+  s.batch = b;
+  s.heads = h;
+  s.kv_heads = kvh;
+  s.seq_q = sq;
+  s.seq_k = sk;
+  s.hdim = d;
+  s.causal = causal;
+  s.dtype = t;
+  return s;
+}
+
+// Whole-tensor attention written independently of verify.cpp: explicit 4-d indexing, mask from the
+// definition (key j visible iff j <= i + seq_k - seq_q), softmax by sum of exp without max shift.
+struct BruteForce {
+  std::vector<double> o, lse;
+};
+BruteForce brute_force(const Shape& s, uint64_t seed) {
+  auto q_at = [&](int64_t b, int64_t h, int64_t i, int64_t d) {
+    return double(k::input_value(seed, 0, uint64_t(((b * s.heads + h) * s.seq_q + i) * s.hdim + d)));
+  };
+  auto kv_at = [&](int t, int64_t b, int64_t h, int64_t j, int64_t d) {
+    return double(k::input_value(seed, t, uint64_t(((b * s.kv_heads + h) * s.seq_k + j) * s.hdim + d)));
+  };
+  BruteForce out;
+  out.o.assign(size_t(s.q_elems()), 0.0);
+  out.lse.assign(size_t(s.lse_elems()), 0.0);
+  const int64_t group = s.heads / s.kv_heads;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < s.seq_q; ++i) {
+        const int64_t row = (b * s.heads + h) * s.seq_q + i;
+        double denom = 0;
+        std::vector<double> num(size_t(s.hdim), 0.0);
+        for (int64_t j = 0; j < s.seq_k; ++j) {
+          if (s.causal && j > i + s.seq_k - s.seq_q) continue;
+          double dot = 0;
+          for (int64_t d = 0; d < s.hdim; ++d) dot += q_at(b, h, i, d) * kv_at(1, b, h / group, j, d);
+          const double e = std::exp(dot / std::sqrt(double(s.hdim)));
+          denom += e;
+          for (int64_t d = 0; d < s.hdim; ++d) num[d] += e * kv_at(2, b, h / group, j, d);
+        }
+        out.lse[row] = denom > 0 ? std::log(denom) : -std::numeric_limits<double>::infinity();
+        for (int64_t d = 0; d < s.hdim; ++d) out.o[row * s.hdim + d] = denom > 0 ? num[d] / denom : 0;
+      }
+  return out;
+}
+
+// O and LSE rows as a kernel would hand them over, taken from the float64 reference.
+void reference_outputs(const Shape& s, uint64_t seed, const std::vector<int64_t>& rows,
+                       std::vector<float>& o, std::vector<float>& lse) {
+  o.clear();
+  lse.clear();
+  for (int64_t r : rows) {
+    const auto ref = k::reference_row(s, seed, r);
+    for (double x : ref.o) o.push_back(k::round_to(s.dtype, float(x)));
+    lse.push_back(float(ref.lse));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reference_row matches an independent brute force", "[verify]") {
+  const std::vector<Shape> shapes = {
+      make_shape(1, 1, 1, 5, 5, 8, false, DType::bf16),
+      make_shape(2, 4, 2, 7, 7, 16, true, DType::fp16),    // GQA, causal square
+      make_shape(1, 3, 1, 4, 9, 8, true, DType::fp32),     // MQA, causal seq_k > seq_q
+      make_shape(2, 2, 2, 9, 4, 8, true, DType::bf16),     // causal seq_k < seq_q: masked rows
+      make_shape(1, 2, 1, 3, 11, 32, false, DType::bf16),  // seq_k != seq_q, not causal
+  };
+  const uint64_t seed = 1234;
+  for (const Shape& s : shapes) {
+    INFO(s.label());
+    const BruteForce bf = brute_force(s, seed);
+    for (int64_t row = 0; row < s.lse_elems(); ++row) {
+      const auto ref = k::reference_row(s, seed, row);
+      REQUIRE(ref.o.size() == size_t(s.hdim));
+      if (std::isinf(bf.lse[row])) {
+        CHECK(std::isinf(ref.lse));
+        CHECK(ref.lse < 0);
+      } else {
+        CHECK(ref.lse == Approx(bf.lse[row]).epsilon(1e-12));
+      }
+      for (int64_t d = 0; d < s.hdim; ++d) CHECK(ref.o[d] == Approx(bf.o[row * s.hdim + d]).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("bottom-right causal mask: fully masked rows give O = 0 and LSE = -inf", "[verify]") {
+  const Shape s = make_shape(1, 1, 1, 6, 3, 8, true, DType::bf16);
+  // Rows 0..2 see no key (j <= i - 3), row 3 sees key 0 only: O equals V row 0.
+  for (int64_t i = 0; i < 3; ++i) {
+    const auto ref = k::reference_row(s, 7, i);
+    CHECK(std::isinf(ref.lse));
+    for (double x : ref.o) CHECK(x == 0.0);
+  }
+  const auto ref3 = k::reference_row(s, 7, 3);
+  for (int64_t d = 0; d < s.hdim; ++d) CHECK(ref3.o[d] == double(k::input_value(7, 2, uint64_t(d))));
+}
+
+TEST_CASE("naive low-precision row is close to float64 but not equal in bf16", "[verify]") {
+  const Shape s = make_shape(1, 1, 1, 4, 64, 32, false, DType::bf16);
+  double max_err = 0;
+  for (int64_t r = 0; r < 4; ++r) {
+    const auto ref = k::reference_row(s, 3, r);
+    const auto naive = k::naive_lowp_row(s, 3, r);
+    for (int64_t d = 0; d < s.hdim; ++d) max_err = std::max(max_err, std::fabs(naive[d] - ref.o[d]));
+  }
+  CHECK(max_err > 0);
+  CHECK(max_err < 0x1p-6);
+  Shape f = s;
+  f.dtype = DType::fp32;
+  const auto ref = k::reference_row(f, 3, 1);
+  const auto naive = k::naive_lowp_row(f, 3, 1);
+  for (int64_t d = 0; d < f.hdim; ++d) CHECK(std::fabs(naive[d] - ref.o[d]) < 1e-5);
+}
+
+TEST_CASE("round_to: round to nearest even in bf16 and fp16", "[verify]") {
+  // bf16: 8 significant bits. 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+  CHECK(k::round_to(DType::bf16, 1.0f + 0x1p-8f) == 1.0f);
+  CHECK(k::round_to(DType::bf16, 1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);  // tie, odd -> up to even
+  CHECK(k::round_to(DType::bf16, 1.0f + 0x1p-8f + 0x1p-12f) == 1.0f + 0x1p-7f);
+  CHECK(k::round_to(DType::bf16, -3.14159265f) == -3.140625f);
+  CHECK(k::round_to(DType::bf16, 0.0f) == 0.0f);
+  CHECK(std::isinf(k::round_to(DType::bf16, 3.4e38f)));
+  // fp16: 11 significant bits.
+  CHECK(k::round_to(DType::fp16, 1.0f + 0x1p-11f) == 1.0f);                 // tie -> even
+  CHECK(k::round_to(DType::fp16, 1.0f + 3 * 0x1p-11f) == 1.0f + 0x1p-9f);   // tie -> even (up)
+  CHECK(k::round_to(DType::fp16, 3.14159265f) == 3.140625f);
+  CHECK(k::round_to(DType::fp16, 65504.0f) == 65504.0f);
+  CHECK(k::round_to(DType::fp16, 65519.0f) == 65504.0f);
+  CHECK(std::isinf(k::round_to(DType::fp16, 65520.0f)));
+  CHECK(k::round_to(DType::fp16, 0x1p-14f) == 0x1p-14f);                    // smallest normal
+  CHECK(k::round_to(DType::fp16, 0x1p-24f) == 0x1p-24f);                    // smallest subnormal
+  CHECK(k::round_to(DType::fp16, 0x1p-25f) == 0.0f);                        // tie -> even (0)
+  CHECK(k::round_to(DType::fp16, 3 * 0x1p-25f) == 0x1p-23f);                // tie -> even (2^-23)
+  CHECK(k::round_to(DType::fp16, 5 * 0x1p-24f + 0x1p-27f) == 5 * 0x1p-24f);
+  CHECK(k::round_to(DType::fp32, 1.0f + 0x1p-20f) == 1.0f + 0x1p-20f);
+  CHECK(std::isnan(k::round_to(DType::bf16, std::numeric_limits<float>::quiet_NaN())));
+  // Inputs (k / 128, |k| <= 221) are exact in every dtype.
+  for (int kk = -221; kk <= 221; ++kk) {
+    const float x = float(kk) / 128.0f;
+    CHECK(k::round_to(DType::bf16, x) == x);
+    CHECK(k::round_to(DType::fp16, x) == x);
+  }
+}
+
+TEST_CASE("rows_to_check: all rows when few, seeded sample with the corners when many", "[verify]") {
+  const Shape small = make_shape(2, 3, 3, 5, 5, 8, false, DType::bf16);
+  const auto all = k::rows_to_check(small, 256, 1);
+  REQUIRE(all.size() == 30);
+  for (int64_t r = 0; r < 30; ++r) CHECK(all[r] == r);
+
+  const Shape big = make_shape(4, 16, 4, 1000, 1000, 64, true, DType::bf16);
+  const auto rows = k::rows_to_check(big, 256, 99);
+  CHECK(rows.size() >= 256);
+  CHECK(rows.size() <= 260);
+  const std::set<int64_t> set(rows.begin(), rows.end());
+  CHECK(set.size() == rows.size());
+  const int64_t last_head = big.batch * big.heads - 1;
+  CHECK(set.count(0));
+  CHECK(set.count(big.seq_q - 1));
+  CHECK(set.count(last_head * big.seq_q));
+  CHECK(set.count(last_head * big.seq_q + big.seq_q - 1));
+  for (int64_t r : rows) CHECK((r >= 0 && r < big.lse_elems()));
+  CHECK(rows == k::rows_to_check(big, 256, 99));
+  CHECK(rows != k::rows_to_check(big, 256, 100));
+
+  // seq_q = 1: the quota needs many heads.
+  const Shape tall = make_shape(64, 16, 16, 1, 300, 64, false, DType::bf16);
+  CHECK(k::rows_to_check(tall, 256, 5).size() == 256);
+}
+
+TEST_CASE("verify_rows: correct outputs pass, wrong or unwritten ones fail", "[verify]") {
+  for (DType t : {DType::bf16, DType::fp16, DType::fp32}) {
+    const Shape s = make_shape(2, 4, 2, 33, 40, 16, true, t);
+    INFO(s.label());
+    const uint64_t seed = 42;
+    const auto rows = k::rows_to_check(s, 64, seed);
+    std::vector<float> o, lse;
+    reference_outputs(s, seed, rows, o, lse);
+
+    const auto good = k::verify_rows(s, seed, rows, o, lse, 0);
+    CHECK(good.checked);
+    CHECK(good.passed);
+    CHECK(good.seed == seed);
+    CHECK(good.rows_checked == int64_t(rows.size()));
+    CHECK(good.rows_total == s.batch * s.heads * s.seq_q);
+    CHECK(good.o_max_abs_err <= good.tolerance);
+    CHECK(good.lse_max_abs_err < 1e-5);
+    if (t != DType::fp32) CHECK(good.naive_o_max_abs_err > 0);
+
+    // The naive computation itself passes (it is the baseline).
+    std::vector<float> naive_o;
+    for (int64_t r : rows)
+      for (double x : k::naive_lowp_row(s, seed, r)) naive_o.push_back(float(x));
+    CHECK(k::verify_rows(s, seed, rows, naive_o, lse, 0).passed);
+
+    auto wrong = o;
+    wrong[5] += 0.05f;  // one element off by far more than any rounding
+    const auto bad = k::verify_rows(s, seed, rows, wrong, lse, 0);
+    CHECK_FALSE(bad.passed);
+    CHECK(bad.o_max_abs_err > 0.04);
+
+    auto nan_o = o;
+    nan_o[3] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(k::verify_rows(s, seed, rows, nan_o, lse, 0).passed);
+
+    auto bad_lse = lse;
+    bad_lse[1] += 0.1f;
+    CHECK_FALSE(k::verify_rows(s, seed, rows, o, bad_lse, 0).passed);
+    auto nan_lse = lse;
+    nan_lse[0] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(k::verify_rows(s, seed, rows, o, nan_lse, 0).passed);
+
+    const auto unwritten = k::verify_rows(s, seed, rows, o, lse, 3);
+    CHECK_FALSE(unwritten.passed);
+    CHECK(unwritten.unwritten == 3);
+  }
+}
+
+TEST_CASE("verify_rows: a masked row must report LSE -inf and O 0", "[verify]") {
+  const Shape s = make_shape(1, 1, 1, 4, 2, 8, true, DType::bf16);  // rows 0 and 1 see no key
+  const std::vector<int64_t> rows = {0, 1, 2, 3};
+  std::vector<float> o, lse;
+  reference_outputs(s, 5, rows, o, lse);
+  CHECK(std::isinf(lse[0]));
+  CHECK(k::verify_rows(s, 5, rows, o, lse, 0).passed);
+  auto finite_lse = lse;
+  finite_lse[0] = 0.0f;
+  CHECK_FALSE(k::verify_rows(s, 5, rows, o, finite_lse, 0).passed);
+  auto nonzero_o = o;
+  nonzero_o[1] = 0.5f;  // row 0, element 1
+  CHECK_FALSE(k::verify_rows(s, 5, rows, nonzero_o, lse, 0).passed);
+}
