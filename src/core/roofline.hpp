@@ -1,5 +1,6 @@
 // Roofline core: ceilings (datasheet table for common NVIDIA GPUs, measured values when present),
-// ridge point, attainable throughput, bound classification.
+// ridge point, attainable throughput, bound classification. The table's figures and their sources are
+// in docs/roofline.md: they are datasheet leads, not measurements.
 #pragma once
 #include <optional>
 #include <string>
@@ -27,7 +28,11 @@ double ridge_point(const Ceilings&, DType);          // FLOP/byte where the roof
 double attainable_flops(const Ceilings&, DType, double intensity);  // min(peak, bw * intensity)
 
 enum class Bound { memory, compute };
-Bound bound_of(const Ceilings&, DType, double intensity);
+Bound bound_of(const Ceilings&, DType, double intensity);  // memory when intensity < ridge point
 std::string_view to_string(Bound);
+
+// The roofline's lower bound on the time of a call doing `flops` and moving `bytes`:
+// max(flops / peak, bytes / bandwidth) = flops / attainable_flops(flops / bytes).  [s]
+double roofline_floor_s(const Ceilings&, DType, double flops, double bytes);
 
 }  // namespace attnprof::core

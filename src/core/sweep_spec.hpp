@@ -1,9 +1,14 @@
 // The sweep grammar: "batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128;causal=0,1;dtype=bf16,fp16".
-// Axes: batch, heads, kv_heads, seq (sets seq_q and seq_k), seq_q, seq_k, hdim, causal, dtype, tokens.
+// Axes: batch, heads, kv_heads, seq (sets seq_q and seq_k), seq_q, seq_k, hdim, causal, dtype, tokens,
+// dim.
 // Values: comma lists, geometric a:b:xk and arithmetic a:b:+k ranges (inclusive of b when reached).
 // tokens=N ties batch = N / seq (FlashAttention benchmark convention; must divide evenly).
-// kv_heads absent -> = heads; seq_k absent -> = seq_q. Cartesian product in axis order given.
+// dim=N ties heads = N / hdim (the model dimension; must divide evenly).
+// kv_heads absent -> = heads; seq_k absent -> = seq_q. Cartesian product in axis order given (the
+// first axis varies slowest). Several products may be joined with '|'; their points are concatenated
+// in order and must not repeat. Full reference: docs/sweep-spec.md.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +16,9 @@
 #include "core/shape.hpp"
 
 namespace attnprof::core {
+
+// A sweep larger than this is almost certainly a typo (and would run for days).
+inline constexpr int64_t kMaxSweepPoints = 100000;
 
 struct SweepSpec {
   std::string text;            // the spec as given (or the preset's expansion)
@@ -25,5 +33,9 @@ SweepSpec preset(std::string_view name);
 std::vector<std::string> preset_names();
 // A sweep from a JSON file: {"axes": "..."} or {"preset": "..."} or {"shapes": [ {shape}, ... ]}.
 SweepSpec load_sweep_file(const std::string& path);
+
+// One shape: "batch=8,heads=16,seq=2048,hdim=128,dtype=bf16" (comma-separated key=value, one value
+// per key; the same axes as a sweep, each given at most once). Throws InputError naming the token.
+Shape parse_shape(std::string_view text);
 
 }  // namespace attnprof::core

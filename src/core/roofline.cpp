@@ -1,0 +1,118 @@
+// Roofline core (docs/roofline.md). The datasheet table holds NVIDIA's published peaks: dense tensor
+// FLOP/s (the datasheets' "with sparsity" figures halved), non-tensor fp32 FLOP/s and HBM bandwidth.
+// They are leads for the roofline when nothing was measured, not measurements.
+#include "core/roofline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace attnprof::core {
+
+namespace {
+
+constexpr double kT = 1e12;  // tera, for readable table entries
+
+struct Entry {
+  GpuDatasheet sheet;
+  std::vector<std::string> cuda_names;  // as cudaGetDeviceProperties / nvidia-smi report them
+};
+
+// Sources per row: docs/roofline.md. fp16 and bf16 tensor peaks are equal on every listed part.
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> entries = {
+      {{"a100-40gb", "NVIDIA A100 40GB", 1.555 * kT, 312 * kT, 312 * kT, 19.5 * kT},
+       {"NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"}},
+      {{"a100-80gb", "NVIDIA A100 80GB SXM", 2.039 * kT, 312 * kT, 312 * kT, 19.5 * kT},
+       {"NVIDIA A100-SXM4-80GB"}},
+      {{"a100-80gb-pcie", "NVIDIA A100 80GB PCIe", 1.935 * kT, 312 * kT, 312 * kT, 19.5 * kT},
+       {"NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-80GB"}},
+      {{"a10", "NVIDIA A10", 0.600 * kT, 125 * kT, 125 * kT, 31.2 * kT}, {"NVIDIA A10"}},
+      {{"a30", "NVIDIA A30", 0.933 * kT, 165 * kT, 165 * kT, 10.3 * kT}, {"NVIDIA A30"}},
+      {{"l4", "NVIDIA L4", 0.300 * kT, 121 * kT, 121 * kT, 30.3 * kT}, {"NVIDIA L4"}},
+      {{"l40", "NVIDIA L40", 0.864 * kT, 181.05 * kT, 181.05 * kT, 90.5 * kT}, {"NVIDIA L40"}},
+      {{"l40s", "NVIDIA L40S", 0.864 * kT, 362.05 * kT, 362.05 * kT, 91.6 * kT}, {"NVIDIA L40S"}},
+      {{"h100-sxm", "NVIDIA H100 SXM", 3.35 * kT, 989.4 * kT, 989.4 * kT, 67 * kT},
+       {"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"}},
+      {{"h100-pcie", "NVIDIA H100 PCIe", 2.0 * kT, 756 * kT, 756 * kT, 51 * kT}, {"NVIDIA H100 PCIe"}},
+      {{"h100-nvl", "NVIDIA H100 NVL", 3.9 * kT, 835.5 * kT, 835.5 * kT, 60 * kT}, {"NVIDIA H100 NVL"}},
+      {{"h200", "NVIDIA H200", 4.8 * kT, 989.4 * kT, 989.4 * kT, 67 * kT}, {"NVIDIA H200"}},
+      {{"h200-nvl", "NVIDIA H200 NVL", 4.8 * kT, 835.5 * kT, 835.5 * kT, 60 * kT}, {"NVIDIA H200 NVL"}},
+      {{"h20", "NVIDIA H20", 4.0 * kT, 148 * kT, 148 * kT, 44 * kT}, {"NVIDIA H20"}},
+      {{"gh200", "NVIDIA GH200 (96GB HBM3)", 4.0 * kT, 989.4 * kT, 989.4 * kT, 67 * kT},
+       {"NVIDIA GH200 480GB"}},
+      {{"gh200-144gb", "NVIDIA GH200 (144GB HBM3e)", 4.9 * kT, 989.4 * kT, 989.4 * kT, 67 * kT},
+       {"NVIDIA GH200 144G HBM3e"}},
+      {{"b200", "NVIDIA B200", 8.0 * kT, 2250 * kT, 2250 * kT, 80 * kT}, {"NVIDIA B200"}},
+  };
+  return entries;
+}
+
+std::string lower(std::string_view s) {
+  std::string out;
+  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Trailing/leading blanks appear in some driver-reported names.
+  const auto first = out.find_first_not_of(' ');
+  if (first == std::string::npos) return "";
+  return out.substr(first, out.find_last_not_of(' ') - first + 1);
+}
+
+}  // namespace
+
+const std::vector<GpuDatasheet>& datasheets() {
+  static const std::vector<GpuDatasheet> sheets = [] {
+    std::vector<GpuDatasheet> out;
+    for (const auto& e : table()) out.push_back(e.sheet);
+    return out;
+  }();
+  return sheets;
+}
+
+std::optional<GpuDatasheet> find_datasheet(std::string_view key_or_name) {
+  const std::string wanted = lower(key_or_name);
+  if (wanted.empty()) return std::nullopt;
+  for (const auto& e : table()) {
+    if (lower(e.sheet.key) == wanted || lower(e.sheet.name) == wanted) return e.sheet;
+    for (const auto& n : e.cuda_names)
+      if (lower(n) == wanted) return e.sheet;
+  }
+  return std::nullopt;
+}
+
+Ceilings datasheet_ceilings(const GpuDatasheet& d) {
+  Ceilings c;
+  c.peak_bw_bytes_per_s = d.hbm_bytes_per_s;
+  c.peak_flops_per_s = {{"fp16", d.dense_fp16_flops_per_s},
+                        {"bf16", d.dense_bf16_flops_per_s},
+                        {"fp32", d.fp32_flops_per_s}};
+  c.source = "datasheet";
+  c.datasheet_bw_bytes_per_s = d.hbm_bytes_per_s;
+  c.datasheet_flops_per_s = c.peak_flops_per_s;
+  return c;
+}
+
+double peak_flops_for(const Ceilings& c, DType t) {
+  for (std::string_view key : {to_string(t), std::string_view("bf16"), std::string_view("fp16")}) {
+    const auto it = c.peak_flops_per_s.find(std::string(key));
+    if (it != c.peak_flops_per_s.end() && it->second > 0) return it->second;
+  }
+  return 0;
+}
+
+double ridge_point(const Ceilings& c, DType t) { return peak_flops_for(c, t) / c.peak_bw_bytes_per_s; }
+
+double attainable_flops(const Ceilings& c, DType t, double intensity) {
+  return std::min(peak_flops_for(c, t), c.peak_bw_bytes_per_s * intensity);
+}
+
+Bound bound_of(const Ceilings& c, DType t, double intensity) {
+  return intensity < ridge_point(c, t) ? Bound::memory : Bound::compute;
+}
+
+std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
+
+double roofline_floor_s(const Ceilings& c, DType t, double flops, double bytes) {
+  return std::max(flops / peak_flops_for(c, t), bytes / c.peak_bw_bytes_per_s);
+}
+
+}  // namespace attnprof::core

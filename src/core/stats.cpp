@@ -1,0 +1,110 @@
+// Latency statistics (docs/statistics.md): type-7 quantiles, sample standard deviation, a seeded
+// percentile bootstrap of the median.
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace attnprof::core {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Type 7 on sorted data: h = (n - 1) q, linear interpolation between x[floor h] and x[floor h + 1].
+double sorted_quantile(const std::vector<double>& sorted, double q) {
+  const double h = static_cast<double>(sorted.size() - 1) * q;
+  const auto lo = static_cast<size_t>(std::floor(h));
+  if (lo + 1 >= sorted.size()) return sorted.back();
+  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
+}
+
+// Sorting needs a strict weak order, which NaN breaks; samples are finite by contract.
+std::vector<double> sorted_copy(std::span<const double> xs) {
+  std::vector<double> v(xs.begin(), xs.end());
+  for (double x : v)
+    if (!std::isfinite(x)) throw std::invalid_argument(fmt::format("non-finite sample {} in statistics", x));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Median of v (type 7), reordering v; cheaper than a full sort inside the bootstrap loop.
+double median_in_place(std::vector<double>& v) {
+  const size_t mid = (v.size() - 1) / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double lower = v[mid];
+  if (v.size() % 2 == 1) return lower;
+  const double upper = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(mid) + 1, v.end());
+  return lower + 0.5 * (upper - lower);
+}
+
+}  // namespace
+
+double mean(std::span<const double> xs) {
+  if (xs.empty()) return kNaN;
+  double sum = 0;
+  for (double x : xs) sum += x;
+  return sum / static_cast<double>(xs.size());
+}
+
+double stddev(std::span<const double> xs) {
+  if (xs.size() < 2) return kNaN;
+  const double m = mean(xs);
+  double ss = 0;
+  for (double x : xs) ss += (x - m) * (x - m);
+  return std::sqrt(ss / static_cast<double>(xs.size() - 1));
+}
+
+double quantile(std::span<const double> xs, double q) {
+  if (!(q >= 0 && q <= 1)) throw std::invalid_argument(fmt::format("quantile {} is outside [0, 1]", q));
+  if (xs.empty()) return kNaN;
+  return sorted_quantile(sorted_copy(xs), q);
+}
+
+double median(std::span<const double> xs) { return quantile(xs, 0.5); }
+
+Interval bootstrap_median_ci(std::span<const double> xs, double confidence, int resamples, uint64_t seed) {
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument(fmt::format("confidence {} is outside (0, 1)", confidence));
+  if (resamples < 1) throw std::invalid_argument(fmt::format("resamples {} must be positive", resamples));
+  if (xs.empty()) return {kNaN, kNaN};
+  const std::vector<double> data = sorted_copy(xs);
+  const uint64_t n = data.size();
+  // mt19937_64 output is specified by the standard; std::uniform_int_distribution is not (it differs
+  // between standard libraries), so indices come from the raw output. The modulo bias is n / 2^64.
+  std::mt19937_64 rng(seed);
+  std::vector<double> resample(n), medians(static_cast<size_t>(resamples));
+  for (auto& m : medians) {
+    for (auto& x : resample) x = data[rng() % n];
+    m = median_in_place(resample);
+  }
+  std::sort(medians.begin(), medians.end());
+  const double tail = (1 - confidence) / 2;
+  return {sorted_quantile(medians, tail), sorted_quantile(medians, 1 - tail)};
+}
+
+LatencySummary summarize(std::span<const double> samples_us) {
+  LatencySummary s;
+  s.n = static_cast<int64_t>(samples_us.size());
+  if (samples_us.empty()) return s;  // n = 0 and every figure 0: there is nothing to summarise
+  const std::vector<double> sorted = sorted_copy(samples_us);
+  s.mean_us = mean(sorted);
+  s.stddev_us = stddev(sorted);  // NaN for one sample: the spread is unknown, not zero
+  s.rel_stddev = s.stddev_us / s.mean_us;
+  s.min_us = sorted.front();
+  s.p50_us = sorted_quantile(sorted, 0.50);
+  s.p90_us = sorted_quantile(sorted, 0.90);
+  s.p99_us = sorted_quantile(sorted, 0.99);
+  s.max_us = sorted.back();
+  const Interval ci = bootstrap_median_ci(sorted);
+  s.p50_ci_low_us = ci.low;
+  s.p50_ci_high_us = ci.high;
+  return s;
+}
+
+}  // namespace attnprof::core

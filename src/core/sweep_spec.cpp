@@ -1,0 +1,399 @@
+// The sweep grammar (docs/sweep-spec.md): parsing, range expansion, axis ties, presets, sweep files.
+// Every error is an InputError whose one-line message quotes the offending token.
+#include "core/sweep_spec.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+
+namespace attnprof::core {
+
+namespace {
+
+enum class Axis { batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim };
+
+struct AxisName {
+  std::string_view name;
+  Axis axis;
+};
+
+constexpr std::array<AxisName, 11> kAxes{{
+    {"batch", Axis::batch},
+    {"heads", Axis::heads},
+    {"kv_heads", Axis::kv_heads},
+    {"seq", Axis::seq},
+    {"seq_q", Axis::seq_q},
+    {"seq_k", Axis::seq_k},
+    {"hdim", Axis::hdim},
+    {"causal", Axis::causal},
+    {"dtype", Axis::dtype},
+    {"tokens", Axis::tokens},
+    {"dim", Axis::dim},
+}};
+
+// Pairs of axes that set the same field and so cannot both be given.
+constexpr std::array<std::pair<Axis, Axis>, 3> kExclusive{{
+    {Axis::tokens, Axis::batch},
+    {Axis::dim, Axis::heads},
+    {Axis::seq, Axis::seq_q},
+}};
+
+std::string_view name_of(Axis a) {
+  for (const auto& n : kAxes)
+    if (n.axis == a) return n.name;
+  return "?";
+}
+
+std::string known_axes() {
+  std::string out;
+  for (const auto& n : kAxes) out += fmt::format("{}{}", out.empty() ? "" : ", ", n.name);
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t pos = s.find(sep, start);
+    parts.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+// One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.
+// causal is stored as 0/1 and dtype as the DType's underlying value, so every axis is a list of ints.
+struct AxisValues {
+  Axis axis;
+  std::string token;  // the whole "name=values" text, for messages
+  std::vector<int64_t> values;
+};
+
+// `what` prefixes every message: "sweep spec" or "shape".
+struct Parser {
+  std::string what;
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw InputError(fmt::format("{}: {}", what, message));
+  }
+
+  int64_t parse_int(std::string_view text, std::string_view axis, std::string_view token) const {
+    int64_t v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || ptr != end)
+      fail(fmt::format("value '{}' of axis '{}' in '{}' is not an integer", text, axis, token));
+    return v;
+  }
+
+  int64_t parse_positive(std::string_view text, std::string_view axis, std::string_view token) const {
+    const int64_t v = parse_int(text, axis, token);
+    if (v <= 0) fail(fmt::format("value '{}' of axis '{}' must be positive", text, axis));
+    return v;
+  }
+
+  // "a:b:xk" (a, a*k, a*k^2, ... <= b) or "a:b:+k" (a, a+k, ... <= b).
+  void expand_range(std::string_view item, std::string_view axis, std::vector<int64_t>& out) const {
+    const auto parts = split(item, ':');
+    const auto bad = [&](std::string_view why) {
+      fail(fmt::format("bad range '{}' for axis '{}': {}", item, axis, why));
+    };
+    if (parts.size() != 3) bad("expected a:b:xk or a:b:+k");
+    const int64_t a = parse_positive(trim(parts[0]), axis, item);
+    const int64_t b = parse_positive(trim(parts[1]), axis, item);
+    const std::string_view step = trim(parts[2]);
+    if (a > b) bad(fmt::format("start {} is greater than end {}", a, b));
+    if (step.empty() || (step[0] != 'x' && step[0] != '+')) bad("step must be xK or +K");
+    const int64_t k = parse_int(step.substr(1), axis, item);
+    const size_t first = out.size();
+    const auto push = [&](int64_t v) {
+      if (static_cast<int64_t>(out.size() - first) >= kMaxSweepPoints)
+        bad(fmt::format("more than {} values", kMaxSweepPoints));
+      out.push_back(v);
+    };
+    if (step[0] == 'x') {
+      if (k <= 1) bad(fmt::format("factor {} must be greater than 1", k));
+      for (int64_t v = a;; v *= k) {
+        push(v);
+        if (v > b / k) break;  // the next value passes b (and this guard keeps v * k from overflowing)
+      }
+    } else {
+      if (k <= 0) bad(fmt::format("increment {} must be positive", k));
+      for (int64_t v = a;; v += k) {
+        push(v);
+        if (v > b - k) break;
+      }
+    }
+  }
+
+  int64_t parse_causal(std::string_view item) const {
+    std::string lower(item);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower == "0" || lower == "false") return 0;
+    if (lower == "1" || lower == "true") return 1;
+    fail(fmt::format("value '{}' of axis 'causal' is not 0, 1, true or false", item));
+  }
+
+  // "name=values"; `allow_lists` is false for a single shape, where each key takes exactly one value.
+  // `context` is the text the segment came from, quoted when the segment itself is empty.
+  AxisValues parse_axis(std::string_view segment, bool allow_lists, std::string_view context) const {
+    const std::string_view token = trim(segment);
+    if (token.empty()) fail(fmt::format("empty axis (a stray separator) in '{}'", trim(context)));
+    const size_t eq = token.find('=');
+    if (eq == std::string_view::npos) fail(fmt::format("'{}' is not name=values", token));
+    const std::string_view name = trim(token.substr(0, eq));
+    const auto found = std::find_if(kAxes.begin(), kAxes.end(), [&](const AxisName& n) { return n.name == name; });
+    if (found == kAxes.end()) fail(fmt::format("unknown axis '{}' (known: {})", name, known_axes()));
+    AxisValues av{found->axis, std::string(token), {}};
+    const std::string_view values = trim(token.substr(eq + 1));
+    if (values.empty()) fail(fmt::format("empty value for axis '{}' in '{}'", name, token));
+    for (std::string_view raw : split(values, ',')) {
+      const std::string_view item = trim(raw);
+      if (item.empty()) fail(fmt::format("empty value in '{}'", token));
+      const size_t before = av.values.size();
+      if (av.axis == Axis::causal) {
+        av.values.push_back(parse_causal(item));
+      } else if (av.axis == Axis::dtype) {
+        av.values.push_back(static_cast<int64_t>(parse_dtype(item)));
+      } else if (item.find(':') != std::string_view::npos) {
+        if (!allow_lists) fail(fmt::format("'{}' is a range; a single shape takes one value per axis", token));
+        expand_range(item, name, av.values);
+      } else {
+        av.values.push_back(parse_positive(item, name, token));
+      }
+      for (size_t i = before; i < av.values.size(); ++i)
+        if (std::find(av.values.begin(), av.values.begin() + static_cast<std::ptrdiff_t>(before),
+                      av.values[i]) != av.values.begin() + static_cast<std::ptrdiff_t>(before))
+          fail(fmt::format("value '{}' repeats in '{}'", item, token));
+    }
+    return av;
+  }
+
+  // Checks the axes of one product against each other.
+  void check_axes(const std::vector<AxisValues>& axes) const {
+    const auto has = [&](Axis a) {
+      return std::any_of(axes.begin(), axes.end(), [&](const AxisValues& v) { return v.axis == a; });
+    };
+    for (size_t i = 0; i < axes.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (axes[i].axis == axes[j].axis)
+          fail(fmt::format("duplicate axis '{}' in '{}'", name_of(axes[i].axis), axes[i].token));
+    for (const auto& [a, b] : kExclusive)
+      if (has(a) && has(b))
+        fail(fmt::format("axis '{}' cannot be combined with '{}' (it sets the same field)", name_of(a),
+                         name_of(b)));
+    if (!has(Axis::seq) && !has(Axis::seq_q)) fail("missing axis 'seq' (or 'seq_q')");
+  }
+
+  // Builds the shape for one combination of values (one index per axis) and checks the ties.
+  Shape make_shape(const std::vector<AxisValues>& axes, const std::vector<size_t>& index) const {
+    Shape s;
+    std::optional<int64_t> kv_heads, seq_k, tokens, dim;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t v = axes[i].values[index[i]];
+      switch (axes[i].axis) {
+        case Axis::batch: s.batch = v; break;
+        case Axis::heads: s.heads = v; break;
+        case Axis::kv_heads: kv_heads = v; break;
+        case Axis::seq: s.seq_q = v; break;
+        case Axis::seq_q: s.seq_q = v; break;
+        case Axis::seq_k: seq_k = v; break;
+        case Axis::hdim: s.hdim = v; break;
+        case Axis::causal: s.causal = v != 0; break;
+        case Axis::dtype: s.dtype = static_cast<DType>(v); break;
+        case Axis::tokens: tokens = v; break;
+        case Axis::dim: dim = v; break;
+      }
+    }
+    s.seq_k = seq_k.value_or(s.seq_q);
+    if (tokens) {
+      if (*tokens % s.seq_q != 0) fail(fmt::format("tokens={} is not divisible by seq={}", *tokens, s.seq_q));
+      s.batch = *tokens / s.seq_q;
+    }
+    if (dim) {
+      if (*dim % s.hdim != 0) fail(fmt::format("dim={} is not divisible by hdim={}", *dim, s.hdim));
+      s.heads = *dim / s.hdim;
+    }
+    if (kv_heads && s.heads % *kv_heads != 0)
+      fail(fmt::format("kv_heads={} does not divide heads={}", *kv_heads, s.heads));
+    s.kv_heads = kv_heads.value_or(s.heads);
+    // Shape::validate multiplies the sizes in int64; a huge value could overflow that product, so the
+    // same 2^31-element limit is checked first in floating point.
+    constexpr double kMaxElems = 2147483648.0;
+    const auto elems = [](std::initializer_list<int64_t> sizes) {
+      double p = 1;
+      for (int64_t v : sizes) p *= static_cast<double>(v);
+      return p;
+    };
+    if (elems({s.batch, s.heads, s.seq_q, s.hdim}) >= kMaxElems ||
+        elems({s.batch, s.kv_heads, s.seq_k, s.hdim}) >= kMaxElems)
+      fail(fmt::format("impossible shape {}: a tensor has 2^31 elements or more", s.label()));
+    s.validate();
+    return s;
+  }
+
+  // Cartesian product, first axis slowest. `points_so_far` counts earlier products of a '|' union.
+  void expand(const std::vector<AxisValues>& axes, std::string_view product, int64_t points_so_far,
+              std::vector<Shape>& out) const {
+    int64_t points = 1;
+    for (const auto& a : axes) {
+      points *= static_cast<int64_t>(a.values.size());  // each factor <= kMaxSweepPoints: no overflow
+      if (points + points_so_far > kMaxSweepPoints)
+        fail(fmt::format("'{}' has more than {} points", trim(product), kMaxSweepPoints));
+    }
+    std::vector<size_t> index(axes.size(), 0);
+    for (int64_t p = 0; p < points; ++p) {
+      out.push_back(make_shape(axes, index));
+      for (size_t i = axes.size(); i-- > 0;) {
+        if (++index[i] < axes[i].values.size()) break;
+        index[i] = 0;
+      }
+    }
+  }
+};
+
+void reject_repeats(const std::vector<Shape>& shapes, const Parser& parser) {
+  std::set<std::string> seen;
+  for (const auto& s : shapes)
+    if (!seen.insert(s.label()).second) parser.fail(fmt::format("point '{}' appears twice", s.label()));
+}
+
+struct PresetDef {
+  std::string_view name;
+  std::string_view axes;
+};
+
+// quick: small enough for the CPU backend on a 2-core CI machine; covers causal and GQA.
+// fa-bench: the FlashAttention-2 paper's forward benchmark (16k tokens, model dim 2048).
+// long-context: a GQA model (16 query heads, 2 kv heads, hdim 128) at 16k-128k context, batch 1.
+constexpr std::array<PresetDef, 3> kPresets{{
+    {"quick",
+     "batch=2;heads=4;seq=128,512;hdim=64;causal=0,1;dtype=bf16"
+     " | batch=2;heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=bf16"},
+    {"fa-bench", "tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
+    {"long-context", "batch=1;dim=2048;kv_heads=2;hdim=128;causal=1;dtype=bf16;seq=16384:131072:x2"},
+}};
+
+}  // namespace
+
+SweepSpec parse_axes(std::string_view spec) {
+  const Parser parser{"sweep spec"};
+  if (trim(spec).empty()) parser.fail("the spec is empty");
+  SweepSpec out;
+  out.text = std::string(trim(spec));
+  for (std::string_view product : split(spec, '|')) {
+    if (trim(product).empty()) parser.fail("empty product (a stray '|')");
+    std::vector<AxisValues> axes;
+    for (std::string_view segment : split(product, ';')) axes.push_back(parser.parse_axis(segment, true, product));
+    parser.check_axes(axes);
+    parser.expand(axes, product, static_cast<int64_t>(out.shapes.size()), out.shapes);
+  }
+  reject_repeats(out.shapes, parser);
+  return out;
+}
+
+Shape parse_shape(std::string_view text) {
+  const Parser parser{"shape"};
+  if (trim(text).empty()) parser.fail("the shape is empty");
+  std::vector<AxisValues> axes;
+  for (std::string_view segment : split(text, ',')) axes.push_back(parser.parse_axis(segment, false, text));
+  parser.check_axes(axes);
+  return parser.make_shape(axes, std::vector<size_t>(axes.size(), 0));
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
+
+SweepSpec preset(std::string_view name) {
+  for (const auto& p : kPresets) {
+    if (p.name != name) continue;
+    SweepSpec spec = parse_axes(p.axes);
+    spec.preset = std::string(p.name);
+    return spec;
+  }
+  std::string known;
+  for (const auto& p : kPresets) known += fmt::format("{}{}", known.empty() ? "" : ", ", p.name);
+  throw InputError(fmt::format("unknown preset '{}' (known: {})", name, known));
+}
+
+SweepSpec load_sweep_file(const std::string& path) {
+  using nlohmann::json;
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read sweep file '{}'", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(buffer.str());
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("sweep file '{}' is not valid JSON ({})", path, e.what()));
+  }
+  if (!doc.is_object() || doc.size() != 1)
+    throw InputError(fmt::format("sweep file '{}' must hold exactly one of \"axes\", \"preset\", \"shapes\"", path));
+  const auto& [key, value] = *doc.items().begin();
+  if (key == "axes" || key == "preset") {
+    if (!value.is_string())
+      throw InputError(fmt::format("sweep file '{}': \"{}\" must be a string", path, key));
+    return key == "axes" ? parse_axes(value.get<std::string>()) : preset(value.get<std::string>());
+  }
+  if (key != "shapes")
+    throw InputError(fmt::format("sweep file '{}': unknown key '{}' (expected axes, preset or shapes)", path, key));
+  if (!value.is_array() || value.empty())
+    throw InputError(fmt::format("sweep file '{}': \"shapes\" must be a non-empty array", path));
+  if (static_cast<int64_t>(value.size()) > kMaxSweepPoints)
+    throw InputError(fmt::format("sweep file '{}' has more than {} shapes", path, kMaxSweepPoints));
+
+  // Each shape object is turned into the single-shape text form so it gets the very same checks.
+  SweepSpec out;
+  out.text = value.dump();
+  for (size_t i = 0; i < value.size(); ++i) {
+    const json& obj = value[i];
+    const auto where = fmt::format("sweep file '{}' shapes[{}]", path, i);
+    if (!obj.is_object() || obj.empty()) throw InputError(fmt::format("{}: not a non-empty object", where));
+    std::string text;
+    for (const auto& [k, v] : obj.items()) {
+      std::string item;
+      if (v.is_boolean()) {
+        item = v.get<bool>() ? "1" : "0";
+      } else if (v.is_number_integer()) {
+        item = std::to_string(v.get<int64_t>());
+      } else if (v.is_string() && v.get<std::string>().find_first_of(",=:") == std::string::npos) {
+        item = v.get<std::string>();
+      } else {
+        throw InputError(fmt::format("{}: value {} of '{}' is not an integer, boolean or name", where, v.dump(), k));
+      }
+      text += fmt::format("{}{}={}", text.empty() ? "" : ",", k, item);
+    }
+    try {
+      out.shapes.push_back(parse_shape(text));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+  reject_repeats(out.shapes, Parser{fmt::format("sweep file '{}'", path)});
+  return out;
+}
+
+}  // namespace attnprof::core

@@ -1,0 +1,270 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/sweep_spec.hpp"
+
+using namespace attnprof;
+using namespace attnprof::core;
+
+namespace {
+
+// The spec must be rejected with InputError whose one-line message quotes `token`.
+void require_rejected(const std::string& spec, const std::string& token) {
+  INFO("spec: " << spec);
+  try {
+    parse_axes(spec);
+    FAIL("no InputError for '" << spec << "'");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    INFO("message: " << msg);
+    CHECK(msg.find(token) != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+}
+
+std::vector<int64_t> seqs(const SweepSpec& s) {
+  std::vector<int64_t> out;
+  for (const auto& sh : s.shapes) out.push_back(sh.seq_q);
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST_CASE("a full spec expands as a Cartesian product, first axis slowest") {
+  const auto s = parse_axes("batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128;causal=0,1;dtype=bf16,fp16");
+  REQUIRE(s.shapes.size() == 2 * 6 * 2 * 2 * 2);
+  CHECK(s.text == "batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128;causal=0,1;dtype=bf16,fp16");
+  CHECK(s.preset.empty());
+  CHECK(s.shapes[0] == Shape{1, 16, 16, 512, 512, 64, false, DType::bf16});
+  CHECK(s.shapes[1] == Shape{1, 16, 16, 512, 512, 64, false, DType::fp16});
+  CHECK(s.shapes[2] == Shape{1, 16, 16, 512, 512, 64, true, DType::bf16});
+  CHECK(s.shapes.back() == Shape{4, 16, 16, 16384, 16384, 128, true, DType::fp16});
+}
+
+TEST_CASE("ranges: geometric and arithmetic, inclusive of the end only when reached") {
+  CHECK(seqs(parse_axes("seq=100:1000:x3")) == std::vector<int64_t>{100, 300, 900});
+  CHECK(seqs(parse_axes("seq=100:1000:+300")) == std::vector<int64_t>{100, 400, 700, 1000});
+  CHECK(seqs(parse_axes("seq=100:1000:+301")) == std::vector<int64_t>{100, 401, 702});
+  CHECK(seqs(parse_axes("seq=128:128:x2")) == std::vector<int64_t>{128});
+  CHECK(seqs(parse_axes("seq=512:4096:x2")) == std::vector<int64_t>{512, 1024, 2048, 4096});
+  CHECK(seqs(parse_axes("seq=64, 128:512:x4")) == std::vector<int64_t>{64, 128, 512});
+  // Near the top of int64 the geometric guard stops before multiplying past it, and the element
+  // limit rejects the shapes before any int64 product can overflow.
+  require_rejected("seq=1:9223372036854775807:x1000000000", "2^31");
+}
+
+TEST_CASE("defaults: kv_heads = heads, seq_k = seq_q; seq_k overrides when given") {
+  const auto a = parse_axes("heads=8;seq=256").shapes.at(0);
+  CHECK(a.kv_heads == 8);
+  CHECK(a.seq_k == 256);
+  const auto b = parse_axes("heads=8;kv_heads=2;seq=256;seq_k=1024").shapes.at(0);
+  CHECK(b.kv_heads == 2);
+  CHECK(b.seq_q == 256);
+  CHECK(b.seq_k == 1024);
+  const auto c = parse_axes("seq_q=1;seq_k=4096").shapes.at(0);
+  CHECK(c.seq_q == 1);
+  CHECK(c.seq_k == 4096);
+}
+
+TEST_CASE("booleans and dtype names") {
+  const auto s = parse_axes("seq=64;causal=false,TRUE;dtype=bfloat16");
+  REQUIRE(s.shapes.size() == 2);
+  CHECK_FALSE(s.shapes[0].causal);
+  CHECK(s.shapes[1].causal);
+  CHECK(s.shapes[0].dtype == DType::bf16);
+}
+
+TEST_CASE("tokens ties batch = tokens / seq, dim ties heads = dim / hdim") {
+  const auto t = parse_axes("tokens=8192;seq=512,1024,8192");
+  REQUIRE(t.shapes.size() == 3);
+  CHECK(t.shapes[0].batch == 16);
+  CHECK(t.shapes[1].batch == 8);
+  CHECK(t.shapes[2].batch == 1);
+  const auto d = parse_axes("dim=2048;hdim=64,128;seq=128;kv_heads=4");
+  REQUIRE(d.shapes.size() == 2);
+  CHECK(d.shapes[0].heads == 32);
+  CHECK(d.shapes[1].heads == 16);
+  CHECK(d.shapes[1].kv_heads == 4);
+  // Without kv_heads the tied heads is also kv_heads.
+  CHECK(parse_axes("dim=1024;hdim=128;seq=64").shapes.at(0).kv_heads == 8);
+}
+
+TEST_CASE("'|' joins products; a point may not repeat") {
+  const auto s = parse_axes("seq=128;causal=0,1 | seq=256;heads=4;kv_heads=1");
+  REQUIRE(s.shapes.size() == 3);
+  CHECK(s.shapes[2].kv_heads == 1);
+  require_rejected("seq=128 | seq=128", "b1 h1/1 s128x128 d64 bf16");
+  require_rejected("seq=128 |", "stray '|'");
+}
+
+TEST_CASE("every malformed spec is an InputError naming the bad token") {
+  require_rejected("bach=1;seq=128", "bach");
+  require_rejected("seq=128;hdim=64;seq=256", "duplicate axis 'seq'");
+  require_rejected("seq=", "seq=");
+  require_rejected("seq=128;hdim= ", "hdim");
+  require_rejected("seq=12a", "12a");
+  require_rejected("seq=1.5", "1.5");
+  require_rejected("seq=99999999999999999999", "99999999999999999999");
+  require_rejected("seq=0", "'0'");
+  require_rejected("seq=128;batch=-4", "-4");
+  require_rejected("seq=512:128:x2", "512:128:x2");
+  require_rejected("seq=1:8:x1", "1:8:x1");
+  require_rejected("seq=1:8:x0", "1:8:x0");
+  require_rejected("seq=1:8:+0", "1:8:+0");
+  require_rejected("seq=1:8:+-2", "1:8:+-2");
+  require_rejected("seq=1:8", "1:8");
+  require_rejected("seq=1:8:y2", "1:8:y2");
+  require_rejected("seq=0:8:x2", "0");
+  require_rejected("tokens=1000;seq=512", "tokens=1000");
+  require_rejected("tokens=256;seq=512", "tokens=256");
+  require_rejected("dim=1000;hdim=128;seq=128", "dim=1000");
+  require_rejected("tokens=4096;batch=2;seq=512", "tokens");
+  require_rejected("dim=2048;heads=16;seq=512", "dim");
+  require_rejected("seq=128;seq_q=64", "seq_q");
+  require_rejected("heads=6;kv_heads=4;seq=128", "kv_heads=4");
+  require_rejected("batch=1:100000:+1;seq=1,2", "100000");
+  require_rejected("seq=1:1000000:+1", "1:1000000:+1");
+  require_rejected("", "empty");
+  require_rejected("   ", "empty");
+  require_rejected("causal=2;seq=128", "'2'");
+  require_rejected("causal=yes;seq=128", "yes");
+  require_rejected("dtype=fp8;seq=128", "fp8");
+  require_rejected("seq=128,,256", "seq=128,,256");
+  require_rejected("seq=128,128", "128");
+  require_rejected("causal=1,true;seq=128", "true");
+  require_rejected("batch=4", "seq");
+  require_rejected("seq128", "seq128");
+  require_rejected("seq=128;;hdim=64", "seq=128;;hdim=64");
+  require_rejected("=128", "''");
+}
+
+TEST_CASE("expanded shapes are validated") {
+  // Each size is fine on its own; together Q holds 2^31 elements.
+  require_rejected("batch=1024;heads=64;seq=256;hdim=128", "2^31");
+}
+
+TEST_CASE("preset quick: CI-sized, causal and non-causal, one GQA point") {
+  const auto s = preset("quick");
+  CHECK(s.preset == "quick");
+  REQUIRE(s.shapes.size() == 5);
+  int gqa = 0, causal = 0;
+  for (const auto& sh : s.shapes) {
+    CHECK(sh.seq_q <= 512);
+    CHECK(sh.batch * sh.heads <= 8);
+    gqa += sh.kv_heads < sh.heads;
+    causal += sh.causal;
+  }
+  CHECK(gqa == 1);
+  CHECK(causal == 3);
+  CHECK(parse_axes(s.text).shapes == s.shapes);
+}
+
+TEST_CASE("preset fa-bench: 48 shapes at 16k tokens and model dim 2048") {
+  const auto s = preset("fa-bench");
+  REQUIRE(s.shapes.size() == 48);
+  for (const auto& sh : s.shapes) {
+    CHECK(sh.batch * sh.seq_q == 16384);
+    CHECK(sh.heads * sh.hdim == 2048);
+    CHECK(sh.kv_heads == sh.heads);
+    CHECK(sh.seq_k == sh.seq_q);
+  }
+  // Order: dtype, hdim, causal, seq (seq fastest).
+  CHECK(s.shapes[0] == Shape{32, 32, 32, 512, 512, 64, false, DType::bf16});
+  CHECK(s.shapes[5] == Shape{1, 32, 32, 16384, 16384, 64, false, DType::bf16});
+  CHECK(s.shapes[6].causal);
+  CHECK(s.shapes[12].hdim == 128);
+  CHECK(s.shapes[23].dtype == DType::bf16);
+  CHECK(s.shapes[24].dtype == DType::fp16);
+  CHECK(parse_axes(s.text).shapes == s.shapes);
+}
+
+TEST_CASE("preset long-context: GQA, batch 1, 16k to 128k, causal") {
+  const auto s = preset("long-context");
+  REQUIRE(s.shapes.size() == 4);
+  CHECK(seqs(s) == std::vector<int64_t>{16384, 32768, 65536, 131072});
+  for (const auto& sh : s.shapes) {
+    CHECK(sh.batch == 1);
+    CHECK(sh.heads == 16);
+    CHECK(sh.kv_heads == 2);
+    CHECK(sh.hdim == 128);
+    CHECK(sh.causal);
+    CHECK(sh.dtype == DType::bf16);
+  }
+}
+
+TEST_CASE("preset names; an unknown preset is an InputError naming it") {
+  CHECK(preset_names() == std::vector<std::string>{"quick", "fa-bench", "long-context"});
+  CHECK_THROWS_AS(preset("fast"), InputError);
+  CHECK_THROWS_WITH(preset("fast"), Catch::Contains("'fast'"));
+}
+
+TEST_CASE("parse_shape: one shape, comma-separated") {
+  CHECK(parse_shape("batch=8,heads=16,seq=2048,hdim=128,dtype=bf16") ==
+        Shape{8, 16, 16, 2048, 2048, 128, false, DType::bf16});
+  CHECK(parse_shape(" batch=2, heads=8, kv_heads=2, seq=1, seq_k=4096, hdim=64, causal=1, dtype=fp16 ") ==
+        Shape{2, 8, 2, 1, 4096, 64, true, DType::fp16});
+  CHECK(parse_shape("tokens=16384,dim=2048,seq=4096,hdim=128") == Shape{4, 16, 16, 4096, 4096, 128, false, DType::bf16});
+  CHECK_THROWS_WITH(parse_shape("seq=512:2048:x2"), Catch::Contains("512:2048:x2"));
+  CHECK_THROWS_WITH(parse_shape("batch=8,sequence=2048"), Catch::Contains("sequence"));
+  CHECK_THROWS_WITH(parse_shape("batch=8,seq=2048,batch=4"), Catch::Contains("batch"));
+  CHECK_THROWS_WITH(parse_shape("batch=8"), Catch::Contains("seq"));
+  CHECK_THROWS_WITH(parse_shape("heads=16,kv_heads=3,seq=64"), Catch::Contains("kv_heads=3"));
+  CHECK_THROWS_AS(parse_shape(""), InputError);
+}
+
+TEST_CASE("load_sweep_file: axes, preset or explicit shapes") {
+  write_file("sweep_axes.json", R"({"axes": "seq=128,256;causal=0,1"})");
+  const auto a = load_sweep_file("sweep_axes.json");
+  CHECK(a.shapes.size() == 4);
+  CHECK(a.text == "seq=128,256;causal=0,1");
+
+  write_file("sweep_preset.json", R"({"preset": "fa-bench"})");
+  const auto p = load_sweep_file("sweep_preset.json");
+  CHECK(p.preset == "fa-bench");
+  CHECK(p.shapes.size() == 48);
+
+  write_file("sweep_shapes.json", R"({"shapes": [
+      {"batch": 2, "heads": 8, "kv_heads": 2, "seq_q": 100, "seq_k": 300, "hdim": 128, "causal": true, "dtype": "fp16"},
+      {"seq": 64, "causal": 0}]})");
+  const auto s = load_sweep_file("sweep_shapes.json");
+  REQUIRE(s.shapes.size() == 2);
+  CHECK(s.shapes[0] == Shape{2, 8, 2, 100, 300, 128, true, DType::fp16});
+  CHECK(s.shapes[1] == Shape{1, 1, 1, 64, 64, 64, false, DType::bf16});
+  CHECK(s.text.find("shapes") == std::string::npos);  // the array itself, compact
+  for (const char* f : {"sweep_axes.json", "sweep_preset.json", "sweep_shapes.json"}) std::remove(f);
+}
+
+TEST_CASE("load_sweep_file: unreadable or invalid files are InputErrors naming the problem") {
+  const auto rejected = [](const std::string& text, const std::string& token) {
+    INFO("file: " << text);
+    write_file("sweep_bad.json", text);
+    try {
+      load_sweep_file("sweep_bad.json");
+      FAIL("no InputError");
+    } catch (const InputError& e) {
+      INFO("message: " << e.what());
+      CHECK(std::string(e.what()).find(token) != std::string::npos);
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+    std::remove("sweep_bad.json");
+  };
+  CHECK_THROWS_AS(load_sweep_file("no/such/sweep.json"), InputError);
+  rejected("{not json", "not valid JSON");
+  rejected(R"({"axes": "seq=1", "preset": "quick"})", "exactly one");
+  rejected(R"({"grid": "seq=1"})", "'grid'");
+  rejected(R"({"axes": 5})", "\"axes\"");
+  rejected(R"({"axes": "seq=0"})", "'0'");
+  rejected(R"({"preset": "slow"})", "'slow'");
+  rejected(R"({"shapes": []})", "non-empty");
+  rejected(R"({"shapes": [{"seq": 64}, {"seq": 64.5}]})", "shapes[1]");
+  rejected(R"({"shapes": [{"seq": 64, "heads": 6, "kv_heads": 4}]})", "kv_heads=4");
+  rejected(R"({"shapes": [{"seq": 64, "colour": 1}]})", "colour");
+  rejected(R"({"shapes": [{"seq": 64}, {"seq": 64}]})", "appears twice");
+  rejected(R"({"shapes": [7]})", "shapes[0]");
+}
