@@ -1,0 +1,77 @@
+#include "measure/cuda/cuda_util.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/common/testbed.hpp"
+
+namespace attnprof::measure {
+
+void check_cuda(cudaError_t error, const char* what) {
+  if (error == cudaSuccess) return;
+  const std::string message = fmt::format("{}: {} ({})", what, cudaGetErrorString(error),
+                                          cudaGetErrorName(error));
+  if (error == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // allocation failures are not sticky: clear it
+    throw kernels::DeviceOutOfMemory(message);
+  }
+  throw kernels::CudaError(message);
+}
+
+bool is_sticky(cudaError_t error) {
+  switch (error) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string sticky_error_message() {
+  // A sticky error is returned again by every synchronising call; a non-sticky one is consumed by
+  // cudaGetLastError and the device synchronises cleanly afterwards.
+  cudaError_t error = cudaDeviceSynchronize();
+  if (error == cudaSuccess) error = cudaGetLastError();
+  if (!is_sticky(error)) {
+    cudaGetLastError();
+    return {};
+  }
+  return fmt::format("sticky CUDA error: {} ({}); the process must be restarted",
+                     cudaGetErrorString(error), cudaGetErrorName(error));
+}
+
+Event::Event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
+Event::~Event() {
+  if (event_) cudaEventDestroy(event_);
+}
+void Event::record(cudaStream_t stream) { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
+
+double elapsed_ms(const Event& begin, const Event& end) {
+  check_cuda(cudaEventSynchronize(end.get()), "cudaEventSynchronize");
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), "cudaEventElapsedTime");
+  return ms;
+}
+
+Stream::Stream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+Stream::~Stream() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  check_cuda(cudaMalloc(&ptr_, bytes), "cudaMalloc");
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+}  // namespace attnprof::measure

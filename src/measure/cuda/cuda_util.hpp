@@ -1,0 +1,67 @@
+// Small CUDA runtime helpers shared by the measurement engine: error checking that maps onto the
+// testbed's error types, sticky-error detection, and an RAII event/stream pair.
+#pragma once
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace attnprof::measure {
+
+// Throws kernels::DeviceOutOfMemory for cudaErrorMemoryAllocation, kernels::CudaError otherwise,
+// with `what` and cudaGetErrorString in the message.
+void check_cuda(cudaError_t, const char* what);
+
+// True for the errors that corrupt the context: every later CUDA call in this process fails too
+// (illegal address, launch failure, illegal instruction, ...). The process must be restarted.
+bool is_sticky(cudaError_t);
+
+// After a failure: if the context is now unusable, returns a non-empty message naming the error.
+std::string sticky_error_message();
+
+// Owns a cudaEvent_t (timing enabled).
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
+  cudaEvent_t get() const { return event_; }
+  void record(cudaStream_t stream);
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Milliseconds between two recorded events (synchronises on `end`).
+double elapsed_ms(const Event& begin, const Event& end);
+
+// Owns a non-blocking stream.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Owns a device allocation.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace attnprof::measure

@@ -1,0 +1,71 @@
+// Hardware counters through the CUPTI Range Profiler (CUDA 13: cupti_range_profiler.h +
+// cupti_profiler_host.h; not the deprecated session API). One range per kernel launch (auto range);
+// the whole attention call is re-run once per replay pass (user replay: the call is a pure function
+// of its inputs, so nothing is saved or restored), with L2 flushed before each pass outside the
+// profiled region. Kernel replay is the fallback when user replay is refused. Counters are collected
+// in their own phase, never while latency is sampled. docs/measurement.md explains the metric set.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "core/results.hpp"
+
+namespace attnprof::measure {
+
+// The roofline and diagnosis metric set, every name valid on GH100 (see
+// shared reference cupti-metrics-GH100.tsv).
+const std::vector<std::string>& default_metrics();
+
+// Throws InputError naming the first metric the chip does not know ("GH100" for an H100/H200).
+// Works without a GPU: the host half of CUPTI evaluates names for a chip offline.
+void validate_metrics(const std::vector<std::string>& names, const std::string& chip_name);
+
+// Replay passes CUPTI needs for `names` on `chip_name` (offline); throws InputError as above.
+int64_t passes_needed(const std::vector<std::string>& names, const std::string& chip_name);
+
+// What a CUPTI failure means for the user: reason (with the CUPTI error name) and the fix.
+// Counters.status is "unavailable" and the sweep goes on timing-only.
+core::Counters unavailable_counters(int cupti_result, const std::string& during);
+
+// Folds per-launch counters into a call total: ".sum" metrics add up; every other metric (ratios,
+// percentages, rates, averages) is weighted by the launch's gpu__time_duration.sum.
+std::map<std::string, double> total_of(const std::vector<core::KernelCounters>& per_kernel);
+
+// Per-process CUPTI state: initialised once (profiler, chip name, counter availability), config
+// images cached per metric set.
+class CounterProfiler {
+ public:
+  // The profiler for the current device (cudaSetDevice must have been called).
+  static CounterProfiler& instance();
+  ~CounterProfiler();
+
+  // Empty when CUPTI initialised; otherwise the Counters to report for every point.
+  const core::Counters* init_failure() const { return init_failure_.get(); }
+  const std::string& chip_name() const { return chip_name_; }
+
+  // Runs `before_pass` (not profiled: e.g. the L2 flush), then `call` (profiled) on `stream`, once
+  // per replay pass; one range per kernel launch. Returns status "ok", or "unavailable" with reason
+  // and fix. Never throws for a counter failure; CUDA errors of the call itself propagate.
+  core::Counters collect(const std::function<void()>& before_pass, const std::function<void()>& call,
+                         cudaStream_t stream, const std::vector<std::string>& extra_metrics);
+
+ private:
+  CounterProfiler();
+  struct Config;
+  const Config& config_for(const std::vector<std::string>& metrics);
+  core::Counters collect_with(bool user_replay, const Config&, const std::function<void()>& before_pass,
+                              const std::function<void()>& call, cudaStream_t stream);
+
+  std::unique_ptr<core::Counters> init_failure_;
+  std::string chip_name_;
+  std::vector<uint8_t> availability_;
+  std::map<std::string, std::unique_ptr<Config>> configs_;
+  bool user_replay_refused_ = false;
+};
+
+}  // namespace attnprof::measure

@@ -1,0 +1,37 @@
+// Theoretical occupancy of a kernel launch from the CUDA occupancy API, with the resource that bounds
+// blocks per SM named (registers, shared memory, threads, blocks), and the number of waves.
+// The achieved side comes from the sm__warps_active counter of the launch's CUPTI range.
+#pragma once
+#include <vector>
+
+#include "core/results.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::measure {
+
+// Per-SM resources the calculation needs, read from the device.
+struct SmResources {
+  int sm_count = 0;
+  int max_threads_per_sm = 0, max_blocks_per_sm = 0, warp_size = 32;
+  int registers_per_sm = 0, max_registers_per_block = 0;
+  size_t smem_per_sm = 0, smem_reserved_per_block = 0;
+};
+SmResources sm_resources(int device_index);
+
+// Blocks per SM that each resource alone allows, and which one binds. Pure arithmetic, so the
+// limiter can be named; blocks_per_sm itself comes from cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+struct BlockLimits {
+  int by_threads = 0, by_blocks = 0, by_registers = 0, by_shared_memory = 0;
+};
+BlockLimits block_limits(const SmResources&, int block_threads, int registers_per_thread, size_t smem_per_block);
+// The resource whose limit equals blocks_per_sm (the smallest limit when none does).
+std::string limiter_of(const BlockLimits&, int blocks_per_sm);
+
+// Theoretical occupancy of one launch. Throws kernels::CudaError when the function cannot be queried.
+core::Occupancy occupancy_of(const kernels::LaunchInfo&, const SmResources&);
+
+// The launch the occupancy report describes: the one with the most blocks (ties: the first).
+// Returns nullptr when no launch has a func (a call made only of library launches).
+const kernels::LaunchInfo* dominant_launch(const std::vector<kernels::LaunchInfo>&);
+
+}  // namespace attnprof::measure

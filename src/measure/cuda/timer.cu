@@ -1,0 +1,277 @@
+#include "measure/cuda/timer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+#include <cuda_runtime.h>
+
+#include "core/stats.hpp"
+
+namespace attnprof::measure {
+
+namespace {
+
+__global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_out) {
+  const long long start = clock64();
+  long long now = start;
+  while (now - start < spin_cycles) now = clock64();
+  if (threadIdx.x == 0) *cycles_out = now - start;
+}
+
+// cycles: 2 long longs of device memory.
+double sm_clock_mhz(cudaStream_t stream, long long* cycles) {
+  constexpr long long kShortSpin = 100'000, kLongSpin = 300'000;  // cycles: ~50 / ~150 us at 2 GHz
+  Event e0, e1, e2;
+  e0.record(stream);
+  clock_spin_kernel<<<1, 32, 0, stream>>>(kShortSpin, cycles);
+  e1.record(stream);
+  clock_spin_kernel<<<1, 32, 0, stream>>>(kLongSpin, cycles + 1);
+  e2.record(stream);
+  check_cuda(cudaGetLastError(), "clock_spin_kernel launch");
+  const double short_ms = elapsed_ms(e0, e1), long_ms = elapsed_ms(e1, e2);
+  long long host_cycles[2] = {0, 0};
+  check_cuda(cudaMemcpy(host_cycles, cycles, sizeof(host_cycles), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  const double delta_ms = long_ms - short_ms;
+  if (delta_ms <= 0) return 0;
+  return static_cast<double>(host_cycles[1] - host_cycles[0]) / (delta_ms * 1e3);  // cycles/us = MHz
+}
+
+// Records an event before every stage and after the last: stage i lasts from event i to event i+1.
+class StageEvents final : public kernels::StageHook {
+ public:
+  StageEvents(int stage_count, cudaStream_t stream) : stream_(stream), recorded_(stage_count + 1, false) {
+    events_.reserve(stage_count + 1);
+    for (int i = 0; i <= stage_count; ++i) events_.emplace_back();
+  }
+  void before_stage(int index) override {
+    if (index < 0 || index + 1 >= static_cast<int>(events_.size())) return;
+    events_[index].record(stream_);
+    recorded_[index] = true;
+  }
+  void after_last() override {
+    events_.back().record(stream_);
+    recorded_.back() = true;
+  }
+  void reset() { std::fill(recorded_.begin(), recorded_.end(), false); }
+  bool complete() const { return std::all_of(recorded_.begin(), recorded_.end(), [](bool r) { return r; }); }
+  std::vector<double> stage_us() const {
+    std::vector<double> us;
+    for (size_t i = 0; i + 1 < events_.size(); ++i) us.push_back(elapsed_ms(events_[i], events_[i + 1]) * 1e3);
+    return us;
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<Event> events_;
+  std::vector<bool> recorded_;
+};
+
+// SM clock readings taken every kClockBatchSamples calls, keyed by the call index they precede.
+class ClockLog {
+ public:
+  explicit ClockLog(cudaStream_t stream) : stream_(stream), scratch_(2 * sizeof(long long)) {}
+  void before_call() {
+    if (call_index_ % kClockBatchSamples == 0) {
+      readings_.push_back({call_index_, sm_clock_mhz(stream_, static_cast<long long*>(scratch_.get()))});
+    }
+    ++call_index_;
+  }
+  // Sample j is call warmup + j; its clock is the latest reading taken at or before that call.
+  core::ClockInfo summarize(int warmup_calls, size_t samples, double sm_clock_max_mhz) const {
+    core::ClockInfo info;
+    info.sm_mhz_unthrottled = sm_clock_max_mhz;
+    if (readings_.empty()) return info;
+    info.sm_mhz_min = info.sm_mhz_max = readings_.front().mhz;
+    for (const auto& r : readings_) {
+      info.sm_mhz_min = std::min(info.sm_mhz_min, r.mhz);
+      info.sm_mhz_max = std::max(info.sm_mhz_max, r.mhz);
+    }
+    for (size_t j = 0; j < samples; ++j) {
+      const int64_t call = warmup_calls + static_cast<int64_t>(j);
+      double mhz = readings_.front().mhz;
+      for (const auto& r : readings_) {
+        if (r.call_index <= call) mhz = r.mhz;
+      }
+      if (sm_clock_max_mhz > 0 && mhz < kThrottledClockFraction * sm_clock_max_mhz) ++info.throttled_samples;
+    }
+    return info;
+  }
+
+ private:
+  struct Reading {
+    int64_t call_index;
+    double mhz;
+  };
+  cudaStream_t stream_;
+  DeviceBuffer scratch_;
+  int64_t call_index_ = 0;
+  std::vector<Reading> readings_;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  ~Graph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  // Captures `enqueue` on `stream`; returns an error message (empty on success).
+  std::string capture(cudaStream_t stream, const std::function<void()>& enqueue) {
+    cudaError_t error = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+    if (error != cudaSuccess) return cudaGetErrorString(error);
+    std::string failure;
+    try {
+      enqueue();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    error = cudaStreamEndCapture(stream, &graph_);
+    if (failure.empty() && error != cudaSuccess) failure = cudaGetErrorString(error);
+    if (failure.empty()) {
+      error = cudaGraphInstantiate(&exec_, graph_, 0);
+      if (error != cudaSuccess) failure = cudaGetErrorString(error);
+    }
+    if (!failure.empty()) cudaGetLastError();  // capture errors are not sticky; clear them
+    return failure;
+  }
+  void launch(cudaStream_t stream) const { check_cuda(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch"); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+double median_launch_overhead_us(const CallFn& call, cudaStream_t stream) {
+  constexpr int kLaunches = 21;
+  std::vector<double> host_us;
+  for (int i = 0; i < kLaunches; ++i) {
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const auto t0 = std::chrono::steady_clock::now();
+    call(stream, nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return core::median(host_us);
+}
+
+}  // namespace
+
+L2Flusher::L2Flusher(int64_t l2_bytes) : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2) {}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  fill_value_ = (fill_value_ + 1) & 0xff;
+  check_cuda(cudaMemsetAsync(buffer_.get(), fill_value_, buffer_.bytes(), stream), "cudaMemsetAsync (L2 flush)");
+}
+
+double measure_sm_clock_mhz(cudaStream_t stream) {
+  DeviceBuffer scratch(2 * sizeof(long long));
+  return sm_clock_mhz(stream, static_cast<long long*>(scratch.get()));
+}
+
+
+Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
+                 double sm_clock_max_mhz, L2Flusher& flusher) {
+  Timing timing;
+  const bool cold = options.cold_l2;
+  timing.timing_mode = cold ? "cold" : "warm";
+
+  // Host enqueue cost, measured apart from GPU time.
+  timing.launch_overhead_us = median_launch_overhead_us(call, stream);
+
+  // One event-timed call (after the enqueues above warmed caches and lazy loading) decides between
+  // event timing and graph replay.
+  Event start, stop;
+  if (cold) flusher.flush(stream);
+  start.record(stream);
+  call(stream, nullptr);
+  stop.record(stream);
+  const double probe_us = elapsed_ms(start, stop) * 1e3;
+
+  StageEvents stage_events(std::max(stage_count, 1), stream);
+  const bool want_stages = stage_count > 1;
+  // Event-timed sample: flush, bracket one call, read stage events.
+  auto event_sample = [&](ClockLog& clocks) {
+    clocks.before_call();
+    if (cold) flusher.flush(stream);
+    stage_events.reset();
+    start.record(stream);
+    call(stream, want_stages ? &stage_events : nullptr);
+    stop.record(stream);
+    std::vector<double> values{elapsed_ms(start, stop) * 1e3};
+    if (want_stages && stage_events.complete()) {
+      for (double us : stage_events.stage_us()) values.push_back(us);
+    }
+    return values;
+  };
+
+  std::optional<int64_t> graph_calls;
+  Graph with_calls, flush_only;
+  if (probe_us < kGraphThresholdUs) {
+    // Enough calls per graph launch that the replay lasts ~1 ms.
+    const double flush_us = cold ? 40 : 0;
+    const auto n = static_cast<int64_t>(std::clamp(std::ceil(1000.0 / (probe_us + flush_us + 1)), 4.0, 100.0));
+    std::string failure = with_calls.capture(stream, [&] {
+      for (int64_t i = 0; i < n; ++i) {
+        if (cold) flusher.flush(stream);
+        call(stream, nullptr);
+      }
+    });
+    if (failure.empty() && cold) {
+      failure = flush_only.capture(stream, [&] {
+        for (int64_t i = 0; i < n; ++i) flusher.flush(stream);
+      });
+    }
+    if (failure.empty()) {
+      graph_calls = n;
+    } else {
+      timing.note = "graph capture failed (" + failure + "): short calls timed with events, launch gaps included";
+    }
+  }
+
+  ClockLog clocks(stream);
+  if (!graph_calls) {
+    timing.samples = sample_adaptively([&] { return event_sample(clocks); }, options);
+  } else {
+    // Each sample: the graph of n calls (cold: n x [flush, call], minus a graph of n flushes timed
+    // right before it), divided by n.
+    const int64_t n = *graph_calls;
+    timing.calls_per_graph = n;
+    timing.timing_mode += "+graph";
+    timing.samples = sample_adaptively(
+        [&] {
+          clocks.before_call();
+          double flush_us = 0;
+          if (cold) {
+            start.record(stream);
+            flush_only.launch(stream);
+            stop.record(stream);
+            flush_us = elapsed_ms(start, stop) * 1e3;
+          }
+          start.record(stream);
+          with_calls.launch(stream);
+          stop.record(stream);
+          const double total_us = elapsed_ms(start, stop) * 1e3;
+          return std::vector<double>{(total_us - flush_us) / static_cast<double>(n)};
+        },
+        options);
+    if (want_stages) {
+      // The per-stage split still needs events between launches: take it from a short event-timed
+      // run (its shares, not its absolute times, are what the graph cannot give).
+      ClockLog stage_clocks(stream);
+      MeasureOptions stage_options = options;
+      stage_options.max_samples = std::max(options.min_samples, 1);
+      stage_options.warmup_calls = 1;
+      SampleSet stage_set = sample_adaptively([&] { return event_sample(stage_clocks); }, stage_options);
+      timing.samples.stage_us = std::move(stage_set.stage_us);
+    }
+  }
+  timing.clock = clocks.summarize(options.warmup_calls, timing.samples.total_us.size(), sm_clock_max_mhz);
+  return timing;
+}
+
+}  // namespace attnprof::measure

@@ -1,0 +1,60 @@
+// The latency timer, in the spirit of nvbench's cold measurement: warm up, then per sample flush L2
+// (cold mode) and bracket one call with CUDA events, with events between the stages of a
+// multi-launch call for the per-stage breakdown. Calls too short for events to time honestly (under
+// kGraphThresholdUs) are replayed from a CUDA graph of many calls and divided. The SM clock is
+// measured per batch of samples so throttled samples can be flagged. Counters are never collected
+// here: they perturb timing and have their own phase (cupti_profiler.hpp).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "core/results.hpp"
+#include "kernels/registry.hpp"
+#include "measure/backend.hpp"
+#include "measure/cuda/cuda_util.hpp"
+#include "measure/sampling.hpp"
+
+namespace attnprof::measure {
+
+inline constexpr double kGraphThresholdUs = 20;      // below: launch gaps would pollute GPU time
+inline constexpr int kClockBatchSamples = 10;        // SM clock measured once per this many calls
+inline constexpr double kThrottledClockFraction = 0.75;
+
+// One call of the code under test, enqueued on `stream`; `hook` (may be null) marks stage
+// boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).
+using CallFn = std::function<void(cudaStream_t stream, kernels::StageHook* hook)>;
+
+// Evicts L2 by writing a buffer twice its size.
+class L2Flusher {
+ public:
+  explicit L2Flusher(int64_t l2_bytes);
+  void flush(cudaStream_t stream);
+  size_t bytes() const { return buffer_.bytes(); }
+
+ private:
+  DeviceBuffer buffer_;
+  int fill_value_ = 0;
+};
+
+struct Timing {
+  SampleSet samples;                 // total_us: GPU time of one call; stage_us: [stage][sample]
+  std::string timing_mode;           // "cold" / "warm", with "+graph" when replayed from a graph
+  int64_t calls_per_graph = 1;       // calls captured in one graph (1 when not replayed)
+  double launch_overhead_us = 0;     // median host time to enqueue one call
+  core::ClockInfo clock;
+  std::string note;                  // e.g. why graph replay was not possible
+};
+
+// Runs the timing phase for `call` (stage_count > 1 records per-stage times).
+Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
+                 double sm_clock_max_mhz, L2Flusher& flusher);
+
+// SM clock now [MHz]: clock64() cycles counted by a spinning kernel over an event-timed interval;
+// two spin lengths are differenced so that launch latency cancels.
+double measure_sm_clock_mhz(cudaStream_t stream);
+
+}  // namespace attnprof::measure
