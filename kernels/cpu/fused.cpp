@@ -1,0 +1,97 @@
+// CPU "fused": FlashAttention-2's forward on the CPU. Each task owns kBlockRows query rows of one
+// (batch, head) and streams K/V in blocks of kBlockKeys keys; per block it forms the S tile, updates
+// the running row max and row sum (online softmax), rescales the accumulator and adds P V. S and P
+// exist only as one (kBlockRows, kBlockKeys) tile; O and LSE are written once at the end.
+// Like the GPU kernel, P is rounded to the dtype (unnormalised) before the PV product and the row sum
+// is accumulated from the unrounded fp32 values; O is rounded to the dtype after the final division.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/common/verify.hpp"
+#include "kernels/cpu/parallel.hpp"
+#include "kernels/cpu/tiles.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels::cpu {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+class CpuFused final : public Kernel {
+ public:
+  std::string name() const override { return "fused"; }
+  Backend backend() const override { return Backend::cpu; }
+  core::KernelKind kind() const override { return core::KernelKind::fused; }
+  std::string description() const override {
+    return "fused: K/V streamed in blocks with an online softmax, S and P only as a tile in cache; "
+           "fp32 compute, P and O rounded to the dtype";
+  }
+  std::string unsupported_reason(const core::Shape&) const override { return {}; }
+  size_t workspace_bytes(const core::Shape&) const override { return 0; }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    const auto* q = static_cast<const float*>(a.q);
+    const auto* k = static_cast<const float*>(a.k);
+    const auto* v = static_cast<const float*>(a.v);
+    auto* o = static_cast<float*>(a.o);
+    const int64_t row_blocks = (s.seq_q + kBlockRows - 1) / kBlockRows;
+    const auto scale = static_cast<float>(core::softmax_scale(s));
+
+    if (hook) hook->before_stage(0);
+    parallel_for(s.batch * s.heads * row_blocks, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> kt(static_cast<size_t>(s.hdim * kBlockKeys));      // (D, kBlockKeys)
+      std::vector<float> tile(static_cast<size_t>(kBlockRows * kBlockKeys)); // S, then P
+      std::vector<float> acc(static_cast<size_t>(kBlockRows * s.hdim));      // (kBlockRows, D)
+      float row_max[kBlockRows], row_sum[kBlockRows];
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t bh = t / row_blocks, i0 = (t % row_blocks) * kBlockRows;
+        const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
+        const HeadView hv = head_view(s, bh);
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        std::fill(row_max, row_max + kBlockRows, kNegInf);
+        std::fill(row_sum, row_sum + kBlockRows, 0.0f);
+        const int64_t keys_needed = visible_keys(s, i0 + rows - 1);
+        for (int64_t j0 = 0; j0 < keys_needed; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, keys_needed - j0);
+          pack_keys_transposed(k + hv.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
+          qk_tile(q + hv.q_offset + i0 * s.hdim, rows, kt.data(), keys, s.hdim, scale, tile.data(),
+                  kBlockKeys);
+          for (int64_t r = 0; r < rows; ++r) {
+            float* p = tile.data() + r * kBlockKeys;
+            const int64_t visible = std::clamp<int64_t>(visible_keys(s, i0 + r) - j0, 0, keys);
+            std::fill(p + visible, p + keys, 0.0f);
+            if (visible == 0) continue;
+            const float block_max = *std::max_element(p, p + visible);
+            const float new_max = std::max(row_max[r], block_max);
+            const float correction = std::exp(row_max[r] - new_max);  // 0 on the first block
+            const float block_sum = exp_shifted_sum(p, visible, new_max);
+            for (int64_t j = 0; j < visible; ++j) p[j] = round_to(s.dtype, p[j]);
+            row_sum[r] = row_sum[r] * correction + block_sum;
+            row_max[r] = new_max;
+            if (correction != 1.0f)
+              for (int64_t d = 0; d < s.hdim; ++d) acc[r * s.hdim + d] *= correction;
+          }
+          pv_tile(tile.data(), kBlockKeys, rows, v + hv.kv_offset + j0 * s.hdim, keys, s.hdim,
+                  acc.data());
+        }
+        float* o_rows = o + hv.q_offset + i0 * s.hdim;
+        for (int64_t r = 0; r < rows; ++r) {
+          const float inv_sum = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;  // no key: O = 0
+          for (int64_t d = 0; d < s.hdim; ++d)
+            o_rows[r * s.hdim + d] = round_to(s.dtype, acc[r * s.hdim + d] * inv_sum);
+          a.lse[hv.lse_offset + i0 + r] = row_sum[r] > 0 ? row_max[r] + std::log(row_sum[r]) : kNegInf;
+        }
+      }
+    });
+    if (hook) hook->after_last();
+  }
+};
+
+const CpuFused kInstance;
+const Registrar kReg{&kInstance};
+
+}  // namespace
+}  // namespace attnprof::kernels::cpu

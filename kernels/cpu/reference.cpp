@@ -1,0 +1,113 @@
+// CPU "reference": the unfused attention forward in three stages, each a parallel pass over the whole
+// problem, with S and P materialised in the workspace like the GPU reference keeps them in HBM:
+//   qk_gemm  S = scale * Q K^T            (fp32, [batch*heads, seq_q, seq_k])
+//   softmax  P = softmax(S) rounded to the dtype, LSE = row_max + log(row_sum)
+//   pv_gemm  O = P V rounded to the dtype
+// Computation is fp32; rounding P and O to shape.dtype emulates the GPU's storage precision
+// (docs/cpu-backend.md). Causal rows touch only their visible keys.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/common/verify.hpp"
+#include "kernels/cpu/parallel.hpp"
+#include "kernels/cpu/tiles.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels::cpu {
+namespace {
+
+class CpuReference final : public Kernel {
+ public:
+  std::string name() const override { return "reference"; }
+  Backend backend() const override { return Backend::cpu; }
+  core::KernelKind kind() const override { return core::KernelKind::materialized; }
+  std::string description() const override {
+    return "unfused: S = QK^T, softmax, O = PV as three passes with S and P (fp32) in memory; "
+           "fp32 compute, P and O rounded to the dtype";
+  }
+  std::string unsupported_reason(const core::Shape&) const override { return {}; }
+  size_t workspace_bytes(const core::Shape& s) const override {
+    return 2 * sizeof(float) * static_cast<size_t>(s.batch * s.heads * s.seq_q * s.seq_k);
+  }
+  std::vector<std::string> stage_names() const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (a.workspace_bytes < workspace_bytes(s) || (workspace_bytes(s) > 0 && a.workspace == nullptr))
+      throw std::runtime_error("cpu reference: workspace too small");
+    const auto* q = static_cast<const float*>(a.q);
+    const auto* k = static_cast<const float*>(a.k);
+    const auto* v = static_cast<const float*>(a.v);
+    auto* o = static_cast<float*>(a.o);
+    float* scores = static_cast<float*>(a.workspace);            // S: (B*H, seq_q, seq_k)
+    float* probs = scores + s.batch * s.heads * s.seq_q * s.seq_k;  // P: (B*H, seq_q, seq_k)
+    const int64_t row_blocks = (s.seq_q + kBlockRows - 1) / kBlockRows;
+    const int64_t tasks = s.batch * s.heads * row_blocks;
+    const auto scale = static_cast<float>(core::softmax_scale(s));
+
+    if (hook) hook->before_stage(0);
+    parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> kt(static_cast<size_t>(s.hdim * kBlockKeys));  // (D, kBlockKeys)
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t bh = t / row_blocks, i0 = (t % row_blocks) * kBlockRows;
+        const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
+        const HeadView hv = head_view(s, bh);
+        const int64_t keys_needed = visible_keys(s, i0 + rows - 1);
+        float* s_rows = scores + (bh * s.seq_q + i0) * s.seq_k;
+        for (int64_t j0 = 0; j0 < keys_needed; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, keys_needed - j0);
+          pack_keys_transposed(k + hv.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
+          qk_tile(q + hv.q_offset + i0 * s.hdim, rows, kt.data(), keys, s.hdim, scale, s_rows + j0,
+                  s.seq_k);
+        }
+      }
+    });
+
+    if (hook) hook->before_stage(1);
+    parallel_for(s.batch * s.heads * s.seq_q, 64, [&](int64_t lo, int64_t hi) {
+      for (int64_t row = lo; row < hi; ++row) {
+        const int64_t keys = visible_keys(s, row % s.seq_q);
+        const float* s_row = scores + row * s.seq_k;
+        float* p_row = probs + row * s.seq_k;
+        if (keys == 0) {
+          a.lse[row] = -std::numeric_limits<float>::infinity();
+          continue;
+        }
+        const float row_max = *std::max_element(s_row, s_row + keys);
+        std::copy(s_row, s_row + keys, p_row);
+        const float row_sum = exp_shifted_sum(p_row, keys, row_max);
+        const float inv_sum = 1.0f / row_sum;
+        for (int64_t j = 0; j < keys; ++j) p_row[j] = round_to(s.dtype, p_row[j] * inv_sum);
+        a.lse[row] = row_max + std::log(row_sum);
+      }
+    });
+
+    if (hook) hook->before_stage(2);
+    parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> acc(static_cast<size_t>(kBlockRows * s.hdim));  // (kBlockRows, D)
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t bh = t / row_blocks, i0 = (t % row_blocks) * kBlockRows;
+        const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
+        const HeadView hv = head_view(s, bh);
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t keys = visible_keys(s, i0 + r);
+          pv_tile(probs + (bh * s.seq_q + i0 + r) * s.seq_k, s.seq_k, 1, v + hv.kv_offset, keys, s.hdim,
+                  acc.data() + r * s.hdim);
+        }
+        float* o_rows = o + hv.q_offset + i0 * s.hdim;
+        for (int64_t e = 0; e < rows * s.hdim; ++e) o_rows[e] = round_to(s.dtype, acc[e]);
+      }
+    });
+    if (hook) hook->after_last();
+  }
+};
+
+const CpuReference kInstance;
+const Registrar kReg{&kInstance};
+
+}  // namespace
+}  // namespace attnprof::kernels::cpu

@@ -1,0 +1,43 @@
+// Building blocks of the CPU attention kernels, fp32 throughout. Tensor layout as in core/shape.hpp.
+// A key block holds kBlockKeys keys: QK^T works on K transposed into a (hdim, kBlockKeys) panel so that
+// its innermost loop runs over keys with unit stride and vectorises without reassociating a sum.
+// The tile functions are compiled for several x86-64 levels and picked at load time (AVX-512, AVX2+FMA,
+// baseline), so one binary uses the vector width of the machine it runs on.
+#pragma once
+#include <cstdint>
+
+#include "core/shape.hpp"
+
+namespace attnprof::kernels::cpu {
+
+inline constexpr int64_t kBlockKeys = 64;   // keys per block: 4 AVX-512 / 8 AVX2 registers a row
+inline constexpr int64_t kBlockRows = 32;   // query rows one task owns (the unit of parallelism)
+
+// Where a (batch, head) finds its Q/O rows and its K/V (grouped-query: head h reads h / group).
+struct HeadView {
+  int64_t q_offset = 0;   // element offset of row 0 of this head in Q and O
+  int64_t kv_offset = 0;  // element offset of key 0 of its kv head in K and V
+  int64_t lse_offset = 0; // offset of row 0 in LSE
+};
+HeadView head_view(const core::Shape&, int64_t batch_head);
+
+// Keys query row i sees (bottom-right causal mask, core/shape.hpp): seq_k, or clamp(i+seq_k-seq_q+1).
+int64_t visible_keys(const core::Shape&, int64_t i);
+
+// Packs keys [0, keys) of k (row stride hdim) into kt (hdim, kBlockKeys), zero-filling the unused
+// columns so tile loops can always run over kBlockKeys.
+void pack_keys_transposed(const float* k, int64_t keys, int64_t hdim, float* kt);
+
+// s[r * ld_s + j] = scale * q[r] . k[j] for r < rows, j < keys (keys <= kBlockKeys); kt from
+// pack_keys_transposed, q rows with stride hdim.
+void qk_tile(const float* q, int64_t rows, const float* kt, int64_t keys, int64_t hdim, float scale,
+             float* s, int64_t ld_s);
+
+// acc[r * hdim + d] += sum_{j < keys} p[r * ld_p + j] * v[j * hdim + d] for r < rows.
+void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t keys, int64_t hdim,
+             float* acc);
+
+// x[i] = exp(x[i] - shift) for i < n; returns the sum of the results (fp32).
+float exp_shifted_sum(float* x, int64_t n, float shift);
+
+}  // namespace attnprof::kernels::cpu

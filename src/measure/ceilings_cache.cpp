@@ -1,0 +1,99 @@
+#include "measure/ceilings_cache.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace attnprof::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bumped when the meaning of a cached field changes, so stale files are re-measured, not trusted.
+constexpr int kCacheFormat = 1;
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+fs::path file_for(const std::string& key) { return fs::path(ceilings_cache_dir()) / (key + ".json"); }
+
+}  // namespace
+
+std::string ceilings_cache_dir() {
+  if (auto dir = env_or_empty("ATTNPROF_CACHE_DIR"); !dir.empty()) return dir;
+  if (auto xdg = env_or_empty("XDG_CACHE_HOME"); !xdg.empty()) return (fs::path(xdg) / "attnprof").string();
+  if (auto home = env_or_empty("HOME"); !home.empty())
+    return (fs::path(home) / ".cache" / "attnprof").string();
+  return {};
+}
+
+std::string device_cache_key(std::string_view device_name) {
+  std::string key;
+  bool pending_dash = false;
+  for (char c : device_name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      if (pending_dash && !key.empty()) key += '-';
+      pending_dash = false;
+      key += static_cast<char>(std::tolower(u));
+    } else {
+      pending_dash = true;
+    }
+  }
+  return key.empty() ? std::string("device") : key;
+}
+
+std::optional<core::Ceilings> load_ceilings(const std::string& key) {
+  if (ceilings_cache_dir().empty()) return std::nullopt;
+  std::ifstream in(file_for(key));
+  if (!in) return std::nullopt;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    if (j.value("format", 0) != kCacheFormat || j.value("key", std::string()) != key)
+      return std::nullopt;
+    auto c = j.at("ceilings").get<core::Ceilings>();
+    // A cached ceiling of zero or less is useless for a roofline: treat the file as corrupt.
+    if (!(c.peak_bw_bytes_per_s > 0) || c.peak_flops_per_s.empty()) return std::nullopt;
+    for (const auto& [dtype, flops] : c.peak_flops_per_s)
+      if (!(flops > 0)) return std::nullopt;
+    return c;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool save_ceilings(const std::string& key, const core::Ceilings& c) {
+  const std::string dir = ceilings_cache_dir();
+  if (dir.empty()) return false;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return false;
+  const fs::path target = file_for(key);
+  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return false;
+    nlohmann::json j = {{"format", kCacheFormat}, {"key", key}, {"ceilings", c}};
+    out << j.dump(2) << '\n';
+    if (!out.flush()) {
+      fs::remove(tmp, ec);
+      return false;
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace attnprof::measure

@@ -1,0 +1,365 @@
+// The CPU backend's measurement script for one point: check, allocate, fill, poison, verify, time,
+// summarise. Every point-level failure becomes the record's status and reason.
+#include "measure/cpu_backend.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <new>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/cost_model.hpp"
+#include "core/errors.hpp"
+#include "core/stats.hpp"
+#include "kernels/common/random.hpp"
+#include "kernels/common/verify.hpp"
+#include "kernels/cpu/parallel.hpp"
+#include "kernels/cpu/probes.hpp"
+#include "measure/ceilings_cache.hpp"
+#include "measure/sampling.hpp"
+
+namespace attnprof::measure {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Many server CPUs report only their per-core L2 in /proc/cpuinfo and nothing in sysfs inside
+// containers; 32 MiB is the L3 of one current x86 chiplet, so a cold flush or a bandwidth buffer
+// sized from this floor still spills out of cache there.
+constexpr int64_t kAssumedMinLlcBytes = int64_t{32} << 20;
+// Bandwidth buffers: each >= 4x the LLC and >= 128 MiB, so the stream (8x the LLC in all) runs from
+// DRAM. Not larger: page faults in some sandboxes cost ~10 ms per MiB on first touch.
+constexpr int64_t kMinStreamBufferBytes = int64_t{128} << 20;
+constexpr int kProbeRepeats = 5;
+constexpr double kFmaSecondsPerRun = 0.1;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t");
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// "key : value" lines of /proc/cpuinfo or /proc/meminfo; first occurrence of `key`.
+std::string proc_field(const char* path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    if (trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+  }
+  return {};
+}
+
+// "32768K", "1024 KB", "8M" -> bytes; 0 when unparsable.
+int64_t parse_size(const std::string& text) {
+  std::istringstream in(text);
+  double value = 0;
+  std::string unit;
+  if (!(in >> value)) return 0;
+  in >> unit;
+  const char u = unit.empty() ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+  const double mult = u == 'K' ? 1024.0 : u == 'M' ? 1048576.0 : u == 'G' ? 1073741824.0 : 1.0;
+  return static_cast<int64_t>(value * mult);
+}
+
+int64_t llc_from_sysfs() {
+  int64_t best_level = 0, best_bytes = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
+    std::ifstream level_file(dir + "level"), size_file(dir + "size"), type_file(dir + "type");
+    int64_t level = 0;
+    std::string size, type;
+    if (!(level_file >> level) || !(size_file >> size)) continue;
+    type_file >> type;
+    if (type == "Instruction") continue;
+    if (level >= best_level) {
+      best_level = level;
+      best_bytes = parse_size(size);
+    }
+  }
+  return best_bytes;
+}
+
+// Timestamps between the stages of one call.
+class StageClock final : public kernels::StageHook {
+ public:
+  explicit StageClock(size_t stages) : starts_(stages) {}
+  void before_stage(int index) override { starts_.at(static_cast<size_t>(index)) = Clock::now(); }
+  void after_last() override { end_ = Clock::now(); }
+  // Microseconds of each stage: from its start to the next stage's start (the last: to the end).
+  std::vector<double> stage_us() const {
+    std::vector<double> out;
+    for (size_t i = 0; i < starts_.size(); ++i) {
+      const auto stop = i + 1 < starts_.size() ? starts_[i + 1] : end_;
+      out.push_back(std::chrono::duration<double, std::micro>(stop - starts_[i]).count());
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Clock::time_point> starts_;
+  Clock::time_point end_;
+};
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  const uint64_t now = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  const uint64_t seed = kernels::splitmix64((uint64_t{rd()} << 32 | rd()) ^ now);
+  return seed == 0 ? 1 : seed;
+}
+
+// Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here.
+double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) {
+  return sizeof(float) * (2.0 * static_cast<double>(s.q_elems()) + 2.0 * static_cast<double>(s.kv_elems()) +
+                          static_cast<double>(s.lse_elems())) +
+         static_cast<double>(kernel.workspace_bytes(s));
+}
+
+std::string failure_reason(const core::Verification& v) {
+  std::string reason = "verification failed:";
+  if (v.unwritten > 0) reason += fmt::format(" {} output elements unwritten or not finite;", v.unwritten);
+  if (!(v.o_max_abs_err <= v.tolerance))
+    reason += fmt::format(" max |O - O_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g});",
+                          v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err);
+  reason += fmt::format(" max |LSE - LSE_f64| {:.3g}", v.lse_max_abs_err);
+  return reason;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() : host_(read_host_info()) {}
+
+  std::string name() const override { return "cpu"; }
+
+  core::DeviceInfo device_info() override {
+    core::DeviceInfo d;
+    d.name = "CPU: " + host_.cpu_model;
+    d.sm_count = host_.threads;
+    d.l2_bytes = host_.llc_bytes;
+    d.memory_bytes = host_.mem_total_bytes;
+    d.sm_clock_max_mhz = host_.max_mhz;
+    return d;
+  }
+
+  core::Ceilings ceilings(bool remeasure) override {
+    const std::string key = cpu_ceilings_key(host_);
+    if (!remeasure) {
+      if (ceilings_) return *ceilings_;
+      if (auto cached = load_ceilings(key)) return *(ceilings_ = cached);
+    }
+    core::Ceilings c;
+    c.source = "measured";
+    const int64_t buffer_bytes = std::max(kMinStreamBufferBytes, 4 * llc_bytes());
+    c.peak_bw_bytes_per_s = kernels::cpu::stream_bytes_per_s(static_cast<size_t>(buffer_bytes), kProbeRepeats);
+    const double fp32_flops = kernels::cpu::fma_flops_per_s(kFmaSecondsPerRun, kProbeRepeats);
+    // Every CPU kernel computes in fp32 whatever the dtype, so fp32 is the roof for all of them.
+    for (const char* dtype : {"fp32", "fp16", "bf16"}) c.peak_flops_per_s[dtype] = fp32_flops;
+    save_ceilings(key, c);
+    ceilings_ = c;
+    return c;
+  }
+
+  std::vector<const kernels::Kernel*> kernels() override { return kernels::registered(kernels::Backend::cpu); }
+
+  core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel,
+                       const MeasureOptions& options) override {
+    const auto t0 = Clock::now();
+    core::Record rec;
+    rec.shape = shape;
+    rec.kernel = kernel.name();
+    rec.backend = name();
+    rec.device_id = 0;
+    rec.timing_mode = options.cold_l2 ? "cold" : "warm";
+    rec.counters.status = "unavailable";
+    rec.counters.reason = "CPU backend: no hardware counters";
+    try {
+      run_point(shape, kernel, options, t0, rec);
+    } catch (const std::bad_alloc&) {
+      rec.status = core::Status::oom;
+      rec.reason = "host memory allocation failed";
+    } catch (const std::exception& e) {
+      rec.status = core::Status::failed;
+      rec.reason = e.what();
+    }
+    rec.wall_s = seconds_since(t0);
+    return rec;
+  }
+
+ private:
+  int64_t llc_bytes() const { return std::max(host_.llc_bytes, kAssumedMinLlcBytes); }
+
+  void run_point(const core::Shape& s, const kernels::Kernel& kernel, const MeasureOptions& options,
+                 Clock::time_point t0, core::Record& rec) {
+    s.validate();
+    if (std::string why = kernel.unsupported_reason(s); !why.empty()) {
+      rec.status = core::Status::unsupported;
+      rec.reason = why;
+      return;
+    }
+    rec.cost = core::cost_of(s, kernel.kind());
+
+    const double need_bytes = std::max(core::footprint_bytes(s, kernel.kind()), cpu_footprint_bytes(s, kernel));
+    const double avail_bytes = static_cast<double>(read_host_info().mem_available_bytes);
+    if (avail_bytes > 0 && need_bytes > avail_bytes / 2) {
+      rec.status = core::Status::oom;
+      rec.reason = fmt::format("needs {:.2f} GiB of host memory, more than half of the {:.2f} GiB available",
+                               need_bytes / 1073741824.0, avail_bytes / 1073741824.0);
+      return;
+    }
+
+    const uint64_t seed = options.seed != 0 ? options.seed : fresh_seed();
+    rec.verification.seed = seed;
+    std::vector<float> q(static_cast<size_t>(s.q_elems())), k(static_cast<size_t>(s.kv_elems())),
+        v(static_cast<size_t>(s.kv_elems())), o(static_cast<size_t>(s.q_elems())),
+        lse(static_cast<size_t>(s.lse_elems()));
+    std::vector<float> workspace((kernel.workspace_bytes(s) + sizeof(float) - 1) / sizeof(float));
+    fill_inputs(seed, q, k, v);
+    std::fill(o.begin(), o.end(), std::numeric_limits<float>::quiet_NaN());
+    std::fill(lse.begin(), lse.end(), std::numeric_limits<float>::quiet_NaN());
+
+    kernels::AttentionArgs args;
+    args.shape = s;
+    args.q = q.data();
+    args.k = k.data();
+    args.v = v.data();
+    args.o = o.data();
+    args.lse = lse.data();
+    args.workspace = workspace.empty() ? nullptr : workspace.data();
+    args.workspace_bytes = workspace.size() * sizeof(float);
+
+    kernel.launch(args);
+    if (options.verify) {
+      rec.verification = verify(s, seed, o, lse, options.verify_rows);
+      // An incorrect kernel is still timed, as on CUDA: how fast a wrong answer comes is worth seeing.
+      if (!rec.verification.passed) {
+        rec.status = core::Status::incorrect;
+        rec.reason = failure_reason(rec.verification);
+      }
+    }
+    check_timeout(t0, options);
+
+    // Allocated once per backend: faulting it in for every point would cost more than many points.
+    if (options.cold_l2 && flush_buffer_.empty())
+      flush_buffer_.assign(static_cast<size_t>(2 * llc_bytes() / sizeof(float)), 0.0f);
+    const std::vector<std::string> stage_names = kernel.stage_names();
+    const bool staged = stage_names.size() > 1;
+    StageClock stage_clock(stage_names.size());
+    const SampleFn one_call = [&] {
+      check_timeout(t0, options);
+      if (options.cold_l2) kernels::cpu::flush_caches(flush_buffer_);
+      const auto start = Clock::now();
+      kernel.launch(args, staged ? &stage_clock : nullptr);
+      std::vector<double> sample{std::chrono::duration<double, std::micro>(Clock::now() - start).count()};
+      if (staged) {
+        const auto stages = stage_clock.stage_us();
+        sample.insert(sample.end(), stages.begin(), stages.end());
+      }
+      return sample;
+    };
+    SampleSet samples = sample_adaptively(one_call, options);
+
+    rec.samples_us = std::move(samples.total_us);
+    rec.latency = core::summarize(rec.samples_us);
+    if (rec.latency.p50_us > 0) rec.tflops = rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12;
+    if (staged) fill_stages(stage_names, samples.stage_us, rec);
+  }
+
+  static void check_timeout(Clock::time_point t0, const MeasureOptions& options) {
+    if (options.point_timeout_s > 0 && seconds_since(t0) > options.point_timeout_s)
+      throw std::runtime_error(fmt::format("point exceeded its {:.0f} s timeout", options.point_timeout_s));
+  }
+
+  static void fill_inputs(uint64_t seed, std::vector<float>& q, std::vector<float>& k, std::vector<float>& v) {
+    int tensor = 0;
+    for (std::vector<float>* t : {&q, &k, &v}) {
+      float* data = t->data();
+      const int id = tensor++;
+      kernels::parallel_for(static_cast<int64_t>(t->size()), 1 << 16, [&](int64_t lo, int64_t hi) {
+        for (int64_t e = lo; e < hi; ++e) data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(e));
+      });
+    }
+  }
+
+  static core::Verification verify(const core::Shape& s, uint64_t seed, const std::vector<float>& o,
+                                   const std::vector<float>& lse, int max_rows) {
+    // Poisoned (NaN) or non-finite O; LSE may legitimately be -inf (a row that sees no key).
+    int64_t unwritten = 0;
+    for (float x : o) unwritten += !std::isfinite(x);
+    for (float x : lse) unwritten += std::isnan(x) || x == std::numeric_limits<float>::infinity();
+    const auto rows = kernels::rows_to_check(s, max_rows, seed);
+    std::vector<float> o_rows, lse_rows;
+    o_rows.reserve(rows.size() * static_cast<size_t>(s.hdim));
+    for (int64_t r : rows) {
+      o_rows.insert(o_rows.end(), o.begin() + r * s.hdim, o.begin() + (r + 1) * s.hdim);
+      lse_rows.push_back(lse[static_cast<size_t>(r)]);
+    }
+    return kernels::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten);
+  }
+
+  static void fill_stages(const std::vector<std::string>& names, std::vector<std::vector<double>>& stage_us,
+                          core::Record& rec) {
+    double sum_p50 = 0, sum_p99 = 0;
+    for (size_t i = 0; i < names.size() && i < stage_us.size(); ++i) {
+      core::Stage st;
+      st.name = names[i];
+      st.samples_us = std::move(stage_us[i]);
+      st.p50_us = core::quantile(st.samples_us, 0.5);
+      st.p99_us = core::quantile(st.samples_us, 0.99);
+      sum_p50 += st.p50_us;
+      sum_p99 += st.p99_us;
+      rec.stages.push_back(std::move(st));
+    }
+    for (core::Stage& st : rec.stages) {
+      st.share_of_p50 = sum_p50 > 0 ? st.p50_us / sum_p50 : 0;
+      st.share_of_p99 = sum_p99 > 0 ? st.p99_us / sum_p99 : 0;
+    }
+  }
+
+  HostInfo host_;
+  std::optional<core::Ceilings> ceilings_;
+  std::vector<float> flush_buffer_;  // 2x the LLC, written before every cold sample
+};
+
+}  // namespace
+
+HostInfo read_host_info() {
+  HostInfo h;
+  h.cpu_model = proc_field("/proc/cpuinfo", "model name");
+  if (h.cpu_model.empty()) h.cpu_model = proc_field("/proc/cpuinfo", "Model");  // Arm boards
+  if (h.cpu_model.empty()) h.cpu_model = "unknown CPU";
+  h.threads = kernels::hardware_threads();
+  h.llc_bytes = llc_from_sysfs();
+  if (h.llc_bytes == 0) h.llc_bytes = parse_size(proc_field("/proc/cpuinfo", "cache size"));
+  h.mem_total_bytes = parse_size(proc_field("/proc/meminfo", "MemTotal"));
+  h.mem_available_bytes = parse_size(proc_field("/proc/meminfo", "MemAvailable"));
+  std::ifstream max_khz_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  double max_khz = 0;
+  if (max_khz_file >> max_khz && max_khz > 0)
+    h.max_mhz = max_khz / 1000.0;
+  else
+    h.max_mhz = std::atof(proc_field("/proc/cpuinfo", "cpu MHz").c_str());
+  return h;
+}
+
+std::string cpu_ceilings_key(const HostInfo& host) {
+  // The thread count is part of the key: the probes run on every hardware thread.
+  return device_cache_key(fmt::format("cpu {} t{}", host.cpu_model, host.threads));
+}
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace attnprof::measure

@@ -1,0 +1,67 @@
+// The shared sampling loop (sampling.hpp): warm up, sample, stop on convergence or budget.
+#include "measure/sampling.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "core/stats.hpp"
+
+namespace attnprof::measure {
+
+namespace {
+
+// The bootstrap CI costs resamples x n work; re-checking it after every sample would cost more than a
+// fast kernel's samples. Checking again once the set grew by an eighth keeps the overhead a small
+// constant factor while stopping at most ~12% later than an every-sample check would.
+int64_t next_check_after(int64_t n) { return n + std::max<int64_t>(1, n / 8); }
+
+bool converged(const std::vector<double>& samples, double target_rel_ci) {
+  const double median = core::median(samples);
+  const core::Interval ci = core::bootstrap_median_ci(samples);
+  const double half_width = 0.5 * (ci.high - ci.low);
+  return half_width <= target_rel_ci * median;
+}
+
+}  // namespace
+
+SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < options.warmup_calls; ++i) fn();
+
+  SampleSet set;
+  const int64_t min_samples = std::max(1, options.min_samples);
+  const int64_t max_samples = std::max<int64_t>(1, options.max_samples);
+  const auto start = clock::now();
+  int64_t check_at = min_samples;
+  for (;;) {
+    const std::vector<double> sample = fn();
+    if (sample.empty()) throw std::runtime_error("sampling: a sample returned no total time");
+    if (set.total_us.empty()) set.stage_us.resize(sample.size() - 1);
+    if (sample.size() - 1 != set.stage_us.size())
+      throw std::runtime_error("sampling: samples disagree on the number of stages");
+    set.total_us.push_back(sample[0]);
+    for (size_t s = 1; s < sample.size(); ++s) set.stage_us[s - 1].push_back(sample[s]);
+
+    const auto n = static_cast<int64_t>(set.total_us.size());
+    if (n >= min_samples && n >= check_at) {
+      if (converged(set.total_us, options.target_rel_ci)) {
+        set.stop_reason = "converged";
+        break;
+      }
+      check_at = next_check_after(n);
+    }
+    if (n >= max_samples) {
+      set.stop_reason = "max_samples";
+      break;
+    }
+    const double elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+    if (elapsed_s >= options.max_seconds_per_point) {
+      set.stop_reason = "time_budget";
+      break;
+    }
+  }
+  return set;
+}
+
+}  // namespace attnprof::measure

@@ -1,0 +1,248 @@
+// The CPU backend end to end, the backend factory and the ceilings cache.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "core/errors.hpp"
+#include "measure/backend.hpp"
+#include "measure/ceilings_cache.hpp"
+#include "measure/cpu_backend.hpp"
+
+using attnprof::core::DType;
+using attnprof::core::Shape;
+using attnprof::core::Status;
+namespace m = attnprof::measure;
+namespace fs = std::filesystem;
+
+namespace {
+
+Shape small_shape(bool causal) {
+  Shape s;
+  s.batch = 2;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.seq_q = 96;
+  s.seq_k = 128;
+  s.hdim = 64;
+  s.causal = causal;
+  s.dtype = DType::bf16;
+  return s;
+}
+
+m::MeasureOptions quick_options() {
+  m::MeasureOptions o;
+  o.warmup_calls = 1;
+  o.min_samples = 5;
+  o.max_samples = 30;
+  o.max_seconds_per_point = 1;
+  return o;
+}
+
+// A private cache directory for this test process.
+fs::path scratch_cache_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("attnprof-test-cache-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ::setenv("ATTNPROF_CACHE_DIR", dir.c_str(), 1);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("backend factory", "[backend]") {
+  CHECK(m::make_backend("cpu", 0, nullptr)->name() == "cpu");
+  CHECK_THROWS_AS(m::make_backend("tpu", 0, nullptr), attnprof::InputError);
+  std::string why;
+  if (!m::cuda_available(&why)) {
+    CHECK_FALSE(why.empty());
+    CHECK_THROWS_AS(m::make_backend("cuda", 0, nullptr), attnprof::EnvironmentError);
+    std::vector<std::string> notices;
+    CHECK(m::make_backend("auto", 0, &notices)->name() == "cpu");
+    REQUIRE(notices.size() == 1);
+    CHECK(notices[0].find("no GPU found") != std::string::npos);
+    CHECK(notices[0].find(why) != std::string::npos);
+  }
+}
+
+TEST_CASE("measure options serialise", "[backend]") {
+  m::MeasureOptions o;
+  o.max_samples = 77;
+  o.extra_metrics = {"dram__bytes_read.sum"};
+  const nlohmann::json j = o;
+  CHECK(j.at("max_samples") == 77);
+  CHECK(j.at("extra_metrics").size() == 1);
+  CHECK(j.at("cold_l2") == true);
+}
+
+TEST_CASE("CPU backend measures the reference with verified output and stages", "[cpu-backend]") {
+  auto backend = m::make_cpu_backend();
+  const auto* kernel = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "reference");
+  REQUIRE(kernel);
+  const auto rec = backend->measure(small_shape(true), *kernel, quick_options());
+  INFO(rec.reason);
+  REQUIRE(rec.status == Status::ok);
+  CHECK(rec.backend == "cpu");
+  CHECK(rec.kernel == "reference");
+  CHECK(rec.samples_us.size() >= 5);
+  CHECK(rec.latency.n == int64_t(rec.samples_us.size()));
+  CHECK(rec.latency.p50_us > 0);
+  CHECK(rec.cost.flops > 0);
+  CHECK(rec.tflops > 0);
+  CHECK(rec.timing_mode == "cold");
+  CHECK(rec.verification.checked);
+  CHECK(rec.verification.passed);
+  CHECK(rec.verification.seed != 0);
+  CHECK(rec.verification.rows_total == 2 * 4 * 96);
+  CHECK(rec.counters.status == "unavailable");
+  CHECK(rec.wall_s > 0);
+  REQUIRE(rec.stages.size() == 3);
+  CHECK(rec.stages[0].name == "qk_gemm");
+  CHECK(rec.stages[2].name == "pv_gemm");
+  double share50 = 0, share99 = 0;
+  for (const auto& st : rec.stages) {
+    CHECK(st.samples_us.size() == rec.samples_us.size());
+    share50 += st.share_of_p50;
+    share99 += st.share_of_p99;
+  }
+  CHECK(share50 == Approx(1.0).epsilon(1e-9));
+  CHECK(share99 == Approx(1.0).epsilon(1e-9));
+  // Stages partition the call: their P50s add up to about the total's.
+  CHECK(rec.stages[0].p50_us + rec.stages[1].p50_us + rec.stages[2].p50_us <= rec.latency.p99_us * 1.5);
+}
+
+TEST_CASE("CPU backend measures the fused kernel warm, with a fixed seed", "[cpu-backend]") {
+  auto backend = m::make_cpu_backend();
+  const auto* kernel = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "fused");
+  REQUIRE(kernel);
+  auto options = quick_options();
+  options.cold_l2 = false;
+  options.seed = 1234;
+  const auto rec = backend->measure(small_shape(false), *kernel, options);
+  INFO(rec.reason);
+  REQUIRE(rec.status == Status::ok);
+  CHECK(rec.timing_mode == "warm");
+  CHECK(rec.verification.seed == 1234);
+  CHECK(rec.verification.passed);
+  CHECK(rec.stages.empty());
+}
+
+TEST_CASE("CPU backend refuses points that do not fit and never throws", "[cpu-backend]") {
+  auto backend = m::make_cpu_backend();
+  const auto* ref = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "reference");
+  Shape huge = small_shape(false);
+  huge.batch = 1;
+  huge.heads = huge.kv_heads = 1;
+  huge.seq_q = huge.seq_k = int64_t{1} << 20;  // S alone would be 4 TiB
+  const auto oom = backend->measure(huge, *ref, quick_options());
+  CHECK(oom.status == Status::oom);
+  CHECK(oom.reason.find("GiB") != std::string::npos);
+  CHECK(oom.samples_us.empty());
+
+  Shape bad = small_shape(false);
+  bad.kv_heads = 3;  // does not divide heads
+  const auto failed = backend->measure(bad, *ref, quick_options());
+  CHECK(failed.status == Status::failed);
+  CHECK(failed.reason.find("kv_heads") != std::string::npos);
+}
+
+TEST_CASE("CPU backend describes its host", "[cpu-backend]") {
+  const auto host = m::read_host_info();
+  CHECK(host.threads >= 1);
+  CHECK(host.mem_total_bytes > 0);
+  CHECK(host.mem_available_bytes > 0);
+  auto backend = m::make_cpu_backend();
+  const auto info = backend->device_info();
+  CHECK(info.name.rfind("CPU: ", 0) == 0);
+  CHECK(info.sm_count == host.threads);
+  CHECK(backend->kernels().size() >= 2);
+}
+
+TEST_CASE("ceilings cache: keys, round trip, corrupt files", "[ceilings-cache]") {
+  const fs::path dir = scratch_cache_dir();
+  CHECK(m::ceilings_cache_dir() == dir.string());
+  CHECK(m::device_cache_key("NVIDIA H200") == "nvidia-h200");
+  CHECK(m::device_cache_key("CPU: AMD EPYC 9654 96-Core Processor t2") == "cpu-amd-epyc-9654-96-core-processor-t2");
+  CHECK(m::device_cache_key("../..") == "device");
+
+  CHECK_FALSE(m::load_ceilings("nothing-here").has_value());
+  attnprof::core::Ceilings c;
+  c.source = "measured";
+  c.peak_bw_bytes_per_s = 1.5e11;
+  c.peak_flops_per_s["fp32"] = 2e12;
+  REQUIRE(m::save_ceilings("dev", c));
+  const auto back = m::load_ceilings("dev");
+  REQUIRE(back.has_value());
+  CHECK(back->peak_bw_bytes_per_s == c.peak_bw_bytes_per_s);
+  CHECK(back->peak_flops_per_s.at("fp32") == 2e12);
+
+  std::ofstream(dir / "dev.json") << "{ not json";
+  CHECK_FALSE(m::load_ceilings("dev").has_value());
+  std::ofstream(dir / "dev.json") << R"({"format": 1, "key": "dev", "ceilings": {"peak_bw_bytes_per_s": 0}})";
+  CHECK_FALSE(m::load_ceilings("dev").has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("CPU backend ceilings: a corrupt cache is re-measured, then read back", "[ceilings-cache]") {
+  const fs::path dir = scratch_cache_dir();
+  fs::create_directories(dir);
+  const fs::path file = dir / (m::cpu_ceilings_key(m::read_host_info()) + ".json");
+  std::ofstream(file) << "garbage";
+  auto backend = m::make_cpu_backend();
+  const auto measured = backend->ceilings(false);
+  CHECK(measured.source == "measured");
+  CHECK(measured.peak_bw_bytes_per_s > 1e8);
+  CHECK(measured.peak_flops_per_s.at("fp32") > 1e8);
+  CHECK(measured.peak_flops_per_s.at("bf16") == measured.peak_flops_per_s.at("fp32"));
+  REQUIRE(m::load_ceilings(m::cpu_ceilings_key(m::read_host_info())).has_value());
+
+  auto fresh = m::make_cpu_backend();
+  const auto cached = fresh->ceilings(false);
+  CHECK(cached.peak_bw_bytes_per_s == measured.peak_bw_bytes_per_s);
+  CHECK(cached.peak_flops_per_s == measured.peak_flops_per_s);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Deliberately wrong kernels (never registered): one writes zeros, one writes nothing.
+class BrokenKernel final : public attnprof::kernels::Kernel {
+ public:
+  explicit BrokenKernel(bool writes) : writes_(writes) {}
+  std::string name() const override { return writes_ ? "zeros" : "silent"; }
+  attnprof::kernels::Backend backend() const override { return attnprof::kernels::Backend::cpu; }
+  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+  std::string description() const override { return "test: wrong on purpose"; }
+  std::string unsupported_reason(const Shape&) const override { return {}; }
+  size_t workspace_bytes(const Shape&) const override { return 0; }
+  void launch(const attnprof::kernels::AttentionArgs& a, attnprof::kernels::StageHook*) const override {
+    if (!writes_) return;
+    std::fill_n(static_cast<float*>(a.o), a.shape.q_elems(), 0.0f);
+    std::fill_n(a.lse, a.shape.lse_elems(), 0.0f);
+  }
+
+ private:
+  bool writes_;
+};
+
+}  // namespace
+
+TEST_CASE("CPU backend flags wrong and unwritten outputs as incorrect, and still times them", "[cpu-backend]") {
+  auto backend = m::make_cpu_backend();
+  const BrokenKernel zeros(true), silent(false);
+  const auto wrong = backend->measure(small_shape(false), zeros, quick_options());
+  CHECK(wrong.status == Status::incorrect);
+  CHECK(wrong.reason.find("verification failed") != std::string::npos);
+  CHECK_FALSE(wrong.verification.passed);
+  CHECK(wrong.verification.unwritten == 0);
+  CHECK(wrong.verification.o_max_abs_err > wrong.verification.tolerance);
+  CHECK_FALSE(wrong.samples_us.empty());
+
+  const auto unwritten = backend->measure(small_shape(false), silent, quick_options());
+  CHECK(unwritten.status == Status::incorrect);
+  CHECK(unwritten.verification.unwritten == small_shape(false).q_elems() + small_shape(false).lse_elems());
+}

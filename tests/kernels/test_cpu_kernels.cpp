@@ -1,0 +1,134 @@
+// CPU kernels (kernels/cpu/): both verified against float64 on ragged shapes, and the reference's
+// stage hook order.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/common/random.hpp"
+#include "kernels/common/verify.hpp"
+#include "kernels/registry.hpp"
+
+using attnprof::core::DType;
+using attnprof::core::Shape;
+namespace k = attnprof::kernels;
+
+namespace {
+
+Shape make_shape(int64_t b, int64_t h, int64_t kvh, int64_t sq, int64_t sk, int64_t d, bool causal,
+                 DType t) {
+  Shape s;
+  s.batch = b;
+  s.heads = h;
+  s.kv_heads = kvh;
+  s.seq_q = sq;
+  s.seq_k = sk;
+  s.hdim = d;
+  s.causal = causal;
+  s.dtype = t;
+  return s;
+}
+
+struct HostProblem {
+  std::vector<float> q, k, v, o, lse, workspace;
+  k::AttentionArgs args;
+  HostProblem(const Shape& s, const k::Kernel& kernel, uint64_t seed)
+      : q(size_t(s.q_elems())), k(size_t(s.kv_elems())), v(size_t(s.kv_elems())), o(size_t(s.q_elems()),
+        std::numeric_limits<float>::quiet_NaN()), lse(size_t(s.lse_elems()), std::numeric_limits<float>::quiet_NaN()),
+        workspace(kernel.workspace_bytes(s) / sizeof(float)) {
+    for (size_t e = 0; e < q.size(); ++e) q[e] = k::input_value(seed, 0, e);
+    for (size_t e = 0; e < k.size(); ++e) k[e] = k::input_value(seed, 1, e);
+    for (size_t e = 0; e < v.size(); ++e) v[e] = k::input_value(seed, 2, e);
+    args.shape = s;
+    args.q = q.data();
+    args.k = k.data();
+    args.v = v.data();
+    args.o = o.data();
+    args.lse = lse.data();
+    args.workspace = workspace.data();
+    args.workspace_bytes = workspace.size() * sizeof(float);
+  }
+  attnprof::core::Verification verify(const Shape& s, uint64_t seed) const {
+    int64_t unwritten = 0;
+    for (float x : o) unwritten += !std::isfinite(x);
+    for (float x : lse) unwritten += std::isnan(x);
+    const auto rows = k::rows_to_check(s, 400, seed);
+    std::vector<float> o_rows, lse_rows;
+    for (int64_t r : rows) {
+      o_rows.insert(o_rows.end(), o.begin() + r * s.hdim, o.begin() + (r + 1) * s.hdim);
+      lse_rows.push_back(lse[size_t(r)]);
+    }
+    return k::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten);
+  }
+};
+
+struct RecordingHook : k::StageHook {
+  std::vector<int> events;
+  void before_stage(int i) override { events.push_back(i); }
+  void after_last() override { events.push_back(-1); }
+};
+
+}  // namespace
+
+TEST_CASE("CPU kernels are registered", "[cpu-kernels]") {
+  const auto kernels = k::registered(k::Backend::cpu);
+  REQUIRE(kernels.size() >= 2);
+  REQUIRE(k::find(k::Backend::cpu, "reference") != nullptr);
+  REQUIRE(k::find(k::Backend::cpu, "fused") != nullptr);
+  CHECK(k::find(k::Backend::cpu, "reference")->kind() == attnprof::core::KernelKind::materialized);
+  CHECK(k::find(k::Backend::cpu, "fused")->kind() == attnprof::core::KernelKind::fused);
+  CHECK(k::find(k::Backend::cpu, "reference")->stage_names().size() == 3);
+}
+
+TEST_CASE("CPU kernels match float64 on ragged shapes", "[cpu-kernels]") {
+  const std::vector<Shape> shapes = {
+      make_shape(1, 1, 1, 1, 1, 64, false, DType::fp32),
+      make_shape(1, 2, 2, 1, 1, 64, true, DType::bf16),
+      make_shape(3, 7, 1, 17, 17, 32, false, DType::bf16),
+      make_shape(3, 7, 1, 17, 17, 32, true, DType::fp32),
+      make_shape(1, 2, 1, 100, 257, 64, true, DType::bf16),   // causal, seq_k > seq_q
+      make_shape(2, 4, 2, 257, 100, 16, true, DType::fp32),   // causal, seq_k < seq_q: masked rows
+      make_shape(1, 1, 1, 257, 257, 128, true, DType::fp16),
+      make_shape(3, 7, 7, 100, 17, 48, false, DType::bf16),
+      make_shape(1, 3, 3, 17, 100, 40, false, DType::fp32),
+  };
+  uint64_t seed = 11;
+  for (const char* name : {"reference", "fused"}) {
+    const k::Kernel* kernel = k::find(k::Backend::cpu, name);
+    REQUIRE(kernel);
+    for (const Shape& s : shapes) {
+      INFO(name << " " << s.label());
+      CHECK(kernel->unsupported_reason(s).empty());
+      HostProblem p(s, *kernel, ++seed);
+      kernel->launch(p.args);
+      const auto v = p.verify(s, seed);
+      CHECK(v.unwritten == 0);
+      CHECK(v.o_max_abs_err <= v.tolerance);
+      CHECK(v.lse_max_abs_err < 1e-3);
+      CHECK(v.passed);
+    }
+  }
+}
+
+TEST_CASE("CPU reference reports its three stages to the hook in order", "[cpu-kernels]") {
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  const k::Kernel* fused = k::find(k::Backend::cpu, "fused");
+  const Shape s = make_shape(1, 2, 1, 33, 33, 32, true, DType::bf16);
+  HostProblem p(s, *ref, 3);
+  RecordingHook hook;
+  ref->launch(p.args, &hook);
+  CHECK(hook.events == std::vector<int>{0, 1, 2, -1});
+  HostProblem pf(s, *fused, 3);
+  RecordingHook fused_hook;
+  fused->launch(pf.args, &fused_hook);
+  CHECK(fused_hook.events == std::vector<int>{0, -1});
+}
+
+TEST_CASE("CPU reference refuses a workspace that is too small", "[cpu-kernels]") {
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  const Shape s = make_shape(1, 1, 1, 8, 8, 16, false, DType::bf16);
+  HostProblem p(s, *ref, 4);
+  p.args.workspace_bytes = 16;
+  CHECK_THROWS(ref->launch(p.args));
+}
