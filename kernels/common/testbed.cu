@@ -1,0 +1,211 @@
+// CUDA testbed for one attention problem (kernels/common/testbed.hpp): device buffers, counter-based
+// inputs generated on the device, NaN-poisoned outputs, and verification that counts unwritten
+// elements over all of O and LSE on the device but copies back only the rows the float64 reference
+// checks.
+#include "kernels/common/testbed.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/common/cuda_check.cuh"
+#include "kernels/common/random.hpp"
+#include "kernels/common/verify.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+constexpr int kThreads = 256;
+// Enough blocks to fill any current GPU; the kernels below are grid-stride loops.
+constexpr int64_t kMaxBlocks = 4096;
+
+int blocks_for(int64_t elems) {
+  const int64_t blocks = (elems + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x);
+template <>
+__device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T>
+__global__ void fill_kernel(T* out, int64_t elems, uint64_t seed, int tensor) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems;
+       i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(i)));
+}
+
+// O: NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
+// legitimately has LSE = -inf).
+template <typename T>
+__global__ void count_bad_kernel(const T* o, int64_t o_elems, const float* lse, int64_t lse_elems,
+                                 unsigned long long* bad) {
+  unsigned long long local = 0;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < o_elems; i += stride)
+    local += isfinite(to_float(o[i])) ? 0 : 1;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lse_elems; i += stride)
+    local += isnan(lse[i]) ? 1 : 0;
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(bad, local);
+}
+
+// Copies the sampled rows of O (converted to float) and LSE into compact buffers.
+template <typename T>
+__global__ void gather_rows_kernel(const T* o, const float* lse, const int64_t* rows, int row_count,
+                                   int hdim, float* o_rows, float* lse_rows) {
+  const int64_t total = int64_t{row_count} * hdim;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / hdim, c = i % hdim;
+    o_rows[i] = to_float(o[rows[r] * hdim + c]);
+    if (c == 0) lse_rows[r] = lse[rows[r]];
+  }
+}
+
+void* device_alloc(size_t bytes, size_t& total) {
+  void* p = nullptr;
+  if (bytes == 0) return nullptr;
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&p, bytes));
+  total += bytes;
+  return p;
+}
+
+template <typename Fn>
+void dispatch_dtype(core::DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case core::DType::fp32: fn(float{}); return;
+    case core::DType::fp16: fn(__half{}); return;
+    case core::DType::bf16: fn(__nv_bfloat16{}); return;
+  }
+}
+
+}  // namespace
+
+CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes)
+    : shape_(shape), workspace_bytes_(workspace_bytes) {
+  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
+  try {
+    q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
+    k_ = device_alloc(shape.kv_elems() * elem, allocated_bytes_);
+    v_ = device_alloc(shape.kv_elems() * elem, allocated_bytes_);
+    o_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
+    lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
+    workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
+  } catch (...) {
+    for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_})
+      if (p) cudaFree(p);
+    throw;
+  }
+}
+
+CudaProblem::~CudaProblem() {
+  for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_})
+    if (p) cudaFree(p);
+}
+
+void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  dispatch_dtype(shape_.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t q_elems = shape_.q_elems(), kv_elems = shape_.kv_elems();
+    fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, seed, 0);
+    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, seed, 1);
+    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, seed, 2);
+  });
+  ATTNPROF_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaProblem::poison_outputs(void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  // All-ones bytes are a NaN in fp32, fp16 and bf16 alike.
+  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.q_elems() * elem, s));
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
+}
+
+AttentionArgs CudaProblem::args(void* stream) const {
+  AttentionArgs a;
+  a.shape = shape_;
+  a.q = q_;
+  a.k = k_;
+  a.v = v_;
+  a.o = o_;
+  a.lse = lse_;
+  a.workspace = workspace_;
+  a.workspace_bytes = workspace_bytes_;
+  a.stream = stream;
+  return a;
+}
+
+core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream) const {
+  auto s = static_cast<cudaStream_t>(stream);
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+
+  const std::vector<int64_t> rows = rows_to_check(shape_, max_rows, seed);
+  const int hdim = static_cast<int>(shape_.hdim);
+  const int row_count = static_cast<int>(rows.size());
+
+  unsigned long long* bad_dev = nullptr;
+  int64_t* rows_dev = nullptr;
+  float* o_rows_dev = nullptr;
+  float* lse_rows_dev = nullptr;
+  size_t scratch_bytes = 0;
+  std::vector<float> o_rows(rows.size() * hdim), lse_rows(rows.size());
+  unsigned long long bad = 0;
+  try {
+    bad_dev = static_cast<unsigned long long*>(device_alloc(sizeof(unsigned long long), scratch_bytes));
+    rows_dev = static_cast<int64_t*>(device_alloc(rows.size() * sizeof(int64_t), scratch_bytes));
+    o_rows_dev = static_cast<float*>(device_alloc(o_rows.size() * sizeof(float), scratch_bytes));
+    lse_rows_dev = static_cast<float*>(device_alloc(lse_rows.size() * sizeof(float), scratch_bytes));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(bad_dev, 0, sizeof(unsigned long long), s));
+    if (row_count > 0)
+      ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(rows_dev, rows.data(), rows.size() * sizeof(int64_t),
+                                          cudaMemcpyHostToDevice, s));
+    dispatch_dtype(shape_.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const auto* o = static_cast<const T*>(o_);
+      count_bad_kernel<T><<<blocks_for(shape_.q_elems()), kThreads, 0, s>>>(
+          o, shape_.q_elems(), lse_, shape_.lse_elems(), bad_dev);
+      if (row_count > 0)
+        gather_rows_kernel<T><<<blocks_for(int64_t{row_count} * hdim), kThreads, 0, s>>>(
+            o, lse_, rows_dev, row_count, hdim, o_rows_dev, lse_rows_dev);
+    });
+    ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(&bad, bad_dev, sizeof(bad), cudaMemcpyDeviceToHost, s));
+    if (row_count > 0) {
+      ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(o_rows.data(), o_rows_dev, o_rows.size() * sizeof(float),
+                                          cudaMemcpyDeviceToHost, s));
+      ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(lse_rows.data(), lse_rows_dev,
+                                          lse_rows.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
+    }
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+  } catch (...) {
+    for (void* p : {static_cast<void*>(bad_dev), static_cast<void*>(rows_dev),
+                    static_cast<void*>(o_rows_dev), static_cast<void*>(lse_rows_dev)})
+      if (p) cudaFree(p);
+    throw;
+  }
+  for (void* p : {static_cast<void*>(bad_dev), static_cast<void*>(rows_dev),
+                  static_cast<void*>(o_rows_dev), static_cast<void*>(lse_rows_dev)})
+    if (p) cudaFree(p);
+
+  return verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad));
+}
+
+}  // namespace attnprof::kernels

@@ -1,0 +1,177 @@
+// The fused kernel's host side: shape checks, the ATTNPROF_FUSED_CONFIG tile variant, dispatch to the
+// template instantiations of fused_kernel.cuh, and registration as kernel "fused".
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "kernels/common/cuda_check.cuh"
+#include "kernels/fused/fused_kernel.cuh"
+#include "kernels/fused/fused_tiles.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+using fused::TileVariant;
+
+constexpr int kMaxDevices = 64;
+
+constexpr int kMinComputeMajor = 8;
+
+// Compute capability major of the current device; 0 when there is none (the check is then moot).
+int current_device_major() {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return major;
+}
+
+std::string variant_text() {
+  const char* env = std::getenv("ATTNPROF_FUSED_CONFIG");
+  return env ? std::string(env) : std::string();
+}
+
+// Calls fn with (element type tag, hdim constant, variant constant) for a supported combination.
+template <typename Fn>
+void dispatch(const core::Shape& s, TileVariant variant, Fn&& fn) {
+  auto by_hdim = [&](auto tag) {
+    auto by_variant = [&](auto hdim) {
+      switch (variant) {
+        case TileVariant::fast:
+          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::fast>{});
+          return;
+        case TileVariant::small:
+          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::small>{});
+          return;
+        case TileVariant::warps8:
+          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::warps8>{});
+          return;
+        case TileVariant::narrow:
+          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::narrow>{});
+          return;
+      }
+    };
+    if (s.hdim == 64) by_variant(std::integral_constant<int, 64>{});
+    else by_variant(std::integral_constant<int, 128>{});
+  };
+  if (s.dtype == core::DType::bf16) by_hdim(__nv_bfloat16{});
+  else by_hdim(__half{});
+}
+
+// Raises the dynamic shared-memory limit once per device for each instantiation.
+template <typename T, int kHeadDim, TileVariant kVariant>
+void allow_dynamic_smem(size_t bytes) {
+  static std::atomic<uint64_t> configured_devices{0};
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  const uint64_t bit = device < kMaxDevices ? uint64_t{1} << device : 0;
+  if (bit != 0 && (configured_devices.load() & bit)) return;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(fused::fused_attention_kernel<T, kHeadDim, kVariant>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(bytes)));
+  configured_devices.fetch_or(bit);
+}
+
+class FusedKernel final : public Kernel {
+ public:
+  std::string name() const override { return "fused"; }
+  Backend backend() const override { return Backend::cuda; }
+  core::KernelKind kind() const override { return core::KernelKind::fused; }
+  std::string description() const override {
+    const auto variant = fused::parse_variant(variant_text());
+    return "FlashAttention-2 style: one launch, mma.sync m16n8k16, online softmax in fp32, "
+           "cp.async double-buffered K/V; tile variant " +
+           std::string(variant ? fused::to_string(*variant) : "invalid");
+  }
+  std::string unsupported_reason(const core::Shape& s) const override {
+    const std::string text = variant_text();
+    const auto variant = fused::parse_variant(text);
+    if (!variant)
+      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of fast, small, warps8, narrow";
+    if (s.dtype == core::DType::fp32) return "fused kernel supports fp16 and bf16 only (tensor cores)";
+    if (const int major = current_device_major(); major > 0 && major < kMinComputeMajor)
+      return "fused kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
+    if (!fused::supported_hdim(static_cast<int>(s.hdim)))
+      return "fused kernel supports hdim 64 and 128, not " + std::to_string(s.hdim);
+    const fused::TileConfig c = fused::tile_config(static_cast<int>(s.hdim), *variant);
+    const long long ctas = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
+    if (ctas > INT32_MAX) return "fused kernel: more than 2^31 CTAs";
+    return {};
+  }
+  size_t workspace_bytes(const core::Shape&) const override { return 0; }
+
+  std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
+    if (!unsupported_reason(s).empty()) return {};
+    const TileVariant variant = *fused::parse_variant(variant_text());
+    LaunchInfo info;
+    dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
+      using T = decltype(tag);
+      constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
+      info.kernel_name = "fused_attention_kernel<" + std::string(s.dtype == core::DType::bf16 ? "bf16" : "fp16") +
+                         ", d" + std::to_string(hdim.value) + ", " + std::string(fused::to_string(var.value)) + ">";
+      info.func = reinterpret_cast<const void*>(&fused::fused_attention_kernel<T, hdim.value, var.value>);
+      info.grid_blocks = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
+      info.block_threads = fused::threads_of(c);
+      info.dynamic_smem_bytes = fused::smem_bytes(c, hdim.value, sizeof(T));
+    });
+    return {info};
+  }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
+    const TileVariant variant = *fused::parse_variant(variant_text());
+    const std::string range = "fused " + s.label();
+    nvtxRangePushA(range.c_str());
+    try {
+      if (hook) hook->before_stage(0);
+      dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
+        using T = decltype(tag);
+        constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
+        constexpr size_t smem = fused::smem_bytes(c, hdim.value, sizeof(T));
+        allow_dynamic_smem<T, hdim.value, var.value>(smem);
+        fused::FusedParams p{};
+        p.q = a.q;
+        p.k = a.k;
+        p.v = a.v;
+        p.o = a.o;
+        p.lse = a.lse;
+        p.seq_q = static_cast<int>(s.seq_q);
+        p.seq_k = static_cast<int>(s.seq_k);
+        p.heads = static_cast<int>(s.heads);
+        p.kv_heads = static_cast<int>(s.kv_heads);
+        p.group = static_cast<int>(s.heads / s.kv_heads);
+        p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
+        p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * fused::kLog2e;
+        p.causal = s.causal;
+        const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
+        fused::fused_attention_kernel<T, hdim.value, var.value>
+            <<<grid, fused::threads_of(c), smem, static_cast<cudaStream_t>(a.stream)>>>(p);
+        ATTNPROF_CUDA_CHECK(cudaGetLastError());
+      });
+      if (hook) hook->after_last();
+    } catch (...) {
+      nvtxRangePop();
+      throw;
+    }
+    nvtxRangePop();
+  }
+};
+
+const FusedKernel kInstance;
+const Registrar kReg{&kInstance};
+
+}  // namespace
+
+}  // namespace attnprof::kernels

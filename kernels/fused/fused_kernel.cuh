@@ -1,0 +1,326 @@
+// The fused attention forward (FlashAttention-2 algorithm), one launch per call.
+//
+// Layers, top to bottom:
+//   CTA     block_m query rows of one (batch, head); walks the key tiles it can see (causal tiles past
+//           its last row are never loaded), two K/V buffers in flight through cp.async.
+//   warp    16 * m_tiles_per_warp rows; S = Q K^T and O += P V with mma.sync m16n8k16 (fp32 accum);
+//           A from Q (ldmatrix) or from P (the S accumulators, rounded, no shared-memory round trip);
+//           B from K (ldmatrix) and V (ldmatrix.trans).
+//   quad    the 4 lanes holding one row's scores: online softmax in fp32 with exp2, row max and row
+//           sum reduced with two shuffles.
+// Shared memory rows are padded by 16 bytes (hdim + 8 elements): the 8 rows an 8x8 ldmatrix reads then
+// start in 8 different 16-byte bank groups (no conflicts), and every fragment address is one per-lane
+// base register plus a compile-time offset (an XOR swizzle cost ~20 more live address registers and
+// made the hdim-128 tile spill).
+// Tails: rows past seq_q / seq_k are zero-filled in shared memory, scores past seq_k (or past the
+// causal limit) are set to -inf, and only rows < seq_q are stored. S and P never leave the SM.
+// To extend: a new head dim needs supported_hdim() and a case in fused.cu's dispatch; a new tile
+// shape is one more TileVariant in fused_tiles.hpp.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/fused/fused_tiles.hpp"
+#include "kernels/fused/ptx.cuh"
+
+namespace attnprof::kernels::fused {
+
+struct FusedParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  int seq_q, seq_k;
+  int heads, kv_heads, group;  // group = heads / kv_heads query heads per kv head
+  int num_m_blocks;            // query-row blocks per (batch, head)
+  float scale_log2;            // softmax_scale * log2(e): scores go straight into exp2
+  bool causal;
+};
+
+inline constexpr float kLog2e = 1.4426950408889634f;
+inline constexpr float kLn2 = 0.6931471805599453f;
+
+template <int kHeadDim, TileVariant kVariant>
+struct FusedTraits {
+  static constexpr TileConfig kConfig = tile_config(kHeadDim, kVariant);
+  static constexpr int kBlockM = kConfig.block_m;
+  static constexpr int kBlockN = kConfig.block_n;
+  static constexpr int kWarps = kConfig.warps;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMTiles = kConfig.m_tiles_per_warp;
+  static constexpr int kWarpRows = kMmaRows * kMTiles;
+  static constexpr bool kQInRegisters = kConfig.q_in_registers;
+  static constexpr int kMinBlocksPerSm = kConfig.min_blocks_per_sm;
+  static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K or V
+  static constexpr int kSmemStride = kHeadDim + kSmemPadElems;     // elements per shared-memory row
+  static constexpr uint32_t kSmemRowBytes = kSmemStride * 2;
+  static constexpr int kKSteps = kHeadDim / 16;       // k-steps of S = Q K^T
+  static constexpr int kNTilesS = kBlockN / 8;         // n8 tiles of one S block row
+  static constexpr int kNTilesO = kHeadDim / 8;        // n8 tiles of one O row
+  static_assert(kBlockM == kMmaRows * kWarps * kMTiles, "block_m = 16 * warps * m_tiles_per_warp");
+  static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
+  static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
+};
+
+// Copies rows [0, kRows) of a row-major, hdim-wide global tile into shared memory; rows at or past
+// rows_valid become zeros.
+template <typename Traits, int kRows, typename T>
+__device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, int rows_valid) {
+  constexpr int kChunks = kRows * Traits::kChunksPerRow;
+  static_assert(kChunks % Traits::kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kChunks / Traits::kThreads; ++i) {
+    const int chunk_id = i * Traits::kThreads + static_cast<int>(threadIdx.x);
+    const int row = chunk_id / Traits::kChunksPerRow;
+    const int chunk = chunk_id % Traits::kChunksPerRow;
+    const bool valid = row < rows_valid;
+    const T* src = valid ? global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8
+                         : global;
+    cp_async_16(smem + row * Traits::kSmemRowBytes + chunk * 16, src, valid ? 16 : 0);
+  }
+}
+
+template <typename T, int kHeadDim, TileVariant kVariant>
+__global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
+                                  FusedTraits<kHeadDim, kVariant>::kMinBlocksPerSm)
+    fused_attention_kernel(const FusedParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
+  __trap();
+#else
+  using Tr = FusedTraits<kHeadDim, kVariant>;
+  constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
+  constexpr uint32_t kRowBytes = Tr::kSmemRowBytes;
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const uint32_t s_q = smem_address(smem_raw);                 // (kBlockM, D + pad)
+  const uint32_t s_k = s_q + kBlockM * kRowBytes;              // (2, kBlockN, D + pad)
+  const uint32_t s_v = s_k + kKvBuffers * kBlockN * kRowBytes; // (2, kBlockN, D + pad)
+  constexpr uint32_t kKvTileBytes = kBlockN * kRowBytes;
+
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int quad_row = lane / 4;   // row of the MMA fragment this lane holds (and +8)
+  const int quad_col = lane % 4;   // column pair of the fragment
+
+  // Query blocks of one (batch, head) are adjacent in the grid so that they share K/V in L2; with a
+  // causal mask the heaviest (last) blocks start first.
+  const int m_index = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_m_blocks));
+  const int64_t bh = blockIdx.x / static_cast<unsigned>(p.num_m_blocks);
+  const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
+  const int64_t batch = bh / p.heads;
+  const int head = static_cast<int>(bh % p.heads);
+  const int64_t kv_bh = batch * p.kv_heads + head / p.group;
+  const int m0 = m_block * kBlockM;
+
+  const T* q = static_cast<const T*>(p.q) + (bh * p.seq_q + m0) * kHeadDim;
+  const T* k = static_cast<const T*>(p.k) + kv_bh * p.seq_k * kHeadDim;
+  const T* v = static_cast<const T*>(p.v) + kv_bh * p.seq_k * kHeadDim;
+
+  const int n_blocks = static_cast<int>(key_tiles(Tr::kConfig, m0, p.seq_q, p.seq_k, p.causal));
+
+  // Prologue: Q with key tile 0 as one cp.async group, key tile 1 as the next (possibly empty) group.
+  load_tile_async<Tr, kBlockM>(s_q, q, p.seq_q - m0);
+  if (n_blocks > 0) {
+    load_tile_async<Tr, kBlockN>(s_k, k, p.seq_k);
+    load_tile_async<Tr, kBlockN>(s_v, v, p.seq_k);
+  }
+  cp_async_commit();
+  if (n_blocks > 1) {
+    load_tile_async<Tr, kBlockN>(s_k + kKvTileBytes, k + kBlockN * kHeadDim, p.seq_k - kBlockN);
+    load_tile_async<Tr, kBlockN>(s_v + kKvTileBytes, v + kBlockN * kHeadDim, p.seq_k - kBlockN);
+  }
+  cp_async_commit();
+
+  const int warp_row0 = warp * Tr::kWarpRows;  // first row of this warp inside the CTA tile
+
+  // Q's A-operand fragments: kept in registers when they fit, else re-read every key tile.
+  uint32_t q_frag[Tr::kQInRegisters ? kMTiles : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
+  // Per-lane ldmatrix row addresses (see ptx.cuh for which lanes address which 8x8 matrix); every
+  // fragment below is one of these plus a compile-time offset.
+  const uint32_t q_lane = s_q + (warp_row0 + (lane & 15)) * kRowBytes + (lane / 16) * 16;
+  const uint32_t k_lane = s_k + ((lane / 16) * 8 + (lane & 7)) * kRowBytes + ((lane / 8) % 2) * 16;
+  const uint32_t v_lane = s_v + (((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + (lane / 16) * 16;
+  auto load_q_fragment = [&](uint32_t (&a)[4], int mt, int ks) {
+    ldmatrix_x4(a, q_lane + mt * kMmaRows * kRowBytes + ks * 32);
+  };
+  if constexpr (Tr::kQInRegisters) {
+    cp_async_wait<1>();
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int ks = 0; ks < Tr::kKSteps; ++ks) load_q_fragment(q_frag[mt][ks], mt, ks);
+  }
+
+  float acc_o[kMTiles][Tr::kNTilesO][4];  // (warp rows, D) in C-fragment layout
+  float row_max[kMTiles][2];              // raw scores (unscaled) of rows quad_row and quad_row + 8
+  float row_sum[kMTiles][2];              // this lane's partial sum of exp; quad-reduced at the end
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < Tr::kNTilesO; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.f;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      row_max[mt][half] = -INFINITY;
+      row_sum[mt][half] = 0.f;
+    }
+  }
+
+  for (int n_block = 0; n_block < n_blocks; ++n_block) {
+    const uint32_t buffer = (n_block & 1) * kKvTileBytes;
+    cp_async_wait<1>();
+    __syncthreads();
+
+    // S = Q K^T for this warp's rows and the kBlockN keys of this tile.
+    float acc_s[kMTiles][Tr::kNTilesS][4];  // (warp rows, kBlockN)
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
+#pragma unroll
+    for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+      uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        if constexpr (Tr::kQInRegisters) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a[mt][e] = q_frag[mt][ks][e];
+        } else {
+          load_q_fragment(a[mt], mt, ks);
+        }
+      }
+#pragma unroll
+      for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
+        uint32_t b[4];
+        ldmatrix_x4(b, k_lane + buffer + nt2 * 16 * kRowBytes + ks * 32);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<T>(acc_s[mt][2 * nt2], a[mt], b[0], b[1]);
+          mma_16816<T>(acc_s[mt][2 * nt2 + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+
+    // Mask keys past seq_k and, with a causal mask, keys past each row's limit. Only the tiles that
+    // straddle a limit pay for it.
+    const int n0 = n_block * kBlockN;
+    // Same test as tile_needs_mask() in fused_tiles.hpp, in 32-bit arithmetic.
+    if (n0 + kBlockN > p.seq_k || (p.causal && n0 + kBlockN - 1 > m0 + p.seq_k - p.seq_q)) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = m0 + warp_row0 + mt * kMmaRows + quad_row + half * 8;
+          const int key_end = p.causal ? min(p.seq_k, max(0, row + p.seq_k - p.seq_q + 1)) : p.seq_k;
+#pragma unroll
+          for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (n0 + nt * 8 + quad_col * 2 + e >= key_end) acc_s[mt][nt][half * 2 + e] = -INFINITY;
+        }
+    }
+
+    // Online softmax: new row max, rescale what was accumulated under the old max, P = exp2(...).
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float tile_max = row_max[mt][half];
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+          tile_max = fmaxf(tile_max, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
+        const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * p.scale_log2;
+        const float rescale = fast_exp2(row_max[mt][half] * p.scale_log2 - max_scaled);
+        row_max[mt][half] = tile_max;
+        float tile_sum = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& s = acc_s[mt][nt][half * 2 + e];
+            s = fast_exp2(fmaf(s, p.scale_log2, -max_scaled));
+            tile_sum += s;
+          }
+        row_sum[mt][half] = row_sum[mt][half] * rescale + tile_sum;
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
+          acc_o[mt][nt][half * 2] *= rescale;
+          acc_o[mt][nt][half * 2 + 1] *= rescale;
+        }
+      }
+
+    // O += P V. Two adjacent n8 tiles of the S accumulators are exactly one k16 A fragment of P.
+#pragma unroll
+    for (int ks = 0; ks < kBlockN / 16; ++ks) {
+      uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        a[mt][0] = pack2<T>(acc_s[mt][2 * ks][0], acc_s[mt][2 * ks][1]);
+        a[mt][1] = pack2<T>(acc_s[mt][2 * ks][2], acc_s[mt][2 * ks][3]);
+        a[mt][2] = pack2<T>(acc_s[mt][2 * ks + 1][0], acc_s[mt][2 * ks + 1][1]);
+        a[mt][3] = pack2<T>(acc_s[mt][2 * ks + 1][2], acc_s[mt][2 * ks + 1][3]);
+      }
+#pragma unroll
+      for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, v_lane + buffer + ks * 16 * kRowBytes + dt2 * 32);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<T>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);
+          mma_16816<T>(acc_o[mt][2 * dt2 + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+
+    // Every warp is done with this buffer: refill it with the tile after next.
+    __syncthreads();
+    if (n_block + 2 < n_blocks) {
+      const int next0 = (n_block + 2) * kBlockN;
+      load_tile_async<Tr, kBlockN>(s_k + buffer, k + static_cast<int64_t>(next0) * kHeadDim,
+                                   p.seq_k - next0);
+      load_tile_async<Tr, kBlockN>(s_v + buffer, v + static_cast<int64_t>(next0) * kHeadDim,
+                                   p.seq_k - next0);
+    }
+    cp_async_commit();
+  }
+  cp_async_wait<0>();
+
+  // Epilogue: O = acc / row_sum, LSE = ln(sum exp(scale * s)); rows that saw no key get 0 and -inf.
+  T* o = static_cast<T*>(p.o) + (bh * p.seq_q + m0) * kHeadDim;
+  float* lse = p.lse + bh * p.seq_q + m0;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float sum = row_sum[mt][half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+      const int row = warp_row0 + mt * kMmaRows + quad_row + half * 8;  // inside the CTA tile
+      if (m0 + row < p.seq_q) {
+        T* o_row = o + static_cast<int64_t>(row) * kHeadDim;
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
+          const uint32_t packed =
+              pack2<T>(acc_o[mt][nt][half * 2] * inv_sum, acc_o[mt][nt][half * 2 + 1] * inv_sum);
+          *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) = packed;
+        }
+        if (quad_col == 0)
+          lse[row] = sum > 0.f ? (row_max[mt][half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+      }
+    }
+#endif
+}
+
+}  // namespace attnprof::kernels::fused

@@ -1,0 +1,107 @@
+// Tile shapes of the fused attention kernel, as pure constexpr functions: the kernel instantiates
+// them at compile time, and they can be unit-tested on the host without a CUDA runtime.
+//
+// Work split (FlashAttention-2): one CTA owns block_m query rows of one (batch, head); each warp owns
+// m_tiles_per_warp * 16 of those rows, so the softmax statistics of a row never leave one warp's
+// quad of lanes. K and V are streamed through shared memory block_n keys at a time, two buffers each.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace attnprof::kernels::fused {
+
+// fast: the default. small: a deliberately smaller tile (half the query rows per CTA, a quarter of
+// the keys per step) that is correct but slower; it exists to show that the regression gate catches
+// a slower kernel. warps8: 8 warps of 16 rows each (the same 128-row CTA as fast, but every warp
+// re-reads all of K and V from shared memory) and narrow: fast with 32-key tiles (fewer live score
+// registers, twice the softmax steps); both kept as measured alternatives to fast.
+enum class TileVariant { fast, small, warps8, narrow };
+
+struct TileConfig {
+  int block_m = 0;             // query rows per CTA
+  int block_n = 0;             // keys per K/V tile
+  int warps = 0;               // warps per CTA
+  int m_tiles_per_warp = 0;    // 16-row MMA tiles per warp: block_m = 16 * warps * m_tiles_per_warp
+  bool q_in_registers = false; // hold Q's A-operand fragments in registers for the whole CTA
+  int min_blocks_per_sm = 1;   // __launch_bounds__ hint: caps registers at 64K / (threads * this)
+};
+
+constexpr int kMmaRows = 16;      // m16n8k16
+constexpr int kKvBuffers = 2;     // double-buffered K and V tiles
+constexpr int kSmemPadElems = 8;  // 16 bytes of padding per shared-memory row (bank conflicts)
+
+constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
+
+constexpr TileConfig tile_config(int hdim, TileVariant variant) {
+  switch (variant) {
+    case TileVariant::fast:
+      // 4 warps x 32 rows: K/V fragments loaded from shared memory once serve two MMA row tiles,
+      // halving shared-memory traffic per FLOP against 16 rows per warp. Q stays in registers only
+      // when it is small enough (hdim 64: 32 registers) to leave room for the O accumulators.
+      return {128, 64, 4, 2, hdim <= 64, 2};
+    case TileVariant::small:
+      return {64, 32, 4, 1, true, 2};
+    case TileVariant::warps8:
+      return {128, 64, 8, 1, hdim <= 64, 1};
+    case TileVariant::narrow:
+      return {128, 32, 4, 2, hdim <= 64, 2};
+  }
+  return {};
+}
+
+constexpr int threads_of(const TileConfig& c) { return c.warps * 32; }
+
+// Q tile plus double-buffered K and V tiles, rows hdim + kSmemPadElems wide.
+constexpr size_t smem_bytes(const TileConfig& c, int hdim, int elem_bytes) {
+  return static_cast<size_t>(c.block_m + 2 * kKvBuffers * c.block_n) * (hdim + kSmemPadElems) *
+         elem_bytes;
+}
+
+// Query-row blocks of one (batch, head).
+constexpr long long m_blocks(const TileConfig& c, long long seq_q) {
+  return (seq_q + c.block_m - 1) / c.block_m;
+}
+
+// Number of key tiles a CTA whose first query row is m0 must visit. With the bottom-right causal
+// mask, row i sees keys j <= i + seq_k - seq_q, so tiles past the CTA's last row's limit are skipped;
+// zero when no row of the CTA sees any key.
+constexpr long long key_tiles(TileConfig c, long long m0, long long seq_q, long long seq_k,
+                              bool causal) {
+  const long long all = (seq_k + c.block_n - 1) / c.block_n;
+  if (!causal) return all;
+  const long long last_visible_key = m0 + c.block_m - 1 + seq_k - seq_q;
+  if (last_visible_key < 0) return 0;
+  const long long needed = last_visible_key / c.block_n + 1;
+  return needed < all ? needed : all;
+}
+
+// Whether key tile n_block needs per-element masking for the CTA starting at m0: it runs past seq_k,
+// or (causal) some of its keys lie beyond the first row's limit.
+constexpr bool tile_needs_mask(TileConfig c, long long m0, long long n_block, long long seq_q,
+                               long long seq_k, bool causal) {
+  const long long n0 = n_block * c.block_n;
+  if (n0 + c.block_n > seq_k) return true;
+  return causal && n0 + c.block_n - 1 > m0 + seq_k - seq_q;
+}
+
+// ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8", "narrow"; else nullopt.
+constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
+  if (text.empty() || text == "fast") return TileVariant::fast;
+  if (text == "small") return TileVariant::small;
+  if (text == "warps8") return TileVariant::warps8;
+  if (text == "narrow") return TileVariant::narrow;
+  return std::nullopt;
+}
+
+constexpr std::string_view to_string(TileVariant v) {
+  switch (v) {
+    case TileVariant::fast: return "fast";
+    case TileVariant::small: return "small";
+    case TileVariant::warps8: return "warps8";
+    case TileVariant::narrow: return "narrow";
+  }
+  return "?";
+}
+
+}  // namespace attnprof::kernels::fused

@@ -1,0 +1,240 @@
+// The reference attention forward: the unfused, materialised computation that plain framework code
+// performs. Three launches per call:
+//   qk_gemm  S = scale * Q K^T   cuBLAS strided-batched GEMM, fp16/bf16 in, fp32 S out
+//   softmax  P = softmax(S)      one CTA per row, fp32 math, causal mask, P in the input dtype, LSE
+//   pv_gemm  O = P V             cuBLAS strided-batched GEMM, fp32 accumulate, O in the input dtype
+// S and P live in the caller's workspace (HBM): this is the traffic the fused kernel avoids.
+// Grouped-query attention without copies: for one (batch, kv head) the Q rows of its
+// heads / kv_heads query heads are contiguous, so each GEMM batch is one (batch, kv head) with
+// group * seq_q rows, and the batch strides stay uniform.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "kernels/common/cuda_check.cuh"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+constexpr int kSoftmaxThreads = 256;
+constexpr int kWarpSize = 32;
+
+void cublas_check(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED)
+    throw DeviceOutOfMemory(std::string(call) + ": " + cublasGetStatusString(status));
+  throw CudaError(std::string(call) + ": " + cublasGetStatusString(status));
+}
+#define ATTNPROF_CUBLAS_CHECK(call) cublas_check((call), #call)
+
+// One cuBLAS handle per device, created on first use. cuBLAS handles are not safe to re-target to
+// another stream while a second thread is enqueueing on them, so a launch holds the device's lock.
+struct HandleTable {
+  std::mutex mutex;
+  std::map<int, cublasHandle_t> handles;
+};
+HandleTable& handle_table() {
+  static HandleTable table;  // never destroyed before exit; handles are released by the driver
+  return table;
+}
+cublasHandle_t handle_for_device_locked(int device) {
+  auto& table = handle_table();
+  auto it = table.handles.find(device);
+  if (it != table.handles.end()) return it->second;
+  cublasHandle_t handle = nullptr;
+  ATTNPROF_CUBLAS_CHECK(cublasCreate(&handle));
+  table.handles.emplace(device, handle);
+  return handle;
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x);
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+struct MaxSum {
+  float max;  // running maximum of the row's scores
+  float sum;  // sum of exp(score - max)
+};
+
+// Merges two partial (max, sum) pairs of the same row: the online-softmax combine step.
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.max, b.max);
+  if (m == -INFINITY) return {m, 0.f};
+  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
+}
+
+// One CTA per row of S. Pass 1 reads the row once, keeping an online (max, sum); pass 2 reads it again
+// and writes P = exp(s - max) / sum. Columns past the causal limit get P = 0; a row with no visible
+// key writes P = 0 and LSE = -inf (and PV then makes its O row 0).
+template <typename T>
+__global__ void __launch_bounds__(kSoftmaxThreads)
+    softmax_rows_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
+                        int64_t seq_q, int64_t seq_k, bool causal) {
+  const int64_t row = blockIdx.x;
+  const int64_t i = row % seq_q;
+  const int64_t visible = causal ? min(seq_k, max(int64_t{0}, i + seq_k - seq_q + 1)) : seq_k;
+  const float* s_row = s + row * seq_k;
+  T* p_row = p + row * seq_k;
+
+  MaxSum local{-INFINITY, 0.f};
+  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
+    const float x = s_row[j];
+    // One exponential per element: rescale the running sum only when the maximum moves.
+    if (x > local.max) {
+      local.sum = local.sum * __expf(local.max - x) + 1.f;
+      local.max = x;
+    } else {
+      local.sum += __expf(x - local.max);
+    }
+  }
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    const MaxSum other{__shfl_xor_sync(0xffffffffu, local.max, offset),
+                       __shfl_xor_sync(0xffffffffu, local.sum, offset)};
+    local = combine(local, other);
+  }
+  __shared__ MaxSum warp_partial[kSoftmaxThreads / kWarpSize];
+  __shared__ MaxSum row_total;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (lane == 0) warp_partial[warp] = local;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    MaxSum total{-INFINITY, 0.f};
+    for (int w = 0; w < kSoftmaxThreads / kWarpSize; ++w) total = combine(total, warp_partial[w]);
+    row_total = total;
+    lse[row] = total.sum > 0.f ? total.max + logf(total.sum) : -INFINITY;
+  }
+  __syncthreads();
+  const MaxSum total = row_total;
+  const float inv_sum = total.sum > 0.f ? 1.f / total.sum : 0.f;
+  for (int64_t j = threadIdx.x; j < seq_k; j += blockDim.x) {
+    const float prob = j < visible ? __expf(s_row[j] - total.max) * inv_sum : 0.f;
+    p_row[j] = from_float<T>(prob);
+  }
+}
+
+struct Geometry {
+  int batch_count;           // batch * kv_heads
+  int64_t rows_per_batch;    // group * seq_q: Q, S, P, O rows of one (batch, kv head)
+  int64_t seq_k, hdim;
+};
+
+Geometry geometry_of(const core::Shape& s) {
+  return {static_cast<int>(s.batch * s.kv_heads), (s.heads / s.kv_heads) * s.seq_q, s.seq_k, s.hdim};
+}
+
+class ReferenceKernel final : public Kernel {
+ public:
+  std::string name() const override { return "reference"; }
+  Backend backend() const override { return Backend::cuda; }
+  core::KernelKind kind() const override { return core::KernelKind::materialized; }
+  std::string description() const override {
+    return "unfused: S = scale*QK^T (cuBLAS, fp32 S), row softmax kernel (P in dtype, LSE), "
+           "O = PV (cuBLAS); S and P materialised in HBM";
+  }
+  std::string unsupported_reason(const core::Shape& s) const override {
+    if (s.dtype == core::DType::fp32) return "reference kernel supports fp16 and bf16 inputs only";
+    if (s.hdim % 8 != 0) return "reference kernel needs hdim divisible by 8 (cuBLAS alignment)";
+    if (s.batch * s.kv_heads > INT32_MAX) return "reference kernel: batch * kv_heads exceeds 2^31";
+    if (s.batch * s.heads * s.seq_q > INT32_MAX) return "reference kernel: more than 2^31 score rows";
+    return {};
+  }
+  size_t workspace_bytes(const core::Shape& s) const override {
+    const size_t scores = static_cast<size_t>(s.batch * s.heads * s.seq_q) * s.seq_k;
+    return scores * sizeof(float) + scores * core::dtype_bytes(s.dtype);
+  }
+  std::vector<std::string> stage_names() const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
+  std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
+    const void* softmax = s.dtype == core::DType::bf16
+                              ? reinterpret_cast<const void*>(&softmax_rows_kernel<__nv_bfloat16>)
+                              : reinterpret_cast<const void*>(&softmax_rows_kernel<__half>);
+    return {{"qk_gemm (cuBLAS)", nullptr, 0, 0, 0},
+            {"softmax_rows_kernel", softmax, s.batch * s.heads * s.seq_q, kSoftmaxThreads, 0},
+            {"pv_gemm (cuBLAS)", nullptr, 0, 0, 0}};
+  }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
+    if (a.workspace_bytes < workspace_bytes(s))
+      throw CudaError("reference kernel: workspace of " + std::to_string(a.workspace_bytes) +
+                      " bytes is smaller than the " + std::to_string(workspace_bytes(s)) + " needed");
+    const std::string range = "reference " + s.label();
+    nvtxRangePushA(range.c_str());
+    try {
+      if (s.dtype == core::DType::bf16)
+        run<__nv_bfloat16>(a, hook, CUDA_R_16BF);
+      else
+        run<__half>(a, hook, CUDA_R_16F);
+    } catch (...) {
+      nvtxRangePop();
+      throw;
+    }
+    nvtxRangePop();
+  }
+
+ private:
+  template <typename T>
+  void run(const AttentionArgs& a, StageHook* hook, cudaDataType_t io_type) const {
+    const core::Shape& s = a.shape;
+    const Geometry g = geometry_of(s);
+    auto stream = static_cast<cudaStream_t>(a.stream);
+    const int64_t score_count = s.batch * s.heads * s.seq_q * s.seq_k;
+    float* scores = static_cast<float*>(a.workspace);
+    T* probs = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + score_count * sizeof(float));
+    const float scale = static_cast<float>(core::softmax_scale(s));
+    const float one = 1.f, zero = 0.f;
+
+    int device = 0;
+    ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+    std::lock_guard<std::mutex> lock(handle_table().mutex);
+    cublasHandle_t handle = handle_for_device_locked(device);
+    ATTNPROF_CUBLAS_CHECK(cublasSetStream(handle, stream));
+
+    // Row-major S (rows x seq_k) is column-major S^T = K Q^T: A = K (stored d x seq_k column-major,
+    // transposed), B = Q (d x rows column-major).
+    if (hook) hook->before_stage(0);
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.seq_k), static_cast<int>(g.rows_per_batch),
+        static_cast<int>(g.hdim), &scale, a.k, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim,
+        a.q, io_type, static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, &zero, scores, CUDA_R_32F,
+        static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, g.batch_count, CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT));
+
+    if (hook) hook->before_stage(1);
+    softmax_rows_kernel<T><<<static_cast<unsigned>(s.batch * s.heads * s.seq_q), kSoftmaxThreads, 0,
+                             stream>>>(scores, probs, a.lse, s.seq_q, s.seq_k, s.causal);
+    ATTNPROF_CUDA_CHECK(cudaGetLastError());
+
+    // Row-major O (rows x d) is column-major O^T = V^T P^T: A = V (d x seq_k column-major),
+    // B = P (seq_k x rows column-major).
+    if (hook) hook->before_stage(2);
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.hdim), static_cast<int>(g.rows_per_batch),
+        static_cast<int>(g.seq_k), &one, a.v, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim, probs,
+        io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, &zero, a.o, io_type,
+        static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, g.batch_count, CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT));
+    if (hook) hook->after_last();
+  }
+};
+
+const ReferenceKernel kInstance;
+const Registrar kReg{&kInstance};
+
+}  // namespace
+
+}  // namespace attnprof::kernels

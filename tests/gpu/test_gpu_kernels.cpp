@@ -1,0 +1,196 @@
+// GPU correctness of the CUDA kernels ("reference" and "fused", every fused tile variant) against the
+// float64 reference with the 2x-naive rule, on ragged, GQA and causal shapes, with outputs poisoned
+// before every call; plus the checks that make the verification itself able to fail.
+// Exits 77 (skipped) when no CUDA device is present. Seed: fresh per run and printed;
+// ATTNPROF_TEST_SEED=<n> replays one.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/shape.hpp"
+#include "kernels/common/testbed.hpp"
+#include "kernels/registry.hpp"
+
+namespace {
+
+using attnprof::core::DType;
+using attnprof::core::Shape;
+using attnprof::core::Verification;
+namespace kernels = attnprof::kernels;
+
+uint64_t g_seed = 0;
+constexpr int kMaxRowsChecked = 96;
+
+Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
+                 int64_t hdim, bool causal, DType dtype) {
+  Shape s;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.seq_q = seq_q;
+  s.seq_k = seq_k;
+  s.hdim = hdim;
+  s.causal = causal;
+  s.dtype = dtype;
+  s.validate();
+  return s;
+}
+
+// Ragged lengths (1, 17, 2050, 4097: no tile size divides them), GQA (kv_heads 1 and 2), odd batch
+// and head counts, and seq_k != seq_q both ways (with a causal mask: rows that see no key at all).
+std::vector<Shape> shapes_for(int64_t hdim, bool causal, DType dtype) {
+  return {
+      make_shape(1, 1, 1, 1, 1, hdim, causal, dtype),
+      make_shape(2, 2, 1, 17, 17, hdim, causal, dtype),
+      make_shape(1, 2, 2, 1000, 1000, hdim, causal, dtype),
+      make_shape(1, 2, 1, 2050, 2050, hdim, causal, dtype),
+      make_shape(1, 1, 1, 4097, 4097, hdim, causal, dtype),
+      make_shape(3, 7, 1, 130, 130, hdim, causal, dtype),
+      make_shape(2, 4, 2, 100, 333, hdim, causal, dtype),   // seq_k > seq_q
+      make_shape(2, 4, 2, 333, 100, hdim, causal, dtype),   // seq_k < seq_q: causal rows see nothing
+      make_shape(1, 2, 1, 17, 4097, hdim, causal, dtype),
+      make_shape(1, 2, 2, 4097, 1, hdim, causal, dtype),
+  };
+}
+
+Verification run_case(const kernels::Kernel& kernel, const Shape& s, uint64_t seed) {
+  kernels::CudaProblem problem(s, kernel.workspace_bytes(s));
+  problem.fill_inputs(seed, nullptr);
+  problem.poison_outputs(nullptr);
+  kernel.launch(problem.args(nullptr));
+  return problem.verify(seed, kMaxRowsChecked, nullptr);
+}
+
+void check_all_shapes(const char* kernel_name) {
+  const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
+  REQUIRE(kernel != nullptr);
+  int cases = 0, failures = 0;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int64_t hdim : {64, 128})
+      for (bool causal : {false, true})
+        for (const Shape& s : shapes_for(hdim, causal, dtype)) {
+          REQUIRE(kernel->unsupported_reason(s).empty());
+          const uint64_t seed = g_seed + static_cast<uint64_t>(cases);
+          const Verification v = run_case(*kernel, s, seed);
+          ++cases;
+          failures += v.passed ? 0 : 1;
+          std::printf("%-9s %-40s seed %llu  O max err %.3g (tol %.3g, naive %.3g)  LSE max err %.3g  "
+                      "unwritten %lld  %s\n",
+                      kernel_name, s.label().c_str(), static_cast<unsigned long long>(seed),
+                      v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err, v.lse_max_abs_err,
+                      static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
+          INFO(kernel_name << " " << s.label() << " seed " << seed);
+          CHECK(v.checked);
+          CHECK(v.rows_checked > 0);
+          CHECK(v.unwritten == 0);
+          CHECK(v.passed);
+        }
+  std::printf("%s: %d cases, %d failed\n", kernel_name, cases, failures);
+}
+
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("reference kernel matches float64 on ragged, GQA and causal shapes") {
+  check_all_shapes("reference");
+}
+
+TEST_CASE("fused kernel (default tiles) matches float64 on ragged, GQA and causal shapes") {
+  ScopedEnv env("ATTNPROF_FUSED_CONFIG", "fast");
+  check_all_shapes("fused");
+}
+
+TEST_CASE("fused kernel, small tiles, matches float64") {
+  ScopedEnv env("ATTNPROF_FUSED_CONFIG", "small");
+  check_all_shapes("fused");
+}
+
+TEST_CASE("fused kernel, 8-warp tiles, matches float64") {
+  ScopedEnv env("ATTNPROF_FUSED_CONFIG", "warps8");
+  check_all_shapes("fused");
+}
+
+TEST_CASE("fused kernel, 32-key tiles, matches float64") {
+  ScopedEnv env("ATTNPROF_FUSED_CONFIG", "narrow");
+  check_all_shapes("fused");
+}
+
+TEST_CASE("unsupported shapes give a reason instead of a wrong answer") {
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  const kernels::Kernel* reference = kernels::find(kernels::Backend::cuda, "reference");
+  REQUIRE(fused != nullptr);
+  REQUIRE(reference != nullptr);
+  CHECK_FALSE(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::fp32)).empty());
+  CHECK_FALSE(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 80, false, DType::bf16)).empty());
+  CHECK_FALSE(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 256, false, DType::fp16)).empty());
+  CHECK_FALSE(reference->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::fp32)).empty());
+  {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", "nonsense");
+    CHECK_FALSE(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::bf16)).empty());
+  }
+  // Launching an unsupported shape throws rather than computing something wrong.
+  const Shape bad = make_shape(1, 1, 1, 16, 16, 80, false, DType::bf16);
+  kernels::CudaProblem problem(bad, 0);
+  CHECK_THROWS(fused->launch(problem.args(nullptr)));
+}
+
+TEST_CASE("verification catches a kernel that wrote nothing and one that computed the wrong thing") {
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  REQUIRE(fused != nullptr);
+  const Shape s = make_shape(2, 4, 2, 300, 300, 64, true, DType::bf16);
+
+  // O and LSE poisoned, no launch: everything is unwritten.
+  kernels::CudaProblem skipped(s, 0);
+  skipped.fill_inputs(g_seed, nullptr);
+  skipped.poison_outputs(nullptr);
+  const Verification not_run = skipped.verify(g_seed, kMaxRowsChecked, nullptr);
+  CHECK_FALSE(not_run.passed);
+  CHECK(not_run.unwritten == s.q_elems() + s.lse_elems());
+
+  // A correct launch on other inputs: fully written, but wrong against the checked seed.
+  kernels::CudaProblem wrong(s, 0);
+  wrong.fill_inputs(g_seed + 1, nullptr);
+  wrong.poison_outputs(nullptr);
+  fused->launch(wrong.args(nullptr));
+  const Verification mismatch = wrong.verify(g_seed, kMaxRowsChecked, nullptr);
+  CHECK(mismatch.unwritten == 0);
+  CHECK_FALSE(mismatch.passed);
+}
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("test_gpu_kernels: no CUDA device, skipped\n");
+    return 77;
+  }
+  if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {
+    g_seed = std::strtoull(fixed, nullptr, 10);
+  } else {
+    std::random_device entropy;
+    g_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
+             static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  std::printf("test_gpu_kernels: seed %llu (replay with ATTNPROF_TEST_SEED=%llu)\n",
+              static_cast<unsigned long long>(g_seed), static_cast<unsigned long long>(g_seed));
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,353 @@
+// The CUDA measurement engine against things whose answer is known: a streaming copy's DRAM bytes
+// (analytic) through the CUPTI range profiler, per-launch ranges and their totals, the counters-
+// unavailable path, the timer (cold events, graph replay for tiny calls, stage split, SM clock),
+// occupancy against the CUDA occupancy API with a known limiter, the ceiling probes, and the backend
+// end to end (including oom before allocating and unknown --metrics names).
+// Tests tagged [cpu] need no GPU (CUPTI's host half checks metric names offline) and always run;
+// the rest run only with a device, else the executable exits 77 (skipped) after the [cpu] ones pass.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "core/stats.hpp"
+#include "kernels/registry.hpp"
+#include "measure/backend.hpp"
+#include "measure/cuda/ceilings.hpp"
+#include "measure/cuda/cuda_backend.hpp"
+#include "measure/cuda/cuda_util.hpp"
+#include "measure/cuda/cupti_profiler.hpp"
+#include "measure/cuda/device.hpp"
+#include "measure/cuda/occupancy.hpp"
+#include "measure/cuda/timer.hpp"
+#include "test_gpu_measure_kernels.hpp"
+
+namespace {
+
+namespace m = attnprof::measure;
+namespace core = attnprof::core;
+namespace kernels = attnprof::kernels;
+
+constexpr const char* kChip = "GH100";
+
+int copy_blocks() {
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  return sms * 8;
+}
+
+}  // namespace
+
+// ---- no GPU needed -------------------------------------------------------------------------------
+
+TEST_CASE("default metrics are all valid on GH100 and unknown names are refused by name", "[cpu]") {
+  REQUIRE_NOTHROW(m::validate_metrics(m::default_metrics(), kChip));
+  try {
+    m::validate_metrics({"dram__bytes_read.sum", "dram__bytez_read.sum"}, kChip);
+    FAIL("an unknown metric was accepted");
+  } catch (const attnprof::InputError& e) {
+    REQUIRE(std::string(e.what()).find("'dram__bytez_read.sum'") != std::string::npos);
+  }
+  // Names Nsight Compute has but CUPTI does not (reference doc: invalid on GH100).
+  REQUIRE_THROWS_AS(m::validate_metrics({"launch__registers_per_thread"}, kChip), attnprof::InputError);
+  REQUIRE(m::passes_needed({"dram__bytes_read.sum"}, kChip) >= 1);
+}
+
+TEST_CASE("CUPTI failures become 'unavailable' with the reason and the fix", "[cpu]") {
+  const core::Counters denied = m::unavailable_counters(35 /* INSUFFICIENT_PRIVILEGES */, "cuptiRangeProfilerStart");
+  REQUIRE(denied.status == "unavailable");
+  REQUIRE(denied.reason.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != std::string::npos);
+  REQUIRE(denied.reason.find("NVreg_RestrictProfilingToAdminUsers=0") != std::string::npos);
+  const core::Counters busy = m::unavailable_counters(26 /* HARDWARE_BUSY */, "cuptiRangeProfilerStart");
+  REQUIRE(busy.status == "unavailable");
+  REQUIRE(busy.reason.find("another profiler") != std::string::npos);
+}
+
+TEST_CASE("per-launch counters fold into a call total: sums add, ratios are duration-weighted", "[cpu]") {
+  std::vector<core::KernelCounters> per_kernel(2);
+  per_kernel[0].metrics = {{"gpu__time_duration.sum", 100}, {"dram__bytes_read.sum", 1e6},
+                           {"sm__warps_active.avg.pct_of_peak_sustained_active", 80}};
+  per_kernel[1].metrics = {{"gpu__time_duration.sum", 300}, {"dram__bytes_read.sum", 3e6},
+                           {"sm__warps_active.avg.pct_of_peak_sustained_active", 40}};
+  const auto total = m::total_of(per_kernel);
+  REQUIRE(total.at("gpu__time_duration.sum") == Approx(400));
+  REQUIRE(total.at("dram__bytes_read.sum") == Approx(4e6));
+  REQUIRE(total.at("sm__warps_active.avg.pct_of_peak_sustained_active") == Approx(50));
+}
+
+TEST_CASE("the occupancy limiter is the resource whose block limit binds", "[cpu]") {
+  m::SmResources h100;  // sm_90 per-SM limits
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  h100.max_blocks_per_sm = 32;
+  h100.registers_per_sm = 65536;
+  h100.max_registers_per_block = 65536;
+  h100.smem_per_sm = 233472;
+  h100.smem_reserved_per_block = 1024;
+  // 128 threads x 255 registers: 4 warps x 8192 registers -> 2 blocks by registers.
+  auto limits = m::block_limits(h100, 128, 255, 0);
+  REQUIRE(limits.by_registers == 2);
+  REQUIRE(m::limiter_of(limits, 2) == "registers");
+  // 100 KiB of shared memory per block -> 2 blocks.
+  limits = m::block_limits(h100, 128, 32, 100 * 1024);
+  REQUIRE(limits.by_shared_memory == 2);
+  REQUIRE(m::limiter_of(limits, 2) == "shared_memory");
+  // 1024 threads -> 2 blocks by threads.
+  limits = m::block_limits(h100, 1024, 16, 0);
+  REQUIRE(limits.by_threads == 2);
+  REQUIRE(m::limiter_of(limits, 2) == "threads");
+  // 32 threads, nothing else binding -> 32 blocks by the block limit.
+  limits = m::block_limits(h100, 32, 16, 0);
+  REQUIRE(m::limiter_of(limits, 32) == "blocks");
+}
+
+// ---- GPU ------------------------------------------------------------------------------------------
+
+TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 1%", "[gpu]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  constexpr size_t kBytes = size_t{1} << 30;  // 1 GiB each way, 17x the H200's L2
+  m::DeviceBuffer src(kBytes), dst(kBytes), half_dst(kBytes / 2);
+  REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
+  m::Stream stream;
+  m::L2Flusher flusher(info.l2_bytes);
+  m::CounterProfiler& profiler = m::CounterProfiler::instance();
+  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+
+  const core::Counters one = profiler.collect([&] { flusher.flush(stream.get()); },
+                                              [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); },
+                                              stream.get(), {});
+  INFO("reason: " << one.reason);
+  REQUIRE(one.status == "ok");
+  REQUIRE(one.per_kernel.size() == 1);
+  const double read = one.total.at("dram__bytes_read.sum"), written = one.total.at("dram__bytes_write.sum");
+  std::printf("MEASURE copy 1 GiB: dram read %.6g (analytic %.6g, %+.3f%%), written %.6g (%+.3f%%), passes %lld, "
+              "profiling %.1f ms, range '%s', reason '%s'\n",
+              read, double(kBytes), 100 * (read / kBytes - 1), written, 100 * (written / kBytes - 1),
+              static_cast<long long>(one.passes), one.profiling_ms, one.per_kernel[0].kernel.c_str(), one.reason.c_str());
+  REQUIRE(read == Approx(double(kBytes)).epsilon(0.01));
+  REQUIRE(written == Approx(double(kBytes)).epsilon(0.01));
+  REQUIRE(one.passes >= 1);
+  REQUIRE(one.total.at("gpu__time_duration.sum") > 0);
+  // The copy moves 2 GiB at a few TB/s: its duration [ns] is bounded by physics.
+  const double duration_ns = one.total.at("gpu__time_duration.sum");
+  REQUIRE(2.0 * kBytes / (duration_ns * 1e-9) < 10e12);
+
+  // Two launches in one call: two ranges, and the total is their sum.
+  const core::Counters two = profiler.collect(
+      [&] { flusher.flush(stream.get()); },
+      [&] {
+        attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get());
+        attnprof::test::launch_copy(src.get(), half_dst.get(), kBytes / 2, copy_blocks(), stream.get());
+      },
+      stream.get(), {"l1tex__t_bytes.sum"});
+  REQUIRE(two.status == "ok");
+  REQUIRE(two.per_kernel.size() == 2);
+  REQUIRE(two.per_kernel[1].metrics.at("dram__bytes_write.sum") == Approx(kBytes / 2.0).epsilon(0.01));
+  REQUIRE(two.total.at("dram__bytes_write.sum") == Approx(1.5 * kBytes).epsilon(0.01));
+  REQUIRE(two.total.count("l1tex__t_bytes.sum") == 1);
+  std::printf("MEASURE two launches: passes %lld, profiling %.1f ms\n", static_cast<long long>(two.passes), two.profiling_ms);
+}
+
+TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM clock", "[gpu]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  m::Stream stream;
+  m::L2Flusher flusher(info.l2_bytes);
+  constexpr size_t kBytes = size_t{256} << 20;
+  m::DeviceBuffer src(kBytes), dst(kBytes);
+  m::MeasureOptions options;
+  options.min_samples = 20;
+  options.max_samples = 60;
+
+  const m::Timing copy = m::time_call(
+      [&](cudaStream_t s, kernels::StageHook*) { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), s); },
+      1, stream.get(), options, info.sm_clock_max_mhz, flusher);
+  REQUIRE(copy.timing_mode == "cold");
+  REQUIRE(copy.samples.total_us.size() >= 20);
+  for (double us : copy.samples.total_us) REQUIRE(us > 0);
+  const double p50_us = core::median(copy.samples.total_us);
+  const double bw = 2.0 * kBytes / (p50_us * 1e-6);
+  std::printf("MEASURE timer copy 256 MiB: p50 %.1f us -> %.0f GB/s; launch overhead %.1f us; SM clock %.0f..%.0f MHz "
+              "(max %.0f), throttled %lld\n",
+              p50_us, bw / 1e9, copy.launch_overhead_us, copy.clock.sm_mhz_min, copy.clock.sm_mhz_max,
+              copy.clock.sm_mhz_unthrottled, static_cast<long long>(copy.clock.throttled_samples));
+  REQUIRE(bw < 10e12);   // no faster than any HBM
+  REQUIRE(bw > 0.3e12);  // and not absurdly slow on a data-centre GPU
+  REQUIRE(copy.launch_overhead_us > 0);
+  REQUIRE(copy.clock.sm_mhz_max > 100);
+  REQUIRE(copy.clock.sm_mhz_max < 1.15 * info.sm_clock_max_mhz);
+
+  const m::Timing tiny = m::time_call([&](cudaStream_t s, kernels::StageHook*) { attnprof::test::launch_empty(s); }, 1,
+                                      stream.get(), options, info.sm_clock_max_mhz, flusher);
+  std::printf("MEASURE timer empty kernel: mode %s, %lld calls per graph, p50 %.3f us, note '%s'\n", tiny.timing_mode.c_str(),
+              static_cast<long long>(tiny.calls_per_graph), core::median(tiny.samples.total_us), tiny.note.c_str());
+  REQUIRE(tiny.timing_mode == "cold+graph");
+  REQUIRE(tiny.calls_per_graph > 1);
+  REQUIRE(core::median(tiny.samples.total_us) < m::kGraphThresholdUs);
+
+  options.cold_l2 = false;
+  const m::Timing staged = m::time_call(
+      [&](cudaStream_t s, kernels::StageHook* hook) {
+        if (hook) hook->before_stage(0);
+        attnprof::test::launch_copy(src.get(), dst.get(), kBytes / 2, copy_blocks(), s);
+        if (hook) hook->before_stage(1);
+        attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), s);
+        if (hook) hook->after_last();
+      },
+      2, stream.get(), options, info.sm_clock_max_mhz, flusher);
+  REQUIRE(staged.timing_mode == "warm");
+  REQUIRE(staged.samples.stage_us.size() == 2);
+  const double s0 = core::median(staged.samples.stage_us[0]), s1 = core::median(staged.samples.stage_us[1]);
+  std::printf("MEASURE timer stages: %.1f us + %.1f us of %.1f us\n", s0, s1, core::median(staged.samples.total_us));
+  REQUIRE(s1 / s0 > 1.4);
+  REQUIRE(s1 / s0 < 2.6);
+  REQUIRE(s0 + s1 <= 1.05 * core::median(staged.samples.total_us));
+}
+
+TEST_CASE("occupancy matches the CUDA occupancy API and names the limiter", "[gpu]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const m::SmResources sm = m::sm_resources(0);
+  constexpr size_t kSmem = 100 * 1024;
+  kernels::LaunchInfo smem_launch{"smem_kernel", attnprof::test::smem_kernel_func(kSmem), 1000, 128, kSmem};
+  const core::Occupancy smem = m::occupancy_of(smem_launch, sm);
+  int api_blocks = 0;
+  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api_blocks, smem_launch.func, 128, kSmem) == cudaSuccess);
+  REQUIRE(smem.blocks_per_sm == api_blocks);
+  REQUIRE(smem.limiter == "shared_memory");
+  REQUIRE(smem.theoretical_pct == Approx(100.0 * api_blocks * 4 / (sm.max_threads_per_sm / 32)));
+  REQUIRE(smem.waves == Approx(1000.0 / (api_blocks * sm.sm_count)));
+
+  kernels::LaunchInfo wide_launch{"wide_kernel", attnprof::test::wide_kernel_func(), 264, 1024, 0};
+  const core::Occupancy wide = m::occupancy_of(wide_launch, sm);
+  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api_blocks, wide_launch.func, 1024, 0) == cudaSuccess);
+  REQUIRE(wide.blocks_per_sm == api_blocks);
+  REQUIRE(wide.limiter == "threads");
+  REQUIRE(wide.theoretical_pct == Approx(100.0));
+  std::printf("MEASURE occupancy: smem kernel %lld blocks/SM (%s, %.1f%%), wide kernel %lld blocks/SM (%s)\n",
+              static_cast<long long>(smem.blocks_per_sm), smem.limiter.c_str(), smem.theoretical_pct,
+              static_cast<long long>(wide.blocks_per_sm), wide.limiter.c_str());
+}
+
+TEST_CASE("ceiling probes give physically sane peaks, merged with the datasheet", "[gpu]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  const m::MeasuredCeilings measured = m::measure_ceilings();
+  std::printf("MEASURE ceilings on %s: copy %.0f GB/s over 2 x %.2f GiB, mma.sync fp16 %.1f TFLOP/s, bf16 %.1f TFLOP/s, "
+              "fp32 FMA %.1f TFLOP/s\n",
+              info.name.c_str(), measured.copy_bytes_per_s / 1e9, measured.copy_buffer_bytes / (1 << 30),
+              measured.mma_fp16_flops_per_s / 1e12, measured.mma_bf16_flops_per_s / 1e12, measured.fma_fp32_flops_per_s / 1e12);
+  REQUIRE(measured.copy_bytes_per_s > 0.3e12);
+  REQUIRE(measured.copy_bytes_per_s < 10e12);
+  REQUIRE(measured.mma_bf16_flops_per_s > 10e12);
+  REQUIRE(measured.mma_fp16_flops_per_s > 10e12);
+  REQUIRE(measured.fma_fp32_flops_per_s > 1e12);
+  const core::Ceilings merged = m::merge_with_datasheet(measured, info.name);
+  REQUIRE(merged.peak_bw_bytes_per_s == measured.copy_bytes_per_s);
+  REQUIRE(merged.peak_flops_per_s.at("bf16") == measured.mma_bf16_flops_per_s);
+  if (merged.source == "measured+datasheet") {
+    // No probe beats the datasheet by more than measurement noise.
+    REQUIRE(measured.copy_bytes_per_s < 1.05 * merged.datasheet_bw_bytes_per_s);
+    REQUIRE(measured.mma_bf16_flops_per_s < 1.05 * merged.datasheet_flops_per_s.at("bf16"));
+  }
+}
+
+TEST_CASE("backend: points end to end, oom before allocating, unknown metrics refused", "[gpu]") {
+  auto backend = m::make_cuda_backend(0);
+  m::MeasureOptions options;
+  options.min_samples = 10;
+  options.max_samples = 30;
+  core::Shape shape;
+  shape.batch = 2;
+  shape.heads = 8;
+  shape.kv_heads = 8;
+  shape.seq_q = shape.seq_k = 1024;
+  shape.hdim = 64;
+  shape.dtype = core::DType::bf16;
+
+  for (const kernels::Kernel* kernel : backend->kernels()) {
+    const core::Record rec = backend->measure(shape, *kernel, options);
+    std::printf("MEASURE backend %s %s: status %s '%s', p50 %.1f us, %.1f TFLOP/s, mode %s, launch %.1f us, "
+                "counters %s (%lld passes, %.0f ms, %zu ranges) '%s', dram read %.4g B (min %.4g), occupancy %.1f%% (%s), "
+                "achieved %.1f%%, verified %d max err %.3g\n",
+                kernel->name().c_str(), shape.label().c_str(), std::string(core::to_string(rec.status)).c_str(),
+                rec.reason.c_str(), rec.latency.p50_us, rec.tflops, rec.timing_mode.c_str(), rec.launch_overhead_us,
+                rec.counters.status.c_str(), static_cast<long long>(rec.counters.passes), rec.counters.profiling_ms,
+                rec.counters.per_kernel.size(), rec.counters.reason.c_str(),
+                rec.counters.total.count("dram__bytes_read.sum") ? rec.counters.total.at("dram__bytes_read.sum") : -1.0,
+                rec.cost.min_bytes_read, rec.occupancy.theoretical_pct, rec.occupancy.limiter.c_str(),
+                rec.occupancy.achieved_pct.value_or(-1), int(rec.verification.checked), rec.verification.o_max_abs_err);
+    for (const auto& stage : rec.stages) {
+      std::printf("MEASURE   stage %s p50 %.1f us (%.0f%%)\n", stage.name.c_str(), stage.p50_us, 100 * stage.share_of_p50);
+    }
+    INFO(kernel->name() << ": " << rec.reason);
+    REQUIRE((rec.status == core::Status::ok || rec.status == core::Status::incorrect));
+    REQUIRE(rec.samples_us.size() >= 10);
+    REQUIRE(rec.latency.p50_us > 0);
+    REQUIRE(rec.tflops > 0);
+    REQUIRE(rec.counters.status == "ok");
+    REQUIRE(rec.counters.total.at("dram__bytes_read.sum") > 0.5 * rec.cost.min_bytes_read);
+    REQUIRE(rec.verification.checked);
+    if (kernel->stage_names().size() > 1) {
+      REQUIRE(rec.stages.size() == kernel->stage_names().size());
+      double shares = 0;
+      for (const auto& stage : rec.stages) shares += stage.share_of_p50;
+      REQUIRE(shares == Approx(1.0));
+    }
+  }
+
+  core::Shape huge = shape;
+  huge.batch = 4096;
+  huge.seq_q = huge.seq_k = 65536;
+  const kernels::Kernel* any = backend->kernels().empty() ? nullptr : backend->kernels().front();
+  if (any != nullptr) {
+    const core::Record oom = backend->measure(huge, *any, options);
+    REQUIRE(oom.status == core::Status::oom);
+    REQUIRE(oom.reason.find("GiB") != std::string::npos);
+    options.extra_metrics = {"dram__bytes_raed.sum"};
+    REQUIRE_THROWS_AS(backend->measure(shape, *any, options), attnprof::InputError);
+  }
+}
+
+TEST_CASE("counters: a second profiler on the same context is reported, not thrown", "[gpu][last]") {
+  // Runs last: it leaves the process's profiler state as a failure would.
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  m::Stream stream;
+  m::DeviceBuffer src(1 << 20), dst(1 << 20);
+  m::CounterProfiler& profiler = m::CounterProfiler::instance();
+  core::Counters inner;
+  const core::Counters outer = profiler.collect(
+      [] {},
+      [&] {
+        attnprof::test::launch_copy(src.get(), dst.get(), 1 << 20, 64, stream.get());
+        if (inner.status == "not_collected") {
+          inner = profiler.collect([] {}, [&] { attnprof::test::launch_copy(src.get(), dst.get(), 1 << 20, 64, stream.get()); },
+                                   stream.get(), {});
+        }
+      },
+      stream.get(), {});
+  std::printf("MEASURE nested profiler: inner %s '%s'; outer %s '%s'\n", inner.status.c_str(), inner.reason.c_str(),
+              outer.status.c_str(), outer.reason.c_str());
+  REQUIRE(inner.status == "unavailable");
+  REQUIRE(!inner.reason.empty());
+}
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  const bool have_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  if (!have_gpu) {
+    cudaGetLastError();
+    std::vector<const char*> cpu_args(argv, argv + argc);
+    cpu_args.push_back("[cpu]");
+    const int failed = Catch::Session().run(static_cast<int>(cpu_args.size()), cpu_args.data());
+    if (failed != 0) return 1;
+    std::printf("test_gpu_measure: no CUDA device, GPU cases skipped\n");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,93 @@
+// Host-side checks of the fused kernel's constexpr tile heuristics (kernels/fused/fused_tiles.hpp):
+// tile shapes are consistent, fit in shared memory, and the causal tile skipping / masking decisions
+// agree with a brute-force walk over the bottom-right causal mask. No CUDA runtime needed.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "kernels/fused/fused_tiles.hpp"
+
+namespace fused = attnprof::kernels::fused;
+
+namespace {
+
+constexpr fused::TileVariant kVariants[] = {fused::TileVariant::fast, fused::TileVariant::small,
+                                            fused::TileVariant::warps8, fused::TileVariant::narrow};
+constexpr size_t kSmemPerSmBytes = 227 * 1024;  // usable by one CTA on sm_90
+
+// Last key row i may see under the bottom-right causal mask (negative: none).
+long long last_visible_key(long long i, long long seq_q, long long seq_k, bool causal) {
+  return causal ? std::min(seq_k - 1, i + seq_k - seq_q) : seq_k - 1;
+}
+
+}  // namespace
+
+TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
+  for (int hdim : {64, 128})
+    for (fused::TileVariant v : kVariants) {
+      const fused::TileConfig c = fused::tile_config(hdim, v);
+      INFO("hdim " << hdim << " variant " << fused::to_string(v));
+      CHECK(c.block_m == fused::kMmaRows * c.warps * c.m_tiles_per_warp);
+      CHECK(c.block_n % 16 == 0);
+      CHECK(fused::threads_of(c) == 32 * c.warps);
+      CHECK(fused::smem_bytes(c, hdim, 2) * c.min_blocks_per_sm <= kSmemPerSmBytes);
+    }
+  // The default keeps two 4-warp CTAs per SM for both head dims.
+  static_assert(fused::tile_config(128, fused::TileVariant::fast).min_blocks_per_sm == 2);
+  static_assert(fused::smem_bytes(fused::tile_config(128, fused::TileVariant::fast), 128, 2) ==
+                (128 + 4 * 64) * (128 + 8) * 2);
+  // small really is smaller: fewer query rows and keys per CTA.
+  static_assert(fused::tile_config(128, fused::TileVariant::small).block_m <
+                fused::tile_config(128, fused::TileVariant::fast).block_m);
+  CHECK(fused::supported_hdim(64));
+  CHECK(fused::supported_hdim(128));
+  CHECK_FALSE(fused::supported_hdim(80));
+  CHECK_FALSE(fused::supported_hdim(256));
+}
+
+TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
+  CHECK(fused::parse_variant("") == fused::TileVariant::fast);
+  CHECK(fused::parse_variant("fast") == fused::TileVariant::fast);
+  CHECK(fused::parse_variant("small") == fused::TileVariant::small);
+  CHECK(fused::parse_variant("warps8") == fused::TileVariant::warps8);
+  CHECK(fused::parse_variant("narrow") == fused::TileVariant::narrow);
+  CHECK_FALSE(fused::parse_variant("Small").has_value());
+  CHECK_FALSE(fused::parse_variant("fastest").has_value());
+}
+
+TEST_CASE("causal tile skipping and masking agree with the brute-force mask") {
+  const long long lengths[] = {1, 17, 63, 64, 65, 128, 130, 333};
+  for (fused::TileVariant v : kVariants) {
+    const fused::TileConfig c = fused::tile_config(128, v);
+    for (long long seq_q : lengths)
+      for (long long seq_k : lengths)
+        for (bool causal : {false, true})
+          for (long long mb = 0; mb < fused::m_blocks(c, seq_q); ++mb) {
+            const long long m0 = mb * c.block_m;
+            const long long rows_end = std::min(seq_q, m0 + c.block_m);
+            const long long tiles = fused::key_tiles(c, m0, seq_q, seq_k, causal);
+            const long long all_tiles = (seq_k + c.block_n - 1) / c.block_n;
+            INFO("variant " << fused::to_string(v) << " seq " << seq_q << "x" << seq_k
+                            << (causal ? " causal" : "") << " m0 " << m0);
+            REQUIRE(tiles >= 0);
+            REQUIRE(tiles <= all_tiles);
+            // Every key a row of the block sees lies in a visited tile.
+            long long max_key = -1;
+            for (long long i = m0; i < rows_end; ++i)
+              max_key = std::max(max_key, last_visible_key(i, seq_q, seq_k, causal));
+            CHECK(max_key < tiles * c.block_n);
+            // A tile visited without masking has every key visible to every row of the block.
+            for (long long t = 0; t < tiles; ++t) {
+              if (fused::tile_needs_mask(c, m0, t, seq_q, seq_k, causal)) continue;
+              const long long tile_last_key = t * c.block_n + c.block_n - 1;
+              CHECK(tile_last_key < seq_k);
+              for (long long i = m0; i < rows_end; ++i)
+                CHECK(last_visible_key(i, seq_q, seq_k, causal) >= tile_last_key);
+            }
+          }
+  }
+  // seq_k < seq_q with a causal mask: the first rows see nothing, so their block visits no tile.
+  const fused::TileConfig fast = fused::tile_config(64, fused::TileVariant::fast);
+  CHECK(fused::key_tiles(fast, 0, 1000, 100, true) == 0);
+  CHECK(fused::key_tiles(fast, 0, 100, 1000, false) == (1000 + fast.block_n - 1) / fast.block_n);
+}
