@@ -1,0 +1,140 @@
+// RFC 4180 CSV: CRLF line ends; a field holding a comma, a double quote, CR or LF (or leading or
+// trailing space) is enclosed in double quotes with inner quotes doubled. One row per point; a
+// column per stage (p50) and per counter seen anywhere in the file, empty where a point lacks it.
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+#include "report/view.hpp"
+
+namespace attnprof::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::string csv_field(std::string_view s) {
+  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+// Shortest text that reads back to the same double; "nan", "inf", "-inf" spelled out.
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+std::string num(std::optional<double> v) { return v ? num(*v) : std::string(); }
+std::string num(int64_t v) { return fmt::format("{}", v); }
+
+std::string metric(const json& diagnosis, std::string_view key) {
+  const json& m = diagnosis.is_object() ? diagnosis.value("metrics", json::object()) : json::object();
+  auto it = m.find(key);
+  if (it == m.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_boolean()) return it->get<bool>() ? "true" : "false";
+  if (it->is_number()) return num(it->get<double>());
+  return it->dump();
+}
+
+}  // namespace
+
+void write_csv(const core::Results& results, std::ostream& out) {
+  using namespace detail;
+  const auto rows = make_rows(results);
+  std::set<std::string> stage_names, counter_names;
+  for (const auto& r : results.records) {
+    for (const auto& s : r.stages) stage_names.insert(s.name);
+    for (const auto& [name, value] : r.counters.total) counter_names.insert(name);
+  }
+
+  static const std::vector<std::string> kDiagnosisMetrics = {
+      "flops",           "flops_source",     "dram_bytes",       "bytes_source",
+      "intensity_flop_per_byte", "achieved_flops_per_s", "achieved_bytes_per_s",
+      "attainable_flops_per_s",  "pct_of_roof",          "roof_bound",
+      "compute_sol_pct", "memory_sol_pct",   "sol_source",       "excess_traffic_ratio",
+      "sp_share",        "tail_idle_share",  "last_query_tile_rows"};
+  std::vector<std::string> header = {
+      "key", "label", "batch", "heads", "kv_heads", "seq_q", "seq_k", "hdim", "causal", "dtype",
+      "kernel", "backend", "device_id", "status", "reason", "timing_mode", "samples", "p50_us",
+      "p99_us", "p90_us", "mean_us", "min_us", "max_us", "stddev_us", "rel_stddev",
+      "p50_ci_low_us", "p50_ci_high_us", "launch_overhead_us", "tflops", "cost_flops",
+      "cost_flops_dense", "cost_min_bytes_read", "cost_min_bytes_write", "cost_sp_bytes",
+      "cost_workspace_bytes", "cost_intensity"};
+  for (const auto& k : kDiagnosisMetrics) header.push_back(k);
+  for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
+                        "registers_per_thread", "smem_bytes_per_block", "grid_blocks",
+                        "blocks_per_sm", "sm_count", "theoretical_occupancy_pct",
+                        "achieved_occupancy_pct", "occupancy_limiter", "waves", "verified",
+                        "verification_passed", "o_max_abs_err", "o_mean_abs_err",
+                        "lse_max_abs_err", "naive_o_max_abs_err", "tolerance", "unwritten",
+                        "sm_mhz_min", "sm_mhz_max", "sm_mhz_unthrottled", "throttled_samples",
+                        "counters_status", "counters_reason", "counters_passes", "wall_s"})
+    header.emplace_back(k);
+  for (const auto& s : stage_names) header.push_back("stage_p50_us:" + s);
+  for (const auto& c : counter_names) header.push_back("counter:" + c);
+
+  auto emit = [&](const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << csv_field(fields[i]);
+    out << "\r\n";
+  };
+  emit(header);
+
+  for (const auto& row : rows) {
+    const core::Record& r = *row.record;
+    const bool timed = row.measured;
+    auto t = [&](double v) { return timed ? num(v) : std::string(); };
+    std::vector<std::string> f = {
+        core::point_key(r), row.label, num(r.shape.batch), num(r.shape.heads),
+        num(r.shape.kv_heads), num(r.shape.seq_q), num(r.shape.seq_k), num(r.shape.hdim),
+        r.shape.causal ? "true" : "false", std::string(core::to_string(r.shape.dtype)), r.kernel,
+        r.backend, num(int64_t{r.device_id}), row.status, r.reason, r.timing_mode,
+        num(r.latency.n), t(r.latency.p50_us), t(r.latency.p99_us), t(r.latency.p90_us),
+        t(r.latency.mean_us), t(r.latency.min_us), t(r.latency.max_us), t(r.latency.stddev_us),
+        t(r.latency.rel_stddev), t(r.latency.p50_ci_low_us), t(r.latency.p50_ci_high_us),
+        t(r.launch_overhead_us), t(r.tflops), num(r.cost.flops), num(r.cost.flops_dense),
+        num(r.cost.min_bytes_read), num(r.cost.min_bytes_write), num(r.cost.sp_bytes),
+        num(r.cost.workspace_bytes), num(r.cost.intensity)};
+    for (const auto& k : kDiagnosisMetrics) f.push_back(metric(row.diagnosis, k));
+    const auto& o = r.occupancy;
+    const auto& v = r.verification;
+    const bool has_occupancy = o.grid_blocks > 0;
+    auto occ = [&](int64_t x) { return has_occupancy ? num(x) : std::string(); };
+    const std::vector<std::string> tail = {
+          row.verdict, join(row.flags, ";"),
+          row.diagnosis.is_object() ? row.diagnosis.value("next_step", "") : std::string(),
+          o.kernel, occ(o.threads_per_block), occ(o.registers_per_thread),
+          occ(o.smem_bytes_per_block), occ(o.grid_blocks), occ(o.blocks_per_sm), occ(o.sm_count),
+          has_occupancy ? num(o.theoretical_pct) : "", num(o.achieved_pct), o.limiter,
+          has_occupancy ? num(o.waves) : "", v.checked ? "true" : "false",
+          v.checked ? (v.passed ? "true" : "false") : "", v.checked ? num(v.o_max_abs_err) : "",
+          v.checked ? num(v.o_mean_abs_err) : "", v.checked ? num(v.lse_max_abs_err) : "",
+          v.checked ? num(v.naive_o_max_abs_err) : "", v.checked ? num(v.tolerance) : "",
+          v.checked ? num(v.unwritten) : "", t(r.clock.sm_mhz_min), t(r.clock.sm_mhz_max),
+          t(r.clock.sm_mhz_unthrottled), t(static_cast<double>(r.clock.throttled_samples)),
+          r.counters.status, r.counters.reason, num(r.counters.passes), num(r.wall_s)};
+    f.insert(f.end(), tail.begin(), tail.end());
+    for (const auto& name : stage_names) {
+      std::string cell;
+      for (const auto& s : r.stages)
+        if (s.name == name) cell = num(s.p50_us);
+      f.push_back(cell);
+    }
+    for (const auto& name : counter_names) {
+      auto it = r.counters.total.find(name);
+      f.push_back(it == r.counters.total.end() ? std::string() : num(it->second));
+    }
+    emit(f);
+  }
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,377 @@
+// The self-contained HTML report. Everything textual that comes from the results is HTML-escaped
+// here (tables, drill-downs, context); the charts are drawn by the inlined script from a JSON block
+// in which '<', '>' and '&' are written as \u escapes, so no string can close the <script> element.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+#include "report/html_assets.hpp"
+#include "report/report.hpp"
+#include "report/view.hpp"
+
+namespace attnprof::report {
+
+using nlohmann::json;
+
+namespace {
+
+using detail::fixed;
+using detail::html_escape;
+using detail::number_at;
+
+std::string e(std::string_view s) { return html_escape(s); }
+
+// JSON safe to place inside <script type="application/json">: '<', '>' and '&' only occur inside
+// JSON strings, where \u003c and friends mean the same characters.
+std::string script_json(const json& j) {
+  const std::string raw = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(raw.size());
+  for (char c : raw) {
+    switch (c) {
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+json num_or_null(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+std::string series_label(const core::Shape& s) {
+  return fmt::format("b{} h{}/{} d{}{} {}", s.batch, s.heads, s.kv_heads, s.hdim,
+                     s.causal ? " causal" : "", core::to_string(s.dtype));
+}
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", v);
+}
+
+// A table cell carrying its raw value for sorting.
+std::string num_cell(std::optional<double> v, int decimals) {
+  if (!v) return "<td class=\"n\" data-v=\"\">-</td>";
+  return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>",
+                     std::isfinite(*v) ? fmt::format("{}", *v) : "", fixed(v, decimals));
+}
+
+std::string kv(std::string_view key, std::string_view value) {
+  return fmt::format("<div><b>{}</b>{}</div>", e(key), e(value));
+}
+
+std::string json_value_text(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return number_text(v.get<double>());
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string status_class(std::string_view status) {
+  return status == "ok" ? "status-ok" : "status-bad";
+}
+
+void context_block(const core::Context& ctx, std::string& h) {
+  const auto& d = ctx.device;
+  const auto& c = ctx.ceilings;
+  h += "<section id=\"context\"><h2>Context</h2><dl class=\"context\">";
+  auto row = [&](std::string_view k, const std::string& v) {
+    h += fmt::format("<dt>{}</dt><dd>{}</dd>", e(k), e(v.empty() ? "-" : v));
+  };
+  row("GPU / device", d.name);
+  row("compute capability", d.compute_capability);
+  row("SMs (or CPU threads)", d.sm_count ? std::to_string(d.sm_count) : "");
+  row("L2 / memory", fmt::format("{:.1f} MiB / {:.1f} GiB", d.l2_bytes / 1048576.0,
+                                 d.memory_bytes / 1073741824.0));
+  row("driver / runtime", d.driver_version + " / " + d.runtime_version);
+  row("clocks", fmt::format("SM max {:.0f} MHz, memory {:.0f} MHz", d.sm_clock_max_mhz,
+                            d.mem_clock_mhz));
+  row("backend", ctx.backend);
+  row("host", ctx.host);
+  row("attnprof", ctx.tool_version + " (revision " + ctx.git_revision + ")");
+  row("schema", fmt::format("{}.{}", ctx.schema_major, ctx.schema_minor));
+  row("command", ctx.command_line);
+  row("date (UTC)", ctx.date_utc);
+  row("ceilings used", detail::ceilings_summary(c));
+  std::string sheet = c.datasheet_bw_bytes_per_s > 0
+                          ? fmt::format("HBM {:.3g} TB/s", c.datasheet_bw_bytes_per_s / 1e12)
+                          : std::string();
+  for (const auto& [dtype, flops] : c.datasheet_flops_per_s)
+    sheet += fmt::format("{}{} {:.4g} TFLOP/s", sheet.empty() ? "" : ", ", dtype, flops / 1e12);
+  row("datasheet ceilings", sheet);
+  if (!ctx.sweep.is_null())
+    row("sweep", ctx.sweep.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (!ctx.options.is_null())
+    row("options", ctx.options.dump(-1, ' ', false, json::error_handler_t::replace));
+  h += "</dl>";
+  if (!ctx.notices.empty()) {
+    h += "<h3>Notices</h3><ul class=\"notices\">";
+    for (const auto& n : ctx.notices) h += "<li>" + e(n) + "</li>";
+    h += "</ul>";
+  }
+  h += "</section>\n";
+}
+
+void points_table(const std::vector<detail::Row>& rows, std::string& h) {
+  h += "<section id=\"points\"><h2>Points</h2><p class=\"note\">Click a column to sort; click a "
+       "point to open its drill-down.</p><table class=\"sortable\" id=\"points-table\"><thead><tr>"
+       "<th>point</th><th>kernel</th><th>status</th><th class=\"n\">P50 us</th>"
+       "<th class=\"n\">P99 us</th><th class=\"n\">TFLOP/s</th><th class=\"n\">% of roof</th>"
+       "<th class=\"n\">FLOP/B</th><th class=\"n\">DRAM GB</th><th>verdict</th><th>flags</th>"
+       "</tr></thead><tbody>";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    std::string flags;
+    for (const auto& f : r.flags) flags += "<span class=\"flag\">" + e(f) + "</span>";
+    h += fmt::format(
+        "<tr><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}"
+        "<td>{}</td><td>{}</td></tr>",
+        i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), num_cell(r.p50_us, 2),
+        num_cell(r.p99_us, 2), num_cell(r.tflops, 1), num_cell(r.pct_of_roof, 1),
+        num_cell(r.intensity_flop_per_byte, 2),
+        num_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3),
+        e(r.verdict.empty() ? "-" : r.verdict), flags);
+  }
+  h += "</tbody></table></section>\n";
+}
+
+void comparison_block(const json& comparison, std::string& h) {
+  h += "<section id=\"comparison\"><h2>Reference vs fused</h2>";
+  if (comparison.empty()) {
+    h += "<p class=\"note\">No shape has both a reference (S/P in memory) and a fused point that "
+         "ran ok.</p></section>\n";
+    return;
+  }
+  h += "<table class=\"sortable\" id=\"comparison-table\"><thead><tr><th>shape</th>"
+       "<th class=\"n\">speedup</th><th class=\"n\">reference P50 us</th>"
+       "<th class=\"n\">fused P50 us</th><th class=\"n\">DRAM saved GB</th>"
+       "<th class=\"n\">intensity ref FLOP/B</th><th class=\"n\">intensity fused FLOP/B</th>"
+       "<th class=\"n\">S/P time / gain</th><th>summary</th></tr></thead><tbody>";
+  for (const auto& c : comparison) {
+    auto saved = number_at(c, "bytes_saved");
+    auto share = number_at(c, "sp_explained_share");
+    h += fmt::format("<tr><td>{}</td>{}{}{}{}{}{}{}<td>{}</td></tr>",
+                     e(c["shape"].get<std::string>()), num_cell(number_at(c, "speedup"), 2),
+                     num_cell(number_at(c, "reference_p50_us"), 2),
+                     num_cell(number_at(c, "fused_p50_us"), 2),
+                     num_cell(saved ? std::optional(*saved / 1e9) : std::nullopt, 3),
+                     num_cell(number_at(c, "reference_intensity"), 1),
+                     num_cell(number_at(c, "fused_intensity"), 1),
+                     num_cell(share ? std::optional(*share * 100) : std::nullopt, 0),
+                     e(c["summary"].get<std::string>()));
+  }
+  h += "</tbody></table><p class=\"note\">S/P time / gain: the time the reference's S and P "
+       "traffic takes at the bandwidth ceiling, as a share of the P50 the fused kernel saves.</p>"
+       "</section>\n";
+}
+
+void not_ok_block(const std::vector<detail::Row>& rows, std::string& h) {
+  std::string items;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].status == "ok") continue;
+    items += fmt::format("<li><a href=\"#pt-{}\">{} | {}</a>: <span class=\"status-bad\">{}</span>: "
+                         "{}</li>",
+                         i, e(rows[i].label), e(rows[i].kernel), e(rows[i].status),
+                         e(rows[i].reason.empty() ? "(no reason given)" : rows[i].reason));
+  }
+  if (items.empty()) return;
+  h += "<section id=\"not-ok\"><h2>Points not ok</h2><ul>" + items + "</ul></section>\n";
+}
+
+void drill_down(const detail::Row& row, size_t index, std::string& h) {
+  const core::Record& r = *row.record;
+  h += fmt::format("<details id=\"pt-{}\"><summary>{} | {} &mdash; <span class=\"{}\">{}</span>"
+                   "{}</summary>",
+                   index, e(row.label), e(row.kernel), status_class(row.status), e(row.status),
+                   row.verdict.empty() ? "" : " &mdash; " + e(row.verdict));
+  if (!r.reason.empty()) h += "<p><b>Reason:</b> " + e(r.reason) + "</p>";
+
+  if (row.diagnosis.is_object()) {
+    h += "<h3>Diagnosis</h3><p><b>" + e(row.verdict) + "</b>";
+    for (const auto& f : row.flags) h += " <span class=\"flag\">" + e(f) + "</span>";
+    h += "</p><ul>";
+    for (const auto& line : row.diagnosis.value("evidence", json::array()))
+      if (line.is_string()) h += "<li>" + e(line.get<std::string>()) + "</li>";
+    h += "</ul><p><b>Next step:</b> " + e(row.diagnosis.value("next_step", "")) + "</p>";
+    h += "<div class=\"kv\">";
+    const json metrics = row.diagnosis.value("metrics", json::object());
+    for (const auto& [k, v] : metrics.items()) h += kv(k, json_value_text(v));
+    h += "</div>";
+  }
+
+  const auto& l = r.latency;
+  h += "<h3>Latency</h3><div class=\"kv\">";
+  h += kv("samples", std::to_string(l.n));
+  h += kv("P50 us", number_text(l.p50_us));
+  h += kv("P50 95% CI us", number_text(l.p50_ci_low_us) + " .. " + number_text(l.p50_ci_high_us));
+  h += kv("P90 us", number_text(l.p90_us));
+  h += kv("P99 us", number_text(l.p99_us));
+  h += kv("mean us", number_text(l.mean_us));
+  h += kv("min / max us", number_text(l.min_us) + " / " + number_text(l.max_us));
+  h += kv("stddev / mean", number_text(l.rel_stddev));
+  h += kv("timing mode", r.timing_mode);
+  h += kv("launch overhead us", number_text(r.launch_overhead_us));
+  h += kv("TFLOP/s", number_text(r.tflops));
+  h += kv("SM clock MHz (min..max / max)", number_text(r.clock.sm_mhz_min) + ".." +
+                                              number_text(r.clock.sm_mhz_max) + " / " +
+                                              number_text(r.clock.sm_mhz_unthrottled));
+  h += kv("throttled samples", std::to_string(r.clock.throttled_samples));
+  h += kv("wall s", number_text(r.wall_s));
+  h += "</div>";
+
+  if (!r.stages.empty()) {
+    h += "<h3>Stages</h3><table><thead><tr><th>stage</th><th class=\"n\">P50 us</th>"
+         "<th class=\"n\">P99 us</th><th class=\"n\">share of P50</th><th class=\"n\">share of "
+         "P99</th></tr></thead><tbody>";
+    for (const auto& s : r.stages)
+      h += fmt::format("<tr><td>{}</td>{}{}{}{}</tr>", e(s.name), num_cell(s.p50_us, 2),
+                       num_cell(s.p99_us, 2), num_cell(s.share_of_p50 * 100, 1),
+                       num_cell(s.share_of_p99 * 100, 1));
+    h += "</tbody></table>";
+  }
+
+  const auto& c = r.counters;
+  h += "<h3>Counters</h3><p>status <b>" + e(c.status) + "</b>";
+  if (!c.reason.empty()) h += ": " + e(c.reason);
+  if (c.passes) h += fmt::format(" &middot; {} passes, {:.1f} ms profiling", c.passes, c.profiling_ms);
+  h += "</p>";
+  auto metric_table = [&](const std::string& title, const std::map<std::string, double>& m) {
+    if (m.empty()) return;
+    h += "<table><thead><tr><th>" + e(title) + "</th><th class=\"n\">value</th></tr></thead><tbody>";
+    for (const auto& [name, value] : m)
+      h += "<tr><td>" + e(name) + "</td><td class=\"n\">" + e(number_text(value)) + "</td></tr>";
+    h += "</tbody></table>";
+  };
+  metric_table("total", c.total);
+  for (const auto& k : c.per_kernel) metric_table("launch: " + k.kernel, k.metrics);
+
+  const auto& o = r.occupancy;
+  if (o.grid_blocks > 0 || !o.kernel.empty()) {
+    h += "<h3>Occupancy</h3><div class=\"kv\">";
+    h += kv("kernel", o.kernel);
+    h += kv("threads / block", std::to_string(o.threads_per_block));
+    h += kv("registers / thread", std::to_string(o.registers_per_thread));
+    h += kv("shared memory / block B", std::to_string(o.smem_bytes_per_block));
+    h += kv("grid blocks", std::to_string(o.grid_blocks));
+    h += kv("blocks / SM", std::to_string(o.blocks_per_sm));
+    h += kv("SMs", std::to_string(o.sm_count));
+    h += kv("theoretical %", number_text(o.theoretical_pct));
+    h += kv("achieved %", o.achieved_pct ? number_text(*o.achieved_pct) : "-");
+    h += kv("limiter", o.limiter);
+    h += kv("waves", number_text(o.waves));
+    h += "</div>";
+  }
+
+  const auto& v = r.verification;
+  h += "<h3>Verification</h3><div class=\"kv\">";
+  h += kv("checked", v.checked ? "yes" : "no");
+  if (v.checked) {
+    h += kv("passed", v.passed ? "yes" : "NO");
+    h += kv("seed", std::to_string(v.seed));
+    h += kv("rows checked", fmt::format("{} of {}", v.rows_checked, v.rows_total));
+    h += kv("unwritten elements", std::to_string(v.unwritten));
+    h += kv("max |O err|", number_text(v.o_max_abs_err));
+    h += kv("mean |O err|", number_text(v.o_mean_abs_err));
+    h += kv("max |LSE err|", number_text(v.lse_max_abs_err));
+    h += kv("naive max |O err|", number_text(v.naive_o_max_abs_err));
+    h += kv("tolerance", number_text(v.tolerance));
+  }
+  h += "</div>";
+
+  const auto& cost = r.cost;
+  h += "<h3>Cost model</h3><div class=\"kv\">";
+  h += kv("FLOPs", number_text(cost.flops));
+  h += kv("FLOPs dense", number_text(cost.flops_dense));
+  h += kv("FLOPs causal exact", number_text(cost.flops_causal_exact));
+  h += kv("min bytes read", number_text(cost.min_bytes_read));
+  h += kv("min bytes write", number_text(cost.min_bytes_write));
+  h += kv("S/P bytes", number_text(cost.sp_bytes));
+  h += kv("workspace bytes", number_text(cost.workspace_bytes));
+  h += kv("intensity FLOP/B", number_text(cost.intensity));
+  h += "</div></details>\n";
+}
+
+json chart_data(const core::Results& results, const std::vector<detail::Row>& rows) {
+  const auto& c = results.context.ceilings;
+  json flops = json::object();
+  for (const auto& [dtype, v] : c.peak_flops_per_s) flops[dtype] = num_or_null(v);
+  json points = json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const core::Record& rec = *r.record;
+    json flags = json::array();
+    for (const auto& f : r.flags) flags.push_back(f);
+    points.push_back({{"i", i},
+                      {"label", r.label},
+                      {"kernel", r.kernel},
+                      {"status", r.status},
+                      {"materialized", core::is_materialized(rec)},
+                      {"dtype", std::string(core::to_string(rec.shape.dtype))},
+                      {"series", series_label(rec.shape)},
+                      {"seq_q", rec.shape.seq_q},
+                      {"p50_us", num_or_null(r.p50_us)},
+                      {"p99_us", num_or_null(r.p99_us)},
+                      {"tflops", num_or_null(r.tflops)},
+                      {"intensity", num_or_null(r.intensity_flop_per_byte)},
+                      {"achieved_flops_per_s", num_or_null(r.achieved_flops_per_s)},
+                      {"pct_of_roof", num_or_null(r.pct_of_roof)},
+                      {"verdict", r.verdict},
+                      {"flags", flags}});
+  }
+  return {{"ceilings",
+           {{"bw", num_or_null(c.peak_bw_bytes_per_s)}, {"flops", flops}, {"source", c.source}}},
+          {"points", points}};
+}
+
+}  // namespace
+
+void write_html(const core::Results& results, std::ostream& out) {
+  const auto rows = detail::make_rows(results);
+  const auto& ctx = results.context;
+  size_t ok_points = 0;
+  for (const auto& r : rows) ok_points += r.status == "ok";
+
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  h += "<title>attnprof report: " + e(ctx.device.name.empty() ? "unknown device" : ctx.device.name) +
+       "</title><style>";
+  h += detail::report_css();
+  h += "</style></head>\n<body>\n";
+  h += "<header><h1>attnprof report</h1><p class=\"sub\">" + e(ctx.device.name) + " &middot; " +
+       e(ctx.backend) + " backend &middot; " + e(ctx.date_utc) + " &middot; " +
+       std::to_string(rows.size()) + " points, " + std::to_string(ok_points) + " ok</p></header>\n";
+  context_block(ctx, h);
+
+  h += "<section id=\"roofline\"><h2>Roofline</h2><p class=\"note\">Log-log. One marker per (shape, "
+       "kernel) that ran ok, at its measured arithmetic intensity and achieved FLOP/s (counters "
+       "where present, else the cost model). Ceilings: " +
+       e(detail::ceilings_summary(ctx.ceilings)) +
+       ". Hover a marker for details; click it to open its drill-down.</p>"
+       "<div class=\"chart\" id=\"roofline-chart\"></div>"
+       "<noscript><p>The charts need JavaScript; the tables below do not.</p></noscript></section>\n";
+  h += "<section id=\"sweep\"><h2>Throughput and latency vs sequence length</h2>"
+       "<h3>TFLOP/s (FlashAttention convention: causal FLOPs halved)</h3>"
+       "<div class=\"chart\" id=\"tflops-chart\"></div>"
+       "<h3>Latency P50 (solid) and P99 (dashed)</h3>"
+       "<div class=\"chart\" id=\"latency-chart\"></div></section>\n";
+  points_table(rows, h);
+  comparison_block(core::compare_kernels(results), h);
+  not_ok_block(rows, h);
+  h += "<section id=\"details\"><h2>Drill-down</h2>";
+  for (size_t i = 0; i < rows.size(); ++i) drill_down(rows[i], i, h);
+  h += "</section>\n<div id=\"tip\" hidden></div>\n";
+  h += "<script type=\"application/json\" id=\"attnprof-data\">" +
+       script_json(chart_data(results, rows)) + "</script>\n<script>";
+  h += detail::report_js();
+  h += "</script>\n</body></html>\n";
+  out << h;
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,102 @@
+// GitHub-flavoured Markdown for a CI job summary. GitHub renders inline HTML in Markdown, so every
+// text from the results is entity-escaped, and '|' is escaped so it cannot split a table cell.
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+#include "report/report.hpp"
+#include "report/view.hpp"
+
+namespace attnprof::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::string md(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "\\`"; break;
+      case '*': out += "\\*"; break;
+      case '_': out += "\\_"; break;
+      case '[': out += "\\["; break;
+      case ']': out += "\\]"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string md_number(const json& j, std::string_view key, int decimals, double scale = 1) {
+  auto v = detail::number_at(j, key);
+  if (v) *v *= scale;
+  return detail::fixed(v, decimals);
+}
+
+}  // namespace
+
+void write_markdown(const core::Results& results, std::ostream& out) {
+  using namespace detail;
+  const auto rows = make_rows(results);
+  const auto& ctx = results.context;
+  const auto& dev = ctx.device;
+
+  out << "## attnprof report\n\n";
+  out << fmt::format("- **Device**: {}{}{} · backend {}\n", md(dev.name.empty() ? "unknown" : dev.name),
+                     dev.compute_capability.empty() ? "" : " (cc " + md(dev.compute_capability) + ")",
+                     dev.sm_count ? fmt::format(", {} SMs", dev.sm_count) : "", md(ctx.backend));
+  if (!dev.driver_version.empty() || !dev.runtime_version.empty())
+    out << fmt::format("- **Driver / runtime**: {} / {} · SM clock max {:.0f} MHz, memory clock "
+                       "{:.0f} MHz\n",
+                       md(dev.driver_version), md(dev.runtime_version), dev.sm_clock_max_mhz,
+                       dev.mem_clock_mhz);
+  out << fmt::format("- **Run**: attnprof {} (revision {}) on {} at {}\n", md(ctx.tool_version),
+                     md(ctx.git_revision), md(ctx.host), md(ctx.date_utc));
+  if (!ctx.command_line.empty()) out << "- **Command**: " << md(ctx.command_line) << '\n';
+  out << "- **Ceilings**: " << md(ceilings_summary(ctx.ceilings)) << '\n';
+  for (const auto& notice : ctx.notices) out << "- **Notice**: " << md(notice) << '\n';
+
+  out << "\n| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | verdict | flags |\n"
+         "|---|---|---|--:|--:|--:|--:|---|---|\n";
+  for (const auto& row : rows) {
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(row.label),
+                       md(row.kernel), row.status, fixed(row.p50_us, 2), fixed(row.p99_us, 2),
+                       fixed(row.tflops, 1), fixed(row.pct_of_roof, 1),
+                       row.verdict.empty() ? "-" : row.verdict, md(join(row.flags, ", ")));
+  }
+
+  const json comparison = core::compare_kernels(results);
+  if (!comparison.empty()) {
+    out << "\n### Reference vs fused\n\n"
+           "| shape | speedup | reference p50 us | fused p50 us | DRAM saved GB | intensity "
+           "reference -> fused FLOP/B | S/P time share of the gain |\n"
+           "|---|--:|--:|--:|--:|---|--:|\n";
+    for (const auto& c : comparison) {
+      out << fmt::format("| {} | {}x | {} | {} | {} | {} -> {} | {} |\n",
+                         md(c["shape"].get<std::string>()), md_number(c, "speedup", 2),
+                         md_number(c, "reference_p50_us", 2), md_number(c, "fused_p50_us", 2),
+                         md_number(c, "bytes_saved", 2, 1e-9), md_number(c, "reference_intensity", 1),
+                         md_number(c, "fused_intensity", 1),
+                         number_at(c, "sp_explained_share")
+                             ? md_number(c, "sp_explained_share", 0, 100) + "%"
+                             : "-");
+    }
+  }
+
+  bool any_not_ok = false;
+  for (const auto& row : rows) {
+    if (row.status == "ok") continue;
+    if (!any_not_ok) out << "\n### Points not ok\n\n";
+    any_not_ok = true;
+    out << fmt::format("- {} · {}: **{}**: {}\n", md(row.label), md(row.kernel), row.status,
+                       md(row.reason.empty() ? "(no reason given)" : row.reason));
+  }
+}
+
+}  // namespace attnprof::report

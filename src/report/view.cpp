@@ -1,0 +1,97 @@
+#include "report/view.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+
+namespace attnprof::report::detail {
+
+using nlohmann::json;
+
+std::optional<double> number_at(const json& j, std::string_view key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::vector<Row> make_rows(const core::Results& results) {
+  std::vector<Row> rows;
+  rows.reserve(results.records.size());
+  for (const auto& r : results.records) {
+    Row row;
+    row.record = &r;
+    row.label = r.shape.label();
+    row.kernel = r.kernel;
+    row.status = std::string(core::to_string(r.status));
+    row.reason = r.reason;
+    row.measured = r.status == core::Status::ok || r.status == core::Status::incorrect;
+    if (row.measured) {
+      row.diagnosis = r.diagnosis.is_object() ? r.diagnosis : core::diagnose(r, results.context);
+      row.p50_us = r.latency.p50_us;
+      row.p99_us = r.latency.p99_us;
+      row.tflops = r.tflops;
+      const json& m = row.diagnosis.value("metrics", json::object());
+      row.pct_of_roof = number_at(m, "pct_of_roof");
+      row.intensity_flop_per_byte = number_at(m, "intensity_flop_per_byte");
+      row.achieved_flops_per_s = number_at(m, "achieved_flops_per_s");
+      row.dram_bytes = number_at(m, "dram_bytes");
+      row.verdict = row.diagnosis.value("verdict", "");
+      for (const auto& f : row.diagnosis.value("flags", json::array()))
+        if (f.is_string()) row.flags.push_back(f.get<std::string>());
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string fixed(std::optional<double> v, int decimals) {
+  if (!v) return "-";
+  if (std::isnan(*v)) return "nan";
+  return fmt::format("{:.{}f}", *v, decimals);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return out;
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 8);
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string ceilings_summary(const core::Ceilings& c) {
+  if (c.peak_bw_bytes_per_s <= 0 && c.peak_flops_per_s.empty()) return "none recorded";
+  std::string out = fmt::format("HBM {:.3g} TB/s", c.peak_bw_bytes_per_s / 1e12);
+  for (const auto& [dtype, flops] : c.peak_flops_per_s)
+    out += fmt::format(", {} {:.4g} TFLOP/s", dtype, flops / 1e12);
+  if (!c.source.empty()) out += " (" + c.source + ")";
+  return out;
+}
+
+}  // namespace attnprof::report::detail

@@ -1,0 +1,40 @@
+// What every renderer shows of one point, computed once: the row of the summary table and the
+// diagnosis behind it. Internal to src/report/.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results.hpp"
+
+namespace attnprof::report::detail {
+
+struct Row {
+  const core::Record* record = nullptr;
+  std::string label, kernel, status, reason;
+  bool measured = false;  // ok or incorrect: it has timings and a diagnosis
+  std::optional<double> p50_us, p99_us, tflops, pct_of_roof, intensity_flop_per_byte;
+  std::optional<double> achieved_flops_per_s, dram_bytes;
+  std::string verdict;
+  std::vector<std::string> flags;
+  nlohmann::json diagnosis;  // the record's own, or computed here when it has none
+};
+
+std::vector<Row> make_rows(const core::Results&);
+
+// The number at `key` of a JSON object when it is a number.
+std::optional<double> number_at(const nlohmann::json&, std::string_view key);
+
+// "-" when absent, else the value with `decimals` digits after the point.
+std::string fixed(std::optional<double>, int decimals);
+std::string join(const std::vector<std::string>&, std::string_view separator);
+// Replaces control characters (a terminal escape in a kernel name) with '?'.
+std::string printable(std::string_view);
+std::string html_escape(std::string_view);
+// "4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)"
+std::string ceilings_summary(const core::Ceilings&);
+
+}  // namespace attnprof::report::detail
