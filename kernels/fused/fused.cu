@@ -57,9 +57,6 @@ void dispatch(const core::Shape& s, TileVariant variant, Fn&& fn) {
         case TileVariant::warps8:
           fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::warps8>{});
           return;
-        case TileVariant::narrow:
-          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::narrow>{});
-          return;
       }
     };
     if (s.hdim == 64) by_variant(std::integral_constant<int, 64>{});
@@ -98,7 +95,7 @@ class FusedKernel final : public Kernel {
     const std::string text = variant_text();
     const auto variant = fused::parse_variant(text);
     if (!variant)
-      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of fast, small, warps8, narrow";
+      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of fast, small, warps8";
     if (s.dtype == core::DType::fp32) return "fused kernel supports fp16 and bf16 only (tensor cores)";
     if (const int major = current_device_major(); major > 0 && major < kMinComputeMajor)
       return "fused kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";

@@ -228,7 +228,11 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
         }
     }
 
-    // Online softmax: new row max, rescale what was accumulated under the old max, P = exp2(...).
+    // Online softmax: new row max, P = exp2(scale_log2 * (s - max)), and the factor by which what was
+    // accumulated under the old max shrinks. The max stops growing after the first few tiles of a row,
+    // so the O rescale (a multiply per accumulator) is skipped when no row of the warp moved.
+    float rescale[kMTiles][2];
+    bool max_grew = false;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -241,7 +245,9 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
         // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
         const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * p.scale_log2;
-        const float rescale = fast_exp2(row_max[mt][half] * p.scale_log2 - max_scaled);
+        const bool grew = tile_max != row_max[mt][half];
+        max_grew |= grew;
+        rescale[mt][half] = grew ? fast_exp2(row_max[mt][half] * p.scale_log2 - max_scaled) : 1.f;
         row_max[mt][half] = tile_max;
         float tile_sum = 0.f;
 #pragma unroll
@@ -252,13 +258,16 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
             s = fast_exp2(fmaf(s, p.scale_log2, -max_scaled));
             tile_sum += s;
           }
-        row_sum[mt][half] = row_sum[mt][half] * rescale + tile_sum;
-#pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
-          acc_o[mt][nt][half * 2] *= rescale;
-          acc_o[mt][nt][half * 2 + 1] *= rescale;
-        }
+        row_sum[mt][half] = row_sum[mt][half] * rescale[mt][half] + tile_sum;
       }
+    if (__any_sync(0xffffffffu, max_grew)) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesO; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[mt][e / 2];
+    }
 
     // O += P V. Two adjacent n8 tiles of the S accumulators are exactly one k16 A fragment of P.
 #pragma unroll

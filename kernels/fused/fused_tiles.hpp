@@ -11,12 +11,12 @@
 
 namespace attnprof::kernels::fused {
 
-// fast: the default. small: a deliberately smaller tile (half the query rows per CTA, a quarter of
-// the keys per step) that is correct but slower; it exists to show that the regression gate catches
-// a slower kernel. warps8: 8 warps of 16 rows each (the same 128-row CTA as fast, but every warp
-// re-reads all of K and V from shared memory) and narrow: fast with 32-key tiles (fewer live score
-// registers, twice the softmax steps); both kept as measured alternatives to fast.
-enum class TileVariant { fast, small, warps8, narrow };
+// fast: the default. small: a deliberately smaller tile (half the query rows per CTA, 32 keys per
+// step, 16 rows per warp) that is correct but slower; it exists to show that the regression gate
+// catches a slower kernel. warps8: 8 warps of 16 rows each (the same 128-row CTA as fast, but every
+// warp re-reads all of K and V from shared memory), kept as the measured alternative to fast
+// (docs/kernels.md has the numbers).
+enum class TileVariant { fast, small, warps8 };
 
 struct TileConfig {
   int block_m = 0;             // query rows per CTA
@@ -38,14 +38,14 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
     case TileVariant::fast:
       // 4 warps x 32 rows: K/V fragments loaded from shared memory once serve two MMA row tiles,
       // halving shared-memory traffic per FLOP against 16 rows per warp. Q stays in registers only
-      // when it is small enough (hdim 64: 32 registers) to leave room for the O accumulators.
-      return {128, 64, 4, 2, hdim <= 64, 2};
+      // when it is small enough (hdim 64: 32 registers) to leave room for the O accumulators. At
+      // hdim 128 the O accumulators take 128 registers, and 64-key tiles spilled (and ran 1-3% slower
+      // on the H200 than 32-key tiles, which fit in 253 registers).
+      return {128, hdim <= 64 ? 64 : 32, 4, 2, hdim <= 64, 2};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
     case TileVariant::warps8:
       return {128, 64, 8, 1, hdim <= 64, 1};
-    case TileVariant::narrow:
-      return {128, 32, 4, 2, hdim <= 64, 2};
   }
   return {};
 }
@@ -85,12 +85,11 @@ constexpr bool tile_needs_mask(TileConfig c, long long m0, long long n_block, lo
   return causal && n0 + c.block_n - 1 > m0 + seq_k - seq_q;
 }
 
-// ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8", "narrow"; else nullopt.
+// ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8"; else nullopt.
 constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
   if (text.empty() || text == "fast") return TileVariant::fast;
   if (text == "small") return TileVariant::small;
   if (text == "warps8") return TileVariant::warps8;
-  if (text == "narrow") return TileVariant::narrow;
   return std::nullopt;
 }
 
@@ -99,7 +98,6 @@ constexpr std::string_view to_string(TileVariant v) {
     case TileVariant::fast: return "fast";
     case TileVariant::small: return "small";
     case TileVariant::warps8: return "warps8";
-    case TileVariant::narrow: return "narrow";
   }
   return "?";
 }

@@ -40,7 +40,7 @@ timeout "${BENCH_TIMEOUT_S:-150}" "$bin/bench_gpu_kernels" ${BENCH_ARGS:-} 2>&1 
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "== nsight compute (one fused call, hdim 128, seq 4096)"
   timeout 60 ncu --clock-control none -k regex:fused_attention --launch-skip 6 --launch-count 1 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
     --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
     "$bin/bench_gpu_kernels" --kernels fused --seqs 4096 --hdims 128 --iters 1 2>&1 | tee "$out/ncu.txt"
 fi

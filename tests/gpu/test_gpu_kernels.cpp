@@ -130,11 +130,6 @@ TEST_CASE("fused kernel, 8-warp tiles, matches float64") {
   check_all_shapes("fused");
 }
 
-TEST_CASE("fused kernel, 32-key tiles, matches float64") {
-  ScopedEnv env("ATTNPROF_FUSED_CONFIG", "narrow");
-  check_all_shapes("fused");
-}
-
 TEST_CASE("unsupported shapes give a reason instead of a wrong answer") {
   const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
   const kernels::Kernel* reference = kernels::find(kernels::Backend::cuda, "reference");

@@ -12,7 +12,7 @@ namespace fused = attnprof::kernels::fused;
 namespace {
 
 constexpr fused::TileVariant kVariants[] = {fused::TileVariant::fast, fused::TileVariant::small,
-                                            fused::TileVariant::warps8, fused::TileVariant::narrow};
+                                            fused::TileVariant::warps8};
 constexpr size_t kSmemPerSmBytes = 227 * 1024;  // usable by one CTA on sm_90
 
 // Last key row i may see under the bottom-right causal mask (negative: none).
@@ -35,7 +35,7 @@ TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
   // The default keeps two 4-warp CTAs per SM for both head dims.
   static_assert(fused::tile_config(128, fused::TileVariant::fast).min_blocks_per_sm == 2);
   static_assert(fused::smem_bytes(fused::tile_config(128, fused::TileVariant::fast), 128, 2) ==
-                (128 + 4 * 64) * (128 + 8) * 2);
+                (128 + 4 * 32) * (128 + 8) * 2);
   // small really is smaller: fewer query rows and keys per CTA.
   static_assert(fused::tile_config(128, fused::TileVariant::small).block_m <
                 fused::tile_config(128, fused::TileVariant::fast).block_m);
@@ -50,7 +50,6 @@ TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
   CHECK(fused::parse_variant("fast") == fused::TileVariant::fast);
   CHECK(fused::parse_variant("small") == fused::TileVariant::small);
   CHECK(fused::parse_variant("warps8") == fused::TileVariant::warps8);
-  CHECK(fused::parse_variant("narrow") == fused::TileVariant::narrow);
   CHECK_FALSE(fused::parse_variant("Small").has_value());
   CHECK_FALSE(fused::parse_variant("fastest").has_value());
 }
