@@ -9,7 +9,6 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/common/verify.hpp"
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/tiles.hpp"
 #include "kernels/registry.hpp"
@@ -68,7 +67,7 @@ class CpuFused final : public Kernel {
             const float new_max = std::max(row_max[r], block_max);
             const float correction = std::exp(row_max[r] - new_max);  // 0 on the first block
             const float block_sum = exp_shifted_sum(p, visible, new_max);
-            for (int64_t j = 0; j < visible; ++j) p[j] = round_to(s.dtype, p[j]);
+            round_in_place(s.dtype, p, visible);
             row_sum[r] = row_sum[r] * correction + block_sum;
             row_max[r] = new_max;
             if (correction != 1.0f)
@@ -80,8 +79,9 @@ class CpuFused final : public Kernel {
         float* o_rows = o + hv.q_offset + i0 * s.hdim;
         for (int64_t r = 0; r < rows; ++r) {
           const float inv_sum = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;  // no key: O = 0
-          for (int64_t d = 0; d < s.hdim; ++d)
-            o_rows[r * s.hdim + d] = round_to(s.dtype, acc[r * s.hdim + d] * inv_sum);
+          float* out = o_rows + r * s.hdim;
+          for (int64_t d = 0; d < s.hdim; ++d) out[d] = acc[r * s.hdim + d] * inv_sum;
+          round_in_place(s.dtype, out, s.hdim);
           a.lse[hv.lse_offset + i0 + r] = row_sum[r] > 0 ? row_max[r] + std::log(row_sum[r]) : kNegInf;
         }
       }

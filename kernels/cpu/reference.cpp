@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/common/verify.hpp"
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/tiles.hpp"
 #include "kernels/registry.hpp"
@@ -72,6 +71,9 @@ class CpuReference final : public Kernel {
         const int64_t keys = visible_keys(s, row % s.seq_q);
         const float* s_row = scores + row * s.seq_k;
         float* p_row = probs + row * s.seq_k;
+        // Zeros past the visible keys, as far as any row of the same row block sees (causal rows of a
+        // block differ by < kBlockRows keys), so pv_gemm can run a whole block over one key count.
+        std::fill(p_row + keys, p_row + std::min(s.seq_k, keys + kBlockRows), 0.0f);
         if (keys == 0) {
           a.lse[row] = -std::numeric_limits<float>::infinity();
           continue;
@@ -80,7 +82,8 @@ class CpuReference final : public Kernel {
         std::copy(s_row, s_row + keys, p_row);
         const float row_sum = exp_shifted_sum(p_row, keys, row_max);
         const float inv_sum = 1.0f / row_sum;
-        for (int64_t j = 0; j < keys; ++j) p_row[j] = round_to(s.dtype, p_row[j] * inv_sum);
+        for (int64_t j = 0; j < keys; ++j) p_row[j] *= inv_sum;
+        round_in_place(s.dtype, p_row, keys);
         a.lse[row] = row_max + std::log(row_sum);
       }
     });
@@ -93,13 +96,15 @@ class CpuReference final : public Kernel {
         const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
         const HeadView hv = head_view(s, bh);
         std::fill(acc.begin(), acc.end(), 0.0f);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t keys = visible_keys(s, i0 + r);
-          pv_tile(probs + (bh * s.seq_q + i0 + r) * s.seq_k, s.seq_k, 1, v + hv.kv_offset, keys, s.hdim,
-                  acc.data() + r * s.hdim);
+        const int64_t keys_needed = visible_keys(s, i0 + rows - 1);
+        const float* p_rows = probs + (bh * s.seq_q + i0) * s.seq_k;
+        for (int64_t j0 = 0; j0 < keys_needed; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, keys_needed - j0);
+          pv_tile(p_rows + j0, s.seq_k, rows, v + hv.kv_offset + j0 * s.hdim, keys, s.hdim, acc.data());
         }
         float* o_rows = o + hv.q_offset + i0 * s.hdim;
-        for (int64_t e = 0; e < rows * s.hdim; ++e) o_rows[e] = round_to(s.dtype, acc[e]);
+        round_in_place(s.dtype, acc.data(), rows * s.hdim);
+        std::copy(acc.begin(), acc.begin() + rows * s.hdim, o_rows);
       }
     });
     if (hook) hook->after_last();

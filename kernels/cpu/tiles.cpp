@@ -41,7 +41,7 @@ namespace {
 // Rows at a time: Rows x kBlockKeys accumulators stay in registers (4 rows x 64 keys = 16 AVX-512
 // registers) and each loaded K panel row feeds Rows FMAs.
 template <int Rows>
-inline void qk_rows(const float* q, const float* kt, int64_t keys, int64_t hdim, float scale, float* s,
+[[gnu::always_inline]] inline void qk_rows(const float* q, const float* kt, int64_t keys, int64_t hdim, float scale, float* s,
                     int64_t ld_s) {
   float acc[Rows][kBlockKeys] = {};
   for (int64_t d = 0; d < hdim; ++d) {
@@ -65,29 +65,130 @@ void qk_tile(const float* q, int64_t rows, const float* kt, int64_t keys, int64_
   for (; r < rows; ++r) qk_rows<1>(q + r * hdim, kt, keys, hdim, scale, s + r * ld_s, ld_s);
 }
 
-ATTNPROF_CPU_CLONES
-void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t keys, int64_t hdim,
-             float* acc) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* __restrict out = acc + r * hdim;
-    const float* p_row = p + r * ld_p;
+namespace {
+
+// Columns of the PV accumulator kept in registers while all keys of a block stream past.
+constexpr int64_t kPvColumns = 64;
+
+// Rows x kPvColumns accumulators in registers (4 x 64 = 16 AVX-512 registers); every V load feeds
+// Rows FMAs, and the accumulator is loaded and stored once per key block, not once per key.
+template <int Rows>
+[[gnu::always_inline]] inline void pv_rows(const float* p, int64_t ld_p, const float* v, int64_t keys,
+                                           int64_t hdim, float* acc) {
+  int64_t d0 = 0;
+  for (; d0 + kPvColumns <= hdim; d0 += kPvColumns) {
+    float a[Rows][kPvColumns];
+    for (int r = 0; r < Rows; ++r)
+      for (int64_t c = 0; c < kPvColumns; ++c) a[r][c] = acc[r * hdim + d0 + c];
     for (int64_t j = 0; j < keys; ++j) {
-      const float pj = p_row[j];
-      if (pj == 0.0f) continue;  // masked keys and underflowed exponentials add nothing
+      const float* v_row = v + j * hdim + d0;
+      for (int r = 0; r < Rows; ++r) {
+        const float pj = p[r * ld_p + j];
+        for (int64_t c = 0; c < kPvColumns; ++c) a[r][c] += pj * v_row[c];
+      }
+    }
+    for (int r = 0; r < Rows; ++r)
+      for (int64_t c = 0; c < kPvColumns; ++c) acc[r * hdim + d0 + c] = a[r][c];
+  }
+  if (d0 == hdim) return;
+  for (int r = 0; r < Rows; ++r) {  // ragged hdim: the remaining columns, row by row
+    float* __restrict out = acc + r * hdim;
+    for (int64_t j = 0; j < keys; ++j) {
+      const float pj = p[r * ld_p + j];
       const float* __restrict v_row = v + j * hdim;
-      for (int64_t d = 0; d < hdim; ++d) out[d] += pj * v_row[d];
+      for (int64_t d = d0; d < hdim; ++d) out[d] += pj * v_row[d];
     }
   }
 }
 
+}  // namespace
+
+ATTNPROF_CPU_CLONES
+void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t keys, int64_t hdim,
+             float* acc) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) pv_rows<4>(p + r * ld_p, ld_p, v, keys, hdim, acc + r * hdim);
+  for (; r < rows; ++r) pv_rows<1>(p + r * ld_p, ld_p, v, keys, hdim, acc + r * hdim);
+}
+
+namespace {
+
+// exp(x) for x <= 0: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in a high part exact in fp32 and a
+// low part), exp(r) by its Taylor polynomial to degree 7 (truncation error < 2^-27 on that interval),
+// and 2^n put into the exponent field.
+[[gnu::always_inline]] inline float exp_nonpositive(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f;       // 8 significant bits: n * kLn2Hi is exact
+  constexpr float kLn2Lo = -2.12194440e-4f;    // ln 2 - kLn2Hi
+  constexpr float kMinArg = -87.0f;            // exp below ~2^-125.5: flushed to zero
+  const bool underflow = x < kMinArg;
+  x = x < kMinArg ? kMinArg : x;
+  const float n = __builtin_nearbyintf(x * kLog2e);
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const auto scale_bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  __builtin_memcpy(&scale, &scale_bits, sizeof(scale));
+  return underflow ? 0.0f : p * scale;
+}
+
+}  // namespace
+
 ATTNPROF_CPU_CLONES
 float exp_shifted_sum(float* x, int64_t n, float shift) {
+  for (int64_t i = 0; i < n; ++i) x[i] = exp_nonpositive(x[i] - shift);
+  // A plain `sum += x[i]` is a serial dependency the compiler may not reorder; kSumLanes partial
+  // sums vectorise (the result differs from the serial sum only in rounding order).
+  constexpr int64_t kSumLanes = 16;
+  float partial[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (int64_t l = 0; l < kSumLanes; ++l) partial[l] += x[i + l];
   float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - shift);
-    sum += x[i];
-  }
+  for (; i < n; ++i) sum += x[i];
+  for (int64_t l = 0; l < kSumLanes; ++l) sum += partial[l];
   return sum;
+}
+
+ATTNPROF_CPU_CLONES
+void round_in_place(core::DType dtype, float* x, int64_t n) {
+  if (dtype == core::DType::fp32) return;
+  if (dtype == core::DType::bf16) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits;
+      __builtin_memcpy(&bits, &x[i], sizeof(bits));
+      const bool finite = (bits & 0x7F800000u) != 0x7F800000u;
+      const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+      bits = finite ? rounded : bits;
+      __builtin_memcpy(&x[i], &bits, sizeof(bits));
+    }
+    return;
+  }
+  // fp16: as kernels::round_to, branch-free so the loop vectorises.
+  constexpr float kFp16MinNormal = 0x1p-14f, kFp16Max = 65504.0f;
+  constexpr float kInf = __builtin_inff();
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    uint32_t bits;
+    __builtin_memcpy(&bits, &v, sizeof(bits));
+    const bool finite = (bits & 0x7F800000u) != 0x7F800000u;
+    const uint32_t normal_bits = (bits + 0xFFFu + ((bits >> 13) & 1u)) & 0xFFFFE000u;
+    float normal;
+    __builtin_memcpy(&normal, &normal_bits, sizeof(normal));
+    const float mag = v < 0 ? -v : v;
+    const float sub = __builtin_nearbyintf(v * 0x1p24f) * 0x1p-24f;
+    const float overflowed = v < 0 ? -kInf : kInf;
+    const float normal_mag = normal < 0 ? -normal : normal;
+    float r = mag < kFp16MinNormal ? sub : (normal_mag > kFp16Max ? overflowed : normal);
+    x[i] = finite ? r : v;
+  }
 }
 
 }  // namespace attnprof::kernels::cpu

@@ -37,7 +37,15 @@ void qk_tile(const float* q, int64_t rows, const float* kt, int64_t keys, int64_
 void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t keys, int64_t hdim,
              float* acc);
 
-// x[i] = exp(x[i] - shift) for i < n; returns the sum of the results (fp32).
+// x[i] = exp(x[i] - shift) for i < n, with x[i] <= shift; returns the sum of the results (fp32).
+// A vectorisable exp (Cody-Waite reduction, degree-7 polynomial; within 2 fp32 ulps of std::exp,
+// results below 2^-126 flushed to 0): a scalar std::exp call per score would cost as much as the two
+// GEMMs' arithmetic for that score.
 float exp_shifted_sum(float* x, int64_t n, float shift);
+
+// x[i] = kernels::round_to(dtype, x[i]) for i < n, in a form that vectorises (the scalar function is
+// out of line in verify.cpp, shared with the GPU side). tests/kernels/test_cpu_kernels.cpp checks the
+// two agree.
+void round_in_place(core::DType, float* x, int64_t n);
 
 }  // namespace attnprof::kernels::cpu
