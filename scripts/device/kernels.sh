@@ -5,7 +5,8 @@
 #   BIN_DIR holds test_gpu_kernels and bench_gpu_kernels (default .devcarry/kernels: copy them there
 #   from the build dir, see docs/kernels.md); logs go to OUT_DIR (default $OUT, else ./kernels-out).
 # Environment: BENCH_ARGS (extra bench_gpu_kernels options), NCU=1 to add one Nsight Compute pass,
-# TEST_TIMEOUT_S / BENCH_TIMEOUT_S (defaults 150 / 150) so that a hung kernel cannot eat the budget.
+# TEST_TIMEOUT_S / BENCH_TIMEOUT_S (defaults 150 / 150) so that a hung kernel cannot eat the budget,
+# SANITIZE=1 to run the fused kernel at two small shapes under compute-sanitizer memcheck and racecheck.
 set -uo pipefail
 bin=${1:-.devcarry/kernels}
 out=${2:-${OUT:-kernels-out}}
@@ -36,6 +37,15 @@ gzip -f "$out/kernels.sass"
 echo "== timing"
 timeout "${BENCH_TIMEOUT_S:-150}" "$bin/bench_gpu_kernels" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+if [ "${SANITIZE:-0}" = 1 ] && command -v compute-sanitizer > /dev/null; then
+  echo "== compute-sanitizer (fused, seq 512, hdim 64 and 128, causal and not)"
+  for tool in memcheck racecheck; do
+    timeout 100 compute-sanitizer --tool "$tool" --error-exitcode 3 "$bin/bench_gpu_kernels" \
+      --kernels fused --seqs 512 --hdims 64,128 --iters 1 2>&1 | tail -n 12 | tee "$out/sanitizer_$tool.txt"
+    echo "compute-sanitizer $tool exit code ${PIPESTATUS[0]}" | tee -a "$out/sanitizer_$tool.txt"
+  done
+fi
 
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "== nsight compute (one fused call, hdim 128, seq 4096)"
