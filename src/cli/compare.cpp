@@ -1,11 +1,99 @@
+// attnprof compare BASELINE.json CANDIDATE.json: the CI regression gate. Declares the options and
+// calls gate::compare; the decision rules live in src/gate (docs/ci-gate.md).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
+#include "core/results.hpp"
+#include "gate/compare.hpp"
+#include "gate/render.hpp"
 
 namespace attnprof::cli {
 
-void add_compare(CLI::App& app, Run&) {
-  auto* cmd = app.add_subcommand("compare", "(not built yet)");
-  cmd->callback([] { throw EnvironmentError("'compare' is not built yet in this version"); });
+namespace {
+
+struct CompareArgs {
+  std::string baseline_path, candidate_path;
+  gate::Options options;
+  std::vector<std::string> kernel_thresholds, counter_thresholds;
+  std::string md_path, junit_path, json_path;
+  bool quiet = false;
+};
+
+void apply_counter_threshold(const std::string& token, gate::CounterThresholds& t) {
+  const auto [name, value] = gate::parse_name_value(token);
+  if (name == "dram") t.dram_bytes_increase = value;
+  else if (name == "tensor") t.tensor_ops_increase = value;
+  else if (name == "occupancy") t.occupancy_decrease = value;
+  else throw InputError(fmt::format("unknown counter '{}' in '{}' (dram, tensor, occupancy)", name, token));
+}
+
+void run_compare(const CompareArgs& a, Run& run) {
+  gate::Options o = a.options;
+  for (const auto& token : a.kernel_thresholds) {
+    const auto [kernel, value] = gate::parse_name_value(token);
+    o.kernel_threshold[kernel] = value;
+  }
+  for (const auto& token : a.counter_thresholds) apply_counter_threshold(token, o.counter_thresholds);
+
+  const core::Results baseline = core::read_results(a.baseline_path);
+  const core::Results candidate = core::read_results(a.candidate_path);
+  const gate::Comparison cmp = gate::compare(baseline, candidate, o, a.baseline_path, a.candidate_path);
+
+  if (!a.md_path.empty()) gate::write_text_file(a.md_path, gate::render_markdown(cmp));
+  if (!a.junit_path.empty()) gate::write_text_file(a.junit_path, gate::render_junit(cmp));
+  if (!a.json_path.empty()) gate::write_text_file(a.json_path, gate::render_json(cmp));
+  const std::string text = a.quiet ? cmp.summary + "\n" : gate::render_terminal(cmp);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  run.exit_code = cmp.exit_code;
+}
+
+}  // namespace
+
+void add_compare(CLI::App& app, Run& run) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Compare a candidate results file with a baseline: exit 0 pass, 1 regression, 2 bad input, "
+      "3 inconclusive (noisy)");
+  cmd->add_option("baseline", args->baseline_path, "Baseline results JSON")->required();
+  cmd->add_option("candidate", args->candidate_path, "Candidate results JSON")->required();
+  auto& o = args->options;
+  cmd->add_option("--alpha", o.alpha, "Significance level of the one-sided Mann-Whitney U test")
+      ->capture_default_str();
+  cmd->add_option("--threshold", o.threshold, "Smallest slowdown that fails, as a fraction (0.03 = 3%)")
+      ->capture_default_str();
+  cmd->add_option("--kernel-threshold", args->kernel_thresholds,
+                  "Per-kernel slowdown threshold KERNEL=FRACTION, e.g. fused=0.05 (repeatable, or comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  cmd->add_option("--max-rel-stddev", o.max_rel_stddev,
+                  "Spread ceiling (stddev / mean) of either side; above it a point is noisy")
+      ->capture_default_str();
+  cmd->add_flag("--counters", o.counters,
+                "Also fail on counter regressions: DRAM bytes, tensor ops, achieved occupancy");
+  cmd->add_option("--counter-threshold", args->counter_thresholds,
+                  "Counter limit NAME=FRACTION for dram (+), tensor (+), occupancy (-); defaults dram=0.02 "
+                  "tensor=0.02 occupancy=0.05 (repeatable, or comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  cmd->add_flag("--fail-on-missing", o.fail_on_missing, "A baseline point missing from the candidate fails");
+  cmd->add_flag("--allow-device-mismatch", o.allow_device_mismatch,
+                "Compare across GPU model, driver, max SM clock or backend (printed in the verdict)");
+  cmd->add_option("--confidence", o.confidence, "Confidence of the bootstrap interval of the median ratio")
+      ->capture_default_str();
+  cmd->add_option("--resamples", o.bootstrap_resamples, "Bootstrap resamples")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Bootstrap seed")->capture_default_str();
+  cmd->add_option("--md", args->md_path, "Write a Markdown summary (PR comment, job summary)");
+  cmd->add_option("--junit", args->junit_path, "Write JUnit XML, one testcase per point");
+  cmd->add_option("--json", args->json_path, "Write the verdicts as JSON");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print only the summary line");
+  cmd->callback([args, &run] { run_compare(*args, run); });
 }
 
 }  // namespace attnprof::cli

@@ -1,0 +1,513 @@
+#include "gate/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "gate/mann_whitney.hpp"
+
+namespace attnprof::gate {
+
+namespace {
+
+// FNV-1a: a stable hash of the point key, so each point draws its own reproducible bootstrap stream
+// (std::hash may differ between standard libraries).
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::vector<double> finite_only(const std::vector<double>& v) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (double x : v)
+    if (std::isfinite(x)) out.push_back(x);
+  return out;
+}
+
+double rel_stddev(std::span<const double> v) {
+  if (v.size() < 2) return 0;
+  const double m = core::mean(v);
+  return m > 0 ? core::stddev(v) / m : 0;
+}
+
+std::string pct(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
+
+std::string p_text(double p) { return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
+
+// Medians of independent resamples of each side; ratios[b] = median(candidate*) / median(baseline*).
+std::vector<double> bootstrap_ratios(std::span<const double> baseline, std::span<const double> candidate,
+                                     int resamples, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick_b(0, baseline.size() - 1), pick_c(0, candidate.size() - 1);
+  std::vector<double> rb(baseline.size()), rc(candidate.size()), ratios;
+  ratios.reserve(static_cast<size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    for (auto& v : rb) v = baseline[pick_b(rng)];
+    for (auto& v : rc) v = candidate[pick_c(rng)];
+    const double mb = core::median(rb);
+    ratios.push_back(mb > 0 ? core::median(rc) / mb : 1.0);
+  }
+  return ratios;
+}
+
+core::Interval percentile_interval(std::span<const double> values, double confidence) {
+  const double tail = (1.0 - confidence) / 2.0;
+  return {core::quantile(values, tail), core::quantile(values, 1.0 - tail)};
+}
+
+std::string describe_device(const core::Context& c) {
+  std::string s = c.device.name.empty() ? "unknown device" : c.device.name;
+  if (!c.device.driver_version.empty()) s += ", driver " + c.device.driver_version;
+  if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", max SM clock {:.0f} MHz", c.device.sm_clock_max_mhz);
+  s += ", backend " + (c.backend.empty() ? std::string("?") : c.backend);
+  return s;
+}
+
+// What makes two runs incomparable: a different GPU model, driver, clock regime or backend.
+std::vector<std::string> device_differences(const core::Context& b, const core::Context& c) {
+  std::vector<std::string> d;
+  if (b.backend != c.backend) d.push_back(fmt::format("backend '{}' vs '{}'", b.backend, c.backend));
+  if (b.device.name != c.device.name)
+    d.push_back(fmt::format("device '{}' vs '{}'", b.device.name, c.device.name));
+  if (b.device.driver_version != c.device.driver_version)
+    d.push_back(fmt::format("driver '{}' vs '{}'", b.device.driver_version, c.device.driver_version));
+  // Clocks are reported in whole MHz; anything beyond rounding is another clock regime (locked clocks,
+  // another SKU or power mode), which moves latency by itself.
+  if (std::abs(b.device.sm_clock_max_mhz - c.device.sm_clock_max_mhz) > 0.5)
+    d.push_back(fmt::format("max SM clock {:.0f} vs {:.0f} MHz", b.device.sm_clock_max_mhz,
+                            c.device.sm_clock_max_mhz));
+  return d;
+}
+
+void validate(const Options& o) {
+  auto bad = [](const char* name, double v) {
+    throw InputError(fmt::format("compare option {} = {} is out of range", name, v));
+  };
+  if (!(o.alpha > 0 && o.alpha < 1)) bad("alpha", o.alpha);
+  if (!(o.threshold >= 0 && o.threshold < 10)) bad("threshold", o.threshold);
+  for (const auto& [kernel, t] : o.kernel_threshold)
+    if (!(t >= 0 && t < 10)) bad(("kernel threshold of " + kernel).c_str(), t);
+  if (!(o.max_rel_stddev > 0)) bad("max-rel-stddev", o.max_rel_stddev);
+  if (!(o.confidence > 0 && o.confidence < 1)) bad("confidence", o.confidence);
+  if (o.bootstrap_resamples < 10) bad("resamples", o.bootstrap_resamples);
+  const auto& ct = o.counter_thresholds;
+  if (!(ct.dram_bytes_increase >= 0)) bad("dram counter threshold", ct.dram_bytes_increase);
+  if (!(ct.tensor_ops_increase >= 0)) bad("tensor counter threshold", ct.tensor_ops_increase);
+  if (!(ct.occupancy_decrease >= 0 && ct.occupancy_decrease < 1))
+    bad("occupancy counter threshold", ct.occupancy_decrease);
+}
+
+struct CounterValue {
+  double value = 0;
+  std::string source;
+};
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+// DRAM bytes: read + write when the split metrics are there, else the combined one.
+std::optional<CounterValue> dram_bytes(const std::map<std::string, double>& t) {
+  const auto r = t.find("dram__bytes_read.sum"), w = t.find("dram__bytes_write.sum");
+  if (r != t.end() && w != t.end()) return CounterValue{r->second + w->second, "dram__bytes_read.sum + dram__bytes_write.sum"};
+  if (auto a = t.find("dram__bytes.sum"); a != t.end()) return CounterValue{a->second, "dram__bytes.sum"};
+  return std::nullopt;
+}
+
+// Tensor operations: the sum of the tensor-path op counters both sides collected (so the two sums
+// cover the same metrics); failing those, tensor-pipe instruction counts.
+std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<std::string, double>& b,
+                                                                const std::map<std::string, double>& c) {
+  for (std::string_view prefix : {"sm__ops_path_tensor", "sm__inst_executed_pipe_tensor"}) {
+    CounterValue vb, vc;
+    for (const auto& [name, value] : b) {
+      auto other = c.find(name);
+      if (!starts_with(name, prefix) || other == c.end() || name.find(".sum") == std::string::npos) continue;
+      vb.value += value;
+      vc.value += other->second;
+      vb.source += (vb.source.empty() ? "" : " + ") + name;
+    }
+    if (!vb.source.empty()) {
+      vc.source = vb.source;
+      return std::make_pair(vb, vc);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<CounterValue> achieved_occupancy(const core::Record& r) {
+  if (r.occupancy.achieved_pct) return CounterValue{*r.occupancy.achieved_pct, "occupancy.achieved_pct"};
+  const char* kMetric = "sm__warps_active.avg.pct_of_peak_sustained_active";
+  if (auto it = r.counters.total.find(kMetric); it != r.counters.total.end())
+    return CounterValue{it->second, kMetric};
+  return std::nullopt;
+}
+
+void compare_counters(const core::Record& b, const core::Record& c, const CounterThresholds& limits,
+                      PointComparison& pc) {
+  if (b.counters.status != "ok" || c.counters.status != "ok") {
+    pc.counters_note = fmt::format("counters not comparable (baseline {}, candidate {})", b.counters.status,
+                                   c.counters.status);
+    return;
+  }
+  auto add = [&](const char* name, const CounterValue& vb, const CounterValue& vc, double limit) {
+    CounterDelta d;
+    d.name = name;
+    d.source = vb.source;
+    d.baseline = vb.value;
+    d.candidate = vc.value;
+    d.limit = limit;
+    d.change = vb.value != 0 ? vc.value / vb.value - 1.0 : (vc.value == 0 ? 0.0 : INFINITY);
+    d.regressed = limit >= 0 ? d.change > limit : d.change < limit;
+    pc.counters.push_back(d);
+  };
+  const auto db = dram_bytes(b.counters.total), dc = dram_bytes(c.counters.total);
+  if (db && dc && db->source == dc->source) add("dram_bytes", *db, *dc, limits.dram_bytes_increase);
+  if (auto t = tensor_ops(b.counters.total, c.counters.total))
+    add("tensor_ops", t->first, t->second, limits.tensor_ops_increase);
+  const auto ob = achieved_occupancy(b), oc = achieved_occupancy(c);
+  if (ob && oc && ob->source == oc->source)
+    add("achieved_occupancy_pct", *ob, *oc, -limits.occupancy_decrease);
+  if (pc.counters.empty()) pc.counters_note = "no counter collected on both sides";
+}
+
+std::string status_text(const core::Record& r) {
+  std::string s(core::to_string(r.status));
+  if (!r.reason.empty()) s += " (" + r.reason + ")";
+  return s;
+}
+
+// Latency and counters of a point that is ok on both sides. `ratios` receives the bootstrap
+// resamples of the median ratio (empty when the point could not be compared).
+void compare_point(const core::Record& b, const core::Record& c, const Options& o, PointComparison& pc,
+                   std::vector<double>& ratios) {
+  const std::vector<double> sb = finite_only(b.samples_us), sc = finite_only(c.samples_us);
+  pc.baseline_n = static_cast<int64_t>(sb.size());
+  pc.candidate_n = static_cast<int64_t>(sc.size());
+  pc.baseline_throttled_samples = b.clock.throttled_samples;
+  pc.candidate_throttled_samples = c.clock.throttled_samples;
+  auto kt = o.kernel_threshold.find(c.kernel);
+  pc.threshold = kt != o.kernel_threshold.end() ? kt->second : o.threshold;
+
+  if (sb.size() < 2 || sc.size() < 2) {
+    pc.verdict = Verdict::noisy;
+    pc.reason = fmt::format("too few finite latency samples to compare (baseline {}, candidate {})",
+                            sb.size(), sc.size());
+    return;
+  }
+  pc.compared = true;
+  pc.baseline_median_us = core::median(sb);
+  pc.candidate_median_us = core::median(sc);
+  if (!(pc.baseline_median_us > 0)) {
+    pc.compared = false;
+    pc.verdict = Verdict::noisy;
+    pc.reason = "baseline median latency is not positive";
+    return;
+  }
+  pc.ratio = pc.candidate_median_us / pc.baseline_median_us;
+  const MannWhitney mw = mann_whitney_u(sc, sb);  // x = candidate: "greater" means slower
+  pc.p_slower = mw.p_greater;
+  pc.p_faster = mw.p_less;
+  pc.exact_p = mw.exact;
+  ratios = bootstrap_ratios(sb, sc, o.bootstrap_resamples, o.seed ^ fnv1a(pc.key));
+  pc.ratio_ci = percentile_interval(ratios, o.confidence);
+  pc.baseline_rel_stddev = rel_stddev(sb);
+  pc.candidate_rel_stddev = rel_stddev(sc);
+
+  // What latency alone says.
+  const double change = pc.ratio - 1.0;
+  Verdict latency = Verdict::same;
+  if (pc.p_slower < o.alpha && pc.ratio > 1.0 + pc.threshold) {
+    latency = Verdict::slower;
+    pc.reason = fmt::format("median {} (p = {} < {}, over the {} threshold)", pct(change), p_text(pc.p_slower),
+                            o.alpha, pct(pc.threshold));
+  } else if (pc.p_faster < o.alpha && pc.ratio < 1.0 / (1.0 + pc.threshold)) {
+    latency = Verdict::faster;
+    pc.reason = fmt::format("median {} (p = {} < {})", pct(change), p_text(pc.p_faster), o.alpha);
+  } else {
+    const double p = change >= 0 ? pc.p_slower : pc.p_faster;
+    const bool significant = p < o.alpha;
+    pc.reason = significant ? fmt::format("median {} is significant (p = {}) but within the {} threshold",
+                                          pct(change), p_text(p), pct(pc.threshold))
+                            : fmt::format("median {} is not significant (p = {} >= {})", pct(change), p_text(p),
+                                          o.alpha);
+  }
+  pc.latency_verdict = std::string(to_string(latency));
+  pc.verdict = latency;
+
+  // Measurements that cannot be trusted make the point inconclusive, whatever latency says.
+  std::vector<std::string> noise;
+  if (pc.baseline_rel_stddev > o.max_rel_stddev)
+    noise.push_back(fmt::format("baseline spread {:.1f}% > {:.1f}%", 100 * pc.baseline_rel_stddev, 100 * o.max_rel_stddev));
+  if (pc.candidate_rel_stddev > o.max_rel_stddev)
+    noise.push_back(fmt::format("candidate spread {:.1f}% > {:.1f}%", 100 * pc.candidate_rel_stddev, 100 * o.max_rel_stddev));
+  if (b.clock.throttled_samples > 0)
+    noise.push_back(fmt::format("baseline throttled in {} samples", b.clock.throttled_samples));
+  if (c.clock.throttled_samples > 0)
+    noise.push_back(fmt::format("candidate throttled in {} samples", c.clock.throttled_samples));
+  if (mann_whitney_min_p(pc.candidate_n, pc.baseline_n) >= o.alpha)
+    noise.push_back(fmt::format("{} vs {} samples cannot reach p < {}", pc.baseline_n, pc.candidate_n, o.alpha));
+  if (!noise.empty()) {
+    pc.verdict = Verdict::noisy;
+    std::string joined;
+    for (const auto& n : noise) joined += (joined.empty() ? "" : "; ") + n;
+    pc.reason = fmt::format("{}; latency alone: {}, {}", joined, pc.latency_verdict, pc.reason);
+  }
+
+  if (o.counters) {
+    compare_counters(b, c, o.counter_thresholds, pc);
+    std::string worse;
+    for (const auto& d : pc.counters)
+      if (d.regressed)
+        worse += fmt::format("{}{} {} (limit {})", worse.empty() ? "" : ", ", d.name, pct(d.change), pct(d.limit));
+    // Counters are counted, not timed, so timing noise does not excuse them; a latency regression
+    // stays the headline.
+    if (!worse.empty()) {
+      if (pc.verdict == Verdict::slower) {
+        pc.reason += "; counters: " + worse;
+      } else {
+        pc.reason = "counters " + worse + "; latency: " + pc.reason;
+        pc.verdict = Verdict::counter_regression;
+      }
+    }
+  }
+  pc.fails = pc.verdict == Verdict::slower || pc.verdict == Verdict::counter_regression;
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::same: return "same";
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::noisy: return "noisy";
+    case Verdict::counter_regression: return "counter-regression";
+    case Verdict::error: return "error";
+    case Verdict::missing: return "missing";
+    case Verdict::added: return "new";
+  }
+  return "?";
+}
+
+std::pair<std::string, double> parse_name_value(const std::string& token) {
+  const auto eq = token.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == token.size())
+    throw InputError(fmt::format("'{}' is not NAME=VALUE", token));
+  const std::string value = token.substr(eq + 1);
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || !std::isfinite(v))
+    throw InputError(fmt::format("'{}' in '{}' is not a number", value, token));
+  return {token.substr(0, eq), v};
+}
+
+core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<const double> candidate,
+                                  double confidence, int resamples, uint64_t seed) {
+  if (baseline.empty() || candidate.empty() || resamples < 1) return {1, 1};
+  const std::vector<double> ratios = bootstrap_ratios(baseline, candidate, resamples, seed);
+  return percentile_interval(ratios, confidence);
+}
+
+Comparison compare(const core::Results& baseline, const core::Results& candidate, const Options& o,
+                   const std::string& baseline_label, const std::string& candidate_label) {
+  validate(o);
+  Comparison cmp;
+  cmp.options = o;
+  cmp.baseline_label = baseline_label;
+  cmp.candidate_label = candidate_label;
+  cmp.baseline_device = describe_device(baseline.context);
+  cmp.candidate_device = describe_device(candidate.context);
+  const auto differences = device_differences(baseline.context, candidate.context);
+  if (!differences.empty()) {
+    std::string joined;
+    for (const auto& d : differences) joined += (joined.empty() ? "" : ", ") + d;
+    if (!o.allow_device_mismatch)
+      throw InputError(fmt::format("baseline and candidate were measured on different setups ({}); "
+                                   "rerun the baseline here or pass --allow-device-mismatch",
+                                   joined));
+    cmp.device_differences = differences;
+  }
+
+  std::map<std::string, const core::Record*> cand_by_key;
+  for (const auto& r : candidate.records) cand_by_key.emplace(core::point_key(r), &r);
+  std::set<std::string> seen;
+  std::vector<std::vector<double>> log_ratio_resamples;  // per compared point
+
+  for (const auto& b : baseline.records) {
+    PointComparison pc;
+    pc.key = core::point_key(b);
+    if (!seen.insert(pc.key).second) continue;  // a duplicate key: the first record stands
+    pc.shape = b.shape.label();
+    pc.kernel = b.kernel;
+    pc.baseline_status = b.status;
+    auto it = cand_by_key.find(pc.key);
+    if (it == cand_by_key.end()) {
+      pc.verdict = Verdict::missing;
+      pc.fails = o.fail_on_missing;
+      pc.reason = "in the baseline only";
+      cmp.points.push_back(std::move(pc));
+      continue;
+    }
+    const core::Record& c = *it->second;
+    pc.candidate_status = c.status;
+    if (b.status != core::Status::ok || c.status != core::Status::ok) {
+      pc.verdict = Verdict::error;
+      // A point that worked before and does not now is a regression; one broken on both sides (or
+      // fixed in the candidate) is reported but cannot be blamed on this change.
+      pc.fails = b.status == core::Status::ok;
+      pc.reason = fmt::format("baseline {}, candidate {}", status_text(b), status_text(c));
+      cmp.points.push_back(std::move(pc));
+      continue;
+    }
+    std::vector<double> ratios;
+    compare_point(b, c, o, pc, ratios);
+    if (pc.compared && !ratios.empty()) {
+      for (double& r : ratios) r = std::log(r);
+      log_ratio_resamples.push_back(std::move(ratios));
+    }
+    cmp.points.push_back(std::move(pc));
+  }
+  for (const auto& c : candidate.records) {
+    PointComparison pc;
+    pc.key = core::point_key(c);
+    if (!seen.insert(pc.key).second) continue;
+    pc.shape = c.shape.label();
+    pc.kernel = c.kernel;
+    pc.candidate_status = c.status;
+    pc.verdict = Verdict::added;
+    pc.reason = "in the candidate only";
+    cmp.points.push_back(std::move(pc));
+  }
+
+  // Geometric mean of the ratios and its interval from the joint resamples.
+  double log_sum = 0;
+  for (const auto& p : cmp.points)
+    if (p.compared) {
+      log_sum += std::log(p.ratio);
+      ++cmp.geomean_points;
+    }
+  if (cmp.geomean_points > 0) {
+    cmp.geomean_ratio = std::exp(log_sum / static_cast<double>(cmp.geomean_points));
+    std::vector<double> geo(static_cast<size_t>(o.bootstrap_resamples), 0.0);
+    for (const auto& lr : log_ratio_resamples)
+      for (size_t i = 0; i < geo.size(); ++i) geo[i] += lr[i];
+    for (double& g : geo) g = std::exp(g / static_cast<double>(log_ratio_resamples.size()));
+    cmp.geomean_ci = percentile_interval(geo, o.confidence);
+  }
+
+  bool any_fail = false, any_noisy = false;
+  for (const auto& p : cmp.points) {
+    ++cmp.counts[p.verdict];
+    any_fail |= p.fails;
+    any_noisy |= p.verdict == Verdict::noisy;
+  }
+  std::string tally;
+  for (const auto& [v, n] : cmp.counts) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, to_string(v));
+  const std::string of = fmt::format("{} of {} points", tally.empty() ? "no points" : tally, cmp.points.size());
+  if (any_fail) {
+    cmp.exit_code = kExitRegression;
+    cmp.summary = "FAIL: regression (" + of + ")";
+  } else if (any_noisy) {
+    cmp.exit_code = kExitInconclusive;
+    cmp.summary = "INCONCLUSIVE: noisy points and no regression (" + of + ")";
+  } else if (cmp.geomean_points == 0) {
+    // A gate that compared nothing must not pass silently.
+    cmp.exit_code = kExitInconclusive;
+    cmp.summary = "INCONCLUSIVE: no point could be compared (" + of + ")";
+  } else {
+    cmp.exit_code = kExitOk;
+    cmp.summary = "PASS: no regression (" + of + ")";
+  }
+  return cmp;
+}
+
+namespace {
+double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
+}  // namespace
+
+void to_json(nlohmann::json& j, const CounterDelta& d) {
+  j = {{"name", d.name},
+       {"source", d.source},
+       {"baseline", finite_or_zero(d.baseline)},
+       {"candidate", finite_or_zero(d.candidate)},
+       {"change", std::isfinite(d.change) ? nlohmann::json(d.change) : nlohmann::json("inf")},
+       {"limit", d.limit},
+       {"regressed", d.regressed}};
+}
+
+void to_json(nlohmann::json& j, const PointComparison& p) {
+  j = {{"key", p.key},
+       {"shape", p.shape},
+       {"kernel", p.kernel},
+       {"verdict", std::string(to_string(p.verdict))},
+       {"fails", p.fails},
+       {"reason", p.reason},
+       {"baseline_status", p.baseline_status},
+       {"candidate_status", p.candidate_status}};
+  if (p.verdict == Verdict::missing) j.erase("candidate_status");
+  if (p.verdict == Verdict::added) j.erase("baseline_status");
+  if (p.compared) {
+    j["latency"] = {{"baseline_n", p.baseline_n},
+                    {"candidate_n", p.candidate_n},
+                    {"baseline_median_us", p.baseline_median_us},
+                    {"candidate_median_us", p.candidate_median_us},
+                    {"ratio", p.ratio},
+                    {"ratio_ci_low", p.ratio_ci.low},
+                    {"ratio_ci_high", p.ratio_ci.high},
+                    {"p_slower", p.p_slower},
+                    {"p_faster", p.p_faster},
+                    {"exact_p", p.exact_p},
+                    {"baseline_rel_stddev", p.baseline_rel_stddev},
+                    {"candidate_rel_stddev", p.candidate_rel_stddev},
+                    {"baseline_throttled_samples", p.baseline_throttled_samples},
+                    {"candidate_throttled_samples", p.candidate_throttled_samples},
+                    {"threshold", p.threshold},
+                    {"latency_verdict", p.latency_verdict}};
+  }
+  if (!p.counters.empty()) j["counters"] = p.counters;
+  if (!p.counters_note.empty()) j["counters_note"] = p.counters_note;
+}
+
+void to_json(nlohmann::json& j, const Comparison& c) {
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& [v, n] : c.counts) counts[std::string(to_string(v))] = n;
+  nlohmann::json kernel_threshold = c.options.kernel_threshold;
+  j = {{"baseline", {{"label", c.baseline_label}, {"device", c.baseline_device}}},
+       {"candidate", {{"label", c.candidate_label}, {"device", c.candidate_device}}},
+       {"device_mismatch_allowed", c.device_differences},
+       {"options",
+        {{"alpha", c.options.alpha},
+         {"threshold", c.options.threshold},
+         {"kernel_threshold", kernel_threshold},
+         {"max_rel_stddev", c.options.max_rel_stddev},
+         {"counters", c.options.counters},
+         {"counter_thresholds",
+          {{"dram_bytes_increase", c.options.counter_thresholds.dram_bytes_increase},
+           {"tensor_ops_increase", c.options.counter_thresholds.tensor_ops_increase},
+           {"occupancy_decrease", c.options.counter_thresholds.occupancy_decrease}}},
+         {"fail_on_missing", c.options.fail_on_missing},
+         {"allow_device_mismatch", c.options.allow_device_mismatch},
+         {"confidence", c.options.confidence},
+         {"bootstrap_resamples", c.options.bootstrap_resamples},
+         {"seed", c.options.seed}}},
+       {"points", c.points},
+       {"counts", counts},
+       {"geomean", {{"points", c.geomean_points},
+                    {"ratio", c.geomean_ratio},
+                    {"ci_low", c.geomean_ci.low},
+                    {"ci_high", c.geomean_ci.high}}},
+       {"exit_code", c.exit_code},
+       {"summary", c.summary}};
+}
+
+}  // namespace attnprof::gate

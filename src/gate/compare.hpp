@@ -1,0 +1,122 @@
+// The CI regression gate: compares a candidate results file against a baseline, point by point, and
+// decides for each a verdict and for the whole run an exit code. Pure computation on core::Results;
+// the renderers (gate/render.hpp) turn the Comparison into a terminal table, Markdown, JUnit or JSON.
+// docs/ci-gate.md states the decision rules with their numbers.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results.hpp"
+#include "core/stats.hpp"
+
+namespace attnprof::gate {
+
+enum class Verdict {
+  same,                // no significant change beyond the threshold
+  faster,              // significantly faster by more than the threshold (never fails)
+  slower,              // significantly slower by more than the threshold: a regression
+  noisy,               // too much spread, throttled clocks or too few samples to decide
+  counter_regression,  // --counters: DRAM bytes, tensor ops or achieved occupancy got worse
+  error,               // a non-ok status on either side
+  missing,             // in the baseline only
+  added,               // in the candidate only (printed "new")
+};
+std::string_view to_string(Verdict);
+
+// Relative limits for the counters gate (--counters); each is a fraction of the baseline value.
+struct CounterThresholds {
+  double dram_bytes_increase = 0.02;   // DRAM bytes read + written
+  double tensor_ops_increase = 0.02;   // tensor-pipe operations (more work for the same result)
+  double occupancy_decrease = 0.05;    // achieved occupancy [%] dropping by this fraction of itself
+};
+
+struct Options {
+  double alpha = 0.01;                 // significance level of the one-sided Mann-Whitney U test
+  double threshold = 0.03;             // minimum slowdown worth failing for: median ratio > 1 + this
+  std::map<std::string, double> kernel_threshold;  // per kernel name, overrides `threshold`
+  double max_rel_stddev = 0.10;        // spread ceiling (stddev / mean) of either side -> noisy
+  bool counters = false;               // also gate on hardware counters
+  CounterThresholds counter_thresholds;
+  bool fail_on_missing = false;        // a baseline point absent from the candidate fails the gate
+  bool allow_device_mismatch = false;  // compare across GPU model, driver, max clock or backend
+  double confidence = 0.95;            // of the bootstrap interval of the median ratio
+  int bootstrap_resamples = 2000;
+  uint64_t seed = 0x5eed;              // bootstrap seed: equal inputs give equal output
+};
+
+// One counter of one point under --counters.
+struct CounterDelta {
+  std::string name;                    // "dram_bytes", "tensor_ops", "achieved_occupancy_pct"
+  std::string source;                  // the metric(s) it was read from
+  double baseline = 0, candidate = 0;
+  double change = 0;                   // candidate / baseline - 1
+  double limit = 0;                    // allowed change: +x for bytes and ops, -x for occupancy
+  bool regressed = false;
+};
+
+struct PointComparison {
+  std::string key;                     // core::point_key
+  std::string shape, kernel;
+  Verdict verdict = Verdict::same;
+  bool fails = false;                  // does this point fail the gate (exit 1)?
+  std::string reason;                  // one line: why this verdict
+  core::Status baseline_status = core::Status::ok, candidate_status = core::Status::ok;
+  // Latency; meaningful when `compared` (both sides ok with samples).
+  bool compared = false;
+  int64_t baseline_n = 0, candidate_n = 0;
+  double baseline_median_us = 0, candidate_median_us = 0;
+  double ratio = 1;                    // candidate median / baseline median
+  core::Interval ratio_ci{1, 1};       // bootstrap percentile interval of `ratio`
+  double p_slower = 1, p_faster = 1;   // one-sided Mann-Whitney p-values
+  bool exact_p = false;
+  double baseline_rel_stddev = 0, candidate_rel_stddev = 0;
+  int64_t baseline_throttled_samples = 0, candidate_throttled_samples = 0;
+  double threshold = 0;                // slowdown threshold applied to this point
+  std::string latency_verdict;         // what latency alone says, even when noise overrides it
+  std::vector<CounterDelta> counters;  // filled under --counters when both sides have them
+  std::string counters_note;           // why counters were not compared, when they were asked for
+};
+
+struct Comparison {
+  Options options;
+  std::string baseline_label, candidate_label;   // file paths or names, for the header
+  std::string baseline_device, candidate_device; // "NVIDIA H200, driver 570.1, 1980 MHz, cuda"
+  std::vector<std::string> device_differences;   // non-empty only with --allow-device-mismatch
+  std::vector<PointComparison> points;           // baseline order, then new points
+  std::map<Verdict, int64_t> counts;
+  // Geometric mean over compared points of the median ratio, with a bootstrap interval built from
+  // the same resamples as the per-point intervals.
+  int64_t geomean_points = 0;
+  double geomean_ratio = 1;
+  core::Interval geomean_ci{1, 1};
+  int exit_code = 0;                   // attnprof::ExitCode: 0 pass, 1 regression, 3 inconclusive
+  std::string summary;                 // one line, e.g. "FAIL: 2 slower, 1 error of 40 points"
+};
+
+// Compares two results. Throws InputError (one line) when the two were measured on another GPU
+// model, driver, max SM clock or backend and options.allow_device_mismatch is false, or when an
+// option is out of range.
+Comparison compare(const core::Results& baseline, const core::Results& candidate, const Options&,
+                   const std::string& baseline_label = "baseline",
+                   const std::string& candidate_label = "candidate");
+
+// Percentile bootstrap interval of median(candidate) / median(baseline): each side is resampled
+// independently with replacement. Seeded, so equal inputs give equal intervals.
+core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<const double> candidate,
+                                  double confidence, int resamples, uint64_t seed);
+
+// Parses "name=value" (as given to --kernel-threshold); throws InputError naming the token.
+std::pair<std::string, double> parse_name_value(const std::string& token);
+
+void to_json(nlohmann::json&, const CounterDelta&);
+void to_json(nlohmann::json&, const PointComparison&);
+void to_json(nlohmann::json&, const Comparison&);
+
+}  // namespace attnprof::gate

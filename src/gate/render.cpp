@@ -1,0 +1,259 @@
+#include "gate/render.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+namespace attnprof::gate {
+
+namespace {
+
+std::string us_text(double us) {
+  if (us >= 1000) return fmt::format("{:.1f}", us);
+  if (us >= 10) return fmt::format("{:.2f}", us);
+  return fmt::format("{:.3f}", us);
+}
+
+std::string change_text(double ratio) { return fmt::format("{:+.2f}%", 100.0 * (ratio - 1.0)); }
+
+std::string ci_text(const core::Interval& ci) { return fmt::format("[{:.3f}, {:.3f}]", ci.low, ci.high); }
+
+std::string p_text(const PointComparison& p) {
+  const double v = p.ratio >= 1 ? p.p_slower : p.p_faster;
+  return v < 1e-4 ? fmt::format("{:.1e}", v) : fmt::format("{:.4f}", v);
+}
+
+std::string spread_text(const PointComparison& p) {
+  return fmt::format("{:.1f}%/{:.1f}%", 100 * p.baseline_rel_stddev, 100 * p.candidate_rel_stddev);
+}
+
+std::string verdict_text(const PointComparison& p) {
+  std::string v(to_string(p.verdict));
+  return p.fails ? v + " FAIL" : v;
+}
+
+// One row of cells per point, shared by the terminal and Markdown tables.
+std::vector<std::string> cells(const PointComparison& p) {
+  if (!p.compared)
+    return {p.shape, p.kernel, "-", "-", "-", "-", "-", "-", verdict_text(p)};
+  return {p.shape,
+          p.kernel,
+          us_text(p.baseline_median_us),
+          us_text(p.candidate_median_us),
+          change_text(p.ratio),
+          ci_text(p.ratio_ci),
+          p_text(p),
+          spread_text(p),
+          verdict_text(p)};
+}
+
+std::vector<std::string> geomean_cells(const Comparison& c) {
+  if (c.geomean_points == 0) return {};
+  return {"geomean", fmt::format("({} points)", c.geomean_points), "", "",
+          change_text(c.geomean_ratio), ci_text(c.geomean_ci), "", "", ""};
+}
+
+const std::vector<std::string> kHeader = {"shape", "kernel", "base p50 us", "cand p50 us", "change",
+                                          "CI of ratio", "p", "spread b/c", "verdict"};
+
+// Failures first, then inconclusive and errors, then other changes, then the unchanged.
+int severity(const PointComparison& p) {
+  if (p.fails) return 0;
+  switch (p.verdict) {
+    case Verdict::noisy: return 1;
+    case Verdict::error: return 2;
+    case Verdict::missing: return 3;
+    case Verdict::added: return 4;
+    case Verdict::faster: return 5;
+    default: return 6;
+  }
+}
+
+std::string md_cell(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n' || ch == '\r') out += ' ';
+    else out += ch;
+  }
+  return out;
+}
+
+std::string md_row(const std::vector<std::string>& row) {
+  std::string s = "|";
+  for (const auto& c : row) {
+    s += ' ';
+    s += md_cell(c);
+    s += " |";
+  }
+  return s + "\n";
+}
+
+std::string md_table(const std::vector<const PointComparison*>& points) {
+  std::string s = md_row(kHeader) + "|---|---|--:|--:|--:|:-:|--:|--:|---|\n";
+  for (const auto* p : points) s += md_row(cells(*p));
+  return s;
+}
+
+std::string options_line(const Comparison& c) {
+  const auto& o = c.options;
+  std::string s = fmt::format("alpha {}, threshold {:.1f}%", o.alpha, 100 * o.threshold);
+  for (const auto& [k, t] : o.kernel_threshold) s += fmt::format(" ({} {:.1f}%)", k, 100 * t);
+  s += fmt::format(", spread ceiling {:.0f}%, {:.0f}% bootstrap CI", 100 * o.max_rel_stddev, 100 * o.confidence);
+  if (o.counters)
+    s += fmt::format(", counters gate (DRAM bytes +{:.1f}%, tensor ops +{:.1f}%, occupancy -{:.1f}%)",
+                     100 * o.counter_thresholds.dram_bytes_increase, 100 * o.counter_thresholds.tensor_ops_increase,
+                     100 * o.counter_thresholds.occupancy_decrease);
+  return s;
+}
+
+std::string mismatch_line(const Comparison& c) {
+  std::string joined;
+  for (const auto& d : c.device_differences) joined += (joined.empty() ? "" : ", ") + d;
+  return "DEVICE MISMATCH ALLOWED (--allow-device-mismatch): " + joined;
+}
+
+}  // namespace
+
+std::string render_terminal(const Comparison& c) {
+  std::vector<std::vector<std::string>> rows{kHeader};
+  for (const auto& p : c.points) rows.push_back(cells(p));
+  if (auto g = geomean_cells(c); !g.empty()) rows.push_back(g);
+  std::vector<size_t> width(kHeader.size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  std::string out = fmt::format("baseline:  {} ({})\ncandidate: {} ({})\n", c.baseline_label, c.baseline_device,
+                                c.candidate_label, c.candidate_device);
+  if (!c.device_differences.empty()) out += mismatch_line(c) + "\n";
+  out += "rules: " + options_line(c) + "\n\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    for (size_t i = 0; i < rows[r].size(); ++i) {
+      const bool left = i < 2 || i == rows[r].size() - 1;
+      line += left ? fmt::format("{:<{}}", rows[r][i], width[i]) : fmt::format("{:>{}}", rows[r][i], width[i]);
+      if (i + 1 < rows[r].size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (r + 1 == rows.size() && c.geomean_points > 0) out += std::string(line.size(), '-') + "\n";
+    out += line + "\n";
+  }
+  // Reasons for everything that is not plainly unchanged.
+  bool header = false;
+  for (const auto& p : c.points) {
+    if (p.verdict == Verdict::same && p.counters_note.empty()) continue;
+    if (!header) out += "\n";
+    header = true;
+    out += fmt::format("{:<18} {}: {}{}\n", verdict_text(p), p.key, p.reason,
+                       p.counters_note.empty() ? "" : " [" + p.counters_note + "]");
+  }
+  out += "\n" + c.summary + "\n";
+  return out;
+}
+
+std::string render_markdown(const Comparison& c) {
+  const char* icon = c.exit_code == 0 ? ":white_check_mark:" : c.exit_code == 1 ? ":x:" : ":warning:";
+  std::string out = fmt::format("### {} attnprof compare: {}\n\n", icon, md_cell(c.summary));
+  out += fmt::format("- baseline: `{}` ({})\n- candidate: `{}` ({})\n- rules: {}\n", c.baseline_label,
+                     md_cell(c.baseline_device), c.candidate_label, md_cell(c.candidate_device), options_line(c));
+  if (c.geomean_points > 0)
+    out += fmt::format("- geometric mean of the median ratio over {} points: {} (CI {})\n", c.geomean_points,
+                       change_text(c.geomean_ratio), ci_text(c.geomean_ci));
+  if (!c.device_differences.empty()) out += "\n> **" + md_cell(mismatch_line(c)) + "**\n";
+
+  std::vector<const PointComparison*> changed, unchanged;
+  for (const auto& p : c.points) (severity(p) < 6 ? changed : unchanged).push_back(&p);
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const auto* a, const auto* b) { return severity(*a) < severity(*b); });
+  if (!changed.empty()) {
+    out += fmt::format("\n{}\n", md_table(changed));
+    for (const auto* p : changed)
+      out += fmt::format("- **{}** `{}`: {}\n", verdict_text(*p), md_cell(p->key), md_cell(p->reason));
+  } else {
+    out += "\nNo point changed.\n";
+  }
+  if (!unchanged.empty())
+    out += fmt::format("\n<details><summary>{} unchanged points</summary>\n\n{}\n</details>\n", unchanged.size(),
+                       md_table(unchanged));
+  return out;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += "\xEF\xBF\xBD";  // U+FFFD
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+std::string render_junit(const Comparison& c) {
+  int64_t failures = 0, skipped = 0;
+  for (const auto& p : c.points) {
+    if (p.fails) ++failures;
+    else if (p.verdict != Verdict::same && p.verdict != Verdict::faster) ++skipped;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"attnprof compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                     c.points.size(), failures, skipped);
+  out += fmt::format("  <testsuite name=\"attnprof.compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                     c.points.size(), failures, skipped);
+  out += "    <properties>\n";
+  out += fmt::format("      <property name=\"baseline\" value=\"{}\"/>\n",
+                     xml_escape(c.baseline_label + " (" + c.baseline_device + ")"));
+  out += fmt::format("      <property name=\"candidate\" value=\"{}\"/>\n",
+                     xml_escape(c.candidate_label + " (" + c.candidate_device + ")"));
+  out += fmt::format("      <property name=\"rules\" value=\"{}\"/>\n", xml_escape(options_line(c)));
+  if (!c.device_differences.empty())
+    out += fmt::format("      <property name=\"device_mismatch\" value=\"{}\"/>\n", xml_escape(mismatch_line(c)));
+  out += fmt::format("      <property name=\"summary\" value=\"{}\"/>\n", xml_escape(c.summary));
+  out += "    </properties>\n";
+  for (const auto& p : c.points) {
+    out += fmt::format("    <testcase classname=\"attnprof.compare.{}\" name=\"{}\" time=\"0\">\n", xml_escape(p.kernel),
+                       xml_escape(p.shape));
+    std::string detail = fmt::format("verdict: {}\n{}", to_string(p.verdict), p.reason);
+    if (p.compared)
+      detail += fmt::format("\nbaseline median {} us (n={}), candidate median {} us (n={}), change {}, CI of ratio {}, "
+                            "p(slower) {:.3g}, p(faster) {:.3g}, spread {}",
+                            us_text(p.baseline_median_us), p.baseline_n, us_text(p.candidate_median_us), p.candidate_n,
+                            change_text(p.ratio), ci_text(p.ratio_ci), p.p_slower, p.p_faster, spread_text(p));
+    for (const auto& d : p.counters)
+      detail += fmt::format("\ncounter {}: {:.6g} -> {:.6g} ({:+.2f}%, limit {:+.1f}%){}", d.name, d.baseline,
+                            d.candidate, 100 * d.change, 100 * d.limit, d.regressed ? " REGRESSED" : "");
+    if (p.fails) {
+      out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", to_string(p.verdict),
+                         xml_escape(p.reason), xml_escape(detail));
+    } else if (p.verdict != Verdict::same && p.verdict != Verdict::faster) {
+      out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(std::string(to_string(p.verdict)) + ": " + p.reason));
+    }
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(detail));
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string render_json(const Comparison& c) { return nlohmann::json(c).dump(2) + "\n"; }
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw EnvironmentError(fmt::format("cannot write '{}'", path));
+  out << text;
+  out.flush();
+  if (!out) throw EnvironmentError(fmt::format("write to '{}' failed", path));
+}
+
+}  // namespace attnprof::gate

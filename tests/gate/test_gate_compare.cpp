@@ -1,0 +1,296 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "gate/compare.hpp"
+#include "gate_fixtures.hpp"
+
+using namespace attnprof;
+using gate::Verdict;
+using test::latency_samples;
+using test::make_record;
+using test::make_results;
+
+namespace {
+
+// The sample count a sweep takes per point: what the gate sees in practice.
+constexpr int kSamplesPerSide = 30;
+constexpr int kTrials = 1000;
+
+gate::Options simulation_options() {
+  gate::Options o;
+  // The verdict does not depend on the interval; fewer resamples keep 1000 trials fast.
+  o.bootstrap_resamples = 200;
+  return o;
+}
+
+gate::Comparison compare_one(const core::Record& b, const core::Record& c, const gate::Options& o = {}) {
+  return gate::compare(make_results({b}), make_results({c}), o);
+}
+
+}  // namespace
+
+TEST_CASE("A/A: same distribution trips the gate in at most 1% of trials") {
+  for (double noise : {0.01, 0.02, 0.03}) {
+    std::mt19937_64 rng(1000 + static_cast<uint64_t>(noise * 1000));
+    int failed = 0, not_passed = 0;
+    for (int t = 0; t < kTrials; ++t) {
+      const double median_us = 50.0 + 500.0 * std::uniform_real_distribution<double>(0, 1)(rng);
+      const auto b = make_record("fused", latency_samples(rng, kSamplesPerSide, median_us, noise));
+      const auto c = make_record("fused", latency_samples(rng, kSamplesPerSide, median_us, noise));
+      const auto cmp = compare_one(b, c, simulation_options());
+      failed += cmp.exit_code == kExitRegression;
+      not_passed += cmp.exit_code != kExitOk;
+    }
+    INFO("noise " << noise << ": " << failed << " regressions, " << not_passed << " not passed of " << kTrials);
+    CHECK(failed <= kTrials / 100);
+    CHECK(not_passed <= kTrials / 100);
+  }
+}
+
+TEST_CASE("a planted 5% slowdown is caught as slower in at least 95% of trials") {
+  for (double noise : {0.01, 0.02, 0.03}) {
+    std::mt19937_64 rng(2000 + static_cast<uint64_t>(noise * 1000));
+    int caught = 0;
+    for (int t = 0; t < kTrials; ++t) {
+      const double median_us = 50.0 + 500.0 * std::uniform_real_distribution<double>(0, 1)(rng);
+      const auto b = make_record("fused", latency_samples(rng, kSamplesPerSide, median_us, noise));
+      const auto c = make_record("fused", latency_samples(rng, kSamplesPerSide, median_us * 1.05, noise));
+      const auto cmp = compare_one(b, c, simulation_options());
+      caught += cmp.points[0].verdict == Verdict::slower && cmp.exit_code == kExitRegression;
+    }
+    INFO("noise " << noise << ": caught " << caught << " of " << kTrials);
+    CHECK(caught >= kTrials * 95 / 100);
+  }
+}
+
+TEST_CASE("a 2% slowdown under a 3% threshold is significant but passes; a 5% speedup is faster") {
+  std::mt19937_64 rng(5);
+  auto b = make_record("fused", latency_samples(rng, 200, 100.0, 0.005));
+  auto c = make_record("fused", latency_samples(rng, 200, 102.0, 0.005));
+  auto cmp = compare_one(b, c);
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[0].p_slower < 0.01);
+  CHECK(cmp.points[0].reason.find("within") != std::string::npos);
+  CHECK(cmp.exit_code == kExitOk);
+
+  c = make_record("fused", latency_samples(rng, 30, 95.0, 0.01));
+  cmp = compare_one(b, c);
+  CHECK(cmp.points[0].verdict == Verdict::faster);
+  CHECK_FALSE(cmp.points[0].fails);
+  CHECK(cmp.exit_code == kExitOk);
+  CHECK(cmp.points[0].ratio == Approx(0.95).margin(0.01));
+  CHECK(cmp.points[0].ratio_ci.low < cmp.points[0].ratio);
+  CHECK(cmp.points[0].ratio_ci.high > cmp.points[0].ratio);
+}
+
+TEST_CASE("per-kernel threshold overrides the global one") {
+  std::mt19937_64 rng(6);
+  const auto b = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
+  const auto c = make_record("fused", latency_samples(rng, 30, 104.0, 0.01));
+  gate::Options o;
+  CHECK(compare_one(b, c, o).points[0].verdict == Verdict::slower);
+  o.kernel_threshold["fused"] = 0.05;
+  const auto cmp = compare_one(b, c, o);
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[0].threshold == 0.05);
+  o.kernel_threshold = {{"reference", 0.05}};
+  CHECK(compare_one(b, c, o).points[0].verdict == Verdict::slower);
+}
+
+TEST_CASE("noisy: spread over the ceiling, throttled clocks, too few samples -> exit 3") {
+  std::mt19937_64 rng(8);
+  const auto b = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
+
+  auto wide = make_record("fused", latency_samples(rng, 30, 100.0, 0.2));
+  auto cmp = compare_one(b, wide);
+  CHECK(cmp.points[0].verdict == Verdict::noisy);
+  CHECK(cmp.points[0].reason.find("candidate spread") != std::string::npos);
+  CHECK(cmp.exit_code == kExitInconclusive);
+  gate::Options loose;
+  loose.max_rel_stddev = 0.5;
+  CHECK(compare_one(b, wide, loose).points[0].verdict != Verdict::noisy);
+
+  // A throttled candidate that is clearly slower is still only inconclusive: the clocks, not the
+  // code, may explain it. The latency verdict is kept in the reason.
+  auto throttled = make_record("fused", latency_samples(rng, 30, 120.0, 0.01));
+  throttled.clock.throttled_samples = 4;
+  cmp = compare_one(b, throttled);
+  CHECK(cmp.points[0].verdict == Verdict::noisy);
+  CHECK(cmp.points[0].latency_verdict == "slower");
+  CHECK(cmp.points[0].reason.find("throttled") != std::string::npos);
+  CHECK(cmp.exit_code == kExitInconclusive);
+
+  auto few = make_record("fused", {100.0, 130.0, 131.0});
+  cmp = compare_one(make_record("fused", {100.0, 100.5, 99.5}), few);
+  CHECK(cmp.points[0].verdict == Verdict::noisy);
+  CHECK(cmp.points[0].reason.find("cannot reach") != std::string::npos);
+
+  cmp = compare_one(b, make_record("fused", {100.0}));
+  CHECK(cmp.points[0].verdict == Verdict::noisy);
+  CHECK_FALSE(cmp.points[0].compared);
+}
+
+TEST_CASE("error verdicts: a point broken by the candidate fails, one broken before does not") {
+  std::mt19937_64 rng(9);
+  const auto ok = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
+  auto bad = ok;
+  bad.status = core::Status::incorrect;
+  bad.reason = "max error 0.3 over tolerance 0.01";
+  auto cmp = compare_one(ok, bad);
+  CHECK(cmp.points[0].verdict == Verdict::error);
+  CHECK(cmp.points[0].fails);
+  CHECK(cmp.points[0].reason.find("candidate incorrect (max error 0.3") != std::string::npos);
+  CHECK(cmp.exit_code == kExitRegression);
+
+  auto failed = ok;
+  failed.status = core::Status::failed;
+  failed.reason = "CUDA error";
+  cmp = compare_one(failed, ok);  // fixed by the candidate: reported, not blamed
+  CHECK(cmp.points[0].verdict == Verdict::error);
+  CHECK_FALSE(cmp.points[0].fails);
+  CHECK(cmp.exit_code == kExitInconclusive);  // and nothing was compared
+}
+
+TEST_CASE("missing and new points; --fail-on-missing") {
+  std::mt19937_64 rng(10);
+  const auto a = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
+  const auto a2 = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
+  const auto only_base = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 2048);
+  const auto only_cand = make_record("reference", latency_samples(rng, 30, 100.0, 0.01), 1024);
+  const auto base = make_results({a, only_base});
+  const auto cand = make_results({a2, only_cand});
+  gate::Options o;
+  auto cmp = gate::compare(base, cand, o);
+  REQUIRE(cmp.points.size() == 3);
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[1].verdict == Verdict::missing);
+  CHECK(cmp.points[1].key == core::point_key(only_base));
+  CHECK(cmp.points[2].verdict == Verdict::added);
+  CHECK(gate::to_string(Verdict::added) == "new");
+  CHECK(cmp.exit_code == kExitOk);
+  CHECK(cmp.counts[Verdict::missing] == 1);
+  o.fail_on_missing = true;
+  cmp = gate::compare(base, cand, o);
+  CHECK(cmp.points[1].fails);
+  CHECK(cmp.exit_code == kExitRegression);
+}
+
+TEST_CASE("a gate with nothing to compare is inconclusive, not a pass") {
+  const auto cmp = gate::compare(make_results({}), make_results({}), {});
+  CHECK(cmp.exit_code == kExitInconclusive);
+  CHECK(cmp.summary.find("no point could be compared") != std::string::npos);
+}
+
+TEST_CASE("counters gate: DRAM bytes, tensor ops, occupancy; off by default") {
+  std::mt19937_64 rng(12);
+  const auto samples = latency_samples(rng, 30, 100.0, 0.01);
+  auto b = make_record("fused", samples);
+  b.counters.status = "ok";
+  b.counters.total = {{"dram__bytes_read.sum", 1.0e9},
+                      {"dram__bytes_write.sum", 0.5e9},
+                      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 4.0e12}};
+  b.occupancy.achieved_pct = 40.0;
+  auto c = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
+  c.counters = b.counters;
+  c.occupancy = b.occupancy;
+
+  gate::Options o;
+  o.counters = true;
+  auto cmp = compare_one(b, c, o);
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[0].counters.size() == 3);
+
+  c.counters.total["dram__bytes_read.sum"] = 1.05e9;  // +3.3% of read + write: over +2%
+  CHECK(compare_one(b, c).points[0].verdict == Verdict::same);  // gate off by default
+  cmp = compare_one(b, c, o);
+  CHECK(cmp.points[0].verdict == Verdict::counter_regression);
+  CHECK(cmp.points[0].fails);
+  CHECK(cmp.points[0].reason.find("dram_bytes +3.3%") != std::string::npos);
+  CHECK(cmp.exit_code == kExitRegression);
+  o.counter_thresholds.dram_bytes_increase = 0.05;
+  CHECK(compare_one(b, c, o).points[0].verdict == Verdict::same);
+
+  c.counters.total = b.counters.total;
+  c.occupancy.achieved_pct = 36.0;  // -10%
+  CHECK(compare_one(b, c, o).points[0].verdict == Verdict::counter_regression);
+  c.occupancy.achieved_pct = 39.0;  // -2.5%: within -5%
+  CHECK(compare_one(b, c, o).points[0].verdict == Verdict::same);
+
+  c.counters.total["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] = 8.0e12;  // twice the math
+  cmp = compare_one(b, c, o);
+  CHECK(cmp.points[0].verdict == Verdict::counter_regression);
+  CHECK(cmp.points[0].reason.find("tensor_ops") != std::string::npos);
+
+  c.counters.status = "unavailable";
+  cmp = compare_one(b, c, o);
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[0].counters_note.find("not comparable") != std::string::npos);
+}
+
+TEST_CASE("device mismatch is refused unless allowed, and then reported") {
+  std::mt19937_64 rng(13);
+  const auto b = make_results({make_record("fused", latency_samples(rng, 30, 100.0, 0.01))});
+  auto c = make_results({make_record("fused", latency_samples(rng, 30, 100.0, 0.01))});
+
+  auto expect_refused = [&](const core::Results& cand, const std::string& names) {
+    try {
+      gate::compare(b, cand, {});
+      FAIL("no InputError for " << names);
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find(names) != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  };
+  auto other = c;
+  other.context.device.name = "NVIDIA H100 80GB HBM3";
+  expect_refused(other, "device 'NVIDIA H200' vs 'NVIDIA H100 80GB HBM3'");
+  other = c;
+  other.context.device.driver_version = "575.51.03";
+  expect_refused(other, "driver");
+  other = c;
+  other.context.device.sm_clock_max_mhz = 1755;
+  expect_refused(other, "max SM clock 1980 vs 1755 MHz");
+  other = c;
+  other.context.backend = "cpu";
+  expect_refused(other, "backend");
+
+  gate::Options o;
+  o.allow_device_mismatch = true;
+  const auto cmp = gate::compare(b, other, o);
+  REQUIRE(cmp.device_differences.size() == 1);
+  CHECK(cmp.device_differences[0].find("backend") != std::string::npos);
+  CHECK(cmp.exit_code == kExitOk);
+}
+
+TEST_CASE("geometric mean of the ratios and its interval") {
+  std::mt19937_64 rng(14);
+  const auto b1 = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
+  const auto b2 = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 2048);
+  auto c1 = b1, c2 = b2;
+  for (double& v : c1.samples_us) v *= 1.10;
+  for (double& v : c2.samples_us) v /= 1.10;
+  const auto cmp = gate::compare(make_results({b1, b2}), make_results({c1, c2}), {});
+  CHECK(cmp.geomean_points == 2);
+  CHECK(cmp.geomean_ratio == Approx(1.0).margin(1e-9));
+  CHECK(cmp.geomean_ci.low <= 1.0);
+  CHECK(cmp.geomean_ci.high >= 1.0);
+  CHECK(cmp.points[0].verdict == Verdict::slower);
+  CHECK(cmp.points[1].verdict == Verdict::faster);
+  CHECK(cmp.exit_code == kExitRegression);
+}
+
+TEST_CASE("options are validated and NAME=VALUE tokens parsed") {
+  gate::Options o;
+  o.alpha = 0;
+  CHECK_THROWS_AS(gate::compare(make_results({}), make_results({}), o), InputError);
+  CHECK(gate::parse_name_value("fused=0.05") == std::make_pair(std::string("fused"), 0.05));
+  CHECK_THROWS_AS(gate::parse_name_value("fused"), InputError);
+  CHECK_THROWS_AS(gate::parse_name_value("=0.1"), InputError);
+  CHECK_THROWS_WITH(gate::parse_name_value("fused=abc"), Catch::Contains("'abc'"));
+}
