@@ -28,6 +28,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // reference recomputes seq_k * hdim inputs per kv head); the first and last head are always among
 // them because indexing bugs show at the edges of the tensor.
 constexpr int64_t kMinSampledHeads = 8;
+// Most K and V elements a sampled check regenerates (~1 s of hashing on one core): with a short seq_q
+// the row quota would otherwise spread over hundreds of heads, each needing its whole K and V.
+constexpr int64_t kMaxRegeneratedKvElems = int64_t{1} << 28;
 
 // Absolute term of the O tolerance: half a unit in the last place of the dtype at 1.0, i.e. one
 // rounding of an O element of magnitude up to 1 (|O| <= max |V| = 221/128 and is usually < 1). Two
@@ -184,7 +187,9 @@ std::vector<int64_t> rows_to_check(const core::Shape& s, int max_rows, uint64_t 
   const int64_t head_count = s.batch * s.heads;
   // Enough heads that the row quota fits in them, at least kMinSampledHeads, at most all of them.
   const int64_t heads_needed = (max_rows + s.seq_q - 1) / s.seq_q;
-  const int64_t sampled_heads = std::min(head_count, std::max(kMinSampledHeads, heads_needed));
+  const int64_t heads_affordable = kMaxRegeneratedKvElems / std::max<int64_t>(1, 2 * s.seq_k * s.hdim);
+  const int64_t sampled_heads = std::min(
+      {head_count, std::max(kMinSampledHeads, heads_needed), std::max(kMinSampledHeads, heads_affordable)});
   std::set<int64_t> heads{0, head_count - 1};
   if (sampled_heads > 2) {
     for (int64_t h : sample_distinct(head_count - 2, sampled_heads - 2, rng)) heads.insert(h + 1);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <random>
@@ -93,6 +94,25 @@ int64_t llc_from_sysfs() {
   }
   return best_bytes;
 }
+
+// An fp32 host tensor, allocated uninitialised: value-initialising a vector would touch (and fault in)
+// every page from one thread before the parallel fill or the kernel touches it again.
+class HostTensor {
+ public:
+  explicit HostTensor(int64_t elems)
+      : size_(elems), data_(elems > 0 ? new float[static_cast<size_t>(elems)] : nullptr) {}
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  int64_t size() const { return size_; }
+  void fill(float value) {
+    float* p = data_.get();
+    kernels::parallel_for(size_, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(p + lo, p + hi, value); });
+  }
+
+ private:
+  int64_t size_;
+  std::unique_ptr<float[]> data_;
+};
 
 // Timestamps between the stages of one call.
 class StageClock final : public kernels::StageHook {
@@ -223,13 +243,11 @@ class CpuBackend final : public Backend {
 
     const uint64_t seed = options.seed != 0 ? options.seed : fresh_seed();
     rec.verification.seed = seed;
-    std::vector<float> q(static_cast<size_t>(s.q_elems())), k(static_cast<size_t>(s.kv_elems())),
-        v(static_cast<size_t>(s.kv_elems())), o(static_cast<size_t>(s.q_elems())),
-        lse(static_cast<size_t>(s.lse_elems()));
-    std::vector<float> workspace((kernel.workspace_bytes(s) + sizeof(float) - 1) / sizeof(float));
+    HostTensor q(s.q_elems()), k(s.kv_elems()), v(s.kv_elems()), o(s.q_elems()), lse(s.lse_elems());
+    HostTensor workspace(static_cast<int64_t>((kernel.workspace_bytes(s) + sizeof(float) - 1) / sizeof(float)));
     fill_inputs(seed, q, k, v);
-    std::fill(o.begin(), o.end(), std::numeric_limits<float>::quiet_NaN());
-    std::fill(lse.begin(), lse.end(), std::numeric_limits<float>::quiet_NaN());
+    o.fill(std::numeric_limits<float>::quiet_NaN());
+    lse.fill(std::numeric_limits<float>::quiet_NaN());
 
     kernels::AttentionArgs args;
     args.shape = s;
@@ -238,8 +256,8 @@ class CpuBackend final : public Backend {
     args.v = v.data();
     args.o = o.data();
     args.lse = lse.data();
-    args.workspace = workspace.empty() ? nullptr : workspace.data();
-    args.workspace_bytes = workspace.size() * sizeof(float);
+    args.workspace = workspace.size() == 0 ? nullptr : workspace.data();
+    args.workspace_bytes = static_cast<size_t>(workspace.size()) * sizeof(float);
 
     kernel.launch(args);
     if (options.verify) {
@@ -283,29 +301,32 @@ class CpuBackend final : public Backend {
       throw std::runtime_error(fmt::format("point exceeded its {:.0f} s timeout", options.point_timeout_s));
   }
 
-  static void fill_inputs(uint64_t seed, std::vector<float>& q, std::vector<float>& k, std::vector<float>& v) {
+  static void fill_inputs(uint64_t seed, HostTensor& q, HostTensor& k, HostTensor& v) {
     int tensor = 0;
-    for (std::vector<float>* t : {&q, &k, &v}) {
+    for (HostTensor* t : {&q, &k, &v}) {
       float* data = t->data();
       const int id = tensor++;
-      kernels::parallel_for(static_cast<int64_t>(t->size()), 1 << 16, [&](int64_t lo, int64_t hi) {
+      kernels::parallel_for(t->size(), 1 << 16, [&](int64_t lo, int64_t hi) {
         for (int64_t e = lo; e < hi; ++e) data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(e));
       });
     }
   }
 
-  static core::Verification verify(const core::Shape& s, uint64_t seed, const std::vector<float>& o,
-                                   const std::vector<float>& lse, int max_rows) {
+  static core::Verification verify(const core::Shape& s, uint64_t seed, const HostTensor& o,
+                                   const HostTensor& lse, int max_rows) {
     // Poisoned (NaN) or non-finite O; LSE may legitimately be -inf (a row that sees no key).
     int64_t unwritten = 0;
-    for (float x : o) unwritten += !std::isfinite(x);
-    for (float x : lse) unwritten += std::isnan(x) || x == std::numeric_limits<float>::infinity();
+    for (int64_t e = 0; e < o.size(); ++e) unwritten += !std::isfinite(o.data()[e]);
+    for (int64_t e = 0; e < lse.size(); ++e) {
+      const float x = lse.data()[e];
+      unwritten += std::isnan(x) || x == std::numeric_limits<float>::infinity();
+    }
     const auto rows = kernels::rows_to_check(s, max_rows, seed);
     std::vector<float> o_rows, lse_rows;
     o_rows.reserve(rows.size() * static_cast<size_t>(s.hdim));
     for (int64_t r : rows) {
-      o_rows.insert(o_rows.end(), o.begin() + r * s.hdim, o.begin() + (r + 1) * s.hdim);
-      lse_rows.push_back(lse[static_cast<size_t>(r)]);
+      o_rows.insert(o_rows.end(), o.data() + r * s.hdim, o.data() + (r + 1) * s.hdim);
+      lse_rows.push_back(lse.data()[r]);
     }
     return kernels::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten);
   }

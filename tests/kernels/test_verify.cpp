@@ -189,6 +189,14 @@ TEST_CASE("rows_to_check: all rows when few, seeded sample with the corners when
   // seq_q = 1: the quota needs many heads.
   const Shape tall = make_shape(64, 16, 16, 1, 300, 64, false, DType::bf16);
   CHECK(k::rows_to_check(tall, 256, 5).size() == 256);
+  // ... unless each head's K and V are too long to regenerate for hundreds of heads: fewer rows, over
+  // at least 8 heads, corners included.
+  const Shape decode = make_shape(8, 128, 1, 1, 1 << 20, 128, false, DType::bf16);
+  const auto few = k::rows_to_check(decode, 256, 5);
+  CHECK(few.size() >= 8);
+  CHECK(few.size() < 256);
+  CHECK(few.front() == 0);
+  CHECK(few.back() == decode.lse_elems() - 1);
 }
 
 TEST_CASE("verify_rows: correct outputs pass, wrong or unwritten ones fail", "[verify]") {
