@@ -171,13 +171,13 @@ std::string render_markdown(const Comparison& c) {
   if (!changed.empty()) {
     out += fmt::format("\n{}\n", md_table(changed));
     for (const auto* p : changed)
-      out += fmt::format("- **{}** `{}`: {}\n", verdict_text(*p), md_cell(p->key), md_cell(p->reason));
+      out += fmt::format("- **{}** {}, `{}`: {}\n", verdict_text(*p), p->kernel, p->shape, p->reason);
   } else {
     out += "\nNo point changed.\n";
   }
   if (!unchanged.empty())
-    out += fmt::format("\n<details><summary>{} unchanged points</summary>\n\n{}\n</details>\n", unchanged.size(),
-                       md_table(unchanged));
+    out += fmt::format("\n<details><summary>{} unchanged point{}</summary>\n\n{}\n</details>\n", unchanged.size(),
+                       unchanged.size() == 1 ? "" : "s", md_table(unchanged));
   return out;
 }
 
