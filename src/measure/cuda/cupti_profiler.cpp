@@ -298,8 +298,10 @@ struct CounterProfiler::Config {
 };
 
 CounterProfiler& CounterProfiler::instance() {
-  static CounterProfiler profiler;
-  return profiler;
+  // Never destroyed: at exit the CUDA runtime may already be torn down, and CUPTI's de-initialisation
+  // after it can crash the process. The OS reclaims everything.
+  static CounterProfiler* const profiler = new CounterProfiler();
+  return *profiler;
 }
 
 CounterProfiler::CounterProfiler() {
@@ -347,6 +349,15 @@ const CounterProfiler::Config& CounterProfiler::config_for(const std::vector<std
     slot = std::move(config);
   }
   return *slot;
+}
+
+int64_t CounterProfiler::planned_passes(const std::vector<std::string>& extra_metrics) {
+  if (init_failure_) return 0;
+  try {
+    return config_for(with_defaults(extra_metrics)).passes;
+  } catch (const CuptiFailure&) {
+    return 0;
+  }
 }
 
 core::Counters CounterProfiler::collect(const std::function<void()>& before_pass, const std::function<void()>& call,

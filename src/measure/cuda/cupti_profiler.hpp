@@ -54,6 +54,11 @@ class CounterProfiler {
   core::Counters collect(const std::function<void()>& before_pass, const std::function<void()>& call,
                          cudaStream_t stream, const std::vector<std::string>& extra_metrics);
 
+  // Passes CUPTI plans for the default set plus `extra_metrics` (config image of this device).
+  int64_t planned_passes(const std::vector<std::string>& extra_metrics);
+  // Kernel replay instead of user replay from now on (what a refusal of user replay also does).
+  void use_kernel_replay(bool on) { user_replay_refused_ = on; }
+
  private:
   CounterProfiler();
   struct Config;

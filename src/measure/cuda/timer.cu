@@ -13,29 +13,31 @@ namespace attnprof::measure {
 
 namespace {
 
-__global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_out) {
+// Counts SM cycles (clock64) against the global nanosecond timer over one spin: cycles / ns is the SM
+// clock, with no launch latency in the interval.
+__global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_and_ns) {
+  unsigned long long t0 = 0, t1 = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   const long long start = clock64();
   long long now = start;
   while (now - start < spin_cycles) now = clock64();
-  if (threadIdx.x == 0) *cycles_out = now - start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  if (threadIdx.x == 0) {
+    cycles_and_ns[0] = now - start;
+    cycles_and_ns[1] = static_cast<long long>(t1 - t0);
+  }
 }
 
-// cycles: 2 long longs of device memory.
-double sm_clock_mhz(cudaStream_t stream, long long* cycles) {
-  constexpr long long kShortSpin = 100'000, kLongSpin = 300'000;  // cycles: ~50 / ~150 us at 2 GHz
-  Event e0, e1, e2;
-  e0.record(stream);
-  clock_spin_kernel<<<1, 32, 0, stream>>>(kShortSpin, cycles);
-  e1.record(stream);
-  clock_spin_kernel<<<1, 32, 0, stream>>>(kLongSpin, cycles + 1);
-  e2.record(stream);
+// SM clock [MHz]; 0 when the reading is unusable. scratch: 2 long longs of device memory.
+double sm_clock_mhz(cudaStream_t stream, long long* scratch) {
+  constexpr long long kSpinCycles = 200'000;  // ~100 us at 2 GHz: the global timer's ~1 us ticks are 1%
+  clock_spin_kernel<<<1, 32, 0, stream>>>(kSpinCycles, scratch);
   check_cuda(cudaGetLastError(), "clock_spin_kernel launch");
-  const double short_ms = elapsed_ms(e0, e1), long_ms = elapsed_ms(e1, e2);
-  long long host_cycles[2] = {0, 0};
-  check_cuda(cudaMemcpy(host_cycles, cycles, sizeof(host_cycles), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  const double delta_ms = long_ms - short_ms;
-  if (delta_ms <= 0) return 0;
-  return static_cast<double>(host_cycles[1] - host_cycles[0]) / (delta_ms * 1e3);  // cycles/us = MHz
+  long long host[2] = {0, 0};
+  check_cuda(cudaMemcpyAsync(host, scratch, sizeof(host), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  if (host[1] <= 0 || host[0] <= 0) return 0;
+  return static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e3;  // cycles/ns -> MHz
 }
 
 // Records an event before every stage and after the last: stage i lasts from event i to event i+1.
@@ -71,10 +73,14 @@ class StageEvents final : public kernels::StageHook {
 // SM clock readings taken every kClockBatchSamples calls, keyed by the call index they precede.
 class ClockLog {
  public:
-  explicit ClockLog(cudaStream_t stream) : stream_(stream), scratch_(2 * sizeof(long long)) {}
+  // Readings start with the first sampled call (after `warmup_calls`), then every kClockBatchSamples.
+  ClockLog(cudaStream_t stream, int warmup_calls)
+      : stream_(stream), scratch_(2 * sizeof(long long)), warmup_calls_(warmup_calls) {}
   void before_call() {
-    if (call_index_ % kClockBatchSamples == 0) {
-      readings_.push_back({call_index_, sm_clock_mhz(stream_, static_cast<long long*>(scratch_.get()))});
+    const int64_t sample = call_index_ - warmup_calls_;
+    if (sample >= 0 && sample % kClockBatchSamples == 0) {
+      const double mhz = sm_clock_mhz(stream_, static_cast<long long*>(scratch_.get()));
+      if (mhz > 0) readings_.push_back({call_index_, mhz});
     }
     ++call_index_;
   }
@@ -106,6 +112,7 @@ class ClockLog {
   };
   cudaStream_t stream_;
   DeviceBuffer scratch_;
+  int64_t warmup_calls_ = 0;
   int64_t call_index_ = 0;
   std::vector<Reading> readings_;
 };
@@ -145,10 +152,11 @@ class Graph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-double median_launch_overhead_us(const CallFn& call, cudaStream_t stream) {
-  constexpr int kLaunches = 21;
+double median_launch_overhead_us(const CallFn& call, cudaStream_t stream, double call_us) {
+  // Enough enqueues for a stable median, fewer when each call is long (the GPU work is waited for).
+  const int launches = call_us > 10'000 ? 5 : 21;
   std::vector<double> host_us;
-  for (int i = 0; i < kLaunches; ++i) {
+  for (int i = 0; i < launches; ++i) {
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     const auto t0 = std::chrono::steady_clock::now();
     call(stream, nullptr);
@@ -180,17 +188,18 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
   const bool cold = options.cold_l2;
   timing.timing_mode = cold ? "cold" : "warm";
 
-  // Host enqueue cost, measured apart from GPU time.
-  timing.launch_overhead_us = median_launch_overhead_us(call, stream);
-
-  // One event-timed call (after the enqueues above warmed caches and lazy loading) decides between
-  // event timing and graph replay.
+  // One call to warm lazy loading and caches, then one event-timed call decides between event
+  // timing and graph replay.
   Event start, stop;
+  call(stream, nullptr);
   if (cold) flusher.flush(stream);
   start.record(stream);
   call(stream, nullptr);
   stop.record(stream);
   const double probe_us = elapsed_ms(start, stop) * 1e3;
+
+  // Host enqueue cost, measured apart from GPU time.
+  timing.launch_overhead_us = median_launch_overhead_us(call, stream, probe_us);
 
   StageEvents stage_events(std::max(stage_count, 1), stream);
   const bool want_stages = stage_count > 1;
@@ -233,7 +242,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     }
   }
 
-  ClockLog clocks(stream);
+  ClockLog clocks(stream, options.warmup_calls);
   if (!graph_calls) {
     timing.samples = sample_adaptively([&] { return event_sample(clocks); }, options);
   } else {
@@ -262,7 +271,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     if (want_stages) {
       // The per-stage split still needs events between launches: take it from a short event-timed
       // run (its shares, not its absolute times, are what the graph cannot give).
-      ClockLog stage_clocks(stream);
+      ClockLog stage_clocks(stream, 1);
       MeasureOptions stage_options = options;
       stage_options.max_samples = std::max(options.min_samples, 1);
       stage_options.warmup_calls = 1;

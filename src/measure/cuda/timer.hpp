@@ -53,8 +53,8 @@ struct Timing {
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
                  double sm_clock_max_mhz, L2Flusher& flusher);
 
-// SM clock now [MHz]: clock64() cycles counted by a spinning kernel over an event-timed interval;
-// two spin lengths are differenced so that launch latency cancels.
+// SM clock now [MHz]: clock64() cycles a spinning kernel counts over the same interval of the global
+// nanosecond timer (%globaltimer), both read inside the kernel, so launch latency does not enter.
 double measure_sm_clock_mhz(cudaStream_t stream);
 
 }  // namespace attnprof::measure

@@ -1,0 +1,264 @@
+// The CUDA backend: one (shape, kernel) point end to end, as a script — check support and memory,
+// allocate, fill fresh inputs, poison outputs, verify against float64, time (cold L2 by default),
+// collect counters in a separate phase, compute occupancy. Point-level failures become a status;
+// only a sticky CUDA error (the context is lost) escapes, as EnvironmentError, so that the sweep
+// runner restarts its worker.
+#include "measure/cuda/cuda_backend.hpp"
+
+#include <chrono>
+#include <random>
+#include <set>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "core/cost_model.hpp"
+#include "core/errors.hpp"
+#include "core/stats.hpp"
+#include "kernels/common/testbed.hpp"
+#include "measure/ceilings_cache.hpp"
+#include "measure/cuda/ceilings.hpp"
+#include "measure/cuda/cuda_util.hpp"
+#include "measure/cuda/cupti_profiler.hpp"
+#include "measure/cuda/device.hpp"
+#include "measure/cuda/occupancy.hpp"
+#include "measure/cuda/timer.hpp"
+
+namespace attnprof::measure {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// An NVTX range per phase, so a timeline (nsys) shows what attnprof was doing.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+std::vector<core::Stage> stages_of(const std::vector<std::string>& names, const SampleSet& samples) {
+  std::vector<core::Stage> stages;
+  if (names.size() < 2 || samples.stage_us.size() != names.size()) return stages;
+  double sum_p50 = 0, sum_p99 = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    core::Stage stage;
+    stage.name = names[i];
+    stage.samples_us = samples.stage_us[i];
+    if (stage.samples_us.empty()) return {};
+    stage.p50_us = core::quantile(stage.samples_us, 0.5);
+    stage.p99_us = core::quantile(stage.samples_us, 0.99);
+    sum_p50 += stage.p50_us;
+    sum_p99 += stage.p99_us;
+    stages.push_back(std::move(stage));
+  }
+  for (auto& stage : stages) {
+    stage.share_of_p50 = sum_p50 > 0 ? stage.p50_us / sum_p50 : 0;
+    stage.share_of_p99 = sum_p99 > 0 ? stage.p99_us / sum_p99 : 0;
+  }
+  return stages;
+}
+
+// The achieved occupancy of `launch`: the sm__warps_active counter of its range, found by name, else
+// by position when every launch of the call has a range.
+std::optional<double> achieved_occupancy(const core::Counters& counters,
+                                         const std::vector<kernels::LaunchInfo>& launches,
+                                         const kernels::LaunchInfo& launch) {
+  constexpr const char* kMetric = "sm__warps_active.avg.pct_of_peak_sustained_active";
+  const core::KernelCounters* match = nullptr;
+  if (!launch.kernel_name.empty()) {
+    for (const auto& k : counters.per_kernel) {
+      if (k.kernel.find(launch.kernel_name) != std::string::npos) {
+        match = &k;
+        break;
+      }
+    }
+  }
+  if (match == nullptr && counters.per_kernel.size() == launches.size()) {
+    match = &counters.per_kernel[static_cast<size_t>(&launch - launches.data())];
+  }
+  if (match == nullptr) return std::nullopt;
+  const auto it = match->metrics.find(kMetric);
+  if (it == match->metrics.end()) return std::nullopt;
+  return it->second;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device_index) : device_index_(device_index), seed_rng_(std::random_device{}()) {
+    check_cuda(cudaSetDevice(device_index), "cudaSetDevice");
+    info_ = query_device(device_index);
+    sm_ = sm_resources(device_index);
+    stream_ = std::make_unique<Stream>();
+    flusher_ = std::make_unique<L2Flusher>(info_.l2_bytes);
+  }
+
+  std::string name() const override { return "cuda"; }
+  core::DeviceInfo device_info() override { return info_; }
+  std::vector<const kernels::Kernel*> kernels() override { return kernels::registered(kernels::Backend::cuda); }
+
+  core::Ceilings ceilings(bool remeasure) override {
+    const std::string key = device_cache_key(info_.name);
+    if (!remeasure) {
+      if (auto cached = load_ceilings(key)) return *cached;
+    }
+    NvtxRange range("attnprof ceilings");
+    core::Ceilings ceilings = merge_with_datasheet(measure_ceilings(), info_.name);
+    save_ceilings(key, ceilings);
+    return ceilings;
+  }
+
+  core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    core::Record rec;
+    rec.shape = shape;
+    rec.kernel = kernel.name();
+    rec.backend = name();
+    rec.device_id = device_index_;
+    rec.timing_mode = options.cold_l2 ? "cold" : "warm";
+    try {
+      if (options.counters) validate_extra_metrics(options.extra_metrics);
+      run_point(shape, kernel, options, rec);
+    } catch (const InputError&) {
+      throw;
+    } catch (const kernels::DeviceOutOfMemory& e) {
+      rec.status = core::Status::oom;
+      rec.reason = e.what();
+    } catch (const std::exception& e) {
+      const std::string sticky = sticky_error_message();
+      if (!sticky.empty()) throw EnvironmentError(sticky + " (at " + shape.label() + ", " + kernel.name() + ": " + e.what() + ")");
+      rec.status = core::Status::failed;
+      rec.reason = e.what();
+    }
+    rec.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return rec;
+  }
+
+ private:
+  void validate_extra_metrics(const std::vector<std::string>& extra) {
+    if (extra.empty()) return;
+    std::string key;
+    for (const auto& name : extra) key += name + ";";
+    if (validated_.count(key)) return;
+    CounterProfiler& profiler = CounterProfiler::instance();
+    if (profiler.init_failure()) return;  // counters unavailable anyway: reported per point
+    validate_metrics(extra, profiler.chip_name());
+    validated_.insert(key);
+  }
+
+  void run_point(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options,
+                 core::Record& rec) {
+    rec.cost = core::cost_of(shape, kernel.kind());
+    if (const std::string why = kernel.unsupported_reason(shape); !why.empty()) {
+      rec.status = core::Status::unsupported;
+      rec.reason = why;
+      return;
+    }
+    // Refuse before allocating: a failed multi-GiB cudaMalloc is slow and fragments the heap.
+    const double footprint = core::footprint_bytes(shape, kernel.kind());
+    size_t free_bytes = 0, total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (footprint > static_cast<double>(free_bytes)) {
+      rec.status = core::Status::oom;
+      rec.reason = fmt::format("needs {:.2f} GiB of device memory, {:.2f} GiB free", footprint / kGiB,
+                               static_cast<double>(free_bytes) / kGiB);
+      return;
+    }
+
+    cudaStream_t stream = stream_->get();
+    void* stream_arg = static_cast<void*>(stream);
+    const uint64_t seed = options.seed != 0 ? options.seed : seed_rng_();
+    kernels::CudaProblem problem(shape, kernel.workspace_bytes(shape));
+    const kernels::AttentionArgs args = problem.args(stream_arg);
+
+    {
+      NvtxRange range("attnprof verify");
+      problem.fill_inputs(seed, stream_arg);
+      problem.poison_outputs(stream_arg);
+      kernel.launch(args);
+      if (options.verify) {
+        rec.verification = problem.verify(seed, options.verify_rows, stream_arg);
+        if (!rec.verification.passed) {
+          rec.status = core::Status::incorrect;
+          rec.reason = fmt::format("O max abs error {:.3g} over tolerance {:.3g}; {} unwritten elements",
+                                   rec.verification.o_max_abs_err, rec.verification.tolerance,
+                                   rec.verification.unwritten);
+        }
+      } else {
+        rec.verification.seed = seed;
+        check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      }
+    }
+
+    const std::vector<std::string> stage_names = kernel.stage_names();
+    {
+      NvtxRange range("attnprof time");
+      const CallFn call = [&](cudaStream_t, kernels::StageHook* hook) { kernel.launch(args, hook); };
+      Timing timing = time_call(call, static_cast<int>(stage_names.size()), stream, options,
+                                info_.sm_clock_max_mhz, *flusher_);
+      rec.samples_us = timing.samples.total_us;
+      rec.latency = core::summarize(rec.samples_us);
+      rec.stages = stages_of(stage_names, timing.samples);
+      rec.launch_overhead_us = timing.launch_overhead_us;
+      rec.timing_mode = timing.timing_mode;
+      rec.clock = timing.clock;
+      if (rec.latency.p50_us > 0) rec.tflops = rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12;
+    }
+
+    if (options.counters) {
+      NvtxRange range("attnprof counters");
+      rec.counters = CounterProfiler::instance().collect(
+          [&] {
+            if (options.cold_l2) flusher_->flush(stream);
+          },
+          [&] { kernel.launch(args); }, stream, options.extra_metrics);
+    }
+
+    // Auto-range names are launch indices: name each range after its launch (or stage) when the
+    // call made exactly the launches the kernel declares.
+    const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(shape);
+    auto& per_kernel = rec.counters.per_kernel;
+    for (size_t i = 0; i < per_kernel.size(); ++i) {
+      if (per_kernel.size() == launches.size() && !launches[i].kernel_name.empty()) {
+        per_kernel[i].kernel = launches[i].kernel_name;
+      } else if (per_kernel.size() == stage_names.size()) {
+        per_kernel[i].kernel = stage_names[i];
+      }
+    }
+    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
+      rec.occupancy = occupancy_of(*launch, sm_);
+      if (rec.counters.status == "ok") rec.occupancy.achieved_pct = achieved_occupancy(rec.counters, launches, *launch);
+    }
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+
+  int device_index_;
+  core::DeviceInfo info_;
+  SmResources sm_;
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::mt19937_64 seed_rng_;
+  std::set<std::string> validated_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(int device_index) {
+  std::string why;
+  if (!cuda_device_present(&why)) throw EnvironmentError("no CUDA device: " + why);
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  if (device_index < 0 || device_index >= count) {
+    throw EnvironmentError(fmt::format("CUDA device {} does not exist ({} visible)", device_index, count));
+  }
+  try {
+    return std::make_unique<CudaBackend>(device_index);
+  } catch (const std::exception& e) {
+    throw EnvironmentError(fmt::format("cannot use CUDA device {}: {}", device_index, e.what()));
+  }
+}
+
+}  // namespace attnprof::measure
