@@ -15,6 +15,7 @@
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "core/roofline.hpp"
 #include "core/stats.hpp"
 #include "kernels/common/testbed.hpp"
 #include "measure/ceilings_cache.hpp"
@@ -106,9 +107,16 @@ class CudaBackend final : public Backend {
       if (auto cached = load_ceilings(key)) return *cached;
     }
     NvtxRange range("attnprof ceilings");
-    core::Ceilings ceilings = merge_with_datasheet(measure_ceilings(), info_.name);
-    save_ceilings(key, ceilings);
-    return ceilings;
+    check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
+    try {
+      core::Ceilings ceilings = merge_with_datasheet(measure_ceilings(), info_.name);
+      save_ceilings(key, ceilings);
+      return ceilings;
+    } catch (const kernels::DeviceOutOfMemory&) {
+      // Too little free memory for the 2 x 2 GiB copy probe: the datasheet is the honest fallback.
+      if (const auto sheet = core::find_datasheet(info_.name)) return core::datasheet_ceilings(*sheet);
+      throw;
+    }
   }
 
   core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options) override {
@@ -120,6 +128,7 @@ class CudaBackend final : public Backend {
     rec.device_id = device_index_;
     rec.timing_mode = options.cold_l2 ? "cold" : "warm";
     try {
+      check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");  // another backend may have switched it
       if (options.counters) validate_extra_metrics(options.extra_metrics);
       run_point(shape, kernel, options, rec);
     } catch (const InputError&) {
