@@ -61,13 +61,14 @@ std::string format_explanation(const Explanation& e) {
     out += '\n';
   };
   using K = KernelExplanation;
-  row("", [](const K& k) { return fmt::format("{} ({})", k.kernel, to_string(k.kind)); });
+  row("", [](const K& k) { return k.kernel; });
+  row("S and P", [](const K& k) { return std::string(k.kind == KernelKind::materialized ? "in HBM" : "on chip"); });
   row("FLOPs (convention)", [](const K& k) { return si(k.cost.flops, "FLOP"); });
   row("FLOPs (dense)", [](const K& k) { return si(k.cost.flops_dense, "FLOP"); });
   row("FLOPs (causal-exact)", [](const K& k) { return si(k.cost.flops_causal_exact, "FLOP"); });
   row("min bytes read", [](const K& k) { return si(k.cost.min_bytes_read, "B"); });
   row("min bytes written", [](const K& k) { return si(k.cost.min_bytes_write, "B"); });
-  row("  of which S/P traffic", [](const K& k) { return si(k.cost.sp_bytes, "B"); });
+  row("S/P traffic (read+write)", [](const K& k) { return si(k.cost.sp_bytes, "B"); });
   row("workspace", [](const K& k) { return si(k.cost.workspace_bytes, "B"); });
   row("device memory footprint", [](const K& k) { return si(k.footprint_bytes, "B"); });
   row("intensity [FLOP/B]", [](const K& k) { return fmt::format("{:.1f}", k.cost.intensity); });
