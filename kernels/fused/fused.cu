@@ -115,8 +115,8 @@ class FusedKernel final : public Kernel {
     dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
       using T = decltype(tag);
       constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
-      info.kernel_name = "fused_attention_kernel<" + std::string(s.dtype == core::DType::bf16 ? "bf16" : "fp16") +
-                         ", d" + std::to_string(hdim.value) + ", " + std::string(fused::to_string(var.value)) + ">";
+      info.kernel_name = "fused_attention_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
+                         std::to_string(hdim.value) + ", " + std::string(fused::to_string(var.value)) + ">";
       info.func = reinterpret_cast<const void*>(&fused::fused_attention_kernel<T, hdim.value, var.value>);
       info.grid_blocks = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
       info.block_threads = fused::threads_of(c);
