@@ -99,6 +99,11 @@ Amount measured_bytes(const Record& r) {
 
 std::string pct(double v) { return fmt::format("{:.0f}%", v); }
 
+// 3 significant digits, but never an exponent for the values a reader meets here (17250 us).
+std::string human(double v) {
+  return std::abs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
 }  // namespace
 
 bool is_materialized(const Record& r) { return r.cost.sp_bytes > 0; }
@@ -126,6 +131,14 @@ json diagnose(const Record& r, const Context& ctx) {
   m["dram_bytes"] = bytes.value;
   m["bytes_source"] = bytes.source;
   m["min_bytes"] = min_bytes;
+  // A counted FLOP total far from the cost model's means the counters count something else (or
+  // the kernel does redundant work, e.g. masked causal tiles): say it, the intensity rests on it.
+  m["flops_vs_cost"] = flops.measured && r.cost.flops > 0 ? json(flops.value / r.cost.flops)
+                                                          : json(nullptr);
+  if (flops.measured && r.cost.flops > 0)
+    evidence.push_back(fmt::format("counted {}FLOP ({}) = {:.2f}x the cost model's {}FLOP",
+                                   giga(flops.value), flops.source, flops.value / r.cost.flops,
+                                   giga(r.cost.flops)));
   m["sp_bytes"] = r.cost.sp_bytes;
   m["materialized"] = materialized;
 
@@ -160,9 +173,9 @@ json diagnose(const Record& r, const Context& ctx) {
     m["attainable_flops_per_s"] = attainable;
     m["roof_bound"] = std::string(to_string(*roof_bound));
     std::string line = fmt::format(
-        "intensity {:.3g} FLOP/B ({} / {}) is {} the {} ridge {:.3g} FLOP/B; the roof there is {}",
-        intensity, flops.source, bytes.source,
-        *roof_bound == Bound::memory ? "below" : "above", dtype, roof.ridge_flop_per_byte,
+        "intensity {} FLOP/B ({} / {}) is {} the {} ridge {} FLOP/B; the roof there is {}",
+        human(intensity), flops.source, bytes.source,
+        *roof_bound == Bound::memory ? "below" : "above", dtype, human(roof.ridge_flop_per_byte),
         tera_flops(attainable));
     if (achieved_flops && attainable > 0) {
       m["pct_of_roof"] = *achieved_flops / attainable * 100;
@@ -481,20 +494,20 @@ json compare_kernels(const Results& results) {
     c["sp_time_us"] = maybe(sp_time_us);
     c["sp_explained_share"] = maybe(explained);
 
-    std::string summary = fmt::format("{} is {:.2f}x faster than {} ({:.4g} -> {:.4g} us)",
-                                      fused->kernel, fused_us > 0 ? ref_us / fused_us : 0.0,
-                                      ref->kernel, ref_us, fused_us);
+    std::string summary = fmt::format("{} is {:.2f}x faster than {} ({} -> {} us)", fused->kernel,
+                                      fused_us > 0 ? ref_us / fused_us : 0.0, ref->kernel,
+                                      human(ref_us), human(fused_us));
     summary += fmt::format("; it moves {}B less DRAM traffic ({})", giga(ref_bytes - fused_bytes),
                            c["bytes_source"].get<std::string>());
     if (c["intensity_gain"].is_number())
-      summary += fmt::format("; intensity {:.3g} -> {:.3g} FLOP/B", ri.get<double>(),
-                             fi.get<double>());
+      summary += fmt::format("; intensity {} -> {} FLOP/B", human(ri.get<double>()),
+                             human(fi.get<double>()));
     if (sp_time_us) {
-      summary += fmt::format("; moving S/P ({}B) at {} takes {:.4g} us", giga(ref->cost.sp_bytes),
-                             tera_bytes(roof.bw_bytes_per_s), *sp_time_us);
+      summary += fmt::format("; moving S/P ({}B) at {} takes {} us", giga(ref->cost.sp_bytes),
+                             tera_bytes(roof.bw_bytes_per_s), human(*sp_time_us));
       if (explained)
-        summary += fmt::format(" = {:.0f}% of the {:.4g} us saved", *explained * 100,
-                               ref_us - fused_us);
+        summary += fmt::format(" = {:.0f}% of the {} us saved", *explained * 100,
+                               human(ref_us - fused_us));
     }
     c["summary"] = summary;
     out.push_back(std::move(c));

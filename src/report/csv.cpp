@@ -58,7 +58,7 @@ void write_csv(const core::Results& results, std::ostream& out) {
   }
 
   static const std::vector<std::string> kDiagnosisMetrics = {
-      "flops",           "flops_source",     "dram_bytes",       "bytes_source",
+      "flops",           "flops_source",     "flops_vs_cost",     "dram_bytes",       "bytes_source",
       "intensity_flop_per_byte", "achieved_flops_per_s", "achieved_bytes_per_s",
       "attainable_flops_per_s",  "pct_of_roof",          "roof_bound",
       "compute_sol_pct", "memory_sol_pct",   "sol_source",       "excess_traffic_ratio",

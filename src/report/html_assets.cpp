@@ -20,6 +20,7 @@ ul.notices li { color: #7a4d00; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
 td.n, th.n { text-align: right; }
+td:first-child { white-space: nowrap; }
 tbody tr:nth-child(even) { background: var(--alt); }
 table.sortable th { cursor: pointer; user-select: none; white-space: nowrap; }
 table.sortable th[aria-sort="ascending"]::after { content: " \25B2"; }
@@ -152,8 +153,11 @@ std::string_view report_js() {
   }
   function frame(svg, g, xs, ys, xTicks, yTicks, xFmt, yFmt, xTitle, yTitle) {
     var axis = el('g', {'class': 'axis'}, svg);
+    var lastX = -Infinity;
     xTicks.forEach(function (v) {
       var x = xs(v);
+      if (x - lastX < 28) return;  // labels would overlap (e.g. 2048 and 2050)
+      lastX = x;
       el('line', {x1: x, x2: x, y1: g.top, y2: g.bottom, 'class': 'grid'}, axis);
       label(axis, x, g.bottom + 16, xFmt(v), {'text-anchor': 'middle'});
     });
@@ -185,9 +189,15 @@ std::string_view report_js() {
     var bw = data.ceilings.bw;
     var dtypes = [];
     ok.forEach(function (p) { if (dtypes.indexOf(p.dtype) < 0) dtypes.push(p.dtype); });
-    var roofs = dtypes.filter(function (d) { return positive(bw) && positive(data.ceilings.flops[d]); })
-                      .map(function (d) { return {dtype: d, peak: data.ceilings.flops[d],
-                                                  ridge: data.ceilings.flops[d] / bw}; });
+    // One roof per distinct peak: dtypes with the same peak (bf16 and fp16) share a line.
+    var roofs = [];
+    dtypes.forEach(function (d) {
+      var peak = data.ceilings.flops[d];
+      if (!positive(bw) || !positive(peak)) return;
+      var same = roofs.filter(function (r) { return r.peak === peak; })[0];
+      if (same) { same.dtype += '/' + d; return; }
+      roofs.push({dtype: d, peak: peak, ridge: peak / bw});
+    });
     var drawable = ok.filter(function (p) { return positive(p.intensity) && positive(p.achieved_flops_per_s); });
     var xsAll = drawable.map(function (p) { return p.intensity; })
                         .concat(roofs.map(function (r) { return r.ridge; }));
@@ -274,8 +284,8 @@ std::string_view report_js() {
       var top = Math.max.apply(null, ysAll) * 1.1;
       ys = linScale(0, top, g.bottom, g.top);
       yTicks = [];
-      var step = Math.pow(10, Math.floor(Math.log10(top / 5)));
-      if (top / step > 10) step *= 2;
+      var raw = top / 6, mag = Math.pow(10, Math.floor(Math.log10(raw))), norm = raw / mag;
+      var step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
       for (var v = 0; v <= top; v += step) yTicks.push(v);
     }
     frame(c.svg, g, xs, ys, seqTicks(pts), yTicks, String, short, 'sequence length (seq_q)', yTitle);

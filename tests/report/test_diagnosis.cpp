@@ -82,6 +82,8 @@ TEST_CASE("the clean baseline point raises no flag and is compute-bound") {
   CHECK(d.at("metrics").at("flops_source") == "tensor-op counters");
   CHECK(d.at("metrics").at("bytes_source") == "DRAM counters");
   CHECK(d.at("metrics").at("intensity_flop_per_byte").get<double>() == Approx(1.0e11 / 1.5e8));
+  CHECK(d.at("metrics").at("flops_vs_cost").get<double>() == Approx(1.0));
+  CHECK_THAT(evidence_text(d), Catch::Contains("= 1.00x the cost model's"));
   CHECK_FALSE(d.at("next_step").get<std::string>().empty());
 }
 
@@ -251,6 +253,7 @@ TEST_CASE("counters unavailable: the cost model stands in and the evidence says 
   CHECK(d.at("metrics").at("flops_source") == "cost model");
   CHECK(d.at("metrics").at("bytes_source") == "cost-model minimum");
   CHECK(d.at("metrics").at("excess_traffic_ratio").is_null());
+  CHECK(d.at("metrics").at("flops_vs_cost").is_null());
   CHECK_THAT(evidence_text(d), Catch::Contains("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"));
   CHECK_THAT(evidence_text(d), Catch::Contains("come from the cost model"));
   // Derived speed of light: 1e11 FLOP in 300 us = 333 TFLOP/s = 42% of 800; 1.5e8 B = 12.5%.
