@@ -1,11 +1,111 @@
+// attnprof sweep: declares the options, builds a run::SweepRequest and calls run::run_sweep. The
+// hidden `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp).
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
+#include "core/sweep_spec.hpp"
+#include "run/sweep_runner.hpp"
+#include "run/worker.hpp"
 
 namespace attnprof::cli {
 
-void add_sweep(CLI::App& app, Run&) {
-  auto* cmd = app.add_subcommand("sweep", "(not built yet)");
-  cmd->callback([] { throw EnvironmentError("'sweep' is not built yet in this version"); });
+namespace {
+
+struct SweepArgs {
+  std::string axes, preset, spec_file;
+  std::vector<std::string> kernels;
+  std::string backend = "auto", devices = "0", out_dir = "reports/latest";
+  std::string html, md, csv, shard;
+  bool resume = false, warm = false, no_counters = false, no_verify = false, worker = false;
+  std::vector<std::string> metrics;
+  measure::MeasureOptions options;
+};
+
+void run_sweep_command(const SweepArgs& a, Run& run) {
+  if (a.worker) {
+    run.exit_code = run::worker_main();
+    return;
+  }
+  run::SweepRequest req;
+  if (!a.axes.empty()) {
+    req.spec = core::parse_axes(a.axes);
+    req.spec_source = "axes";
+  } else if (!a.spec_file.empty()) {
+    req.spec = core::load_sweep_file(a.spec_file);
+    req.spec_source = "file:" + a.spec_file;
+  } else {
+    req.spec = core::preset(a.preset.empty() ? "quick" : a.preset);
+    req.spec_source = "preset";
+  }
+  req.kernel_names = a.kernels;
+  req.backend = a.backend;
+  req.devices = a.devices;
+  req.out_dir = a.out_dir;
+  req.html_path = a.html;
+  req.markdown_path = a.md;
+  req.csv_path = a.csv;
+  req.resume = a.resume;
+  if (!a.shard.empty()) req.shard = run::parse_shard(a.shard);
+  req.options = a.options;
+  req.options.cold_l2 = !a.warm;
+  req.options.counters = !a.no_counters;
+  req.options.verify = !a.no_verify;
+  req.options.extra_metrics = a.metrics;
+  req.command_line = run.command_line;
+  run.exit_code = run::run_sweep(req);
+}
+
+}  // namespace
+
+void add_sweep(CLI::App& app, Run& run) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand(
+      "sweep", "Measure every (shape, kernel) point of a sweep -> DIR/results.json (+ reports)");
+  auto* axes = cmd->add_option("--axes", args->axes,
+                               "Sweep grammar, e.g. \"batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128\"");
+  auto* preset = cmd->add_option("--preset", args->preset, "Named sweep: quick (default), fa-bench, long-context");
+  auto* file = cmd->add_option("--spec-file", args->spec_file,
+                               "JSON sweep file: {\"axes\": ...} | {\"preset\": ...} | {\"shapes\": [...]}");
+  axes->excludes(preset, file);
+  preset->excludes(file);
+  cmd->add_option("--kernels", args->kernels, "Kernels to run (default: all of the backend)")->delimiter(',');
+  cmd->add_option("--backend", args->backend, "auto (CUDA if a GPU is present, else CPU), cuda, cpu")
+      ->capture_default_str();
+  cmd->add_option("--devices", args->devices, "Device ids, e.g. 0,1, or all: one worker per device")
+      ->capture_default_str();
+  cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
+      ->capture_default_str();
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
+  cmd->add_option("--md", args->md, "Also write a Markdown summary to this file");
+  cmd->add_option("--csv", args->csv, "Also write one CSV row per point to this file");
+  cmd->add_flag("--resume", args->resume, "Skip the points already in DIR's journal (same sweep only)");
+  cmd->add_option("--shard", args->shard, "Run only slice K of N (K/N), balanced by estimated cost");
+
+  auto& o = args->options;
+  cmd->add_option("--warmup", o.warmup_calls, "Untimed calls before sampling")->capture_default_str();
+  cmd->add_option("--min-samples", o.min_samples, "Samples always taken")->capture_default_str();
+  cmd->add_option("--max-samples", o.max_samples, "Most samples per point")->capture_default_str();
+  cmd->add_option("--max-seconds", o.max_seconds_per_point, "Sampling time budget per point [s]")
+      ->capture_default_str();
+  cmd->add_option("--target-ci", o.target_rel_ci,
+                  "Stop sampling when the median's 95% CI half-width is below this fraction of it")
+      ->capture_default_str();
+  cmd->add_flag("--warm", args->warm, "Do not flush L2 between samples (default: cold)");
+  cmd->add_flag("--no-counters", args->no_counters, "Do not collect CUPTI counters");
+  cmd->add_option("--metrics", args->metrics, "Extra CUPTI metrics to collect, comma-separated")
+      ->delimiter(',');
+  cmd->add_flag("--no-verify", args->no_verify, "Skip the check against the float64 reference");
+  cmd->add_option("--verify-rows", o.verify_rows, "Rows of O checked against float64")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Input seed (0: a fresh seed per point)")->capture_default_str();
+  cmd->add_option("--point-timeout", o.point_timeout_s,
+                  "A point running longer is killed and recorded as failed [s]")
+      ->capture_default_str();
+  // The worker process of the failure isolation; not for people.
+  cmd->add_flag("--worker", args->worker)->group("");
+  cmd->callback([args, &run] { run_sweep_command(*args, run); });
 }
 
 }  // namespace attnprof::cli

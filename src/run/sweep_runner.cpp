@@ -1,0 +1,319 @@
+#include "run/sweep_runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+#include "core/errors.hpp"
+#include "report/report.hpp"
+#include "run/journal.hpp"
+#include "run/worker_pool.hpp"
+
+#if defined(ATTNPROF_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace attnprof::run {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kResultsFile = "results.json";
+constexpr const char* kJournalFile = "results.journal.jsonl";
+
+int cuda_device_count() {
+#if defined(ATTNPROF_HAVE_CUDA)
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+#else
+  return 0;
+#endif
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+// Prints one line per finished point: \r-updated in place on a terminal, appended otherwise (logs).
+class Progress {
+ public:
+  Progress(size_t total, size_t already_done)
+      : total_(total), done_(already_done), tty_(::isatty(STDERR_FILENO) != 0) {}
+
+  void point(const core::Record& r) {
+    ++done_;
+    const std::string p50 = r.status == core::Status::ok || r.status == core::Status::incorrect
+                                ? fmt::format("p50 {:.1f} us", r.latency.p50_us)
+                                : std::string("");
+    std::string line = fmt::format("[{}/{}] {} | {} {} {}", done_, total_, r.shape.label(), r.kernel,
+                                   p50, core::to_string(r.status));
+    if (r.status != core::Status::ok && !r.reason.empty()) line += ": " + r.reason;
+    if (tty_) {
+      // Keep the in-place line within a typical terminal width so \r can overwrite it.
+      if (line.size() > 118) line = line.substr(0, 115) + "...";
+      std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  void message(const std::string& text) {
+    end_line();
+    std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
+  }
+
+  void end_line() {
+    if (tty_ && done_ > 0) std::fprintf(stderr, "\r\x1b[K");
+  }
+
+ private:
+  size_t total_, done_;
+  bool tty_;
+};
+
+// What makes a journal belong to this sweep: resuming into another one would mix two sweeps.
+json sweep_identity(const json& sweep, const std::string& backend, const std::string& device_name) {
+  return {{"spec", sweep.at("spec")},       {"preset", sweep.at("preset")},
+          {"shard", sweep.at("shard")},     {"kernels", sweep.at("kernels")},
+          {"backend", backend},             {"device", device_name}};
+}
+
+void write_report(const std::string& path, const char* what,
+                  void (*writer)(const core::Results&, std::ostream&), const core::Results& results) {
+  if (path.empty()) return;
+  const fs::path p(path);
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+  }
+  std::ofstream out(path);
+  if (!out) throw EnvironmentError(fmt::format("cannot write the {} report '{}'", what, path));
+  writer(results, out);
+  if (!out) throw EnvironmentError(fmt::format("write to '{}' failed", path));
+}
+
+}  // namespace
+
+std::vector<int> resolve_devices(const std::string& text, const std::string& backend_name) {
+  if (text == "all") {
+    if (backend_name != "cuda") return {0};
+    const int count = cuda_device_count();
+    if (count <= 0) throw EnvironmentError("--devices all: no CUDA device is visible");
+    std::vector<int> all(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) all[static_cast<size_t>(i)] = i;
+    return all;
+  }
+  std::vector<int> devices;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string token = text.substr(start, comma - start);
+    int id = -1;
+    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
+    if (token.empty() || ec != std::errc() || ptr != token.data() + token.size() || id < 0)
+      throw InputError(fmt::format("bad device '{}' in --devices '{}' (expected 0,1,... or all)", token, text));
+    if (std::find(devices.begin(), devices.end(), id) != devices.end())
+      throw InputError(fmt::format("device {} is listed twice in --devices '{}'", id, text));
+    devices.push_back(id);
+    start = comma + 1;
+  }
+  if (backend_name == "cuda") {
+    const int count = cuda_device_count();
+    for (int id : devices)
+      if (id >= count)
+        throw InputError(fmt::format("no CUDA device {} ({} visible)", id, count));
+  }
+  return devices;
+}
+
+int run_sweep(const SweepRequest& req) {
+  const auto sweep_start = std::chrono::steady_clock::now();
+  if (req.backend != "auto" && req.backend != "cuda" && req.backend != "cpu")
+    throw InputError(fmt::format("unknown backend '{}' (expected auto, cuda or cpu)", req.backend));
+  const auto& o = req.options;
+  if (o.warmup_calls < 0) throw InputError(fmt::format("--warmup {} must be >= 0", o.warmup_calls));
+  if (o.min_samples < 1) throw InputError(fmt::format("--min-samples {} must be >= 1", o.min_samples));
+  if (o.max_samples < o.min_samples)
+    throw InputError(fmt::format("--max-samples {} is below --min-samples {}", o.max_samples, o.min_samples));
+  if (!(o.max_seconds_per_point > 0))
+    throw InputError(fmt::format("--max-seconds {} must be positive", o.max_seconds_per_point));
+  if (!(o.point_timeout_s > 0))
+    throw InputError(fmt::format("--point-timeout {} must be positive", o.point_timeout_s));
+
+  // The backend this process opens is for the context (device, ceilings) and the kernel list; the
+  // points themselves run in workers.
+  std::vector<std::string> notices;
+  const std::string expected_backend =
+      req.backend == "auto" ? (measure::cuda_available() ? "cuda" : "cpu") : req.backend;
+  auto devices = resolve_devices(req.devices, expected_backend);
+  auto backend = measure::make_backend(req.backend, devices.front(), &notices);
+  const std::string backend_name = backend->name();
+  if (backend_name != expected_backend) devices = resolve_devices(req.devices, backend_name);
+
+  std::vector<KernelRef> kernels;
+  const auto available = backend->kernels();
+  if (req.kernel_names.empty()) {
+    for (const auto* k : available) kernels.push_back({k->name(), k->kind()});
+  } else {
+    for (const auto& name : req.kernel_names) {
+      auto it = std::find_if(available.begin(), available.end(),
+                             [&](const kernels::Kernel* k) { return k->name() == name; });
+      if (it == available.end()) {
+        std::string known;
+        for (const auto* k : available) known += (known.empty() ? "" : ", ") + k->name();
+        throw InputError(fmt::format("unknown kernel '{}' for the {} backend (available: {})", name,
+                                     backend_name, known));
+      }
+      if (std::none_of(kernels.begin(), kernels.end(), [&](const KernelRef& k) { return k.name == name; }))
+        kernels.push_back({name, (*it)->kind()});
+    }
+  }
+  if (kernels.empty()) throw EnvironmentError(fmt::format("the {} backend has no kernels", backend_name));
+
+  const auto all_points = plan_points(req.spec.shapes, kernels);
+  const auto points = select_shard(all_points, req.shard);
+
+  core::Results results;
+  auto& ctx = results.context;
+  ctx.tool_version = ATTNPROF_VERSION;
+  ctx.git_revision = ATTNPROF_GIT_REVISION;
+  ctx.command_line = req.command_line;
+  ctx.date_utc = utc_now();
+  ctx.host = host_name();
+  ctx.backend = backend_name;
+  ctx.device = backend->device_info();
+  ctx.ceilings = backend->ceilings(false);
+  json kernel_names = json::array();
+  for (const auto& k : kernels) kernel_names.push_back(k.name);
+  ctx.sweep = {{"spec", req.spec.text},
+               {"preset", req.spec.preset},
+               {"source", req.spec_source},
+               {"shard", to_string(req.shard)},
+               {"points", points.size()},
+               {"points_total", all_points.size()},
+               {"kernels", kernel_names},
+               {"devices", devices}};
+  ctx.options = json(req.options);
+  if (all_points.size() < req.spec.shapes.size() * kernels.size())
+    notices.push_back("the spec lists some shapes twice: each point is measured once");
+  ctx.notices = notices;
+
+  Progress progress(points.size(), 0);
+  for (const auto& n : notices) progress.message("attnprof: notice: " + n);
+
+  std::error_code ec;
+  fs::create_directories(req.out_dir, ec);
+  if (ec) throw EnvironmentError(fmt::format("cannot create the output folder '{}': {}", req.out_dir, ec.message()));
+  const std::string journal_path = (fs::path(req.out_dir) / kJournalFile).string();
+  const std::string results_path = (fs::path(req.out_dir) / kResultsFile).string();
+
+  // Points already done (--resume), by key.
+  const json identity = sweep_identity(ctx.sweep, backend_name, ctx.device.name);
+  std::map<std::string, core::Record> done;
+  if (req.resume) {
+    if (fs::exists(journal_path)) {
+      Journal journal = read_journal(journal_path);
+      if (journal.identity != identity)
+        throw InputError(fmt::format("--resume: '{}' belongs to another sweep ({}), not this one ({})",
+                                     journal_path, journal.identity.dump(), identity.dump()));
+      std::set<std::string> mine;
+      for (const auto& p : points) mine.insert(p.key);
+      for (auto& r : journal.records) {
+        const auto key = core::point_key(r);
+        if (mine.count(key)) done.insert_or_assign(key, std::move(r));
+      }
+      progress.message(fmt::format("attnprof: resuming: {} of {} points already done", done.size(),
+                                   points.size()));
+    } else {
+      progress.message(fmt::format("attnprof: --resume: no journal at '{}', starting afresh", journal_path));
+    }
+  }
+  std::vector<core::Record> existing;
+  for (const auto& p : points)
+    if (auto it = done.find(p.key); it != done.end()) existing.push_back(it->second);
+  JournalWriter journal(journal_path, identity, existing);
+
+  std::deque<Point> queue;
+  for (const auto& p : points)
+    if (!done.count(p.key)) queue.push_back(p);
+
+  progress = Progress(points.size(), done.size());
+  progress.message(fmt::format(
+      "attnprof: {} points ({} to run{}) on the {} backend ({}), device(s) {} -> {}", points.size(),
+      queue.size(), req.shard.sharded() ? ", shard " + to_string(req.shard) : "", backend_name,
+      ctx.device.name, json(devices).dump(), req.out_dir));
+  backend.reset();  // the workers own the device from here
+
+  PoolConfig pool_config{backend_name, devices, req.options, ""};
+  PoolEvents events;
+  events.finished = [&](const Point& p, core::Record record) {
+    journal.append(record);
+    progress.point(record);
+    done.insert_or_assign(p.key, std::move(record));
+  };
+  events.signalled = [&](int count) {
+    progress.message(count == 1 ? "attnprof: interrupted: finishing the point in flight (signal again "
+                                  "to abandon it)"
+                                : "attnprof: interrupted again: abandoning the point in flight");
+  };
+  const PoolOutcome outcome = run_points(pool_config, std::move(queue), events);
+  progress.end_line();
+
+  for (const auto& p : points)
+    if (auto it = done.find(p.key); it != done.end()) results.records.push_back(it->second);
+  ctx.sweep["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
+  const size_t missing = points.size() - results.records.size();
+  if (outcome.interrupted || !outcome.fatal.empty())
+    ctx.notices.push_back(fmt::format("incomplete: {} of {} points measured ({}); `attnprof sweep "
+                                      "--resume --out {}` continues", results.records.size(),
+                                      points.size(), outcome.interrupted ? "interrupted" : outcome.fatal,
+                                      req.out_dir));
+  core::annotate(results);
+  core::write_results(results, results_path);
+  write_report(req.html_path, "HTML", &report::write_html, results);
+  write_report(req.markdown_path, "Markdown", &report::write_markdown, results);
+  write_report(req.csv_path, "CSV", &report::write_csv, results);
+
+  if (!outcome.fatal.empty())
+    throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, results_path));
+  if (outcome.interrupted) {
+    std::fprintf(stderr, "attnprof: interrupted: wrote %zu of %zu points to %s (%zu left; --resume continues)\n",
+                 results.records.size(), points.size(), results_path.c_str(), missing);
+    return kExitInterrupted;
+  }
+  report::write_terminal(results, std::cout);
+  std::cout.flush();
+  std::fprintf(stderr, "attnprof: wrote %s\n", results_path.c_str());
+  return kExitOk;
+}
+
+}  // namespace attnprof::run

@@ -1,0 +1,35 @@
+// attnprof sweep: plans the points, runs them in worker processes (one per device, a shared queue),
+// journals each finished point, survives crashes, hangs and signals, and writes results.json and the
+// requested reports from what was done.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/sweep_spec.hpp"
+#include "measure/backend.hpp"
+#include "run/plan.hpp"
+
+namespace attnprof::run {
+
+struct SweepRequest {
+  core::SweepSpec spec;
+  std::string spec_source;                 // "preset", "axes" or "file:<path>"
+  std::vector<std::string> kernel_names;   // empty: every kernel of the backend
+  std::string backend = "auto";            // auto | cuda | cpu
+  std::string devices = "0";               // "0,1" or "all"
+  std::string out_dir = "reports/latest";
+  std::string html_path, markdown_path, csv_path;
+  bool resume = false;
+  ShardSpec shard;
+  measure::MeasureOptions options;
+  std::string command_line;
+};
+
+// Runs the sweep; returns the exit code (0, or kExitInterrupted after a signal). Throws InputError /
+// EnvironmentError for what stops a sweep before or outside any point.
+int run_sweep(const SweepRequest&);
+
+// "0,2" or "all" for the backend named (cuda: every visible device; cpu: device 0).
+std::vector<int> resolve_devices(const std::string& text, const std::string& backend_name);
+
+}  // namespace attnprof::run

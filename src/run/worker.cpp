@@ -1,0 +1,164 @@
+#include "run/worker.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/cost_model.hpp"
+#include "core/errors.hpp"
+
+namespace attnprof::run {
+
+using nlohmann::json;
+
+json options_to_wire(const measure::MeasureOptions& o) {
+  return {{"warmup_calls", o.warmup_calls},
+          {"min_samples", o.min_samples},
+          {"max_samples", o.max_samples},
+          {"target_rel_ci", o.target_rel_ci},
+          {"max_seconds_per_point", o.max_seconds_per_point},
+          {"cold_l2", o.cold_l2},
+          {"counters", o.counters},
+          {"extra_metrics", o.extra_metrics},
+          {"verify", o.verify},
+          {"verify_rows", o.verify_rows},
+          {"seed", o.seed},
+          {"point_timeout_s", o.point_timeout_s}};
+}
+
+measure::MeasureOptions options_from_wire(const json& j) {
+  measure::MeasureOptions o;
+  o.warmup_calls = j.at("warmup_calls").get<int>();
+  o.min_samples = j.at("min_samples").get<int>();
+  o.max_samples = j.at("max_samples").get<int>();
+  o.target_rel_ci = j.at("target_rel_ci").get<double>();
+  o.max_seconds_per_point = j.at("max_seconds_per_point").get<double>();
+  o.cold_l2 = j.at("cold_l2").get<bool>();
+  o.counters = j.at("counters").get<bool>();
+  o.extra_metrics = j.at("extra_metrics").get<std::vector<std::string>>();
+  o.verify = j.at("verify").get<bool>();
+  o.verify_rows = j.at("verify_rows").get<int>();
+  o.seed = j.at("seed").get<uint64_t>();
+  o.point_timeout_s = j.at("point_timeout_s").get<double>();
+  return o;
+}
+
+namespace {
+
+int env_index(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return (end && *end == '\0') ? static_cast<int>(n) : -1;
+}
+
+class Channel {
+ public:
+  explicit Channel(int fd) : fd_(fd) {}
+  void send(const json& message) {
+    const std::string line = message.dump() + '\n';
+    size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) std::_Exit(3);  // the parent is gone: nothing left to report to
+      done += static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+int worker_main() {
+  // The parent owns the reaction to Ctrl-C and SIGTERM (the whole process group receives them).
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 3;  // the parent died before the line above took effect
+
+  Channel out(::dup(STDOUT_FILENO));
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+
+  const int fail_index = env_index(kTestFailPointEnv);
+  const int hang_index = env_index(kTestHangPointEnv);
+
+  std::string line;
+  if (!std::getline(std::cin, line)) return 3;
+  std::unique_ptr<measure::Backend> backend;
+  measure::MeasureOptions options;
+  int device = 0;
+  try {
+    const json config = json::parse(line);
+    device = config.at("device").get<int>();
+    options = options_from_wire(config.at("options"));
+    std::vector<std::string> notices;
+    backend = measure::make_backend(config.at("backend").get<std::string>(), device, &notices);
+  } catch (const std::exception& e) {
+    out.send({{"fatal", e.what()}});
+    return kExitEnvironment;
+  }
+  const auto kernels = backend->kernels();
+  json names = json::array();
+  for (const auto* k : kernels) names.push_back(k->name());
+  out.send({{"ready", true}, {"kernels", names}});
+
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    const json request = json::parse(line);
+    const int index = request.at("index").get<int>();
+    const auto shape = request.at("shape").get<core::Shape>();
+    const auto kernel_name = request.at("kernel").get<std::string>();
+    if (index == fail_index) std::abort();
+    if (index == hang_index)
+      for (;;) ::pause();
+
+    const kernels::Kernel* kernel = nullptr;
+    for (const auto* k : kernels)
+      if (k->name() == kernel_name) kernel = k;
+    core::Record record;
+    bool restart = false;
+    const auto start = std::chrono::steady_clock::now();
+    if (!kernel) {
+      record.shape = shape;
+      record.kernel = kernel_name;
+      record.status = core::Status::failed;
+      record.reason = fmt::format("kernel '{}' is not in the {} backend", kernel_name, backend->name());
+    } else {
+      try {
+        record = backend->measure(shape, *kernel, options);
+      } catch (const std::exception& e) {
+        // The backend reports point failures in the record; an exception means the worker's state
+        // (a sticky CUDA error above all) cannot be trusted for another point.
+        record.shape = shape;
+        record.kernel = kernel_name;
+        record.status = core::Status::failed;
+        record.reason = e.what();
+        record.cost = core::cost_of(shape, kernel->kind());
+        restart = true;
+      }
+    }
+    record.backend = backend->name();
+    record.device_id = device;
+    if (record.wall_s <= 0)
+      record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.send({{"index", index}, {"record", record}, {"restart", restart}});
+    if (restart) return kExitEnvironment;
+  }
+  return kExitOk;
+}
+
+}  // namespace attnprof::run

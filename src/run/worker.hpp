@@ -1,0 +1,35 @@
+// Failure isolation: the points of a sweep run in worker processes, re-executions of this binary in a
+// hidden mode (`attnprof sweep --worker`), so a crash, a hang or a sticky CUDA error costs one point
+// and a fresh worker, never the sweep. (exec, not fork: CUDA state does not survive fork.)
+//
+// The protocol is one JSON object per line. Parent -> worker (the worker's stdin):
+//   {"backend": "cuda", "device": 0, "options": {...}}          first line: what to open
+//   {"index": 7, "shape": {...}, "kernel": "fused"}              one per point
+// Worker -> parent (the worker's stdout; the worker points its own fd 1 at stderr so that stray
+// prints cannot corrupt the stream):
+//   {"ready": true, "kernels": ["reference", "fused"]}           backend opened
+//   {"fatal": "message"}                                         backend could not be opened
+//   {"index": 7, "record": {...}, "restart": false}              one per point; restart: the worker
+//                                                                exits after it (the backend threw,
+//                                                                e.g. "sticky CUDA error: ...")
+// The worker exits when its stdin closes. It ignores SIGINT/SIGTERM: the parent decides whether the
+// point in flight finishes (first signal) or is abandoned (second signal, SIGKILL).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "measure/backend.hpp"
+
+namespace attnprof::run {
+
+// Test hooks, read by the worker: the point with this sweep index crashes the worker (abort) or hangs
+// it (sleeps until killed). They exercise the isolation for real in tests/run.
+inline constexpr const char* kTestFailPointEnv = "ATTNPROF_TEST_FAIL_POINT";
+inline constexpr const char* kTestHangPointEnv = "ATTNPROF_TEST_HANG_POINT";
+
+nlohmann::json options_to_wire(const measure::MeasureOptions&);
+measure::MeasureOptions options_from_wire(const nlohmann::json&);
+
+// The worker's whole life; returns its exit code.
+int worker_main();
+
+}  // namespace attnprof::run

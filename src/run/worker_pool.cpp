@@ -1,0 +1,450 @@
+#include "run/worker_pool.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/cost_model.hpp"
+#include "core/errors.hpp"
+#include "run/worker.hpp"
+
+extern char** environ;
+
+namespace attnprof::run {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Signals reach the event loop through a pipe, so poll() wakes at once.
+volatile sig_atomic_t g_signal_count = 0;
+int g_signal_pipe_write = -1;
+
+void on_signal(int) {
+  g_signal_count = g_signal_count + 1;
+  if (g_signal_pipe_write >= 0) {
+    const char byte = 's';
+    [[maybe_unused]] ssize_t n = ::write(g_signal_pipe_write, &byte, 1);
+  }
+}
+
+// A worker gets this long to open its backend (CUDA context creation, a first cuBLAS handle).
+constexpr double kWorkerStartTimeoutS = 120;
+// Consecutive workers of one device that die without finishing a point before the sweep gives up.
+constexpr int kMaxConsecutiveLosses = 3;
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return fmt::format("signal {} ({})", sig, ::strsignal(sig));
+  }
+  if (WIFEXITED(status)) return fmt::format("exit code {}", WEXITSTATUS(status));
+  return "unknown status";
+}
+
+std::string self_executable() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw EnvironmentError("cannot find this program's path (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+struct Worker {
+  enum class State { starting, idle, busy };
+  pid_t pid = -1;
+  int to_fd = -1, from_fd = -1;
+  int device = 0;
+  State state = State::starting;
+  std::string buffer;
+  std::optional<Point> point;
+  Clock::time_point since;      // state change: start, or the point's hand-out
+  Clock::time_point deadline;
+};
+
+class Pool {
+ public:
+  Pool(const PoolConfig& config, std::deque<Point> queue, const PoolEvents& events)
+      : config_(config), queue_(std::move(queue)), events_(events) {
+    exe_ = config.executable.empty() ? self_executable() : config.executable;
+    losses_.assign(config.devices.size(), 0);
+    workers_.resize(config.devices.size());
+  }
+
+  ~Pool() {
+    for (auto& w : workers_)
+      if (w) kill_and_reap(*w);
+  }
+
+  PoolOutcome run(int signal_fd) {
+    while (true) {
+      handle_signals_seen();
+      if (outcome_.fatal.empty()) start_and_dispatch();
+      const bool active = std::any_of(workers_.begin(), workers_.end(), [](const auto& w) {
+        return w && w->state != Worker::State::idle;
+      });
+      if (!active && (queue_.empty() || stopping_ || !outcome_.fatal.empty())) break;
+      wait_and_handle(signal_fd);
+      check_deadlines();
+    }
+    for (auto& w : workers_)
+      if (w) retire(w);
+    return outcome_;
+  }
+
+ private:
+  void handle_signals_seen() {
+    const int count = g_signal_count;
+    if (count == signals_handled_) return;
+    signals_handled_ = count;
+    if (events_.signalled) events_.signalled(count);
+    outcome_.interrupted = true;
+    stopping_ = true;
+    if (count >= 2) {
+      for (auto& w : workers_) {
+        if (w && w->state == Worker::State::busy) ++outcome_.abandoned;
+        if (w) kill_and_reap(*w), w.reset();
+      }
+    }
+  }
+
+  void start_and_dispatch() {
+    for (size_t slot = 0; slot < workers_.size(); ++slot) {
+      auto& w = workers_[slot];
+      if (!w && !queue_.empty() && !stopping_) w = spawn(config_.devices[slot]);
+      if (!w) continue;
+      if (w->state == Worker::State::idle) {
+        if (queue_.empty() || stopping_) {
+          retire(w);
+        } else {
+          hand_out(*w, queue_.front());
+          queue_.pop_front();
+        }
+      }
+    }
+  }
+
+  std::unique_ptr<Worker> spawn(int device) {
+    int to_child[2], from_child[2];
+    if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
+      throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
+    // Blocked from birth until the worker ignores them: a Ctrl-C during start-up must not kill it.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGTERM);
+    posix_spawnattr_setsigmask(&attr, &blocked);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::string arg0 = exe_, arg1 = "sweep", arg2 = "--worker";
+    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, exe_.c_str(), &actions, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    ::close(to_child[0]);
+    ::close(from_child[1]);
+    if (rc != 0) {
+      ::close(to_child[1]);
+      ::close(from_child[0]);
+      throw EnvironmentError(fmt::format("cannot start a worker '{}': {}", exe_, std::strerror(rc)));
+    }
+    auto w = std::make_unique<Worker>();
+    w->pid = pid;
+    w->to_fd = to_child[1];
+    w->from_fd = from_child[0];
+    w->device = device;
+    w->state = Worker::State::starting;
+    w->since = Clock::now();
+    w->deadline = w->since + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(kWorkerStartTimeoutS));
+    const json config{{"backend", config_.backend},
+                      {"device", device},
+                      {"options", options_to_wire(config_.options)}};
+    send(*w, config);
+    return w;
+  }
+
+  bool send(Worker& w, const json& message) {
+    const std::string line = message.dump() + '\n';
+    size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(w.to_fd, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;  // EPIPE: the worker died; its EOF is handled by the loop
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  void hand_out(Worker& w, const Point& p) {
+    w.point = p;
+    w.state = Worker::State::busy;
+    w.since = Clock::now();
+    w.deadline = w.since + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(config_.options.point_timeout_s));
+    send(w, {{"index", p.index}, {"shape", p.shape}, {"kernel", p.kernel}});
+  }
+
+  // Closing its stdin ends an idle worker; it is reaped on the spot.
+  void retire(std::unique_ptr<Worker>& w) {
+    if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
+    if (w->state == Worker::State::busy) {
+      kill_and_reap(*w);
+    } else {
+      reap(*w, 2.0);
+    }
+    w.reset();
+  }
+
+  // Waits up to grace_s for the worker to exit by itself, then kills it. Returns its wait status.
+  int reap(Worker& w, double grace_s) {
+    int status = 0;
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(grace_s));
+    while (true) {
+      const pid_t r = ::waitpid(w.pid, &status, WNOHANG);
+      if (r == w.pid || (r < 0 && errno != EINTR)) break;
+      if (Clock::now() >= until) {
+        ::kill(w.pid, SIGKILL);
+        while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      ::usleep(10'000);
+    }
+    close_fds(w);
+    w.pid = -1;
+    return status;
+  }
+
+  void kill_and_reap(Worker& w) {
+    if (w.pid > 0) {
+      ::kill(w.pid, SIGKILL);
+      int status = 0;
+      while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      w.pid = -1;
+    }
+    close_fds(w);
+  }
+
+  static void close_fds(Worker& w) {
+    if (w.to_fd >= 0) ::close(w.to_fd), w.to_fd = -1;
+    if (w.from_fd >= 0) ::close(w.from_fd), w.from_fd = -1;
+  }
+
+  core::Record failure_record(const Worker& w, std::string reason) {
+    const Point& p = *w.point;
+    core::Record r;
+    r.shape = p.shape;
+    r.kernel = p.kernel;
+    r.backend = config_.backend;
+    r.device_id = w.device;
+    r.status = core::Status::failed;
+    r.reason = std::move(reason);
+    r.cost = core::cost_of(p.shape, p.kind);
+    r.wall_s = std::chrono::duration<double>(Clock::now() - w.since).count();
+    return r;
+  }
+
+  void finish(Worker& w, core::Record record) {
+    const Point point = *w.point;
+    w.point.reset();
+    if (events_.finished) events_.finished(point, std::move(record));
+  }
+
+  // A worker was lost (died, hung, retired): its point, if any, is recorded as failed.
+  void lose(size_t slot, const std::string& what) {
+    auto& w = workers_[slot];
+    if (w->state == Worker::State::busy) {
+      losses_[slot] = 0;  // it got as far as a point: the point is to blame, not the device
+      finish(*w, failure_record(*w, what));
+    } else if (++losses_[slot] >= kMaxConsecutiveLosses || w->state == Worker::State::starting) {
+      outcome_.fatal = fmt::format("the worker for {} device {} could not start: {}", config_.backend,
+                                   w->device, what);
+    }
+    w.reset();
+  }
+
+  void wait_and_handle(int signal_fd) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> slots;
+    fds.push_back({signal_fd, POLLIN, 0});
+    Clock::time_point next = Clock::now() + std::chrono::seconds(1);
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      if (!workers_[i]) continue;
+      fds.push_back({workers_[i]->from_fd, POLLIN, 0});
+      slots.push_back(i);
+      if (workers_[i]->state != Worker::State::idle) next = std::min(next, workers_[i]->deadline);
+    }
+    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    const int timeout_ms = static_cast<int>(std::clamp<int64_t>(wait_ms.count() + 1, 0, 1000));
+    const int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n <= 0) return;  // timeout or EINTR: the caller checks signals and deadlines
+    if (fds[0].revents) {
+      char drain[64];
+      while (::read(signal_fd, drain, sizeof(drain)) > 0) {
+      }
+    }
+    for (size_t k = 1; k < fds.size(); ++k) {
+      if (!fds[k].revents) continue;
+      const size_t slot = slots[k - 1];
+      if (workers_[slot]) read_from(slot);
+    }
+  }
+
+  void read_from(size_t slot) {
+    Worker& w = *workers_[slot];
+    char chunk[65536];
+    const ssize_t n = ::read(w.from_fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) return;
+    if (n <= 0) {
+      const int status = reap(w, 2.0);
+      const std::string how = describe_exit(status);
+      lose(slot, w.state == Worker::State::busy
+                     ? fmt::format("the worker process died while measuring this point ({})", how)
+                     : fmt::format("the worker process died ({})", how));
+      return;
+    }
+    w.buffer.append(chunk, static_cast<size_t>(n));
+    size_t newline;
+    while (workers_[slot] && (newline = w.buffer.find('\n')) != std::string::npos) {
+      const std::string line = w.buffer.substr(0, newline);
+      w.buffer.erase(0, newline + 1);
+      handle_line(slot, line);
+    }
+  }
+
+  void handle_line(size_t slot, const std::string& line) {
+    auto& w = workers_[slot];
+    json message;
+    try {
+      message = json::parse(line);
+    } catch (const json::exception&) {
+      kill_and_reap(*w);
+      lose(slot, "the worker sent a malformed message");
+      return;
+    }
+    if (message.contains("fatal")) {
+      reap(*w, 2.0);
+      w->state = Worker::State::starting;
+      lose(slot, message.at("fatal").get<std::string>());
+      return;
+    }
+    if (message.contains("ready")) {
+      w->state = Worker::State::idle;
+      return;
+    }
+    if (!message.contains("record") || !w->point || message.value("index", -1) != w->point->index) {
+      kill_and_reap(*w);
+      lose(slot, "the worker answered for another point");
+      return;
+    }
+    core::Record record;
+    try {
+      record = message.at("record").get<core::Record>();
+    } catch (const std::exception& e) {
+      kill_and_reap(*w);
+      lose(slot, fmt::format("the worker sent an unreadable record: {}", e.what()));
+      return;
+    }
+    record.device_id = w->device;
+    losses_[slot] = 0;
+    finish(*w, std::move(record));
+    w->state = Worker::State::idle;
+    if (message.value("restart", false)) {
+      // The worker's device state is gone (a sticky CUDA error): it exits; a fresh one follows.
+      if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
+      reap(*w, 5.0);
+      w.reset();
+    }
+  }
+
+  void check_deadlines() {
+    const auto now = Clock::now();
+    for (size_t slot = 0; slot < workers_.size(); ++slot) {
+      auto& w = workers_[slot];
+      if (!w || w->state == Worker::State::idle || now < w->deadline) continue;
+      kill_and_reap(*w);
+      if (w->state == Worker::State::busy)
+        lose(slot, fmt::format("timed out after {:g} s (--point-timeout); the worker was killed",
+                               config_.options.point_timeout_s));
+      else
+        lose(slot, fmt::format("it did not start within {:g} s", kWorkerStartTimeoutS));
+    }
+  }
+
+  const PoolConfig& config_;
+  std::deque<Point> queue_;
+  const PoolEvents& events_;
+  std::string exe_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // one slot per device
+  std::vector<int> losses_;
+  PoolOutcome outcome_;
+  bool stopping_ = false;
+  int signals_handled_ = 0;
+};
+
+class SignalScope {
+ public:
+  SignalScope() {
+    if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    g_signal_count = 0;
+    g_signal_pipe_write = pipe_[1];
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &old_pipe_);  // a dead worker's pipe must not kill the parent
+  }
+  ~SignalScope() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+    g_signal_pipe_write = -1;
+    ::close(pipe_[0]);
+    ::close(pipe_[1]);
+  }
+  int read_fd() const { return pipe_[0]; }
+
+ private:
+  int pipe_[2] = {-1, -1};
+  struct sigaction old_int_ {}, old_term_ {}, old_pipe_ {};
+};
+
+}  // namespace
+
+PoolOutcome run_points(const PoolConfig& config, std::deque<Point> queue, const PoolEvents& events) {
+  if (config.devices.empty()) throw InputError("no device to run on");
+  SignalScope signals;
+  Pool pool(config, std::move(queue), events);
+  return pool.run(signals.read_fd());
+}
+
+}  // namespace attnprof::run
