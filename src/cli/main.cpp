@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
+#include "core/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace attnprof;
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"attnprof: profiles reference and fused attention kernels over a shape sweep and "
                "says why each is as fast or slow as it is"};
-  app.set_version_flag("--version", std::string(ATTNPROF_VERSION) + " (" ATTNPROF_GIT_REVISION ")");
+  app.set_version_flag("--version", fmt::format("{} ({})", core::tool_version(), core::git_revision()));
   app.require_subcommand(1);
   cli::add_sweep(app, run);
   cli::add_report(app, run);

@@ -18,6 +18,7 @@
 
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
+#include "core/version.hpp"
 #include "report/report.hpp"
 #include "run/journal.hpp"
 #include "run/worker_pool.hpp"
@@ -204,8 +205,8 @@ int run_sweep(const SweepRequest& req) {
 
   core::Results results;
   auto& ctx = results.context;
-  ctx.tool_version = ATTNPROF_VERSION;
-  ctx.git_revision = ATTNPROF_GIT_REVISION;
+  ctx.tool_version = std::string(core::tool_version());
+  ctx.git_revision = std::string(core::git_revision());
   ctx.command_line = req.command_line;
   ctx.date_utc = utc_now();
   ctx.host = host_name();

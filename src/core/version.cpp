@@ -1,0 +1,8 @@
+#include "core/version.hpp"
+
+namespace attnprof::core {
+
+std::string_view tool_version() { return ATTNPROF_VERSION; }
+std::string_view git_revision() { return ATTNPROF_GIT_REVISION; }
+
+}  // namespace attnprof::core
