@@ -2,9 +2,9 @@
 # One call on a GPU machine: verifies, measures and writes everything under $OUT.
 # Expects prebuilt binaries in .devcarry/bin (attnprof and the GPU test binaries) and the PyTorch
 # anchor script in .devcarry/shared/sdpa_anchor.py. Phases (one per call, each well under 10 min):
-#   tests-and-sweep : GPU tests, device ceilings, fa-bench sweep of both kernels with counters,
+#   tests-and-sweep : device ceilings, fa-bench sweep of both kernels with counters,
 #                     and the PyTorch SDPA anchors, side by side
-#   agreement       : Nsight Compute agreement (DRAM bytes, duration, tensor ops) on three fa-bench
+#   agreement       : GPU tests, Nsight Compute agreement (DRAM bytes, duration, tensor ops) on three fa-bench
 #                     shapes, profiling overhead vs Nsight Compute, A/A and a planted slowdown for
 #                     the regression gate
 set -uo pipefail
@@ -24,49 +24,60 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
 
 case "$phase" in
 tests-and-sweep)
-  log "GPU tests"
-  for t in "$bin"/test_gpu_*; do
-    [ -x "$t" ] || continue
-    log "$t"
-    timeout 240 "$t" 2>&1 | tail -n 25 | tee -a "$out/gpu-tests.log"
-    echo "exit ${PIPESTATUS[0]} $t" | tee -a "$out/gpu-tests.log"
-  done
   log "SASS of the fused kernel (tensor-core instructions)"
   cuobjdump --dump-sass "$bin/attnprof" 2>/dev/null | grep -oE "\b(HMMA|HGMMA|LDSM|LDGSTS)[.A-Z0-9]*" | sort | uniq -c | tee "$out/sass-summary.txt"
   log "devices"
   "$bin/attnprof" devices --backend cuda 2>&1 | tee "$out/devices.txt"
-  log "fa-bench sweep"
+  log "PyTorch SDPA anchors (same call, same GPU)"
+  PYTHONUNBUFFERED=1 timeout 200 python3 .devcarry/shared/sdpa_anchor.py --out "$out/sdpa_anchor.json" > "$out/sdpa_anchor.log" 2>&1
+  echo "anchor exit $?"; tail -n 3 "$out/sdpa_anchor.log"
+  log "fa-bench sweep (SIGTERM at 360 s keeps every finished point)"
   start=$(date +%s)
-  "$bin/attnprof" sweep --preset fa-bench --backend cuda --out "$out/fa-bench" \
+  timeout -s TERM 360 "$bin/attnprof" sweep --preset fa-bench --backend cuda --out "$out/fa-bench" \
       --html "$out/fa-bench/report.html" --md "$out/fa-bench/summary.md" --csv "$out/fa-bench/points.csv" \
       2>&1 | tail -n 120
   echo "sweep wall $(( $(date +%s) - start )) s" | tee "$out/sweep-wall.txt"
-  log "PyTorch SDPA anchors"
-  PYTHONUNBUFFERED=1 timeout 240 python3 .devcarry/shared/sdpa_anchor.py --out "$out/sdpa_anchor.json" 2>&1 | tail -n 5
   ;;
 agreement)
+  log "GPU tests"
+  for t in "$bin"/test_gpu_*; do
+    [ -x "$t" ] || continue
+    log "$t"
+    timeout 200 "$t" 2>&1 | tail -n 25 | tee -a "$out/gpu-tests.log"
+    echo "exit ${PIPESTATUS[0]} $t" | tee -a "$out/gpu-tests.log"
+  done
+  # Nsight Compute profiles only the kernels of the one verification call of each point (the NVTX
+  # range "attnprof verify"), the same single call whose counters attnprof collects.
+  ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
   shapes=("batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" "batch=4;heads=16;seq=4096;hdim=128;causal=1;dtype=fp16")
-  metrics=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__ops_path_tensor_src_fp16.sum
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__ops_path_tensor_src_fp16.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
   i=0
   for s in "${shapes[@]}"; do
     i=$((i+1))
     log "agreement shape $i: $s"
-    "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree$i" --warmup 0 --min-samples 3 --max-samples 3 2>&1 | tail -n 3
-    ncu --clock-control none --cache-control all -k regex:fused -c 3 --metrics "$metrics" --csv \
-        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/ncu$i" --no-counters --no-verify --warmup 0 --min-samples 3 --max-samples 3 \
+    "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree$i" --min-samples 10 --max-samples 10 2>&1 | tail -n 3
+    ncu "${ncu_filter[@]}" -k regex:fused_attention --metrics "$metrics" --csv \
+        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/ncu$i" --no-counters --min-samples 3 --max-samples 3 \
         > "$out/ncu$i.csv" 2>"$out/ncu$i.err"; echo "ncu exit $?"
+    grep -c gpu__time_duration "$out/ncu$i.csv"
   done
   log "overhead: 24-point sweep with counters vs Nsight Compute on the same kernels"
   axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
+  allmetrics=$(cat .devcarry/shared/attnprof-metrics.txt)
   t0=$(date +%s.%N)
   "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead" --min-samples 10 --max-samples 10 2>&1 | tail -n 2
   t1=$(date +%s.%N)
   "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead-nocounters" --no-counters --min-samples 10 --max-samples 10 >/dev/null 2>&1
   t2=$(date +%s.%N)
-  timeout 300 ncu --clock-control none --metrics "$(cat .devcarry/shared/attnprof-metrics.txt 2>/dev/null || echo $metrics)" \
-      "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead-ncu" --no-counters --min-samples 10 --max-samples 10 >/dev/null 2>"$out/overhead-ncu.err"
+  timeout 400 ncu "${ncu_filter[@]}" -k regex:'fused_attention|softmax|gemm|nvjet|xmma|cutlass' --metrics "$allmetrics" --csv \
+      "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead-ncu" --no-counters --min-samples 10 --max-samples 10 >"$out/overhead-ncu.csv" 2>"$out/overhead-ncu.err"
+  echo "ncu exit $?"
   t3=$(date +%s.%N)
-  echo "with_counters_s $(echo "$t1 - $t0" | bc) no_counters_s $(echo "$t2 - $t1" | bc) ncu_s $(echo "$t3 - $t2" | bc)" | tee "$out/overhead.txt"
+  echo "kernels profiled by ncu: $(grep gpu__time_duration "$out/overhead-ncu.csv" | wc -l)"
+  python3 -c "
+t0,t1,t2,t3=$t0,$t1,$t2,$t3
+a,b,c=t1-t0,t2-t1,t3-t2
+print(f'with_counters_s {a:.1f} no_counters_s {b:.1f} ncu_s {c:.1f} whole_ratio {c/a:.2f} overhead_ratio {(c-b)/max(a-b,1e-9):.2f}')" | tee "$out/overhead.txt"
   log "A/A and planted slowdown"
   gate_axes="batch=4;heads=16;seq=2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
   "$bin/attnprof" sweep --axes "$gate_axes" --kernels fused --backend cuda --no-counters --out "$out/gate-a" --min-samples 30 --max-samples 30 >/dev/null 2>&1
