@@ -1,3 +1,4 @@
+#include <utility>
 #include "measure/cuda/ceilings.hpp"
 
 #include <algorithm>
@@ -140,10 +141,26 @@ core::Ceilings merge_with_datasheet(const MeasuredCeilings& m, const std::string
   } else {
     c.source = "measured";
   }
-  if (m.copy_bytes_per_s > 0) c.peak_bw_bytes_per_s = m.copy_bytes_per_s;
-  if (m.mma_fp16_flops_per_s > 0) c.peak_flops_per_s["fp16"] = m.mma_fp16_flops_per_s;
-  if (m.mma_bf16_flops_per_s > 0) c.peak_flops_per_s["bf16"] = m.mma_bf16_flops_per_s;
-  if (m.fma_fp32_flops_per_s > 0) c.peak_flops_per_s["fp32"] = m.fma_fp32_flops_per_s;
+  // A probe that beats the datasheet by more than kImplausibleOverDatasheet measured nothing real
+  // (e.g. a binary built for an older architecture runs an empty probe): keep the datasheet value.
+  constexpr double kImplausibleOverDatasheet = 1.25;
+  auto take = [&](double measured, double& slot, double datasheet_value, const char* what) {
+    if (measured <= 0) return;
+    if (datasheet_value > 0 && measured > kImplausibleOverDatasheet * datasheet_value) {
+      c.source += std::string(", ") + what + " probe rejected as implausible";
+      return;
+    }
+    slot = measured;
+  };
+  take(m.copy_bytes_per_s, c.peak_bw_bytes_per_s, c.datasheet_bw_bytes_per_s, "bandwidth");
+  for (const auto& [dtype, measured] : {std::pair<std::string, double>{"fp16", m.mma_fp16_flops_per_s},
+                                        {"bf16", m.mma_bf16_flops_per_s},
+                                        {"fp32", m.fma_fp32_flops_per_s}}) {
+    const auto it = c.datasheet_flops_per_s.find(dtype);
+    double slot = c.peak_flops_per_s.count(dtype) ? c.peak_flops_per_s[dtype] : 0.0;
+    take(measured, slot, it == c.datasheet_flops_per_s.end() ? 0.0 : it->second, dtype.c_str());
+    if (slot > 0) c.peak_flops_per_s[dtype] = slot;
+  }
   return c;
 }
 
