@@ -494,9 +494,13 @@ json compare_kernels(const Results& results) {
     c["sp_time_us"] = maybe(sp_time_us);
     c["sp_explained_share"] = maybe(explained);
 
-    std::string summary = fmt::format("{} is {:.2f}x faster than {} ({} -> {} us)", fused->kernel,
-                                      fused_us > 0 ? ref_us / fused_us : 0.0, ref->kernel,
-                                      human(ref_us), human(fused_us));
+    const double speedup = fused_us > 0 ? ref_us / fused_us : 0.0;
+    std::string summary =
+        speedup >= 1 ? fmt::format("{} is {:.2f}x faster than {} ({} -> {} us)", fused->kernel,
+                                   speedup, ref->kernel, human(ref_us), human(fused_us))
+                     : fmt::format("{} is {:.2f}x slower than {} ({} -> {} us)", fused->kernel,
+                                   speedup > 0 ? 1 / speedup : 0.0, ref->kernel, human(ref_us),
+                                   human(fused_us));
     summary += fmt::format("; it moves {}B less DRAM traffic ({})", giga(ref_bytes - fused_bytes),
                            c["bytes_source"].get<std::string>());
     if (c["intensity_gain"].is_number())
