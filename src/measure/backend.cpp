@@ -26,6 +26,21 @@ void to_json(nlohmann::json& j, const MeasureOptions& o) {
        {"point_timeout_s", o.point_timeout_s}};
 }
 
+void from_json(const nlohmann::json& j, MeasureOptions& o) {
+  o.warmup_calls = j.at("warmup_calls").get<int>();
+  o.min_samples = j.at("min_samples").get<int>();
+  o.max_samples = j.at("max_samples").get<int>();
+  o.target_rel_ci = j.at("target_rel_ci").get<double>();
+  o.max_seconds_per_point = j.at("max_seconds_per_point").get<double>();
+  o.cold_l2 = j.at("cold_l2").get<bool>();
+  o.counters = j.at("counters").get<bool>();
+  o.extra_metrics = j.at("extra_metrics").get<std::vector<std::string>>();
+  o.verify = j.at("verify").get<bool>();
+  o.verify_rows = j.at("verify_rows").get<int>();
+  o.seed = j.at("seed").get<uint64_t>();
+  o.point_timeout_s = j.at("point_timeout_s").get<double>();
+}
+
 bool cuda_available(std::string* why_not) {
 #ifdef ATTNPROF_HAVE_CUDA
   std::string why;

@@ -30,6 +30,8 @@ struct MeasureOptions {
   double point_timeout_s = 120;      // a point running longer is abandoned (status failed)
 };
 void to_json(nlohmann::json&, const MeasureOptions&);
+// Every field required: the sweep hands options to its worker processes in this form.
+void from_json(const nlohmann::json&, MeasureOptions&);
 
 class Backend {
  public:

@@ -21,38 +21,6 @@ namespace attnprof::run {
 
 using nlohmann::json;
 
-json options_to_wire(const measure::MeasureOptions& o) {
-  return {{"warmup_calls", o.warmup_calls},
-          {"min_samples", o.min_samples},
-          {"max_samples", o.max_samples},
-          {"target_rel_ci", o.target_rel_ci},
-          {"max_seconds_per_point", o.max_seconds_per_point},
-          {"cold_l2", o.cold_l2},
-          {"counters", o.counters},
-          {"extra_metrics", o.extra_metrics},
-          {"verify", o.verify},
-          {"verify_rows", o.verify_rows},
-          {"seed", o.seed},
-          {"point_timeout_s", o.point_timeout_s}};
-}
-
-measure::MeasureOptions options_from_wire(const json& j) {
-  measure::MeasureOptions o;
-  o.warmup_calls = j.at("warmup_calls").get<int>();
-  o.min_samples = j.at("min_samples").get<int>();
-  o.max_samples = j.at("max_samples").get<int>();
-  o.target_rel_ci = j.at("target_rel_ci").get<double>();
-  o.max_seconds_per_point = j.at("max_seconds_per_point").get<double>();
-  o.cold_l2 = j.at("cold_l2").get<bool>();
-  o.counters = j.at("counters").get<bool>();
-  o.extra_metrics = j.at("extra_metrics").get<std::vector<std::string>>();
-  o.verify = j.at("verify").get<bool>();
-  o.verify_rows = j.at("verify_rows").get<int>();
-  o.seed = j.at("seed").get<uint64_t>();
-  o.point_timeout_s = j.at("point_timeout_s").get<double>();
-  return o;
-}
-
 namespace {
 
 int env_index(const char* name) {
@@ -104,7 +72,7 @@ int worker_main() {
   try {
     const json config = json::parse(line);
     device = config.at("device").get<int>();
-    options = options_from_wire(config.at("options"));
+    options = config.at("options").get<measure::MeasureOptions>();
     std::vector<std::string> notices;
     backend = measure::make_backend(config.at("backend").get<std::string>(), device, &notices);
   } catch (const std::exception& e) {

@@ -26,9 +26,6 @@ namespace attnprof::run {
 inline constexpr const char* kTestFailPointEnv = "ATTNPROF_TEST_FAIL_POINT";
 inline constexpr const char* kTestHangPointEnv = "ATTNPROF_TEST_HANG_POINT";
 
-nlohmann::json options_to_wire(const measure::MeasureOptions&);
-measure::MeasureOptions options_from_wire(const nlohmann::json&);
-
 // The worker's whole life; returns its exit code.
 int worker_main();
 

@@ -180,7 +180,7 @@ class Pool {
                                  std::chrono::duration<double>(kWorkerStartTimeoutS));
     const json config{{"backend", config_.backend},
                       {"device", device},
-                      {"options", options_to_wire(config_.options)}};
+                      {"options", json(config_.options)}};
     send(*w, config);
     return w;
   }
