@@ -211,26 +211,36 @@ std::vector<int64_t> rows_to_check(const core::Shape& s, int max_rows, uint64_t 
   return rows;
 }
 
-ReferenceRow reference_row(const core::Shape& s, uint64_t seed, int64_t row) {
+namespace {
+
+// One query row and the K/V rows it sees, regenerated from the seed.
+struct RowInputs {
+  std::vector<float> q, k, v;
+  int64_t keys = 0;
+};
+
+RowInputs row_inputs(const core::Shape& s, uint64_t seed, int64_t row) {
   check_row(s, row);
   const RowCoord c = coord_of(s, row);
-  const int64_t keys = visible_keys(s, c.i);
   const int64_t kvh = kv_head_of(s, c.h);
-  const auto q = q_row(s, seed, row);
-  const auto k = kv_rows(s, seed, kTensorK, c.b, kvh, keys, false);
-  const auto v = kv_rows(s, seed, kTensorV, c.b, kvh, keys, false);
-  return reference_from(s, q.data(), k.data(), v.data(), keys);
+  RowInputs in;
+  in.keys = visible_keys(s, c.i);
+  in.q = q_row(s, seed, row);
+  in.k = kv_rows(s, seed, kTensorK, c.b, kvh, in.keys, false);
+  in.v = kv_rows(s, seed, kTensorV, c.b, kvh, in.keys, false);
+  return in;
+}
+
+}  // namespace
+
+ReferenceRow reference_row(const core::Shape& s, uint64_t seed, int64_t row) {
+  const RowInputs in = row_inputs(s, seed, row);
+  return reference_from(s, in.q.data(), in.k.data(), in.v.data(), in.keys);
 }
 
 std::vector<double> naive_lowp_row(const core::Shape& s, uint64_t seed, int64_t row) {
-  check_row(s, row);
-  const RowCoord c = coord_of(s, row);
-  const int64_t keys = visible_keys(s, c.i);
-  const int64_t kvh = kv_head_of(s, c.h);
-  const auto q = q_row(s, seed, row);
-  const auto k = kv_rows(s, seed, kTensorK, c.b, kvh, keys, false);
-  const auto v = kv_rows(s, seed, kTensorV, c.b, kvh, keys, false);
-  return naive_from(s, q.data(), k.data(), v.data(), keys);
+  const RowInputs in = row_inputs(s, seed, row);
+  return naive_from(s, in.q.data(), in.k.data(), in.v.data(), in.keys);
 }
 
 float round_to(core::DType t, float x) {
