@@ -28,6 +28,24 @@ __global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_and_n
   }
 }
 
+constexpr int kL2FlushThreads = 256;
+constexpr int kL2FlushBlocksPerSm = 4;
+
+// Reads the whole flush buffer (twice the L2 size) with loads cached in L2 only. Every line the call
+// under test left in L2 is evicted, dirty ones written back now rather than during the next call, and
+// L2 is left holding clean lines: the next call's DRAM writes are its own. (A memset flush left L2
+// full of dirty lines that the next call's misses then wrote back, counted as that call's writes.)
+// The sink is written only if the XOR of the zero-filled buffer is not zero, which keeps the loads.
+__global__ void attnprof_l2_flush_kernel(const uint4* __restrict__ buffer, int64_t count, uint32_t* sink) {
+  uint32_t acc = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const uint4 v = __ldcg(buffer + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc != 0) *sink = acc;
+}
+
 // SM clock [MHz]; 0 when the reading is unusable. scratch: 2 long longs of device memory.
 double sm_clock_mhz(cudaStream_t stream, long long* scratch) {
   constexpr long long kSpinCycles = 200'000;  // ~100 us at 2 GHz: the global timer's ~1 us ticks are 1%
@@ -169,11 +187,21 @@ double median_launch_overhead_us(const CallFn& call, cudaStream_t stream, double
 
 }  // namespace
 
-L2Flusher::L2Flusher(int64_t l2_bytes) : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2) {}
+L2Flusher::L2Flusher(int64_t l2_bytes)
+    : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2), sink_(sizeof(uint32_t)) {
+  check_cuda(cudaMemset(buffer_.get(), 0, buffer_.bytes()), "cudaMemset (L2 flush buffer)");
+  check_cuda(cudaMemset(sink_.get(), 0, sink_.bytes()), "cudaMemset (L2 flush sink)");
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  blocks_ = std::max(sms, 1) * kL2FlushBlocksPerSm;
+}
 
 void L2Flusher::flush(cudaStream_t stream) {
-  fill_value_ = (fill_value_ + 1) & 0xff;
-  check_cuda(cudaMemsetAsync(buffer_.get(), fill_value_, buffer_.bytes(), stream), "cudaMemsetAsync (L2 flush)");
+  attnprof_l2_flush_kernel<<<blocks_, kL2FlushThreads, 0, stream>>>(
+      static_cast<const uint4*>(buffer_.get()), static_cast<int64_t>(buffer_.bytes() / sizeof(uint4)),
+      static_cast<uint32_t*>(sink_.get()));
+  check_cuda(cudaGetLastError(), "attnprof_l2_flush_kernel launch");
 }
 
 double measure_sm_clock_mhz(cudaStream_t stream) {

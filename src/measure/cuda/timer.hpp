@@ -28,7 +28,8 @@ inline constexpr double kThrottledClockFraction = 0.75;
 // boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).
 using CallFn = std::function<void(cudaStream_t stream, kernels::StageHook* hook)>;
 
-// Evicts L2 by writing a buffer twice its size.
+// Evicts L2 by reading a buffer twice its size with one kernel launch ("attnprof_l2_flush_kernel"),
+// leaving L2 clean: lines the previous call dirtied are written back during the flush.
 class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
@@ -37,7 +38,8 @@ class L2Flusher {
 
  private:
   DeviceBuffer buffer_;
-  int fill_value_ = 0;
+  DeviceBuffer sink_;
+  int blocks_ = 1;
 };
 
 struct Timing {
