@@ -1,7 +1,8 @@
 // The reference attention forward: the unfused, materialised computation that plain framework code
 // performs. Three launches per call:
 //   qk_gemm  S = scale * Q K^T   cuBLAS strided-batched GEMM, fp16/bf16 in, fp32 S out
-//   softmax  P = softmax(S)      one CTA per row, fp32 math, causal mask, P in the input dtype, LSE
+//   softmax  P = softmax(S)      fp32 math, causal mask, P in the input dtype, LSE; rows that fit in
+//                                registers are read once with 16-byte loads (bandwidth-bound)
 //   pv_gemm  O = P V             cuBLAS strided-batched GEMM, fp32 accumulate, O in the input dtype
 // S and P live in the caller's workspace (HBM): this is the traffic the fused kernel avoids.
 // Grouped-query attention without copies: for one (batch, kv head) the Q rows of its
@@ -77,9 +78,9 @@ __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
   return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
 }
 
-// One CTA per row of S. Pass 1 reads the row once, keeping an online (max, sum); pass 2 reads it again
-// and writes P = exp(s - max) / sum. Columns past the causal limit get P = 0; a row with no visible
-// key writes P = 0 and LSE = -inf (and PV then makes its O row 0).
+// Generic path (any seq_k): one CTA per row of S. Pass 1 reads the row once, keeping an online
+// (max, sum); pass 2 reads it again and writes P = exp(s - max) / sum. Columns past the causal limit
+// get P = 0; a row with no visible key writes P = 0 and LSE = -inf (and PV then makes its O row 0).
 template <typename T>
 __global__ void __launch_bounds__(kSoftmaxThreads)
     softmax_rows_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
@@ -126,6 +127,167 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   }
 }
 
+// Four values of P in the input dtype, stored with one 8-byte access.
+template <typename T>
+__device__ __forceinline__ void store4(T* dst, float a, float b, float c, float d) {
+  struct alignas(8) Four {
+    T v[4];
+  };
+  Four out;
+  out.v[0] = from_float<T>(a);
+  out.v[1] = from_float<T>(b);
+  out.v[2] = from_float<T>(c);
+  out.v[3] = from_float<T>(d);
+  *reinterpret_cast<Four*>(dst) = out;
+}
+
+template <int kThreads>
+__device__ __forceinline__ float row_reduce_max(float v, float* scratch) {
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  if constexpr (kThreads > kWarpSize) {
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+    __syncthreads();  // scratch may still be read by the previous reduction
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = scratch[0];
+    for (int w = 1; w < kThreads / kWarpSize; ++w) v = fmaxf(v, scratch[w]);
+  }
+  return v;
+}
+
+template <int kThreads>
+__device__ __forceinline__ float row_reduce_sum(float v, float* scratch) {
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if constexpr (kThreads > kWarpSize) {
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = 0.f;
+    for (int w = 0; w < kThreads / kWarpSize; ++w) v += scratch[w];
+  }
+  return v;
+}
+
+// Bandwidth path (seq_k % 4 == 0, seq_k <= kRowThreads * 4 * kChunks): the row is read once into
+// registers with 16-byte loads, all kChunks loads issued before the first use, and P is written with
+// 8-byte stores: 4 bytes read and 2 written per score, the minimum. kRowThreads threads share a row:
+// one warp per row (4 rows per 128-thread block, shuffles only) for short rows, the whole 256-thread
+// block for long ones.
+template <typename T, int kRowThreads, int kChunks>
+__global__ void __launch_bounds__(kRowThreads == kWarpSize ? 4 * kWarpSize : kRowThreads)
+    softmax_rows_vec_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
+                            int64_t rows, int64_t seq_q, int64_t seq_k, bool causal) {
+  constexpr int kRowsPerBlock = kRowThreads == kWarpSize ? 4 : 1;
+  __shared__ float scratch[kRowThreads / kWarpSize];
+  const int t = kRowThreads == kWarpSize ? threadIdx.x % kWarpSize : threadIdx.x;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock +
+                      (kRowThreads == kWarpSize ? threadIdx.x / kWarpSize : 0);
+  if (row >= rows) return;  // whole warps only: a warp-per-row block has no block barrier
+  const int64_t i = row % seq_q;
+  const int64_t visible = causal ? min(seq_k, max(int64_t{0}, i + seq_k - seq_q + 1)) : seq_k;
+  const float4* s_row = reinterpret_cast<const float4*>(s + row * seq_k);
+  T* p_row = p + row * seq_k;
+  const int64_t vectors = seq_k / 4;
+
+  float x[kChunks][4];
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int64_t v = static_cast<int64_t>(c) * kRowThreads + t;
+    float4 in = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    if (v < vectors && 4 * v < visible) in = __ldcs(s_row + v);  // S is read once: stream it
+    x[c][0] = in.x;
+    x[c][1] = in.y;
+    x[c][2] = in.z;
+    x[c][3] = in.w;
+  }
+  float m = -INFINITY;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int64_t col = 4 * (static_cast<int64_t>(c) * kRowThreads + t);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (col + e >= visible) x[c][e] = -INFINITY;
+      m = fmaxf(m, x[c][e]);
+    }
+  }
+  m = row_reduce_max<kRowThreads>(m, scratch);
+  float sum = 0.f;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      x[c][e] = m == -INFINITY ? 0.f : __expf(x[c][e] - m);  // a row with no visible key: P = 0
+      sum += x[c][e];
+    }
+  sum = row_reduce_sum<kRowThreads>(sum, scratch);
+  const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+  if (t == 0) lse[row] = sum > 0.f ? m + logf(sum) : -INFINITY;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int64_t v = static_cast<int64_t>(c) * kRowThreads + t;
+    if (v < vectors)
+      store4(p_row + 4 * v, x[c][0] * inv_sum, x[c][1] * inv_sum, x[c][2] * inv_sum, x[c][3] * inv_sum);
+  }
+}
+
+// The softmax launch one shape gets: the bandwidth path when its row fits in registers, else the
+// generic two-pass kernel.
+struct SoftmaxLaunch {
+  const void* func = nullptr;
+  std::string name;
+  int64_t blocks = 0;
+  int threads = 0;
+  void (*enqueue)(const SoftmaxLaunch&, const float*, void*, float*, const core::Shape&, cudaStream_t) = nullptr;
+};
+
+template <typename T, int kRowThreads, int kChunks>
+void enqueue_vec(const SoftmaxLaunch& l, const float* s, void* p, float* lse, const core::Shape& sh,
+                 cudaStream_t stream) {
+  softmax_rows_vec_kernel<T, kRowThreads, kChunks><<<static_cast<unsigned>(l.blocks), l.threads, 0, stream>>>(
+      s, static_cast<T*>(p), lse, sh.batch * sh.heads * sh.seq_q, sh.seq_q, sh.seq_k, sh.causal);
+}
+
+template <typename T>
+void enqueue_generic(const SoftmaxLaunch& l, const float* s, void* p, float* lse, const core::Shape& sh,
+                     cudaStream_t stream) {
+  softmax_rows_kernel<T><<<static_cast<unsigned>(l.blocks), l.threads, 0, stream>>>(
+      s, static_cast<T*>(p), lse, sh.seq_q, sh.seq_k, sh.causal);
+}
+
+template <typename T, int kRowThreads, int kChunks>
+SoftmaxLaunch vec_launch(int64_t rows) {
+  constexpr int kRowsPerBlock = kRowThreads == kWarpSize ? 4 : 1;
+  return {reinterpret_cast<const void*>(&softmax_rows_vec_kernel<T, kRowThreads, kChunks>),
+          "softmax_rows_vec_kernel<" + std::to_string(kRowThreads) + " threads/row, " +
+              std::to_string(kChunks) + " x float4>",
+          (rows + kRowsPerBlock - 1) / kRowsPerBlock, kRowThreads * kRowsPerBlock,
+          &enqueue_vec<T, kRowThreads, kChunks>};
+}
+
+template <typename T>
+SoftmaxLaunch softmax_launch_for(const core::Shape& sh) {
+  const int64_t rows = sh.batch * sh.heads * sh.seq_q;
+  const int64_t n = sh.seq_k;
+  if (n % 4 == 0) {
+    constexpr int kBlock = kSoftmaxThreads;
+    if (n <= kWarpSize * 4 * 1) return vec_launch<T, kWarpSize, 1>(rows);
+    if (n <= kWarpSize * 4 * 2) return vec_launch<T, kWarpSize, 2>(rows);
+    if (n <= kWarpSize * 4 * 4) return vec_launch<T, kWarpSize, 4>(rows);
+    if (n <= kWarpSize * 4 * 8) return vec_launch<T, kWarpSize, 8>(rows);
+    if (n <= kBlock * 4 * 2) return vec_launch<T, kBlock, 2>(rows);
+    if (n <= kBlock * 4 * 4) return vec_launch<T, kBlock, 4>(rows);
+    if (n <= kBlock * 4 * 8) return vec_launch<T, kBlock, 8>(rows);
+    if (n <= kBlock * 4 * 16) return vec_launch<T, kBlock, 16>(rows);
+  }
+  return {reinterpret_cast<const void*>(&softmax_rows_kernel<T>), "softmax_rows_kernel", rows, kSoftmaxThreads,
+          &enqueue_generic<T>};
+}
+
+SoftmaxLaunch softmax_launch_for(const core::Shape& sh) {
+  return sh.dtype == core::DType::bf16 ? softmax_launch_for<__nv_bfloat16>(sh) : softmax_launch_for<__half>(sh);
+}
+
 struct Geometry {
   int batch_count;           // batch * kv_heads
   int64_t rows_per_batch;    // group * seq_q: Q, S, P, O rows of one (batch, kv head)
@@ -158,11 +320,9 @@ class ReferenceKernel final : public Kernel {
   }
   std::vector<std::string> stage_names() const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
-    const void* softmax = s.dtype == core::DType::bf16
-                              ? reinterpret_cast<const void*>(&softmax_rows_kernel<__nv_bfloat16>)
-                              : reinterpret_cast<const void*>(&softmax_rows_kernel<__half>);
+    const SoftmaxLaunch softmax = softmax_launch_for(s);
     return {{"qk_gemm (cuBLAS)", nullptr, 0, 0, 0},
-            {"softmax_rows_kernel", softmax, s.batch * s.heads * s.seq_q, kSoftmaxThreads, 0},
+            {softmax.name, softmax.func, softmax.blocks, softmax.threads, 0},
             {"pv_gemm (cuBLAS)", nullptr, 0, 0, 0}};
   }
 
@@ -215,8 +375,8 @@ class ReferenceKernel final : public Kernel {
         CUBLAS_GEMM_DEFAULT));
 
     if (hook) hook->before_stage(1);
-    softmax_rows_kernel<T><<<static_cast<unsigned>(s.batch * s.heads * s.seq_q), kSoftmaxThreads, 0,
-                             stream>>>(scores, probs, a.lse, s.seq_q, s.seq_k, s.causal);
+    const SoftmaxLaunch softmax = softmax_launch_for<T>(s);
+    softmax.enqueue(softmax, scores, probs, a.lse, s, stream);
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
 
     // Row-major O (rows x d) is column-major O^T = V^T P^T: A = V (d x seq_k column-major),
