@@ -104,6 +104,71 @@ std::string human(double v) {
   return std::abs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
+// The speed-of-light verdict for one pair of throughput percentages (call or launch): latency-bound
+// when neither unit is busy, else the unit clearly ahead, else memory when the two are level.
+std::string_view sol_verdict(double compute_pct, double memory_pct) {
+  if (compute_pct < kSolLatencyBelowPct && memory_pct < kSolLatencyBelowPct) return kVerdictLatency;
+  if (compute_pct - memory_pct >= kSolDominanceMarginPct) return kVerdictCompute;
+  return kVerdictMemory;
+}
+
+std::optional<double> metric_of(const KernelCounters& k, const char* name) {
+  auto it = k.metrics.find(name);
+  if (it == k.metrics.end() || !std::isfinite(it->second)) return std::nullopt;
+  return it->second;
+}
+
+// Per-launch speed of light for a call of several launches (the reference's GEMM, softmax, GEMM):
+// each launch's share of GPU time, DRAM bytes and bandwidth, its own verdict. The call-level
+// percentages are time-weighted averages of these, so a launch that dominates the time dominates
+// the verdict; this says which launch that is and what bounds it. Empty for single-launch calls.
+json launch_breakdown(const Record& r, std::vector<std::string>& evidence, json& m) {
+  m["dominant_launch"] = nullptr;
+  m["dominant_launch_time_share"] = nullptr;
+  const auto& launches = r.counters.per_kernel;
+  if (r.counters.status != "ok" || launches.size() < 2) return json::array();
+  double total_ns = 0;
+  for (const auto& k : launches) total_ns += metric_of(k, kMetricDuration).value_or(0);
+  if (!(total_ns > 0)) return json::array();
+  const bool stage_names = launches.size() == r.stages.size();
+  json out = json::array();
+  std::string line = "per launch:";
+  size_t dominant = 0;
+  double dominant_ns = -1;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const auto& k = launches[i];
+    const double ns = metric_of(k, kMetricDuration).value_or(0);
+    const auto rd = metric_of(k, kMetricDramRead), wr = metric_of(k, kMetricDramWrite);
+    const auto c = metric_of(k, kMetricComputeSol), mem = metric_of(k, kMetricMemorySol);
+    const std::string name = stage_names ? r.stages[i].name : k.kernel;
+    json entry = {{"name", name},
+                  {"kernel", k.kernel},
+                  {"time_share", ns / total_ns},
+                  {"duration_us", ns / 1e3},
+                  {"dram_bytes", rd && wr ? json(*rd + *wr) : json(nullptr)},
+                  {"dram_bytes_per_s", rd && wr && ns > 0 ? json((*rd + *wr) / (ns * 1e-9)) : json(nullptr)},
+                  {"compute_sol_pct", maybe(c)},
+                  {"memory_sol_pct", maybe(mem)},
+                  {"verdict", c && mem ? json(std::string(sol_verdict(*c, *mem))) : json(nullptr)}};
+    line += fmt::format(" {} {:.0f}% of GPU time", name, ns / total_ns * 100);
+    if (c && mem)
+      line += fmt::format(" {} (compute {:.0f}%, memory {:.0f}%", sol_verdict(*c, *mem), *c, *mem);
+    if (rd && wr && ns > 0) line += (c && mem ? ", " : " (") + tera_bytes((*rd + *wr) / (ns * 1e-9));
+    if ((c && mem) || (rd && wr && ns > 0)) line += ")";
+    line += ";";
+    if (ns > dominant_ns) {
+      dominant_ns = ns;
+      dominant = i;
+    }
+    out.push_back(std::move(entry));
+  }
+  line.back() = '.';
+  evidence.push_back(line);
+  m["dominant_launch"] = out[dominant]["name"];
+  m["dominant_launch_time_share"] = out[dominant]["time_share"];
+  return out;
+}
+
 }  // namespace
 
 bool is_materialized(const Record& r) { return r.cost.sp_bytes > 0; }
@@ -214,6 +279,8 @@ json diagnose(const Record& r, const Context& ctx) {
   if (compute_sol && memory_sol)
     evidence.push_back(fmt::format("speed of light: compute {:.0f}%, memory {:.0f}% ({})",
                                    *compute_sol, *memory_sol, sol_source));
+
+  json launches = launch_breakdown(r, evidence, m);
 
   const Occupancy& occ = r.occupancy;
   std::optional<double> achieved_occ = occ.achieved_pct;
@@ -420,7 +487,8 @@ json diagnose(const Record& r, const Context& ctx) {
           {"flags", flags_json},
           {"evidence", evidence},
           {"next_step", next_step},
-          {"metrics", m}};
+          {"metrics", m},
+          {"launches", launches}};
 }
 
 void annotate(Results& results) {

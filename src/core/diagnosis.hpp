@@ -9,7 +9,8 @@
 //    "flags":     subset of kFlag* in a fixed order,
 //    "evidence":  ["sentence with its numbers", ...],
 //    "next_step": "what to try next",
-//    "metrics":   {number or null per key; see docs/diagnosis.md}}
+//    "metrics":   {number or null per key; see docs/diagnosis.md},
+//    "launches":  [per-launch speed of light for multi-launch calls; empty otherwise]}
 #pragma once
 #include <string_view>
 
@@ -54,6 +55,7 @@ inline constexpr double kNoisyRelStddev = 0.05;          // latency stddev / mea
 inline constexpr const char* kMetricDramRead = "dram__bytes_read.sum";
 inline constexpr const char* kMetricDramWrite = "dram__bytes_write.sum";
 inline constexpr const char* kMetricDramTotal = "dram__bytes.sum";
+inline constexpr const char* kMetricDuration = "gpu__time_duration.sum";
 inline constexpr const char* kMetricComputeSol = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr const char* kMetricMemorySol =
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";

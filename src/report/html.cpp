@@ -199,6 +199,24 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
     for (const auto& line : row.diagnosis.value("evidence", json::array()))
       if (line.is_string()) h += "<li>" + e(line.get<std::string>()) + "</li>";
     h += "</ul><p><b>Next step:</b> " + e(row.diagnosis.value("next_step", "")) + "</p>";
+    const json launches = row.diagnosis.value("launches", json::array());
+    if (!launches.empty()) {
+      h += "<table><thead><tr><th>launch</th><th>kernel</th><th class=\"n\">share of GPU time %</th>"
+           "<th class=\"n\">DRAM TB/s</th><th class=\"n\">compute %</th><th class=\"n\">memory %</th>"
+           "<th>verdict</th></tr></thead><tbody>";
+      auto number = [](const json& v, double scale) -> std::optional<double> {
+        if (!v.is_number()) return std::nullopt;
+        return v.get<double>() * scale;
+      };
+      for (const auto& l : launches)
+        h += fmt::format("<tr><td>{}</td><td>{}</td>{}{}{}{}<td>{}</td></tr>", e(l.value("name", "")),
+                         e(l.value("kernel", "")), num_cell(number(l.value("time_share", json()), 100), 1),
+                         num_cell(number(l.value("dram_bytes_per_s", json()), 1e-12), 2),
+                         num_cell(number(l.value("compute_sol_pct", json()), 1), 0),
+                         num_cell(number(l.value("memory_sol_pct", json()), 1), 0),
+                         e(l.value("verdict", json()).is_string() ? l.at("verdict").get<std::string>() : "-"));
+      h += "</tbody></table>";
+    }
     h += "<div class=\"kv\">";
     const json metrics = row.diagnosis.value("metrics", json::object());
     for (const auto& [k, v] : metrics.items()) h += kv(k, json_value_text(v));

@@ -368,3 +368,47 @@ TEST_CASE("reference vs fused: speedup, bytes saved, intensity shift, S/P share 
   // The 2048 pair mixes a counter-less reference with a counted fused point, and says so.
   CHECK(cmp[1].at("bytes_source") == "cost-model minimum / DRAM counters");
 }
+
+TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, and names the dominant one") {
+  Record r = fused_record();
+  r.kernel = "reference";
+  r.cost.sp_bytes = 1.2e8;
+  r.stages = {Stage{"qk_gemm"}, Stage{"softmax"}, Stage{"pv_gemm"}};
+  auto launch = [](const char* name, double ns, double bytes, double c, double mem) {
+    KernelCounters k;
+    k.kernel = name;
+    k.metrics[kMetricDuration] = ns;
+    k.metrics[kMetricDramRead] = bytes * 0.5;
+    k.metrics[kMetricDramWrite] = bytes * 0.5;
+    k.metrics[kMetricComputeSol] = c;
+    k.metrics[kMetricMemorySol] = mem;
+    return k;
+  };
+  // 20 / 60 / 20 us; the softmax moves 2e8 bytes in 60 us = 3.33 TB/s at 85% memory throughput.
+  r.counters.per_kernel = {launch("gemm_a", 20e3, 5e7, 45, 80), launch("softmax_vec", 60e3, 2e8, 30, 85),
+                           launch("gemm_b", 20e3, 3e7, 35, 40)};
+  const json d = diagnose(r, gpu_context());
+  const json& launches = d.at("launches");
+  REQUIRE(launches.size() == 3);
+  CHECK(launches[1].at("name") == "softmax");  // stage names when the launches match the stages
+  CHECK(launches[1].at("kernel") == "softmax_vec");
+  CHECK(launches[1].at("time_share").get<double>() == Approx(0.6));
+  CHECK(launches[1].at("dram_bytes_per_s").get<double>() == Approx(2e8 / 60e-6));
+  CHECK(launches[0].at("verdict") == kVerdictMemory);
+  CHECK(launches[1].at("verdict") == kVerdictMemory);
+  CHECK(launches[2].at("verdict") == kVerdictLatency);
+  CHECK(d.at("metrics").at("dominant_launch") == "softmax");
+  CHECK(d.at("metrics").at("dominant_launch_time_share").get<double>() == Approx(0.6));
+  CHECK(evidence_text(d).find("softmax 60% of GPU time memory-bound (compute 30%, memory 85%, 3.33 TB/s)") !=
+        std::string::npos);
+
+  SECTION("a single launch, or no counters, gives no breakdown") {
+    r.counters.per_kernel.resize(1);
+    CHECK(diagnose(r, gpu_context()).at("launches").empty());
+    r.counters.per_kernel.clear();
+    r.counters.status = "unavailable";
+    const json none = diagnose(r, gpu_context());
+    CHECK(none.at("launches").empty());
+    CHECK(none.at("metrics").at("dominant_launch").is_null());
+  }
+}
