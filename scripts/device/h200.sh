@@ -4,12 +4,14 @@
 # anchor script in .devcarry/shared/sdpa_anchor.py. Phases (one per call, each well under 10 min):
 #   tests-and-sweep : device ceilings, fa-bench sweep of both kernels with counters,
 #                     and the PyTorch SDPA anchors, side by side
+#   check           : GPU tests, the reference's stages at fa-bench shapes (per-launch counters),
+#                     Nsight Compute DRAM read/write agreement on two fused and one reference shape
 #   agreement       : GPU tests, Nsight Compute agreement (DRAM bytes, duration, tensor ops) on three fa-bench
 #                     shapes, profiling overhead vs Nsight Compute, A/A and a planted slowdown for
 #                     the regression gate
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|agreement}"
-bin=.devcarry/bin
+phase="${1:?usage: h200.sh tests-and-sweep|check|agreement}"
+bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
 out=/tmp/attnprof-$phase
@@ -37,6 +39,58 @@ tests-and-sweep)
       --html "$out/fa-bench/report.html" --md "$out/fa-bench/summary.md" --csv "$out/fa-bench/points.csv" \
       2>&1 | tail -n 120
   echo "sweep wall $(( $(date +%s) - start )) s" | tee "$out/sweep-wall.txt"
+  ;;
+check)
+  log "GPU tests"
+  for t in "$bin"/test_gpu_*; do
+    [ -x "$t" ] || continue
+    timeout 240 "$t" 2>&1 | tail -n 12 | tee -a "$out/gpu-tests.log"
+    echo "exit ${PIPESTATUS[0]} $t" | tee -a "$out/gpu-tests.log"
+  done
+  log "reference at fa-bench shapes: stages and per-launch counters"
+  ref_axes="batch=4;heads=32;seq=4096;hdim=64;causal=0,1;dtype=bf16|batch=16;heads=16;seq=1024;hdim=128;dtype=bf16|batch=2;heads=16;seq=8192;hdim=128;dtype=fp16"
+  "$bin/attnprof" sweep --axes "$ref_axes" --backend cuda --out "$out/ref" --min-samples 10 --max-samples 20 \
+      --md "$out/ref/summary.md" 2>&1 | tail -n 12
+  python3 - "$out/ref/results.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["records"]:
+    d = r.get("diagnosis") or {}
+    sh = r["shape"]
+    print(r["kernel"], "b{batch} h{heads} s{seq_q} d{hdim} causal={causal} {dtype}".format(**sh), r["status"], "p50", r["latency"].get("p50_us"), "TF", r.get("tflops"), d.get("verdict"))
+    for l in d.get("launches", []):
+        print("   ", l["name"], round(l["time_share"] * 100), "%", round((l["dram_bytes_per_s"] or 0) / 1e12, 2), "TB/s", l["compute_sol_pct"], l["memory_sol_pct"], l["verdict"])
+PY
+  log "Nsight Compute DRAM agreement after the read-based L2 flush"
+  ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  i=0
+  for spec in "fused|batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "fused|batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" \
+              "reference|batch=4;heads=16;seq=2048;hdim=64;dtype=bf16"; do
+    i=$((i+1)); k="${spec%%|*}"; s="${spec#*|}"
+    "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda --out "$out/agree$i" --min-samples 5 --max-samples 5 >/dev/null 2>&1
+    ncu "${ncu_filter[@]}" --metrics "$metrics" --csv "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda \
+        --out "$out/ncu$i" --no-counters --min-samples 3 --max-samples 3 > "$out/ncu$i.csv" 2>"$out/ncu$i.err"
+    python3 - "$out/agree$i/results.json" "$out/ncu$i.csv" "$k $s" <<'PY'
+import csv, json, sys
+rec = json.load(open(sys.argv[1]))["records"][0]
+ours = {}
+for kc in rec["counters"]["per_kernel"]:
+    for m, v in kc["metrics"].items():
+        ours[m] = ours.get(m, 0) + v
+rows = [r for r in csv.reader(l for l in open(sys.argv[2]) if l.startswith('"'))]
+hdr, body = rows[0], rows[1:]
+mi, vi = hdr.index("Metric Name"), hdr.index("Metric Value")
+theirs = {}
+unit = {r[mi]: r[hdr.index("Metric Unit")] for r in body}
+for r in body:
+    theirs[r[mi]] = theirs.get(r[mi], 0) + float(r[vi].replace(",", ""))
+scale = {"Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "byte": 1, "nsecond": 1, "usecond": 1e3, "msecond": 1e6}
+for m in ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"):
+    t = theirs.get(m, 0) * scale.get(unit.get(m, ""), 1)
+    o = ours.get(m, 0)
+    print(f"{sys.argv[3]:60s} {m:26s} attnprof {o:.4g} ncu {t:.4g} diff {100 * (o - t) / t if t else float('nan'):+.2f}%")
+PY
+  done
   ;;
 agreement)
   log "GPU tests"

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Side-by-side table of an attnprof fa-bench sweep and the PyTorch SDPA anchors of the same device call.
+
+usage: python3 scripts/perf_table.py RESULTS.json SDPA_ANCHOR.json > table.md
+
+One row per (dtype, hdim, causal, seq): TFLOP/s of every attnprof kernel that ran (fused kernels,
+then the reference), PyTorch's FlashAttention-2 (`flash`), cuDNN (`cudnn`) and naive attention, the
+ratios the performance targets name, each fused kernel's P50/P99, its DRAM bytes over the analytic
+minimum, its max error against float64, and the verdicts. Every figure is read from the two files.
+"""
+import json
+import math
+import sys
+
+DTYPES = {"bfloat16": "bf16", "float16": "fp16"}
+
+
+def number(v):
+    return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def fmt(v, digits=0):
+    v = number(v)
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    a, b = number(a), number(b)
+    return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    results = json.load(open(sys.argv[1]))
+    anchors = {}
+    for row in json.load(open(sys.argv[2])):
+        key = (DTYPES.get(row["dtype"], row["dtype"]), row["hdim"], bool(row["causal"]), row["seq"])
+        anchors[key] = row
+
+    points, kernels = {}, []
+    for r in results["records"]:
+        s = r["shape"]
+        key = (s["dtype"], s["hdim"], bool(s["causal"]), s["seq_q"])
+        points.setdefault(key, {})[r["kernel"]] = r
+        if r["kernel"] not in kernels:
+            kernels.append(r["kernel"])
+    fused = [k for k in kernels if k != "reference"]
+
+    head = ["dtype", "hdim", "causal", "seq"]
+    head += [k for k in fused] + ["flash", "cudnn"]
+    for k in fused:
+        head += [f"{k}/flash", f"{k}/cudnn"]
+    head += ["reference", "naive", "ref/naive"]
+    for k in fused:
+        head += [f"{k} P50/P99 us", f"{k} DRAM/min", f"{k} err"]
+    head += ["verdicts"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+
+    for key in sorted(points):
+        dtype, hdim, causal, seq = key
+        by_kernel = points[key]
+        anchor = anchors.get(key, {})
+
+        def tflops(k):
+            r = by_kernel.get(k)
+            return number(r.get("tflops")) if r and r["status"] == "ok" else None
+
+        cells = [dtype, str(hdim), "yes" if causal else "no", str(seq)]
+        cells += [fmt(tflops(k)) for k in fused]
+        cells += [fmt(anchor.get("flash_tflops"), 1), fmt(anchor.get("cudnn_tflops"), 1)]
+        for k in fused:
+            cells += [ratio(tflops(k), anchor.get("flash_tflops")), ratio(tflops(k), anchor.get("cudnn_tflops"))]
+        cells += [fmt(tflops("reference"), 1), fmt(anchor.get("naive_tflops"), 1),
+                  ratio(tflops("reference"), anchor.get("naive_tflops"))]
+        for k in fused:
+            r = by_kernel.get(k)
+            if not r or r["status"] != "ok":
+                cells += [r["status"] if r else "-", "-", "-"]
+                continue
+            lat = r["latency"]
+            metrics = (r.get("diagnosis") or {}).get("metrics", {})
+            cells += [f"{fmt(lat.get('p50_us'))} / {fmt(lat.get('p99_us'))}",
+                      fmt(metrics.get("excess_traffic_ratio"), 2),
+                      "-" if number(r["verification"].get("o_max_abs_err")) is None
+                      else f"{r['verification']['o_max_abs_err']:.1e}"]
+        verdicts = []
+        for k in fused + ["reference"]:
+            r = by_kernel.get(k)
+            d = (r or {}).get("diagnosis") or {}
+            if d.get("verdict"):
+                verdicts.append(d["verdict"])
+        cells.append(" / ".join(verdicts) or "-")
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
