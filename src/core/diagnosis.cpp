@@ -289,6 +289,12 @@ json diagnose(const Record& r, const Context& ctx) {
   m["achieved_occupancy_pct"] = maybe(achieved_occ);
   m["occupancy_limiter"] = occ.limiter.empty() ? json(nullptr) : json(occ.limiter);
   m["l2_hit_rate_pct"] = maybe(counter(r, kMetricL2HitRate));
+  // How busy the mma.sync tensor pipe is: for a fused kernel the share of cycles its MMAs run, the rest
+  // being softmax, loads and waits that the MMAs are serialised with.
+  const auto tensor_pipe = counter(r, kMetricTensorPipeActive);
+  m["tensor_pipe_active_pct"] = maybe(tensor_pipe);
+  if (tensor_pipe && !materialized && *tensor_pipe > 0)
+    evidence.push_back(fmt::format("tensor pipe (mma.sync) active {:.0f}% of cycles", *tensor_pipe));
 
   // Verdict.
   std::string verdict;
@@ -350,6 +356,12 @@ json diagnose(const Record& r, const Context& ctx) {
             "neither unit is busy: put more work in flight per SM (more blocks or warps, deeper "
             "pipelining of K/V loads) or remove serialising steps");
       }
+      if (tensor_pipe && !materialized && *tensor_pipe >= kTensorPipeOverlapFromPct)
+        next_steps.push_back(fmt::format(
+            "the tensor pipe runs {:.0f}% of cycles and waits while each warp does its softmax: "
+            "overlap the softmax of one tile with the MMAs of the next (warp-specialised ping-pong "
+            "as in FlashAttention-3, wgmma on Hopper)",
+            *tensor_pipe));
     } else if (c - mem >= kSolDominanceMarginPct || mem - c >= kSolDominanceMarginPct) {
       verdict = c > mem ? kVerdictCompute : kVerdictMemory;
       evidence.push_back(fmt::format("{} throughput is {:.0f} points above {} (margin {:.0f})",

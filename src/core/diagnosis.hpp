@@ -50,6 +50,7 @@ inline constexpr int kFusedQueryTileRows = 128;          // query rows per block
 inline constexpr double kExcessTrafficRatio = 1.3;       // measured DRAM bytes / cost-model minimum
 inline constexpr double kSpShareExcess = 0.5;            // S/P bytes / all bytes (materialised)
 inline constexpr double kNoisyRelStddev = 0.05;          // latency stddev / mean
+inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
 
 // CUPTI metric names the diagnosis reads from Counters::total (as CUPTI names them on GH100).
 inline constexpr const char* kMetricDramRead = "dram__bytes_read.sum";
@@ -67,6 +68,8 @@ inline constexpr const char* kMetricFmul = "sm__sass_thread_inst_executed_op_fmu
 inline constexpr const char* kMetricAchievedOccupancy =
     "sm__warps_active.avg.pct_of_peak_sustained_active";
 inline constexpr const char* kMetricL2HitRate = "lts__t_sector_hit_rate.pct";
+inline constexpr const char* kMetricTensorPipeActive =
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
 
 // True for a kernel that writes S and P to memory (the cost model gave it S/P traffic).
 bool is_materialized(const Record&);

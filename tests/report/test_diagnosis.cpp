@@ -412,3 +412,18 @@ TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, 
     CHECK(none.at("metrics").at("dominant_launch").is_null());
   }
 }
+
+TEST_CASE("a busy tensor pipe in a latency-bound fused kernel points at overlapping softmax with the MMAs") {
+  Record r = fused_record();
+  r.counters.total[kMetricComputeSol] = 52;
+  r.counters.total[kMetricMemorySol] = 39;
+  r.counters.total[kMetricTensorPipeActive] = 54;
+  json d = diagnose(r, gpu_context());
+  CHECK(d.at("verdict") == kVerdictOccupancy);
+  CHECK(d.at("metrics").at("tensor_pipe_active_pct").get<double>() == Approx(54));
+  CHECK_THAT(evidence_text(d), Catch::Contains("tensor pipe (mma.sync) active 54% of cycles"));
+  CHECK_THAT(d.at("next_step").get<std::string>(), Catch::Contains("tensor pipe runs 54% of cycles"));
+  r.counters.total[kMetricTensorPipeActive] = 10;  // not MMA-heavy: overlap is not the lever
+  CHECK_THAT(diagnose(r, gpu_context()).at("next_step").get<std::string>(),
+             !Catch::Contains("ping-pong"));
+}
