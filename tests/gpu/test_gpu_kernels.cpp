@@ -1,4 +1,5 @@
-// GPU correctness of the CUDA kernels ("reference" and "fused", every fused tile variant) against the
+// GPU correctness of the CUDA kernels ("reference", "fused" with every tile variant, and "fused-sm90"
+// with every schedule on sm_90 devices) against the
 // float64 reference with the 2x-naive rule, on ragged, GQA and causal shapes, with outputs poisoned
 // before every call; plus the checks that make the verification itself able to fail.
 // Exits 77 (skipped) when no CUDA device is present. Seed: fresh per run and printed;
@@ -128,6 +129,58 @@ TEST_CASE("fused kernel, small tiles, matches float64") {
 TEST_CASE("fused kernel, 8-warp tiles, matches float64") {
   ScopedEnv env("ATTNPROF_FUSED_CONFIG", "warps8");
   check_all_shapes("fused");
+}
+
+// fused-sm90 runs only on sm_90 (its code is sm_90a); elsewhere it must say so for every shape.
+bool device_is_sm90() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return false;
+  return major == 9 && minor == 0;
+}
+
+void check_sm90_shapes() {
+  if (device_is_sm90()) {
+    check_all_shapes("fused-sm90");
+    return;
+  }
+  const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, "fused-sm90");
+  REQUIRE(kernel != nullptr);
+  const std::string why = kernel->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::bf16));
+  std::printf("fused-sm90: not an sm_90 device: '%s'\n", why.c_str());
+  CHECK_FALSE(why.empty());
+}
+
+TEST_CASE("fused-sm90 kernel (overlapped schedule) matches float64 on ragged, GQA and causal shapes") {
+  ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", "overlap");
+  check_sm90_shapes();
+}
+
+TEST_CASE("fused-sm90 kernel, pingpong schedule, matches float64") {
+  ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", "pingpong");
+  check_sm90_shapes();
+}
+
+TEST_CASE("fused-sm90 kernel, serial schedule, matches float64") {
+  ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", "serial");
+  check_sm90_shapes();
+}
+
+TEST_CASE("fused-sm90 refuses what it cannot run") {
+  const kernels::Kernel* sm90 = kernels::find(kernels::Backend::cuda, "fused-sm90");
+  REQUIRE(sm90 != nullptr);
+  CHECK_FALSE(sm90->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::fp32)).empty());
+  CHECK_FALSE(sm90->unsupported_reason(make_shape(1, 2, 2, 64, 64, 80, false, DType::bf16)).empty());
+  CHECK_FALSE(sm90->unsupported_reason(make_shape(1, 2, 2, 64, 64, 256, false, DType::fp16)).empty());
+  {
+    ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", "nonsense");
+    CHECK_FALSE(sm90->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::bf16)).empty());
+  }
+  const Shape bad = make_shape(1, 1, 1, 16, 16, 80, false, DType::bf16);
+  kernels::CudaProblem problem(bad, 0);
+  CHECK_THROWS(sm90->launch(problem.args(nullptr)));
 }
 
 TEST_CASE("unsupported shapes give a reason instead of a wrong answer") {

@@ -1,0 +1,217 @@
+// The fused-sm90 kernel's host side: shape and device checks, the TMA tensor maps (encoded through the
+// driver entry point the runtime hands out, so nothing links libcuda), dispatch to the instantiations
+// of fused_sm90_kernel.cuh, and registration as kernel "fused-sm90". This file is compiled for
+// sm_90a only (kernels/CMakeLists.txt): wgmma and setmaxnreg exist nowhere else.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "kernels/common/cuda_check.cuh"
+#include "kernels/fused_sm90/fused_sm90_kernel.cuh"
+#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+namespace f3 = fused_sm90;
+using f3::Schedule;
+
+constexpr int kMaxDevices = 64;
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Compute capability of the current device as major * 10 + minor; 0 when there is none.
+int current_device_cc() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return major * 10 + minor;
+}
+
+std::string schedule_text() {
+  const char* env = std::getenv("ATTNPROF_FUSED_SM90_CONFIG");
+  return env ? std::string(env) : std::string();
+}
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded; nullptr when unavailable.
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
+  }();
+  return fn;
+}
+
+// A 3D map over a [batch * heads, seq, hdim] tensor read in boxes of (64 columns, box_rows rows, one
+// head) with the 128-byte swizzle. Rows past seq of a head are out of bounds and arrive as zeros.
+CUtensorMap make_map(const void* base, core::DType dtype, int64_t hdim, int64_t seq, int64_t heads_total,
+                     uint32_t box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
+  if (!encode) throw CudaError("fused-sm90: cuTensorMapEncodeTiled is not available from the driver");
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(hdim), static_cast<cuuint64_t>(seq),
+                              static_cast<cuuint64_t>(heads_total)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(hdim * 2), static_cast<cuuint64_t>(seq * hdim * 2)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(f3::kPanelCols), box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode(&map,
+                            dtype == core::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            3, const_cast<void*>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw CudaError("fused-sm90: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
+  return map;
+}
+
+// Calls fn with (element type tag, hdim constant, schedule constant).
+template <typename Fn>
+void dispatch(const core::Shape& s, Schedule schedule, Fn&& fn) {
+  auto by_hdim = [&](auto tag) {
+    auto by_schedule = [&](auto hdim) {
+      switch (schedule) {
+        case Schedule::overlap:
+          fn(tag, hdim, std::integral_constant<Schedule, Schedule::overlap>{});
+          return;
+        case Schedule::pingpong:
+          fn(tag, hdim, std::integral_constant<Schedule, Schedule::pingpong>{});
+          return;
+        case Schedule::serial:
+          fn(tag, hdim, std::integral_constant<Schedule, Schedule::serial>{});
+          return;
+      }
+    };
+    if (s.hdim == 64) by_schedule(std::integral_constant<int, 64>{});
+    else by_schedule(std::integral_constant<int, 128>{});
+  };
+  if (s.dtype == core::DType::bf16) by_hdim(__nv_bfloat16{});
+  else by_hdim(__half{});
+}
+
+// Raises the dynamic shared-memory limit once per device for each instantiation.
+template <typename T, int kHeadDim, Schedule kSchedule>
+void allow_dynamic_smem(size_t bytes) {
+  static std::atomic<uint64_t> configured_devices{0};
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  const uint64_t bit = device < kMaxDevices ? uint64_t{1} << device : 0;
+  if (bit != 0 && (configured_devices.load() & bit)) return;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(f3::fused_sm90_kernel<T, kHeadDim, kSchedule>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(bytes)));
+  configured_devices.fetch_or(bit);
+}
+
+class FusedSm90Kernel final : public Kernel {
+ public:
+  std::string name() const override { return "fused-sm90"; }
+  Backend backend() const override { return Backend::cuda; }
+  core::KernelKind kind() const override { return core::KernelKind::fused; }
+  std::string description() const override {
+    const auto schedule = f3::parse_schedule(schedule_text());
+    return "FlashAttention-3 style for sm_90a: wgmma m64nNk16 from shared memory (P from registers), "
+           "TMA K/V ring on mbarriers, producer/consumer warpgroups with setmaxnreg; schedule " +
+           std::string(schedule ? f3::to_string(*schedule) : "invalid");
+  }
+  std::string unsupported_reason(const core::Shape& s) const override {
+    const std::string text = schedule_text();
+    if (!f3::parse_schedule(text))
+      return "ATTNPROF_FUSED_SM90_CONFIG='" + text + "' is not one of overlap, pingpong, serial";
+    if (s.dtype == core::DType::fp32) return "fused-sm90 supports fp16 and bf16 only (tensor cores)";
+    if (const int cc = current_device_cc(); cc > 0 && cc != 90)
+      return "fused-sm90 needs an sm_90 GPU (H100/H200: wgmma, TMA, setmaxnreg); this device is sm_" +
+             std::to_string(cc);
+    if (!f3::supported_hdim(static_cast<int>(s.hdim)))
+      return "fused-sm90 supports hdim 64 and 128, not " + std::to_string(s.hdim);
+    const long long ctas = f3::m_blocks(s.seq_q) * s.batch * s.heads;
+    if (ctas > INT32_MAX) return "fused-sm90: more than 2^31 CTAs";
+    if (s.batch * s.heads > INT32_MAX || s.seq_q > INT32_MAX || s.seq_k > INT32_MAX)
+      return "fused-sm90: a TMA coordinate would exceed 2^31";
+    return {};
+  }
+  size_t workspace_bytes(const core::Shape&) const override { return 0; }
+
+  std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
+    if (!unsupported_reason(s).empty()) return {};
+    const Schedule schedule = *f3::parse_schedule(schedule_text());
+    LaunchInfo info;
+    dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
+      using T = decltype(tag);
+      info.kernel_name = "fused_sm90_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
+                         std::to_string(hdim.value) + ", " + std::string(f3::to_string(sched.value)) + ">";
+      info.func = reinterpret_cast<const void*>(&f3::fused_sm90_kernel<T, hdim.value, sched.value>);
+      info.grid_blocks = f3::m_blocks(s.seq_q) * s.batch * s.heads;
+      info.block_threads = f3::kThreads;
+      info.dynamic_smem_bytes = f3::smem_bytes(hdim.value);
+    });
+    return {info};
+  }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
+    const Schedule schedule = *f3::parse_schedule(schedule_text());
+    const std::string range = "fused-sm90 " + s.label();
+    nvtxRangePushA(range.c_str());
+    try {
+      const CUtensorMap tm_q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
+      const CUtensorMap tm_k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
+      const CUtensorMap tm_v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
+      if (hook) hook->before_stage(0);
+      dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
+        using T = decltype(tag);
+        constexpr size_t smem = f3::smem_bytes(hdim.value);
+        allow_dynamic_smem<T, hdim.value, sched.value>(smem);
+        f3::Sm90Params p{};
+        p.o = a.o;
+        p.lse = a.lse;
+        p.seq_q = static_cast<int>(s.seq_q);
+        p.seq_k = static_cast<int>(s.seq_k);
+        p.heads = static_cast<int>(s.heads);
+        p.kv_heads = static_cast<int>(s.kv_heads);
+        p.group = static_cast<int>(s.heads / s.kv_heads);
+        p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
+        p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * kLog2e;
+        p.causal = s.causal ? 1 : 0;
+        const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
+        f3::fused_sm90_kernel<T, hdim.value, sched.value>
+            <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, p);
+        ATTNPROF_CUDA_CHECK(cudaGetLastError());
+      });
+      if (hook) hook->after_last();
+    } catch (...) {
+      nvtxRangePop();
+      throw;
+    }
+    nvtxRangePop();
+  }
+};
+
+const FusedSm90Kernel kInstance;
+const Registrar kReg{&kInstance};
+
+}  // namespace
+
+}  // namespace attnprof::kernels

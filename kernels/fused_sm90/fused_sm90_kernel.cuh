@@ -1,0 +1,351 @@
+// The fused-sm90 attention forward: FlashAttention-3's structure on Hopper's own instructions.
+//
+//   CTA        128 query rows of one (batch, head). Warpgroup 0 produces: after giving most of its
+//              registers back (setmaxnreg.dec), one thread loads Q once and then every K and V tile
+//              the CTA can see with TMA into a ring of shared-memory stages, each completing on its
+//              mbarrier (K and V separately, so S = Q K^T can start before V lands). Warpgroups 1 and
+//              2 consume (setmaxnreg.inc), 64 query rows each, and release a stage by arriving on its
+//              "empty" mbarrier once their MMAs have read it.
+//   consumer   S = Q K^T with wgmma m64n128k16, A = Q and B = K both from shared memory (K-major);
+//              online softmax in fp32 with exp2 on the accumulators in registers (the 4 lanes of a quad
+//              hold one row); O += P V with wgmma m64n{hdim}k16, A = P converted in registers from the
+//              S accumulators, B = V from shared memory read MN-major (the descriptor's transpose).
+//              Schedule::overlap issues S of tile j+1 and P V of tile j back to back and runs the
+//              softmax of tile j+1 while P V is still on the tensor cores; Schedule::pingpong also
+//              makes the two consumer warpgroups take turns on the tensor cores.
+// Tiles are 64-column panels of 128-byte rows in TMA's 128-byte swizzle, which is exactly the
+// layout a wgmma descriptor with 128-byte swizzle reads; advancing 16 elements along K inside a panel
+// is +32 bytes on the descriptor's start address. Tails: TMA zero-fills rows past seq_q / seq_k of
+// the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or the
+// causal limit become -inf, and only rows < seq_q are stored. Causal CTAs never load key tiles past
+// their last row's limit.
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "kernels/fused_sm90/sm90_ptx.cuh"
+
+namespace attnprof::kernels::fused_sm90 {
+
+struct Sm90Params {
+  void* o;
+  float* lse;
+  int seq_q, seq_k;
+  int heads, kv_heads, group;  // group = heads / kv_heads
+  int num_m_blocks;            // query-row blocks per (batch, head)
+  float scale_log2;            // softmax_scale * log2(e)
+  int causal;
+};
+
+inline constexpr float kLn2 = 0.6931471805599453f;
+
+// S (64 x 128) = Q K^T for one consumer warpgroup; q_base is the warpgroup's first row in panel 0.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void issue_qk(float (&s)[kBlockN / 2], uint32_t q_base, uint32_t k_tile) {
+#pragma unroll
+  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+    const uint64_t a = smem_desc_sw128(q_base + (ks / 4) * q_panel_bytes() + (ks % 4) * 32, 16, 1024);
+    const uint64_t b = smem_desc_sw128(k_tile + (ks / 4) * kv_panel_bytes() + (ks % 4) * 32, 16, 1024);
+    wgmma_m64n128k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
+  }
+}
+
+// O (64 x hdim) += P V; P's k16 slice ks is registers p[4 ks .. 4 ks + 3].
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void issue_pv(float (&o)[kHeadDim / 2], const uint32_t (&p)[kBlockN / 4],
+                                         uint32_t v_tile) {
+#pragma unroll
+  for (int ks = 0; ks < kBlockN / 16; ++ks) {
+    const uint32_t a[4] = {p[4 * ks], p[4 * ks + 1], p[4 * ks + 2], p[4 * ks + 3]};
+    const uint64_t b = smem_desc_sw128(v_tile + ks * 16 * 128, kv_panel_bytes(), 1024);
+    if constexpr (kHeadDim == 64) wgmma_m64n64k16_rs(o, a, b, 1, dtype_tag<T>{});
+    else wgmma_m64n128k16_rs(o, a, b, 1, dtype_tag<T>{});
+  }
+}
+
+// Per-thread softmax state of its two rows (quad row g and g + 8 of its warp's 16).
+struct RowState {
+  float max[2];  // raw (unscaled) running max; -inf until a row has seen a key
+  float sum[2];  // this lane's partial sum of exp2; quad-reduced in the epilogue
+};
+
+// Masks S for key tile n0 when it straddles seq_k or the causal limit; row0 is the thread's first
+// (global) query row.
+__device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Params& p, int m0, int row0,
+                                          int n0, int quad_col) {
+  if (n0 + kBlockN > p.seq_k || (p.causal && n0 + kBlockN - 1 > m0 + p.seq_k - p.seq_q)) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + half * 8;
+      const int key_end = p.causal ? min(p.seq_k, max(0, row + p.seq_k - p.seq_q + 1)) : p.seq_k;
+#pragma unroll
+      for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (n0 + nt * 8 + quad_col * 2 + e >= key_end) s[nt * 4 + half * 2 + e] = -INFINITY;
+    }
+  }
+}
+
+// Online softmax on S in place (S becomes exp2(scale_log2 * (s - max))); rescale[h] is the factor by
+// which O and the sums accumulated under the old max shrink.
+__device__ __forceinline__ void softmax_tile(float (&s)[kBlockN / 2], RowState& st, float scale_log2,
+                                             float (&rescale)[2]) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float tile_max = st.max[half];
+#pragma unroll
+    for (int nt = 0; nt < kBlockN / 8; ++nt)
+      tile_max = fmaxf(tile_max, fmaxf(s[nt * 4 + half * 2], s[nt * 4 + half * 2 + 1]));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+    // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
+    const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
+    rescale[half] = fast_exp2(st.max[half] * scale_log2 - max_scaled);
+    st.max[half] = tile_max;
+    float tile_sum = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& v = s[nt * 4 + half * 2 + e];
+        v = fast_exp2(fmaf(v, scale_log2, -max_scaled));
+        tile_sum += v;
+      }
+    st.sum[half] = st.sum[half] * rescale[half] + tile_sum;
+  }
+}
+
+template <int kHeadDim>
+__device__ __forceinline__ void rescale_o(float (&o)[kHeadDim / 2], const float (&rescale)[2]) {
+#pragma unroll
+  for (int i = 0; i < kHeadDim / 2; ++i) o[i] *= rescale[(i / 2) % 2];
+}
+
+// The accumulator layout of wgmma m64nN (per warp: 16 rows; registers 4i..4i+3 are columns 8i + 2t,
+// +1 of rows g and g + 8) makes two adjacent n8 groups of S exactly one k16 A fragment of P.
+template <typename T>
+__device__ __forceinline__ void convert_p(const float (&s)[kBlockN / 2], uint32_t (&p)[kBlockN / 4]) {
+#pragma unroll
+  for (int i = 0; i < kBlockN / 4; ++i) p[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
+}
+
+template <typename T, int kHeadDim, Schedule kSchedule>
+__global__ void __launch_bounds__(kThreads, 1)
+    fused_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                      const __grid_constant__ CUtensorMap tm_v, const Sm90Params p) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // Only the sm_90a image has a body; the host refuses other devices (unsupported_reason).
+  __trap();
+#elif defined(__CUDA_ARCH__)
+  constexpr int kStages = kv_stages(kHeadDim);
+  constexpr int kPanels = panels(kHeadDim);
+  constexpr uint32_t kTileBytes = kv_tile_bytes(kHeadDim);
+
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t s_q = base;
+  const uint32_t s_k = base + k_offset(kHeadDim);
+  const uint32_t s_v = base + v_offset(kHeadDim);
+  const uint32_t bar_q = base + barrier_offset(kHeadDim);
+  auto bar_k_full = [&](int stage) { return bar_q + 8u * (1 + stage); };
+  auto bar_v_full = [&](int stage) { return bar_q + 8u * (1 + kStages + stage); };
+  auto bar_empty = [&](int stage) { return bar_q + 8u * (1 + 2 * kStages + stage); };
+
+  // Query blocks of one (batch, head) are adjacent in the grid (they share K/V in L2); with a causal
+  // mask the heaviest (last) blocks start first.
+  const int m_index = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_m_blocks));
+  const int bh = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.num_m_blocks));
+  const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
+  const int batch = bh / p.heads;
+  const int head = bh % p.heads;
+  const int kv_bh = batch * p.kv_heads + head / p.group;
+  const int m0 = m_block * kBlockM;
+  const int n_blocks = static_cast<int>(key_tiles(m0, p.seq_q, p.seq_k, p.causal != 0));
+
+  if (threadIdx.x == 0) {
+    mbar_init(bar_q, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar_k_full(s), 1);
+      mbar_init(bar_v_full(s), 1);
+      mbar_init(bar_empty(s), kConsumerThreads);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < kWarpgroupThreads) {
+    // ---------------- producer warpgroup ----------------
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0 && n_blocks > 0) {
+      tma_prefetch_map(&tm_q);
+      tma_prefetch_map(&tm_k);
+      tma_prefetch_map(&tm_v);
+      mbar_arrive_expect_tx(bar_q, q_bytes(kHeadDim));
+#pragma unroll
+      for (int panel = 0; panel < kPanels; ++panel)
+        tma_load_3d(s_q + panel * q_panel_bytes(), &tm_q, panel * kPanelCols, m0, bh, bar_q);
+      for (int j = 0; j < n_blocks; ++j) {
+        const int stage = j % kStages;
+        // Stage reuse: wait until both consumer warpgroups released the tile kStages before.
+        if (j >= kStages) mbar_wait(bar_empty(stage), static_cast<uint32_t>((j / kStages - 1) & 1));
+        const uint32_t k_dst = s_k + stage * kTileBytes, v_dst = s_v + stage * kTileBytes;
+        mbar_arrive_expect_tx(bar_k_full(stage), kTileBytes);
+#pragma unroll
+        for (int panel = 0; panel < kPanels; ++panel)
+          tma_load_3d(k_dst + panel * kv_panel_bytes(), &tm_k, panel * kPanelCols, j * kBlockN, kv_bh,
+                      bar_k_full(stage));
+        mbar_arrive_expect_tx(bar_v_full(stage), kTileBytes);
+#pragma unroll
+        for (int panel = 0; panel < kPanels; ++panel)
+          tma_load_3d(v_dst + panel * kv_panel_bytes(), &tm_v, panel * kPanelCols, j * kBlockN, kv_bh,
+                      bar_v_full(stage));
+      }
+    }
+  } else {
+    // ---------------- consumer warpgroups ----------------
+    setmaxnreg_inc<kConsumerRegs>();
+    const int ctid = static_cast<int>(threadIdx.x) - kWarpgroupThreads;
+    const int wg = ctid / kWarpgroupThreads;              // 0 or 1: rows 64 wg .. 64 wg + 63
+    const int warp = (ctid % kWarpgroupThreads) / 32;     // 16 rows each inside the warpgroup
+    const int lane = ctid % 32;
+    const int quad_row = lane / 4, quad_col = lane % 4;
+    const int row_in_cta = wg * 64 + warp * 16 + quad_row;  // this thread's rows: this and + 8
+    const int row0 = m0 + row_in_cta;
+    const uint32_t q_base = s_q + wg * 64 * 128;
+
+    float o[kHeadDim / 2];
+#pragma unroll
+    for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.f;
+    float s[kBlockN / 2];
+#pragma unroll
+    for (int i = 0; i < kBlockN / 2; ++i) s[i] = 0.f;
+    uint32_t pf[kBlockN / 4];
+    RowState st{{-INFINITY, -INFINITY}, {0.f, 0.f}};
+    float rescale[2];
+
+    if (n_blocks > 0) {
+      mbar_wait(bar_q, 0);
+      if constexpr (kSchedule == Schedule::serial) {
+        for (int j = 0; j < n_blocks; ++j) {
+          const int stage = j % kStages;
+          const uint32_t phase = static_cast<uint32_t>((j / kStages) & 1);
+          mbar_wait(bar_k_full(stage), phase);
+          wgmma_fence();
+          issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_regs(s);
+          mask_tile(s, p, m0, row0, j * kBlockN, quad_col);
+          softmax_tile(s, st, p.scale_log2, rescale);
+          rescale_o<kHeadDim>(o, rescale);
+          convert_p<T>(s, pf);
+          mbar_wait(bar_v_full(stage), phase);
+          wgmma_fence();
+          issue_pv<T, kHeadDim>(o, pf, s_v + stage * kTileBytes);
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_regs(o);
+          fence_regs(pf);
+          mbar_arrive(bar_empty(stage));
+        }
+      } else {
+        // pingpong: warpgroup w issues its MMAs only in its turn (named barrier 1 + w) and then hands
+        // the turn to the other (bar.arrive), so the tensor cores alternate between the two while
+        // each one's softmax runs under the other's MMAs. Warpgroup 0 goes first (warpgroup 1 opens
+        // its turn); the last turn of warpgroup 1 hands nothing over, so every barrier phase
+        // completes: each warpgroup has n_blocks + 1 turns.
+        constexpr bool kPingpong = kSchedule == Schedule::pingpong;
+        int turns_left = n_blocks + 1;
+        auto turn_begin = [&] {
+          if constexpr (kPingpong) named_bar_sync(1 + wg, kConsumerThreads);
+        };
+        auto turn_end = [&] {
+          if constexpr (kPingpong) {
+            --turns_left;
+            if (wg == 0 || turns_left > 0) named_bar_arrive(2 - wg, kConsumerThreads);
+          }
+        };
+        if constexpr (kPingpong) {
+          if (wg == 1) named_bar_arrive(1, kConsumerThreads);
+        }
+        // Tile 0: S, softmax, P.
+        mbar_wait(bar_k_full(0), 0);
+        turn_begin();
+        wgmma_fence();
+        issue_qk<T, kHeadDim>(s, q_base, s_k);
+        wgmma_commit();
+        turn_end();
+        wgmma_wait<0>();
+        fence_regs(s);
+        mask_tile(s, p, m0, row0, 0, quad_col);
+        softmax_tile(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
+        convert_p<T>(s, pf);
+        for (int j = 1; j < n_blocks; ++j) {
+          const int stage = j % kStages, prev = (j - 1) % kStages;
+          const uint32_t phase = static_cast<uint32_t>((j / kStages) & 1);
+          const uint32_t prev_phase = static_cast<uint32_t>(((j - 1) / kStages) & 1);
+          mbar_wait(bar_k_full(stage), phase);
+          mbar_wait(bar_v_full(prev), prev_phase);
+          turn_begin();
+          wgmma_fence();
+          issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+          wgmma_commit();
+          issue_pv<T, kHeadDim>(o, pf, s_v + prev * kTileBytes);
+          wgmma_commit();
+          turn_end();
+          // S of tile j is done; P V of tile j - 1 may still run while its softmax does.
+          wgmma_wait<1>();
+          fence_regs(s);
+          mask_tile(s, p, m0, row0, j * kBlockN, quad_col);
+          softmax_tile(s, st, p.scale_log2, rescale);
+          wgmma_wait<0>();
+          fence_regs(o);
+          fence_regs(pf);
+          mbar_arrive(bar_empty(prev));
+          rescale_o<kHeadDim>(o, rescale);
+          convert_p<T>(s, pf);
+        }
+        const int last = (n_blocks - 1) % kStages;
+        mbar_wait(bar_v_full(last), static_cast<uint32_t>(((n_blocks - 1) / kStages) & 1));
+        turn_begin();
+        wgmma_fence();
+        issue_pv<T, kHeadDim>(o, pf, s_v + last * kTileBytes);
+        wgmma_commit();
+        turn_end();
+        wgmma_wait<0>();
+        fence_regs(o);
+        fence_regs(pf);
+        mbar_arrive(bar_empty(last));
+      }
+    }
+
+    // Epilogue: O = acc / sum, LSE = ln(sum exp(scale * s)); rows that saw no key get 0 and -inf.
+    T* o_bh = static_cast<T*>(p.o) + static_cast<int64_t>(bh) * p.seq_q * kHeadDim;
+    float* lse_bh = p.lse + static_cast<int64_t>(bh) * p.seq_q;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float sum = st.sum[half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+      const int row = row0 + half * 8;
+      if (row < p.seq_q) {
+        T* o_row = o_bh + static_cast<int64_t>(row) * kHeadDim;
+#pragma unroll
+        for (int nt = 0; nt < kHeadDim / 8; ++nt)
+          *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) =
+              pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum);
+        if (quad_col == 0)
+          lse_bh[row] = sum > 0.f ? (st.max[half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace attnprof::kernels::fused_sm90
