@@ -1,0 +1,146 @@
+// Batched counter collection without a GPU: groups under the memory / range / count budgets, ranges
+// cut back into points by their markers, and the session's time shared out.
+#include "measure/counter_batch.hpp"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace m = attnprof::measure;
+using attnprof::core::KernelCounters;
+
+namespace {
+
+KernelCounters range(const std::string& name, double warps_launched, double duration_ns = 1000) {
+  return {name, {{m::kMarkerMetric, warps_launched}, {"gpu__time_duration.sum", duration_ns}}};
+}
+KernelCounters begin_marker(size_t index) { return range(std::to_string(index), m::kBeginMarkerWarps); }
+KernelCounters end_marker(size_t index) { return range(std::to_string(index), m::kEndMarkerWarps); }
+// A launch of a real kernel: many 4-warp blocks.
+KernelCounters launch(size_t index) { return range(std::to_string(index), 4 * 1024); }
+
+}  // namespace
+
+TEST_CASE("form_batches: count, memory and range budgets", "[counter_batch]") {
+  const std::vector<m::BatchItem> items(10, {100, 1});
+  SECTION("by count") {
+    const auto groups = m::form_batches(items, 1e12, m::kMaxBatchRanges, 4);
+    REQUIRE(groups.size() == 3);
+    CHECK(groups[0] == std::vector<size_t>{0, 1, 2, 3});
+    CHECK(groups[1] == std::vector<size_t>{4, 5, 6, 7});
+    CHECK(groups[2] == std::vector<size_t>{8, 9});
+  }
+  SECTION("by memory") {
+    const auto groups = m::form_batches(items, 250, m::kMaxBatchRanges, 32);
+    REQUIRE(groups.size() == 5);
+    for (const auto& g : groups) CHECK(g.size() == 2);
+  }
+  SECTION("by ranges: launches plus the slack per point") {
+    const int64_t per_point = 1 + m::kRangeSlackPerPoint;
+    const auto groups = m::form_batches(items, 1e12, 3 * per_point, 32);
+    REQUIRE(groups.size() == 4);
+    CHECK(groups[0].size() == 3);
+    CHECK(groups[3].size() == 1);
+  }
+  SECTION("one is today's behaviour: a group per point; below one counts as one") {
+    CHECK(m::form_batches(items, 1e12, m::kMaxBatchRanges, 1).size() == 10);
+    CHECK(m::form_batches(items, 1e12, m::kMaxBatchRanges, 0).size() == 10);
+  }
+  SECTION("an item over the budget alone gets a group of its own, in order") {
+    const std::vector<m::BatchItem> mixed{{100, 3}, {1000, 3}, {100, 3}, {100, 3}};
+    const auto groups = m::form_batches(mixed, 500, m::kMaxBatchRanges, 32);
+    REQUIRE(groups.size() == 3);
+    CHECK(groups[0] == std::vector<size_t>{0});
+    CHECK(groups[1] == std::vector<size_t>{1});
+    CHECK(groups[2] == std::vector<size_t>{2, 3});
+  }
+  SECTION("no items, no groups") { CHECK(m::form_batches({}, 1e12, m::kMaxBatchRanges, 32).empty()); }
+}
+
+TEST_CASE("range_role reads the marker metric", "[counter_batch]") {
+  CHECK(m::range_role(begin_marker(0)) == m::RangeRole::begin_marker);
+  CHECK(m::range_role(end_marker(0)) == m::RangeRole::end_marker);
+  CHECK(m::range_role(launch(0)) == m::RangeRole::launch);
+  CHECK(m::range_role(KernelCounters{"0", {{"gpu__time_duration.sum", 5}}}) == m::RangeRole::launch);
+}
+
+TEST_CASE("split_by_markers cuts a session's ranges into points", "[counter_batch]") {
+  std::vector<KernelCounters> ranges;
+  auto add = [&](KernelCounters (*make)(size_t)) { ranges.push_back(make(ranges.size())); };
+  for (auto* make : {launch,                                                  // flush
+                     begin_marker, launch, launch, launch, end_marker,         // point 0
+                     launch, launch,                                          // flush (two launches)
+                     begin_marker, launch, end_marker,                        // point 1
+                     launch,                                                  // flush
+                     begin_marker, launch, launch, end_marker})               // point 2
+    add(make);
+  ranges[9].kernel = "softmax_rows_kernel";  // a name that is not CUPTI's index is kept
+
+  std::string why;
+  const auto split = m::split_by_markers(ranges, 3, &why);
+  REQUIRE(split);
+  CHECK(why.empty());
+  REQUIRE(split->size() == 3);
+  REQUIRE((*split)[0].size() == 3);
+  REQUIRE((*split)[1].size() == 1);
+  REQUIRE((*split)[2].size() == 2);
+  // Renamed after the index within the point, as a session of its own names them.
+  CHECK((*split)[0][0].kernel == "0");
+  CHECK((*split)[0][2].kernel == "2");
+  CHECK((*split)[1][0].kernel == "softmax_rows_kernel");
+  CHECK((*split)[2][0].kernel == "0");
+  CHECK((*split)[2][1].kernel == "1");
+  // Metrics travel untouched.
+  CHECK((*split)[0][1].metrics.at("gpu__time_duration.sum") == 1000);
+}
+
+TEST_CASE("split_by_markers refuses what it cannot attribute", "[counter_batch]") {
+  std::string why;
+  SECTION("a missing end marker (ranges dropped at the end)") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), launch(1), end_marker(2), begin_marker(3), launch(4)};
+    CHECK_FALSE(m::split_by_markers(ranges, 2, &why));
+    CHECK(why.find("no end marker") != std::string::npos);
+  }
+  SECTION("fewer points than asked") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), launch(1), end_marker(2)};
+    CHECK_FALSE(m::split_by_markers(ranges, 2, &why));
+    CHECK(why.find("1 of 2") != std::string::npos);
+  }
+  SECTION("more points than asked") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), launch(1), end_marker(2), begin_marker(3), launch(4),
+                                             end_marker(5)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
+  }
+  SECTION("nested begin markers") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), begin_marker(1), launch(2), end_marker(3)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
+  }
+  SECTION("an end marker outside a point") {
+    const std::vector<KernelCounters> ranges{end_marker(0), begin_marker(1), launch(2), end_marker(3)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
+  }
+  SECTION("a point without a launch") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), end_marker(1)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
+    CHECK(why.find("no launch") != std::string::npos);
+  }
+  SECTION("no ranges at all") {
+    CHECK_FALSE(m::split_by_markers({}, 1, &why));
+  }
+}
+
+TEST_CASE("share_profiling_ms: fixed cost equally, GPU time by point", "[counter_batch]") {
+  // 30 passes; points of 1 ms and 3 ms per call: 120 ms of GPU time in a 1000 ms session.
+  const auto shares = m::share_profiling_ms(1000, 30, {1, 3});
+  REQUIRE(shares.size() == 2);
+  CHECK(shares[0] == Approx(440 + 30));
+  CHECK(shares[1] == Approx(440 + 90));
+  CHECK(shares[0] + shares[1] == Approx(1000));
+  SECTION("GPU time over the wall time: an equal split") {
+    const auto even = m::share_profiling_ms(10, 30, {1, 3});
+    CHECK(even[0] == Approx(5));
+    CHECK(even[1] == Approx(5));
+  }
+  SECTION("no points") { CHECK(m::share_profiling_ms(10, 30, {}).empty()); }
+}
