@@ -23,7 +23,8 @@ void to_json(nlohmann::json& j, const MeasureOptions& o) {
        {"verify", o.verify},
        {"verify_rows", o.verify_rows},
        {"seed", o.seed},
-       {"point_timeout_s", o.point_timeout_s}};
+       {"point_timeout_s", o.point_timeout_s},
+       {"counter_batch", o.counter_batch}};
 }
 
 void from_json(const nlohmann::json& j, MeasureOptions& o) {
@@ -39,6 +40,15 @@ void from_json(const nlohmann::json& j, MeasureOptions& o) {
   o.verify_rows = j.at("verify_rows").get<int>();
   o.seed = j.at("seed").get<uint64_t>();
   o.point_timeout_s = j.at("point_timeout_s").get<double>();
+  o.counter_batch = j.at("counter_batch").get<int>();
+}
+
+void Backend::collect_counters(std::vector<core::Record>& records, const MeasureOptions&) {
+  for (auto& record : records) {
+    if (record.counters.status != "pending") continue;
+    record.counters.status = "not_collected";
+    record.counters.reason = fmt::format("the {} backend has no counters", name());
+  }
 }
 
 bool cuda_available(std::string* why_not) {

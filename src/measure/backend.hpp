@@ -23,6 +23,10 @@ struct MeasureOptions {
   double max_seconds_per_point = 2;  // sampling time budget per point
   bool cold_l2 = true;               // flush L2 before every sample (default); false = warm
   bool counters = true;              // collect CUPTI counters (CUDA backend)
+  // Points per counter session. 1: measure() collects a point's counters itself, in a session of
+  // its own. N > 1: measure() leaves them "pending" and collect_counters() later collects up to N
+  // points' counters per session (the sweep's default is 32: src/cli/sweep.cpp).
+  int counter_batch = 1;
   std::vector<std::string> extra_metrics;
   bool verify = true;
   int verify_rows = 256;             // rows of O checked against float64 (all rows when fewer)
@@ -43,6 +47,12 @@ class Backend {
   virtual std::vector<const kernels::Kernel*> kernels() = 0;
   // Never throws for a point-level failure: returns a Record with status and reason instead.
   virtual core::Record measure(const core::Shape&, const kernels::Kernel&, const MeasureOptions&) = 0;
+  // The counter phase of records that measure() left with counters "pending" (counter_batch > 1):
+  // re-creates each point's buffers from its verification seed and fills counters (and achieved
+  // occupancy) in sessions of up to counter_batch points. Never throws for a counter failure (the
+  // counters say "unavailable"); throws EnvironmentError when the device is lost (sticky error).
+  // A backend without counters marks them "not_collected".
+  virtual void collect_counters(std::vector<core::Record>& records, const MeasureOptions&);
 };
 
 // which: "auto" (CUDA when a GPU is present, else CPU with a notice), "cuda", "cpu".

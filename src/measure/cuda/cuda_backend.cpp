@@ -6,6 +6,7 @@
 #include "measure/cuda/cuda_backend.hpp"
 
 #include <chrono>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -19,6 +20,7 @@
 #include "core/stats.hpp"
 #include "kernels/common/testbed.hpp"
 #include "measure/ceilings_cache.hpp"
+#include "measure/counter_batch.hpp"
 #include "measure/cuda/ceilings.hpp"
 #include "measure/cuda/cuda_util.hpp"
 #include "measure/cuda/cupti_profiler.hpp"
@@ -87,6 +89,24 @@ std::optional<double> achieved_occupancy(const core::Counters& counters,
   return it->second;
 }
 
+// Auto-range names are launch indices: name each range after its launch (or stage) when the call
+// made exactly the launches the kernel declares; then the achieved occupancy of the dominant launch.
+void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
+  const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(rec.shape);
+  const std::vector<std::string> stage_names = kernel.stage_names();
+  auto& per_kernel = rec.counters.per_kernel;
+  for (size_t i = 0; i < per_kernel.size(); ++i) {
+    if (per_kernel.size() == launches.size() && !launches[i].kernel_name.empty()) {
+      per_kernel[i].kernel = launches[i].kernel_name;
+    } else if (per_kernel.size() == stage_names.size()) {
+      per_kernel[i].kernel = stage_names[i];
+    }
+  }
+  if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
+    if (rec.counters.status == "ok") rec.occupancy.achieved_pct = achieved_occupancy(rec.counters, launches, *launch);
+  }
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_index) : device_index_(device_index), seed_rng_(std::random_device{}()) {
@@ -146,7 +166,120 @@ class CudaBackend final : public Backend {
     return rec;
   }
 
+  void collect_counters(std::vector<core::Record>& records, const MeasureOptions& options) override {
+    check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
+    NvtxRange range("attnprof counters");
+    std::vector<BatchMember> members;
+    std::vector<BatchItem> items;
+    for (auto& rec : records) {
+      if (rec.counters.status != "pending") continue;
+      const kernels::Kernel* kernel = nullptr;
+      for (const auto* k : kernels())
+        if (k->name() == rec.kernel) kernel = k;
+      if (!options.counters) {
+        rec.counters.status = "not_collected";
+        rec.counters.reason = "counters are switched off (--no-counters)";
+        continue;
+      }
+      if (!kernel) {
+        rec.counters.status = "unavailable";
+        rec.counters.reason = fmt::format("kernel '{}' is not in the cuda backend", rec.kernel);
+        continue;
+      }
+      members.push_back({&rec, kernel});
+      items.push_back({core::footprint_bytes(rec.shape, kernel->kind()),
+                       static_cast<int64_t>(kernel->launch_info(rec.shape).size())});
+    }
+    if (members.empty()) return;
+    if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
+      for (const BatchMember& m : members) m.rec->counters = *failure;
+      return;
+    }
+    validate_extra_metrics(options.extra_metrics);
+    size_t free_bytes = 0, total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const auto groups = form_batches(items, kBatchMemoryShare * static_cast<double>(free_bytes), kMaxBatchRanges,
+                                     options.counter_batch);
+    for (const auto& group : groups) {
+      std::vector<BatchMember> batch;
+      for (size_t i : group) batch.push_back(members[i]);
+      collect_group(batch, options);
+    }
+  }
+
  private:
+  struct BatchMember {
+    core::Record* rec;
+    const kernels::Kernel* kernel;
+  };
+
+  // One counter session for `batch`: fresh buffers for every point, inputs from its recorded seed,
+  // then CounterProfiler::collect (one point) or collect_batch. A group that does not fit after all is
+  // collected point by point; any other failure marks the group's counters unavailable.
+  void collect_group(const std::vector<BatchMember>& batch, const MeasureOptions& options) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      cudaStream_t stream = stream_->get();
+      void* stream_arg = static_cast<void*>(stream);
+      std::vector<std::unique_ptr<kernels::CudaProblem>> problems;
+      std::vector<kernels::AttentionArgs> args;
+      for (const BatchMember& m : batch) {
+        problems.push_back(std::make_unique<kernels::CudaProblem>(m.rec->shape, m.kernel->workspace_bytes(m.rec->shape)));
+        problems.back()->fill_inputs(m.rec->verification.seed, stream_arg);
+        args.push_back(problems.back()->args(stream_arg));
+      }
+      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      CounterProfiler& profiler = CounterProfiler::instance();
+      std::vector<CounterProfiler::BatchPoint> points;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const kernels::Kernel& kernel = *batch[i].kernel;
+        const kernels::AttentionArgs& call_args = args[i];
+        // Cold: L2 flushed before the call, as before each pass of a session of its own. Warm: the
+        // call once before, so that L2 holds what the previous pass of its own session left there.
+        std::function<void()> before = options.cold_l2 ? std::function<void()>([this, stream] { flusher_->flush(stream); })
+                                                       : std::function<void()>([&kernel, &call_args] { kernel.launch(call_args); });
+        points.push_back({std::move(before), [&kernel, &call_args] { kernel.launch(call_args); }});
+      }
+      std::vector<core::Counters> counters;
+      if (points.size() == 1) {
+        const std::function<void()> before_pass = options.cold_l2 ? points[0].before_pass : std::function<void()>([] {});
+        counters.push_back(profiler.collect(before_pass, points[0].call, stream, options.extra_metrics));
+      } else {
+        counters = profiler.collect_batch(points, stream, options.extra_metrics);
+      }
+      for (size_t i = 0; i < batch.size(); ++i) {
+        core::Record& rec = *batch[i].rec;
+        rec.counters = std::move(counters[i]);
+        attribute_counters(rec, *batch[i].kernel);
+        rec.wall_s += rec.counters.profiling_ms * 1e-3;
+      }
+      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    } catch (const InputError&) {
+      throw;
+    } catch (const kernels::DeviceOutOfMemory& e) {
+      if (batch.size() > 1) {
+        for (const BatchMember& m : batch) collect_group({m}, options);
+        return;
+      }
+      mark_unavailable(batch, fmt::format("re-creating the buffers for counters: {}", e.what()), t0);
+    } catch (const std::exception& e) {
+      const std::string sticky = sticky_error_message();
+      if (!sticky.empty()) throw EnvironmentError(sticky + " (collecting counters: " + e.what() + ")");
+      mark_unavailable(batch, e.what(), t0);
+    }
+  }
+
+  static void mark_unavailable(const std::vector<BatchMember>& batch, const std::string& reason,
+                               std::chrono::steady_clock::time_point t0) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (const BatchMember& m : batch) {
+      m.rec->counters = core::Counters{};
+      m.rec->counters.status = "unavailable";
+      m.rec->counters.reason = reason;
+      m.rec->counters.profiling_ms = ms / static_cast<double>(batch.size());
+    }
+  }
+
   void validate_extra_metrics(const std::vector<std::string>& extra) {
     if (extra.empty()) return;
     std::string key;
@@ -217,30 +350,25 @@ class CudaBackend final : public Backend {
       if (rec.latency.p50_us > 0) rec.tflops = rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12;
     }
 
-    if (options.counters) {
+    if (options.counters && options.counter_batch <= 1) {
       NvtxRange range("attnprof counters");
       rec.counters = CounterProfiler::instance().collect(
           [&] {
             if (options.cold_l2) flusher_->flush(stream);
           },
           [&] { kernel.launch(args); }, stream, options.extra_metrics);
-    }
-
-    // Auto-range names are launch indices: name each range after its launch (or stage) when the
-    // call made exactly the launches the kernel declares.
-    const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(shape);
-    auto& per_kernel = rec.counters.per_kernel;
-    for (size_t i = 0; i < per_kernel.size(); ++i) {
-      if (per_kernel.size() == launches.size() && !launches[i].kernel_name.empty()) {
-        per_kernel[i].kernel = launches[i].kernel_name;
-      } else if (per_kernel.size() == stage_names.size()) {
-        per_kernel[i].kernel = stage_names[i];
+    } else if (options.counters) {
+      if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
+        rec.counters = *failure;  // unavailable in this process: nothing to collect later
+      } else {
+        rec.counters.status = "pending";
+        rec.counters.reason = "collected after timing, with other points in one session (--counter-batch)";
       }
     }
-    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
-      rec.occupancy = occupancy_of(*launch, sm_);
-      if (rec.counters.status == "ok") rec.occupancy.achieved_pct = achieved_occupancy(rec.counters, launches, *launch);
-    }
+
+    const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(shape);
+    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) rec.occupancy = occupancy_of(*launch, sm_);
+    attribute_counters(rec, kernel);
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include <cuda.h>  // CUcontext and CUresult types only: the driver is reached through cudart
@@ -12,7 +13,9 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "measure/counter_batch.hpp"
 #include "measure/cuda/cuda_util.hpp"
+#include "measure/cuda/range_marker.hpp"
 
 // CUPTI parameter structs are initialised the documented way, `T params{T_STRUCT_SIZE}`, which
 // value-initialises every other member.
@@ -364,37 +367,104 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
                                         cudaStream_t stream, const std::vector<std::string>& extra_metrics) {
   if (init_failure_) return *init_failure_;
   const auto t0 = std::chrono::steady_clock::now();
+  core::Counters counters = session(with_defaults(extra_metrics), before_pass, call, stream, kMaxRanges);
+  counters.profiling_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return counters;
+}
+
+core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
+                                        const std::function<void()>& before_pass,
+                                        const std::function<void()>& call, cudaStream_t stream,
+                                        size_t max_ranges) {
   core::Counters counters;
   try {
-    const Config& config = config_for(with_defaults(extra_metrics));
+    const Config& config = config_for(metrics);
     if (!user_replay_refused_) {
       try {
-        counters = collect_with(true, config, before_pass, call, stream);
+        counters = collect_with(true, config, before_pass, call, stream, max_ranges);
       } catch (const CuptiFailure& failure) {
         // Privileges and a busy profiler fail kernel replay just the same: report them at once.
         if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || failure.result == CUPTI_ERROR_HARDWARE_BUSY) {
           throw;
         }
         // Kernel replay next; user replay is given up for the process only if kernel replay works.
-        counters = collect_with(false, config, before_pass, call, stream);
+        counters = collect_with(false, config, before_pass, call, stream, max_ranges);
         user_replay_refused_ = true;
         counters.reason = fmt::format("user replay refused ({} failed: {}); {}", failure.during,
                                       result_name(failure.result), counters.reason);
       }
     } else {
-      counters = collect_with(false, config, before_pass, call, stream);
+      counters = collect_with(false, config, before_pass, call, stream, max_ranges);
     }
   } catch (const CuptiFailure& failure) {
     counters = unavailable_counters(failure.result, failure.during);
     if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) init_failure_ = std::make_unique<core::Counters>(counters);
   }
-  counters.profiling_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return counters;
+}
+
+std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<BatchPoint>& points, cudaStream_t stream,
+                                                           const std::vector<std::string>& extra_metrics) {
+  if (init_failure_) return std::vector<core::Counters>(points.size(), *init_failure_);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> metrics = with_defaults(extra_metrics);
+  const bool marker_metric_asked = std::find(metrics.begin(), metrics.end(), kMarkerMetric) != metrics.end();
+  if (!marker_metric_asked) metrics.push_back(kMarkerMetric);
+  const auto pass = [&] {
+    for (const BatchPoint& point : points) {
+      point.before_pass();
+      launch_range_marker(RangeMarker::begin, stream);
+      point.call();
+      launch_range_marker(RangeMarker::end, stream);
+    }
+  };
+  core::Counters all;
+  std::string why;
+  try {
+    all = session(metrics, [] {}, pass, stream, static_cast<size_t>(kMaxBatchRanges));
+  } catch (const InputError& e) {  // a chip that does not know the marker metric
+    why = e.what();
+  }
+  const double session_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  std::vector<core::Counters> results(points.size(), all);
+  if (why.empty() && all.status != "ok") {  // unavailable: the same reason for every point
+    for (auto& counters : results) counters.profiling_ms = session_ms / static_cast<double>(points.size());
+    return results;
+  }
+  std::optional<std::vector<std::vector<core::KernelCounters>>> split;
+  if (why.empty()) split = split_by_markers(all.per_kernel, points.size(), &why);
+  if (!split) {
+    // Correct counters matter more than fast ones: each point in a session of its own.
+    const double share_ms = session_ms / static_cast<double>(points.size());
+    for (size_t i = 0; i < points.size(); ++i) {
+      results[i] = collect(points[i].before_pass, points[i].call, stream, extra_metrics);
+      results[i].profiling_ms += share_ms;
+      results[i].reason = fmt::format("a batched session's ranges could not be attributed ({}): collected on its own{}{}",
+                                      why, results[i].reason.empty() ? "" : "; ", results[i].reason);
+    }
+    return results;
+  }
+  std::vector<double> point_gpu_ms(points.size(), 0);
+  for (size_t i = 0; i < points.size(); ++i) {
+    core::Counters& counters = results[i];
+    counters.per_kernel = (*split)[i];
+    if (!marker_metric_asked) {
+      for (auto& range : counters.per_kernel) range.metrics.erase(kMarkerMetric);
+    }
+    counters.total = total_of(counters.per_kernel);
+    const auto duration = counters.total.find(kDurationMetric);
+    if (duration != counters.total.end()) point_gpu_ms[i] = duration->second * 1e-6;  // [ns] -> [ms]
+  }
+  const std::vector<double> shares = share_profiling_ms(session_ms, all.passes, point_gpu_ms);
+  for (size_t i = 0; i < points.size(); ++i) results[i].profiling_ms = shares[i];
+  return results;
 }
 
 core::Counters CounterProfiler::collect_with(bool user_replay, const Config& config,
                                              const std::function<void()>& before_pass,
-                                             const std::function<void()>& call, cudaStream_t stream) {
+                                             const std::function<void()>& call, cudaStream_t stream,
+                                             size_t max_ranges) {
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   RangeProfiler profiler(current_context());
 
@@ -402,8 +472,8 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   size.pRangeProfilerObject = profiler.get();
   size.pMetricNames = const_cast<const char**>(config.name_pointers.data());
   size.numMetrics = config.name_pointers.size();
-  size.maxNumOfRanges = kMaxRanges;
-  size.maxNumRangeTreeNodes = kMaxRanges;
+  size.maxNumOfRanges = max_ranges;
+  size.maxNumRangeTreeNodes = max_ranges;
   check_cupti(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
   std::vector<uint8_t> data(size.counterDataSize);
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
@@ -421,7 +491,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   set.pCounterDataImage = data.data();
   set.range = CUPTI_AutoRange;
   set.replayMode = user_replay ? CUPTI_UserReplay : CUPTI_KernelReplay;
-  set.maxRangesPerPass = kMaxRanges;
+  set.maxRangesPerPass = max_ranges;
   set.numNestingLevels = 1;
   set.minNestingLevel = 1;
   set.passIndex = 0;
@@ -483,7 +553,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   counters.total = total_of(counters.per_kernel);
   if (decode.numOfRangeDropped > 0) {
     counters.reason = fmt::format("{} kernel launches past the first {} were not profiled", decode.numOfRangeDropped,
-                                  kMaxRanges);
+                                  max_ranges);
   }
   if (!user_replay) {
     counters.reason += std::string(counters.reason.empty() ? "" : "; ") + "kernel replay";

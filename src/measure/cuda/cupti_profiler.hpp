@@ -54,6 +54,21 @@ class CounterProfiler {
   core::Counters collect(const std::function<void()>& before_pass, const std::function<void()>& call,
                          cudaStream_t stream, const std::vector<std::string>& extra_metrics);
 
+  // One point of a batched session: `before_pass` readies the device for the call (the L2 flush when
+  // cold, the call itself when warm), `call` is the point's attention call.
+  struct BatchPoint {
+    std::function<void()> before_pass;
+    std::function<void()> call;
+  };
+  // Counters for several points from ONE session (--counter-batch): each replay pass runs, for every
+  // point in order, before_pass, a begin marker kernel, call, an end marker kernel, all profiled; the
+  // ranges between a point's markers are its launches, the rest are dropped (counter_batch.hpp).
+  // Returns one Counters per point, as collect() would have for the point alone, with the session's
+  // wall time shared out (share_profiling_ms). When the ranges cannot be attributed, each point is
+  // collected on its own with collect() and its reason says why. Never throws for a counter failure.
+  std::vector<core::Counters> collect_batch(const std::vector<BatchPoint>& points, cudaStream_t stream,
+                                            const std::vector<std::string>& extra_metrics);
+
   // Passes CUPTI plans for the default set plus `extra_metrics` (config image of this device).
   int64_t planned_passes(const std::vector<std::string>& extra_metrics);
   // Kernel replay instead of user replay from now on (what a refusal of user replay also does).
@@ -63,8 +78,11 @@ class CounterProfiler {
   CounterProfiler();
   struct Config;
   const Config& config_for(const std::vector<std::string>& metrics);
+  // One session with the user-replay -> kernel-replay fallback; CUPTI failures become "unavailable".
+  core::Counters session(const std::vector<std::string>& metrics, const std::function<void()>& before_pass,
+                         const std::function<void()>& call, cudaStream_t stream, size_t max_ranges);
   core::Counters collect_with(bool user_replay, const Config&, const std::function<void()>& before_pass,
-                              const std::function<void()>& call, cudaStream_t stream);
+                              const std::function<void()>& call, cudaStream_t stream, size_t max_ranges);
 
   std::unique_ptr<core::Counters> init_failure_;
   std::string chip_name_;
