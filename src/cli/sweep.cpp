@@ -14,6 +14,10 @@ namespace attnprof::cli {
 
 namespace {
 
+// Points per counter session: the passes cost ~25 ms each whatever they run, so 32 points share the
+// ~30 passes' 0.75 s; a group is cut further when its buffers would not fit in device memory.
+constexpr int kDefaultCounterBatch = 32;
+
 struct SweepArgs {
   std::string axes, preset, spec_file;
   std::vector<std::string> kernels;
@@ -95,6 +99,11 @@ void add_sweep(CLI::App& app, Run& run) {
       ->capture_default_str();
   cmd->add_flag("--warm", args->warm, "Do not flush L2 between samples (default: cold)");
   cmd->add_flag("--no-counters", args->no_counters, "Do not collect CUPTI counters");
+  o.counter_batch = kDefaultCounterBatch;
+  cmd->add_option("--counter-batch", o.counter_batch,
+                  "Points whose counters share one CUPTI session (its ~30 replay passes are paid once per "
+                  "group); 1: a session per point")
+      ->capture_default_str();
   cmd->add_option("--metrics", args->metrics, "Extra CUPTI metrics to collect, comma-separated")
       ->delimiter(',');
   cmd->add_flag("--no-verify", args->no_verify, "Skip the check against the float64 reference");

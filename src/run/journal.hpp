@@ -1,6 +1,8 @@
 // The sweep journal, DIR/results.journal.jsonl: a header line naming the sweep, then one JSON record
 // per finished point, each flushed to disk (fsync) before the next point starts. It is what --resume
-// reads and what survives a crash or a kill; results.json is rebuilt from it.
+// reads and what survives a crash or a kill; results.json is rebuilt from it. With a counter phase
+// (--counter-batch > 1) a point appears twice: timed with counters "pending", then complete; the later
+// line wins, and --resume collects the counters still pending without timing those points again.
 #pragma once
 #include <istream>
 #include <string>

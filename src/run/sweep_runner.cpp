@@ -20,6 +20,7 @@
 #include "core/errors.hpp"
 #include "core/version.hpp"
 #include "report/report.hpp"
+#include "run/counter_phase.hpp"
 #include "run/journal.hpp"
 #include "run/worker_pool.hpp"
 
@@ -169,6 +170,7 @@ int run_sweep(const SweepRequest& req) {
     throw InputError(fmt::format("--max-seconds {} must be positive", o.max_seconds_per_point));
   if (!(o.point_timeout_s > 0))
     throw InputError(fmt::format("--point-timeout {} must be positive", o.point_timeout_s));
+  if (o.counter_batch < 1) throw InputError(fmt::format("--counter-batch {} must be >= 1", o.counter_batch));
 
   // The backend this process opens is for the context (device, ceilings) and the kernel list; the
   // points themselves run in workers.
@@ -252,8 +254,12 @@ int run_sweep(const SweepRequest& req) {
         const auto key = core::point_key(r);
         if (mine.count(key)) done.insert_or_assign(key, std::move(r));
       }
-      progress.message(fmt::format("attnprof: resuming: {} of {} points already done", done.size(),
-                                   points.size()));
+      size_t pending = 0;
+      for (const auto& [key, r] : done) pending += r.counters.status == "pending" ? 1 : 0;
+      progress.message(fmt::format("attnprof: resuming: {} of {} points already done{}", done.size(),
+                                   points.size(),
+                                   pending ? fmt::format(" ({} with counters pending: collected after the rest)", pending)
+                                           : std::string()));
     } else {
       progress.message(fmt::format("attnprof: --resume: no journal at '{}', starting afresh", journal_path));
     }
@@ -281,6 +287,23 @@ int run_sweep(const SweepRequest& req) {
     progress.point(record);
     done.insert_or_assign(p.key, std::move(record));
   };
+  // The counter phase (--counter-batch > 1): every record whose counters are pending, this run's and
+  // those a crashed or interrupted run journaled (--resume collects them, without re-timing).
+  auto counters_start = std::chrono::steady_clock::now();
+  size_t counters_points = 0;
+  events.counter_groups = [&] {
+    auto groups = plan_counter_groups(points, done, req.options.counter_batch, devices.size());
+    for (const auto& g : groups) counters_points += g.points.size();
+    if (!groups.empty())
+      progress.message(fmt::format("attnprof: counters: {} points in {} group(s) of up to {} per session",
+                                   counters_points, groups.size(), req.options.counter_batch));
+    counters_start = std::chrono::steady_clock::now();
+    return groups;
+  };
+  events.counters_finished = [&](const Point& p, core::Record record) {
+    journal.append(record);
+    done.insert_or_assign(p.key, std::move(record));
+  };
   events.signalled = [&](int count) {
     progress.message(count == 1 ? "attnprof: interrupted: finishing the point in flight (signal again "
                                   "to abandon it)"
@@ -288,6 +311,9 @@ int run_sweep(const SweepRequest& req) {
   };
   const PoolOutcome outcome = run_points(pool_config, std::move(queue), events);
   progress.end_line();
+  if (counters_points > 0 && !outcome.interrupted)
+    progress.message(fmt::format("attnprof: counters of {} points collected in {:.1f} s", counters_points,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - counters_start).count()));
 
   for (const auto& p : points)
     if (auto it = done.find(p.key); it != done.end()) results.records.push_back(it->second);
@@ -298,6 +324,10 @@ int run_sweep(const SweepRequest& req) {
                                       "--resume --out {}` continues", results.records.size(),
                                       points.size(), outcome.interrupted ? "interrupted" : outcome.fatal,
                                       req.out_dir));
+  if (const size_t pending = count_pending_counters(results.records); pending > 0)
+    ctx.notices.push_back(fmt::format("the counters of {} points are still pending (the counter phase did not "
+                                      "run to its end); `attnprof sweep --resume --out {}` collects them",
+                                      pending, req.out_dir));
   core::annotate(results);
   core::write_results(results, results_path);
   write_report(req.html_path, "HTML", &report::write_html, results);

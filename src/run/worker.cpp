@@ -49,6 +49,35 @@ class Channel {
   int fd_;
 };
 
+// The counter phase of a group of timed points: {"counters": [{"index": i, "record": {...}}, ...]}
+// answered by {"counters_for": [i, ...], "records": [...], "restart": false}. Returns false when the
+// worker must exit (the backend threw: its device state cannot be trusted).
+bool run_counter_group(measure::Backend& backend, const measure::MeasureOptions& options, const json& members,
+                       Channel& out) {
+  const int fail_index = env_index(kTestFailCountersEnv);
+  json indices = json::array();
+  std::vector<core::Record> records;
+  for (const auto& member : members) {
+    indices.push_back(member.at("index").get<int>());
+    if (indices.back() == fail_index) std::abort();
+    records.push_back(member.at("record").get<core::Record>());
+  }
+  bool restart = false;
+  try {
+    backend.collect_counters(records, options);
+  } catch (const std::exception& e) {
+    for (auto& record : records) {
+      if (record.counters.status != "pending") continue;  // collected before the failure
+      record.counters = core::Counters{};
+      record.counters.status = "unavailable";
+      record.counters.reason = fmt::format("collecting counters failed: {}", e.what());
+    }
+    restart = true;
+  }
+  out.send({{"counters_for", indices}, {"records", records}, {"restart", restart}});
+  return !restart;
+}
+
 }  // namespace
 
 int worker_main() {
@@ -87,6 +116,10 @@ int worker_main() {
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
     const json request = json::parse(line);
+    if (request.contains("counters")) {
+      if (!run_counter_group(*backend, options, request.at("counters"), out)) return kExitEnvironment;
+      continue;
+    }
     const int index = request.at("index").get<int>();
     const auto shape = request.at("shape").get<core::Shape>();
     const auto kernel_name = request.at("kernel").get<std::string>();

@@ -5,6 +5,9 @@
 // The protocol is one JSON object per line. Parent -> worker (the worker's stdin):
 //   {"backend": "cuda", "device": 0, "options": {...}}          first line: what to open
 //   {"index": 7, "shape": {...}, "kernel": "fused"}              one per point
+//   {"counters": [{"index": 7, "record": {...}}, ...]}           a counter group (--counter-batch):
+//                                                                timed records whose counters are
+//                                                                "pending", collected in one session
 // Worker -> parent (the worker's stdout; the worker points its own fd 1 at stderr so that stray
 // prints cannot corrupt the stream):
 //   {"ready": true, "kernels": ["reference", "fused"]}           backend opened
@@ -12,6 +15,8 @@
 //   {"index": 7, "record": {...}, "restart": false}              one per point; restart: the worker
 //                                                                exits after it (the backend threw,
 //                                                                e.g. "sticky CUDA error: ...")
+//   {"counters_for": [7, ...], "records": [...], "restart": false}
+//                                                                the group's records, counters filled
 // The worker exits when its stdin closes. It ignores SIGINT/SIGTERM: the parent decides whether the
 // point in flight finishes (first signal) or is abandoned (second signal, SIGKILL).
 #pragma once
@@ -25,6 +30,8 @@ namespace attnprof::run {
 // it (sleeps until killed). They exercise the isolation for real in tests/run.
 inline constexpr const char* kTestFailPointEnv = "ATTNPROF_TEST_FAIL_POINT";
 inline constexpr const char* kTestHangPointEnv = "ATTNPROF_TEST_HANG_POINT";
+// The counter group holding the point with this sweep index crashes the worker.
+inline constexpr const char* kTestFailCountersEnv = "ATTNPROF_TEST_FAIL_COUNTERS";
 
 // The worker's whole life; returns its exit code.
 int worker_main();

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -68,7 +69,8 @@ struct Worker {
   int device = 0;
   State state = State::starting;
   std::string buffer;
-  std::optional<Point> point;
+  std::optional<Point> point;          // busy with a point, or
+  std::optional<CounterGroup> group;   // busy with a counter group
   Clock::time_point since;      // state change: start, or the point's hand-out
   Clock::time_point deadline;
 };
@@ -90,11 +92,13 @@ class Pool {
   PoolOutcome run(int signal_fd) {
     while (true) {
       handle_signals_seen();
+      ask_counter_groups();
       if (outcome_.fatal.empty()) start_and_dispatch();
       const bool active = std::any_of(workers_.begin(), workers_.end(), [](const auto& w) {
         return w && w->state != Worker::State::idle;
       });
-      if (!active && (queue_.empty() || stopping_ || !outcome_.fatal.empty())) break;
+      const bool work_left = !queue_.empty() || !groups_.empty() || !counter_phase_asked_;
+      if (!active && (!work_left || stopping_ || !outcome_.fatal.empty())) break;
       wait_and_handle(signal_fd);
       check_deadlines();
     }
@@ -113,24 +117,44 @@ class Pool {
     stopping_ = true;
     if (count >= 2) {
       for (auto& w : workers_) {
-        if (w && w->state == Worker::State::busy) ++outcome_.abandoned;
+        if (w && w->state == Worker::State::busy && w->point) ++outcome_.abandoned;
         if (w) kill_and_reap(*w), w.reset();
       }
     }
   }
 
+  // Once every point has its record (none queued, none in flight), the owner's counter groups join
+  // the work: the workers that timed the points collect their counters.
+  void ask_counter_groups() {
+    if (counter_phase_asked_ || stopping_ || !outcome_.fatal.empty() || !queue_.empty()) return;
+    const bool busy = std::any_of(workers_.begin(), workers_.end(), [](const auto& w) {
+      return w && w->state == Worker::State::busy;
+    });
+    if (busy) return;
+    counter_phase_asked_ = true;
+    if (!events_.counter_groups) return;
+    for (auto& group : events_.counter_groups())
+      if (!group.points.empty()) groups_.push_back(std::move(group));
+  }
+
   void start_and_dispatch() {
     for (size_t slot = 0; slot < workers_.size(); ++slot) {
       auto& w = workers_[slot];
-      if (!w && !queue_.empty() && !stopping_) w = spawn(config_.devices[slot]);
+      const bool work = !queue_.empty() || !groups_.empty();
+      if (!w && work && !stopping_) w = spawn(config_.devices[slot]);
       if (!w) continue;
       if (w->state == Worker::State::idle) {
-        if (queue_.empty() || stopping_) {
+        if (stopping_) {
           retire(w);
-        } else {
+        } else if (!queue_.empty()) {
           hand_out(*w, queue_.front());
           queue_.pop_front();
-        }
+        } else if (!groups_.empty()) {
+          hand_out(*w, std::move(groups_.front()));
+          groups_.pop_front();
+        } else if (counter_phase_asked_) {
+          retire(w);
+        }  // else: idle until the counter groups are known
       }
     }
   }
@@ -206,6 +230,19 @@ class Pool {
     send(w, {{"index", p.index}, {"shape", p.shape}, {"kernel", p.kernel}});
   }
 
+  // A group gets the point timeout once per point: its session runs every point's call per pass.
+  void hand_out(Worker& w, CounterGroup group) {
+    json members = json::array();
+    for (size_t i = 0; i < group.points.size(); ++i)
+      members.push_back({{"index", group.points[i].index}, {"record", group.records[i]}});
+    w.state = Worker::State::busy;
+    w.since = Clock::now();
+    w.deadline = w.since + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                               config_.options.point_timeout_s * static_cast<double>(group.points.size())));
+    w.group = std::move(group);
+    send(w, {{"counters", members}});
+  }
+
   // Closing its stdin ends an idle worker; it is reaped on the spot.
   void retire(std::unique_ptr<Worker>& w) {
     if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
@@ -274,10 +311,32 @@ class Pool {
     if (events_.finished) events_.finished(point, std::move(record));
   }
 
+  void finish_group(Worker& w, std::vector<core::Record> records) {
+    const CounterGroup group = std::move(*w.group);
+    w.group.reset();
+    const auto& done = events_.counters_finished ? events_.counters_finished : events_.finished;
+    if (!done) return;
+    for (size_t i = 0; i < group.points.size(); ++i) done(group.points[i], std::move(records[i]));
+  }
+
+  // A group whose worker was lost keeps its timing records; its counters are unavailable.
+  void fail_group(Worker& w, const std::string& what) {
+    std::vector<core::Record> records = w.group->records;
+    for (auto& r : records) {
+      r.counters = core::Counters{};
+      r.counters.status = "unavailable";
+      r.counters.reason = fmt::format("collecting counters (with {} points in one session): {}", records.size(), what);
+    }
+    finish_group(w, std::move(records));
+  }
+
   // A worker was lost (died, hung, retired): its point, if any, is recorded as failed.
   void lose(size_t slot, const std::string& what) {
     auto& w = workers_[slot];
-    if (w->state == Worker::State::busy) {
+    if (w->state == Worker::State::busy && w->group) {
+      losses_[slot] = 0;
+      fail_group(*w, what);
+    } else if (w->state == Worker::State::busy) {
       losses_[slot] = 0;  // it got as far as a point: the point is to blame, not the device
       finish(*w, failure_record(*w, what));
     } else if (++losses_[slot] >= kMaxConsecutiveLosses || w->state == Worker::State::starting) {
@@ -322,7 +381,7 @@ class Pool {
     if (n <= 0) {
       const int status = reap(w, 2.0);
       const std::string how = describe_exit(status);
-      lose(slot, w.state == Worker::State::busy
+      lose(slot, w.state == Worker::State::busy && w.point
                      ? fmt::format("the worker process died while measuring this point ({})", how)
                      : fmt::format("the worker process died ({})", how));
       return;
@@ -356,6 +415,10 @@ class Pool {
       w->state = Worker::State::idle;
       return;
     }
+    if (message.contains("counters_for")) {
+      handle_group_answer(slot, message);
+      return;
+    }
     if (!message.contains("record") || !w->point || message.value("index", -1) != w->point->index) {
       kill_and_reap(*w);
       lose(slot, "the worker answered for another point");
@@ -381,13 +444,42 @@ class Pool {
     }
   }
 
+  void handle_group_answer(size_t slot, const json& message) {
+    auto& w = workers_[slot];
+    std::vector<core::Record> records;
+    try {
+      if (!w->group) throw std::runtime_error("no counter group was handed out");
+      const auto indices = message.at("counters_for").get<std::vector<int>>();
+      records = message.at("records").get<std::vector<core::Record>>();
+      bool same = indices.size() == w->group->points.size() && records.size() == indices.size();
+      for (size_t i = 0; same && i < indices.size(); ++i) same = indices[i] == w->group->points[i].index;
+      if (!same) throw std::runtime_error("it answered for other points");
+    } catch (const std::exception& e) {
+      kill_and_reap(*w);
+      lose(slot, fmt::format("the worker sent an unreadable counter answer: {}", e.what()));
+      return;
+    }
+    losses_[slot] = 0;
+    finish_group(*w, std::move(records));
+    w->state = Worker::State::idle;
+    if (message.value("restart", false)) {
+      if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
+      reap(*w, 5.0);
+      w.reset();
+    }
+  }
+
   void check_deadlines() {
     const auto now = Clock::now();
     for (size_t slot = 0; slot < workers_.size(); ++slot) {
       auto& w = workers_[slot];
       if (!w || w->state == Worker::State::idle || now < w->deadline) continue;
       kill_and_reap(*w);
-      if (w->state == Worker::State::busy)
+      if (w->state == Worker::State::busy && w->group)
+        lose(slot, fmt::format("timed out after {:g} s ({} x --point-timeout); the worker was killed",
+                               config_.options.point_timeout_s * static_cast<double>(w->group->points.size()),
+                               w->group->points.size()));
+      else if (w->state == Worker::State::busy)
         lose(slot, fmt::format("timed out after {:g} s (--point-timeout); the worker was killed",
                                config_.options.point_timeout_s));
       else
@@ -397,6 +489,8 @@ class Pool {
 
   const PoolConfig& config_;
   std::deque<Point> queue_;
+  std::deque<CounterGroup> groups_;
+  bool counter_phase_asked_ = false;
   const PoolEvents& events_;
   std::string exe_;
   std::vector<std::unique_ptr<Worker>> workers_;  // one slot per device
