@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <numeric>
 #include <string>
@@ -18,6 +19,7 @@
 #include "core/stats.hpp"
 #include "kernels/registry.hpp"
 #include "measure/backend.hpp"
+#include "measure/counter_batch.hpp"
 #include "measure/cuda/ceilings.hpp"
 #include "measure/cuda/cuda_backend.hpp"
 #include "measure/cuda/cuda_util.hpp"
@@ -338,6 +340,115 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
   const kernels::Kernel& any = *backend->kernels().front();
   options.extra_metrics = {"dram__bytes_raed.sum"};
   REQUIRE_THROWS_AS(backend->measure(shape, any, options), attnprof::InputError);
+}
+
+TEST_CASE("batched counters: copies of known size attributed to their point by the markers", "[gpu][batch]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  constexpr size_t kBytes = size_t{1} << 30;  // 1 GiB, as in the single-session copy test above
+  m::DeviceBuffer src(kBytes), dst(kBytes);
+  char* const src_bytes = static_cast<char*>(src.get());
+  char* const dst_bytes = static_cast<char*>(dst.get());
+  REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
+  m::Stream stream;
+  m::L2Flusher flusher(info.l2_bytes);
+  m::CounterProfiler& profiler = m::CounterProfiler::instance();
+  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  const auto flush = [&] { flusher.flush(stream.get()); };
+  const auto copy = [&](size_t offset, size_t bytes) {
+    attnprof::test::launch_copy(src_bytes + offset, dst_bytes + offset, bytes, copy_blocks(), stream.get());
+  };
+  // Point 0: one copy of all; point 1: two copies of a quarter each (disjoint); point 2: one of half.
+  const std::vector<m::CounterProfiler::BatchPoint> points{
+      {flush, [&] { copy(0, kBytes); }},
+      {flush, [&] {
+         copy(0, kBytes / 4);
+         copy(kBytes / 4, kBytes / 4);
+       }},
+      {flush, [&] { copy(0, kBytes / 2); }}};
+  const std::vector<core::Counters> batched = profiler.collect_batch(points, stream.get(), {});
+  REQUIRE(batched.size() == 3);
+  const std::vector<size_t> ranges{1, 2, 1};
+  const std::vector<double> written{double(kBytes), kBytes / 2.0, kBytes / 2.0};
+  for (size_t i = 0; i < 3; ++i) {
+    const core::Counters& c = batched[i];
+    INFO("point " << i << ": " << c.reason);
+    std::printf("MEASURE batched copy point %zu: %zu ranges, dram written %.6g (expected %.6g), passes %lld, "
+                "profiling %.1f ms, reason '%s'\n",
+                i, c.per_kernel.size(), c.total.count("dram__bytes_write.sum") ? c.total.at("dram__bytes_write.sum") : -1.0,
+                written[i], static_cast<long long>(c.passes), c.profiling_ms, c.reason.c_str());
+    REQUIRE(c.status == "ok");
+    REQUIRE(c.reason.find("attributed") == std::string::npos);  // no per-point fallback
+    REQUIRE(c.per_kernel.size() == ranges[i]);
+    REQUIRE(c.per_kernel[0].kernel == "0");  // named as a session of its own names it
+    REQUIRE(c.per_kernel[0].metrics.count(m::kMarkerMetric) == 0);  // the marker metric is not reported
+    REQUIRE(c.total.at("dram__bytes_write.sum") == Approx(written[i]).epsilon(0.02));
+    REQUIRE(c.profiling_ms > 0);
+  }
+}
+
+TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor ops within 2%)", "[gpu][batch]") {
+  auto backend = m::make_cuda_backend(0);
+  m::MeasureOptions per_point;
+  per_point.min_samples = 5;
+  per_point.max_samples = 10;
+  per_point.seed = 1234;
+  m::MeasureOptions batched = per_point;
+  batched.counter_batch = 8;
+  core::Shape a;
+  a.batch = 2;
+  a.heads = a.kv_heads = 8;
+  a.seq_q = a.seq_k = 1024;
+  a.hdim = 64;
+  a.dtype = core::DType::bf16;
+  core::Shape b = a;
+  b.seq_q = b.seq_k = 2048;
+  b.hdim = 128;
+  b.causal = true;
+
+  std::vector<core::Record> single, group;
+  for (const core::Shape& shape : {a, b}) {
+    for (const kernels::Kernel* kernel : backend->kernels()) {
+      single.push_back(backend->measure(shape, *kernel, per_point));
+      group.push_back(backend->measure(shape, *kernel, batched));
+      REQUIRE(group.back().counters.status == "pending");
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  backend->collect_counters(group, batched);
+  const double batch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double single_ms = 0;
+  for (const auto& r : single) single_ms += r.counters.profiling_ms;
+  std::printf("MEASURE batched counters: %zu points in %.0f ms against %.0f ms point by point\n", group.size(),
+              batch_ms, single_ms);
+
+  const auto close = [](const core::Counters& x, const core::Counters& y, const char* metric) {
+    const double u = x.total.count(metric) ? x.total.at(metric) : -1, v = y.total.count(metric) ? y.total.at(metric) : -1;
+    std::printf("MEASURE   %s: per point %.6g, batched %.6g (%+.2f%%)\n", metric, u, v, u != 0 ? 100 * (v / u - 1) : 0.0);
+    return u == Approx(v).epsilon(0.02).margin(1e3);  // a margin for metrics near zero
+  };
+  for (size_t i = 0; i < single.size(); ++i) {
+    const core::Record& s = single[i];
+    const core::Record& g = group[i];
+    INFO(g.kernel << " " << g.shape.label() << ": " << g.counters.reason);
+    std::printf("MEASURE batched %s %s: %s, %zu ranges (per point %zu), passes %lld (%lld), profiling %.0f ms (%.0f)\n",
+                g.kernel.c_str(), g.shape.label().c_str(), g.counters.status.c_str(), g.counters.per_kernel.size(),
+                s.counters.per_kernel.size(), static_cast<long long>(g.counters.passes),
+                static_cast<long long>(s.counters.passes), g.counters.profiling_ms, s.counters.profiling_ms);
+    REQUIRE(s.counters.status == "ok");
+    REQUIRE(g.counters.status == "ok");
+    REQUIRE(g.counters.reason.find("attributed") == std::string::npos);  // no per-point fallback
+    REQUIRE(g.counters.per_kernel.size() == s.counters.per_kernel.size());
+    for (size_t k = 0; k < s.counters.per_kernel.size(); ++k)
+      REQUIRE(g.counters.per_kernel[k].kernel == s.counters.per_kernel[k].kernel);
+    CHECK(close(s.counters, g.counters, "dram__bytes_read.sum"));
+    CHECK(close(s.counters, g.counters, "dram__bytes_write.sum"));
+    CHECK(close(s.counters, g.counters, "sm__inst_executed_pipe_tensor_op_hmma.sum"));
+    CHECK(close(s.counters, g.counters, "sm__ops_path_tensor_src_bf16_dst_fp32.sum"));
+    REQUIRE(g.occupancy.achieved_pct.has_value() == s.occupancy.achieved_pct.has_value());
+    REQUIRE(g.counters.profiling_ms > 0);
+  }
+  REQUIRE(batch_ms < single_ms);
 }
 
 TEST_CASE("counters: a second profiler on the same context is reported, not thrown", "[gpu][last]") {
