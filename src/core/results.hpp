@@ -43,7 +43,8 @@ struct KernelCounters {
 };
 
 struct Counters {
-  std::string status = "not_collected";   // "ok", "not_collected", "unavailable"
+  std::string status = "not_collected";   // "ok", "not_collected", "unavailable", "pending" (timed;
+                                          // a batched counter session still to come)
   std::string reason;                     // why unavailable, and how to fix it
   std::vector<KernelCounters> per_kernel; // one per launch within the call
   std::map<std::string, double> total;    // summed over the call's launches (ratios: time-weighted)
