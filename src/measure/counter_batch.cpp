@@ -1,6 +1,7 @@
 #include "measure/counter_batch.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -36,8 +37,9 @@ std::vector<std::vector<size_t>> form_batches(const std::vector<BatchItem>& item
 RangeRole range_role(const core::KernelCounters& range) {
   const auto it = range.metrics.find(kMarkerMetric);
   if (it == range.metrics.end()) return RangeRole::launch;
-  if (it->second == kBeginMarkerWarps) return RangeRole::begin_marker;
-  if (it->second == kEndMarkerWarps) return RangeRole::end_marker;
+  // Warp counts are integers; half a warp of slack only guards against how CUPTI evaluates the sum.
+  if (std::abs(it->second - kBeginMarkerWarps) < 0.5) return RangeRole::begin_marker;
+  if (std::abs(it->second - kEndMarkerWarps) < 0.5) return RangeRole::end_marker;
   return RangeRole::launch;
 }
 
