@@ -68,7 +68,7 @@ PY
               "reference|batch=4;heads=16;seq=2048;hdim=64;dtype=bf16"; do
     i=$((i+1)); k="${spec%%|*}"; s="${spec#*|}"
     "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda --out "$out/agree$i" --min-samples 5 --max-samples 5 >/dev/null 2>&1
-    ncu "${ncu_filter[@]}" --metrics "$metrics" --csv "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda \
+    ncu "${ncu_filter[@]}" -k regex:'fused_attention|fused_sm90|softmax|gemm|nvjet|xmma|cutlass' --metrics "$metrics" --csv "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda \
         --out "$out/ncu$i" --no-counters --min-samples 3 --max-samples 3 > "$out/ncu$i.csv" 2>"$out/ncu$i.err"
     python3 - "$out/agree$i/results.json" "$out/ncu$i.csv" "$k $s" <<'PY'
 import csv, json, sys
@@ -117,21 +117,58 @@ agreement)
   done
   log "overhead: 24-point sweep with counters vs Nsight Compute on the same kernels"
   axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
+  two=(--kernels reference,fused --backend cuda --min-samples 10 --max-samples 10)
   allmetrics=$(cat .devcarry/shared/attnprof-metrics.txt)
   t0=$(date +%s.%N)
-  "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead" --min-samples 10 --max-samples 10 2>&1 | tail -n 2
+  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead" 2>&1 | tail -n 2
   t1=$(date +%s.%N)
-  "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead-nocounters" --no-counters --min-samples 10 --max-samples 10 >/dev/null 2>&1
+  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-batch1" --counter-batch 1 >/dev/null 2>&1
   t2=$(date +%s.%N)
-  timeout 400 ncu "${ncu_filter[@]}" -k regex:'fused_attention|softmax|gemm|nvjet|xmma|cutlass' --metrics "$allmetrics" --csv \
-      "$bin/attnprof" sweep --axes "$axes" --backend cuda --out "$out/overhead-ncu" --no-counters --min-samples 10 --max-samples 10 >"$out/overhead-ncu.csv" 2>"$out/overhead-ncu.err"
-  echo "ncu exit $?"
+  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-nocounters" --no-counters >/dev/null 2>&1
   t3=$(date +%s.%N)
+  timeout 400 ncu "${ncu_filter[@]}" -k regex:'fused_attention|fused_sm90|softmax|gemm|nvjet|xmma|cutlass' --metrics "$allmetrics" --csv \
+      "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-ncu" --no-counters >"$out/overhead-ncu.csv" 2>"$out/overhead-ncu.err"
+  echo "ncu exit $?"
+  t4=$(date +%s.%N)
   echo "kernels profiled by ncu: $(grep gpu__time_duration "$out/overhead-ncu.csv" | wc -l)"
   python3 -c "
-t0,t1,t2,t3=$t0,$t1,$t2,$t3
-a,b,c=t1-t0,t2-t1,t3-t2
-print(f'with_counters_s {a:.1f} no_counters_s {b:.1f} ncu_s {c:.1f} whole_ratio {c/a:.2f} overhead_ratio {(c-b)/max(a-b,1e-9):.2f}')" | tee "$out/overhead.txt"
+t0,t1,t2,t3,t4=$t0,$t1,$t2,$t3,$t4
+batched,single,none,ncu=t1-t0,t2-t1,t3-t2,t4-t3
+print(f'with_counters_batched_s {batched:.1f} with_counters_per_point_s {single:.1f} no_counters_s {none:.1f} ncu_s {ncu:.1f}')
+print(f'whole-run ratio ncu/batched {ncu/batched:.2f}  ncu/per-point {ncu/single:.2f}')
+print(f'counter-phase ratio (ncu - none)/(batched - none) {(ncu-none)/max(batched-none,1e-9):.2f}  per-point {(ncu-none)/max(single-none,1e-9):.2f}')" | tee "$out/overhead.txt"
+  log "A/A: P50 of the same 24-point sweep in three runs (batched counters, per-point counters, none)"
+  python3 - "$out/overhead/results.json" "$out/overhead-batch1/results.json" "$out/overhead-nocounters/results.json" <<'PY' | tee "$out/aa-p50.txt"
+import json, sys
+runs = [{r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:]]
+for i, j in ((0, 1), (0, 2), (1, 2)):
+    diffs = []
+    for key, r in runs[i].items():
+        o = runs[j].get(key)
+        if o and r["status"] == "ok" and o["status"] == "ok":
+            diffs.append(abs(r["latency"]["p50_us"] / o["latency"]["p50_us"] - 1))
+    within = sum(d <= 0.01 for d in diffs)
+    print(f"runs {i} vs {j}: {within}/{len(diffs)} P50s within 1% ({100 * within / max(len(diffs), 1):.0f}%), worst {100 * max(diffs, default=0):.2f}%")
+PY
+  log "counters batched vs per point (same 24 points)"
+  python3 - "$out/overhead/results.json" "$out/overhead-batch1/results.json" <<'PY' | tee "$out/batch-vs-single.txt"
+import json, sys
+a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:])
+worst = {}
+for key, r in a.items():
+    o = b.get(key)
+    if not o or r["counters"]["status"] != "ok" or o["counters"]["status"] != "ok":
+        print("not comparable:", key, r["counters"]["status"], o and o["counters"]["status"]); continue
+    for m in ("dram__bytes_read.sum", "dram__bytes_write.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum", "gpu__time_duration.sum"):
+        x, y = r["counters"]["total"].get(m), o["counters"]["total"].get(m)
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y:
+            worst[m] = max(worst.get(m, 0), abs(x / y - 1))
+    if len(r["counters"]["per_kernel"]) != len(o["counters"]["per_kernel"]):
+        print("range count differs:", key, len(r["counters"]["per_kernel"]), len(o["counters"]["per_kernel"]))
+for m, w in worst.items():
+    print(f"{m}: worst batched/per-point difference {100 * w:.2f}%")
+print("passes / profiling_ms of one point:", [(r["counters"].get("passes"), round(r["counters"].get("profiling_ms") or 0)) for r in list(a.values())[:2]])
+PY
   log "A/A and planted slowdown"
   gate_axes="batch=4;heads=16;seq=2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
   "$bin/attnprof" sweep --axes "$gate_axes" --kernels fused --backend cuda --no-counters --out "$out/gate-a" --min-samples 30 --max-samples 30 >/dev/null 2>&1

@@ -113,7 +113,13 @@ TEST_CASE("the occupancy limiter is the resource whose block limit binds", "[cpu
 TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 1%", "[gpu]") {
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   const core::DeviceInfo info = m::query_device(0);
-  constexpr size_t kBytes = size_t{1} << 30;  // 1 GiB each way, 17x the H200's L2
+  // 8 GiB each way where memory allows (1 GiB otherwise). L2 is flushed clean before each pass, so the
+  // copy's last lines still dirty in L2 when it ends (at most the L2 size) are written back after its
+  // range and not counted, by CUPTI or Nsight Compute: a large copy keeps that share under 1%.
+  size_t free_bytes = 0, total_bytes = 0;
+  REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+  const size_t kBytes = free_bytes > (size_t{24} << 30) ? size_t{8} << 30 : size_t{1} << 30;
+  const double l2_share = static_cast<double>(info.l2_bytes) / kBytes;  // most that can stay dirty
   m::DeviceBuffer src(kBytes), dst(kBytes), half_dst(kBytes / 2);
   REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
   m::Stream stream;
@@ -128,12 +134,14 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   REQUIRE(one.status == "ok");
   REQUIRE(one.per_kernel.size() == 1);
   const double read = one.total.at("dram__bytes_read.sum"), written = one.total.at("dram__bytes_write.sum");
-  std::printf("MEASURE copy 1 GiB: dram read %.6g (analytic %.6g, %+.3f%%), written %.6g (%+.3f%%), passes %lld, "
+  std::printf("MEASURE copy %.0f GiB: dram read %.6g (analytic %.6g, %+.3f%%), written %.6g (%+.3f%%), passes %lld, "
               "profiling %.1f ms, range '%s', reason '%s'\n",
-              read, double(kBytes), 100 * (read / kBytes - 1), written, 100 * (written / kBytes - 1),
+              kBytes / double(1 << 30), read, double(kBytes), 100 * (read / kBytes - 1), written, 100 * (written / kBytes - 1),
               static_cast<long long>(one.passes), one.profiling_ms, one.per_kernel[0].kernel.c_str(), one.reason.c_str());
   REQUIRE(read == Approx(double(kBytes)).epsilon(0.01));
-  REQUIRE(written == Approx(double(kBytes)).epsilon(0.01));
+  REQUIRE(written <= 1.01 * kBytes);
+  REQUIRE(written >= (0.99 - l2_share) * kBytes);
+  if (kBytes >= (size_t{8} << 30)) REQUIRE(written == Approx(double(kBytes)).epsilon(0.01));
   REQUIRE(one.passes >= 1);
   REQUIRE(one.total.at("gpu__time_duration.sum") > 0);
   // The copy moves 2 GiB at a few TB/s: its duration [ns] is bounded by physics.
@@ -150,8 +158,10 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
       stream.get(), {"l1tex__t_bytes.sum"});
   REQUIRE(two.status == "ok");
   REQUIRE(two.per_kernel.size() == 2);
-  REQUIRE(two.per_kernel[1].metrics.at("dram__bytes_write.sum") == Approx(kBytes / 2.0).epsilon(0.01));
-  REQUIRE(two.total.at("dram__bytes_write.sum") == Approx(1.5 * kBytes).epsilon(0.01));
+  // The first copy's dirty tail is written back during the second: counted there.
+  REQUIRE(two.per_kernel[1].metrics.at("dram__bytes_write.sum") == Approx(kBytes / 2.0).epsilon(0.01 + 2 * l2_share));
+  REQUIRE(two.total.at("dram__bytes_write.sum") <= 1.01 * 1.5 * kBytes);
+  REQUIRE(two.total.at("dram__bytes_write.sum") >= (0.99 * 1.5 - l2_share) * kBytes);
   REQUIRE(two.total.count("l1tex__t_bytes.sum") == 1);
   std::printf("MEASURE two launches: passes %lld (planned %lld), profiling %.1f ms\n", static_cast<long long>(two.passes),
               static_cast<long long>(profiler.planned_passes({})), two.profiling_ms);
@@ -314,7 +324,10 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
     REQUIRE(rec.latency.p50_us > 0);
     REQUIRE(rec.tflops > 0);
     REQUIRE(rec.counters.status == "ok");
-    REQUIRE(rec.counters.total.at("dram__bytes_read.sum") > 0.5 * rec.cost.min_bytes_read);
+    // Q, K and V are not in L2 after the flush: at least they come from DRAM. (The reference's S and P
+    // can stay in L2 between its launches at a shape this small, so its minimum is not a floor.)
+    const double qkv_bytes = static_cast<double>(shape.q_elems() + 2 * shape.kv_elems()) * core::dtype_bytes(shape.dtype);
+    REQUIRE(rec.counters.total.at("dram__bytes_read.sum") > 0.9 * qkv_bytes);
     REQUIRE(rec.verification.checked);
     if (kernel->stage_names().size() > 1) {
       REQUIRE(rec.stages.size() == kernel->stage_names().size());
@@ -382,7 +395,10 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
     REQUIRE(c.per_kernel.size() == ranges[i]);
     REQUIRE(c.per_kernel[0].kernel == "0");  // named as a session of its own names it
     REQUIRE(c.per_kernel[0].metrics.count(m::kMarkerMetric) == 0);  // the marker metric is not reported
-    REQUIRE(c.total.at("dram__bytes_write.sum") == Approx(written[i]).epsilon(0.02));
+    // The flush before each point writes back the previous point's dirty lines outside every range; a
+    // point's own last lines still dirty in L2 (at most its size) are not counted.
+    REQUIRE(c.total.at("dram__bytes_write.sum") <= 1.02 * written[i]);
+    REQUIRE(c.total.at("dram__bytes_write.sum") >= 0.98 * written[i] - info.l2_bytes);
     REQUIRE(c.profiling_ms > 0);
   }
 }

@@ -30,6 +30,7 @@ __global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_and_n
 
 constexpr int kL2FlushThreads = 256;
 constexpr int kL2FlushBlocksPerSm = 4;
+constexpr int64_t kL2LineBytes = 128;
 
 // Reads the whole flush buffer (twice the L2 size) with loads cached in L2 only. Every line the call
 // under test left in L2 is evicted, dirty ones written back now rather than during the next call, and
@@ -44,6 +45,18 @@ __global__ void attnprof_l2_flush_kernel(const uint4* __restrict__ buffer, int64
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc != 0) *sink = acc;
+}
+
+// Invalidates the flush buffer's lines in L2 without writing them back (PTX discard, sm_80+): after the
+// read pass L2 holds only those clean lines, so this leaves it empty, the state Nsight Compute's cache
+// control leaves before each kernel it profiles. The buffer's contents are never used.
+__global__ void attnprof_l2_discard_kernel(char* buffer, int64_t lines) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines; i += stride) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(buffer + i * kL2LineBytes) : "memory");
+#endif
+  }
 }
 
 // SM clock [MHz]; 0 when the reading is unusable. scratch: 2 long longs of device memory.
@@ -202,6 +215,9 @@ void L2Flusher::flush(cudaStream_t stream) {
       static_cast<const uint4*>(buffer_.get()), static_cast<int64_t>(buffer_.bytes() / sizeof(uint4)),
       static_cast<uint32_t*>(sink_.get()));
   check_cuda(cudaGetLastError(), "attnprof_l2_flush_kernel launch");
+  attnprof_l2_discard_kernel<<<blocks_, kL2FlushThreads, 0, stream>>>(
+      static_cast<char*>(buffer_.get()), static_cast<int64_t>(buffer_.bytes()) / kL2LineBytes);
+  check_cuda(cudaGetLastError(), "attnprof_l2_discard_kernel launch");
 }
 
 double measure_sm_clock_mhz(cudaStream_t stream) {

@@ -28,8 +28,9 @@ inline constexpr double kThrottledClockFraction = 0.75;
 // boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).
 using CallFn = std::function<void(cudaStream_t stream, kernels::StageHook* hook)>;
 
-// Evicts L2 by reading a buffer twice its size with one kernel launch ("attnprof_l2_flush_kernel"),
-// leaving L2 clean: lines the previous call dirtied are written back during the flush.
+// Evicts L2 by reading a buffer twice its size ("attnprof_l2_flush_kernel": lines the previous call
+// dirtied are written back during the flush), then discards the buffer's lines
+// ("attnprof_l2_discard_kernel"), leaving L2 empty, as Nsight Compute's cache control does.
 class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
