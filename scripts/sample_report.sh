@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Regenerates the sample report in reports/h200-fa-bench/ from a device run of
+# `scripts/device/h200.sh tests-and-sweep` (its tarball, or the folder it unpacks to):
+#   scripts/sample_report.sh /path/to/tests-and-sweep.tgz [build/attnprof]
+# Copies the sweep's results.json and the PyTorch anchors of the same call, re-renders the HTML report,
+# Markdown summary and CSV with this checkout's renderers (diagnosis recomputed from the JSON), and
+# writes the side-by-side table (scripts/perf_table.py) to reports/h200-fa-bench/table.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src="${1:?usage: scripts/sample_report.sh RUN.tgz|RUN_DIR [attnprof binary]}"
+bin="${2:-build/attnprof}"
+dest=reports/h200-fa-bench
+if [ -f "$src" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  tar xzf "$src" -C "$work"
+  src="$work"
+fi
+[ -f "$src/fa-bench/results.json" ] || { echo "sample_report: no fa-bench/results.json in $src" >&2; exit 2; }
+[ -f "$src/sdpa_anchor.json" ] || { echo "sample_report: no sdpa_anchor.json in $src" >&2; exit 2; }
+mkdir -p "$dest"
+cp "$src/fa-bench/results.json" "$dest/results.json"
+cp "$src/sdpa_anchor.json" "$dest/sdpa_anchor.json"
+"$bin" report "$dest/results.json" --html "$dest/report.html" --md "$dest/summary.md" --csv "$dest/points.csv" >/dev/null
+python3 scripts/perf_table.py "$dest/results.json" "$dest/sdpa_anchor.json" > "$dest/table.md"
+echo "sample_report: wrote $dest/{results.json,sdpa_anchor.json,report.html,summary.md,points.csv,table.md}"
