@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -45,6 +46,12 @@ int current_device_cc() {
 std::string schedule_text() {
   const char* env = std::getenv("ATTNPROF_FUSED_SM90_CONFIG");
   return env ? std::string(env) : std::string();
+}
+
+// The schedule a shape runs with; the choice must be valid (unsupported_reason checks it).
+Schedule schedule_for(const core::Shape& s) {
+  const f3::ScheduleChoice choice = f3::parse_schedule(schedule_text());
+  return choice.fixed ? *choice.fixed : f3::default_schedule(static_cast<int>(s.hdim), s.causal);
 }
 
 // cuTensorMapEncodeTiled from the driver the runtime already loaded; nullptr when unavailable.
@@ -84,6 +91,37 @@ CUtensorMap make_map(const void* base, core::DType dtype, int64_t hdim, int64_t 
   if (r != CUDA_SUCCESS)
     throw CudaError("fused-sm90: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
   return map;
+}
+
+// SM count of the current device (the persistent grid's size); 0 when unknown.
+int current_device_sms() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return sms;
+}
+
+// f3::grid_ctas walks every work tile of a causal shape; the answer is kept for the last shape asked.
+long long grid_for(const core::Shape& s) {
+  struct Key {
+    int64_t seq_q, seq_k, batch_heads;
+    bool causal;
+    int sms;
+    bool operator==(const Key&) const = default;
+  };
+  static std::mutex mutex;
+  static Key last_key{};
+  static long long last_grid = -1;
+  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, current_device_sms()};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (last_grid < 0 || !(key == last_key)) {
+    last_grid = f3::grid_ctas(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms);
+    last_key = key;
+  }
+  return last_grid;
 }
 
 // Calls fn with (element type tag, hdim constant, schedule constant).
@@ -130,14 +168,17 @@ class FusedSm90Kernel final : public Kernel {
   Backend backend() const override { return Backend::cuda; }
   core::KernelKind kind() const override { return core::KernelKind::fused; }
   std::string description() const override {
-    const auto schedule = f3::parse_schedule(schedule_text());
+    const f3::ScheduleChoice choice = f3::parse_schedule(schedule_text());
     return "FlashAttention-3 style for sm_90a: wgmma m64nNk16 from shared memory (P from registers), "
-           "TMA K/V ring on mbarriers, producer/consumer warpgroups with setmaxnreg; schedule " +
-           std::string(schedule ? f3::to_string(*schedule) : "invalid");
+           "TMA K/V ring on mbarriers, producer/consumer warpgroups with setmaxnreg, persistent grid, "
+           "TMA O store; schedule " +
+           std::string(!choice.valid ? "invalid"
+                       : choice.fixed ? f3::to_string(*choice.fixed)
+                                      : "per shape (overlap at hdim 128 without a causal mask, else pingpong)");
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     const std::string text = schedule_text();
-    if (!f3::parse_schedule(text))
+    if (!f3::parse_schedule(text).valid)
       return "ATTNPROF_FUSED_SM90_CONFIG='" + text + "' is not one of overlap, pingpong, serial";
     if (s.dtype == core::DType::fp32) return "fused-sm90 supports fp16 and bf16 only (tensor cores)";
     if (const int cc = current_device_cc(); cc > 0 && cc != 90)
@@ -155,14 +196,14 @@ class FusedSm90Kernel final : public Kernel {
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
-    const Schedule schedule = *f3::parse_schedule(schedule_text());
+    const Schedule schedule = schedule_for(s);
     LaunchInfo info;
     dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
       using T = decltype(tag);
       info.kernel_name = "fused_sm90_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
                          std::to_string(hdim.value) + ", " + std::string(f3::to_string(sched.value)) + ">";
       info.func = reinterpret_cast<const void*>(&f3::fused_sm90_kernel<T, hdim.value, sched.value>);
-      info.grid_blocks = f3::m_blocks(s.seq_q) * s.batch * s.heads;
+      info.grid_blocks = grid_for(s);
       info.block_threads = f3::kThreads;
       info.dynamic_smem_bytes = f3::smem_bytes(hdim.value);
     });
@@ -172,13 +213,15 @@ class FusedSm90Kernel final : public Kernel {
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
-    const Schedule schedule = *f3::parse_schedule(schedule_text());
+    const Schedule schedule = schedule_for(s);
     const std::string range = "fused-sm90 " + s.label();
     nvtxRangePushA(range.c_str());
     try {
       const CUtensorMap tm_q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
       const CUtensorMap tm_k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
       const CUtensorMap tm_v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
+      // O is stored by each consumer warpgroup, 64 rows at a time.
+      const CUtensorMap tm_o = make_map(a.o, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, 64);
       if (hook) hook->before_stage(0);
       dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
         using T = decltype(tag);
@@ -193,11 +236,12 @@ class FusedSm90Kernel final : public Kernel {
         p.kv_heads = static_cast<int>(s.kv_heads);
         p.group = static_cast<int>(s.heads / s.kv_heads);
         p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
+        p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
         p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * kLog2e;
         p.causal = s.causal ? 1 : 0;
-        const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
+        const auto grid = static_cast<unsigned>(grid_for(s));
         f3::fused_sm90_kernel<T, hdim.value, sched.value>
-            <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, p);
+            <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_o, p);
         ATTNPROF_CUDA_CHECK(cudaGetLastError());
       });
       if (hook) hook->after_last();

@@ -1,11 +1,13 @@
 // The fused-sm90 attention forward: FlashAttention-3's structure on Hopper's own instructions.
 //
-//   CTA        128 query rows of one (batch, head). Warpgroup 0 produces: after giving most of its
-//              registers back (setmaxnreg.dec), one thread loads Q once and then every K and V tile
-//              the CTA can see with TMA into a ring of shared-memory stages, each completing on its
-//              mbarrier (K and V separately, so S = Q K^T can start before V lands). Warpgroups 1 and
-//              2 consume (setmaxnreg.inc), 64 query rows each, and release a stage by arriving on its
-//              "empty" mbarrier once their MMAs have read it.
+//   CTA        persistent (at most one per SM), walking work tiles of 128 query rows of one (batch,
+//              head). Warpgroup 0 produces: after giving most of its registers back (setmaxnreg.dec),
+//              one thread loads each tile's Q and then every K and V tile the tile can see with TMA
+//              into a ring of shared-memory stages, each completing on its mbarrier (K and V
+//              separately, so S = Q K^T can start before V lands); the next tile's loads start while
+//              the current one finishes. Warpgroups 1 and 2 consume (setmaxnreg.inc), 64 query rows
+//              each, and release a stage (or Q) by arriving on its "empty" mbarrier once their MMAs
+//              have read it.
 //   consumer   S = Q K^T with wgmma m64n128k16, A = Q and B = K both from shared memory (K-major);
 //              online softmax in fp32 with exp2 on the accumulators in registers (the 4 lanes of a quad
 //              hold one row); O += P V with wgmma m64n{hdim}k16, A = P converted in registers from the
@@ -17,8 +19,9 @@
 // layout a wgmma descriptor with 128-byte swizzle reads; advancing 16 elements along K inside a panel
 // is +32 bytes on the descriptor's start address. Tails: TMA zero-fills rows past seq_q / seq_k of
 // the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or the
-// causal limit become -inf, and only rows < seq_q are stored. Causal CTAs never load key tiles past
-// their last row's limit.
+// causal limit become -inf, and O leaves through a swizzled shared-memory staging buffer and a TMA
+// store that clips rows past seq_q (LSE is stored directly, rows < seq_q). Causal tiles never load
+// key tiles past their last row's limit.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -37,9 +40,29 @@ struct Sm90Params {
   int seq_q, seq_k;
   int heads, kv_heads, group;  // group = heads / kv_heads
   int num_m_blocks;            // query-row blocks per (batch, head)
+  int num_tiles;               // num_m_blocks * batch * heads work tiles
   float scale_log2;            // softmax_scale * log2(e)
   int causal;
 };
+
+// One work tile: query rows m0 .. m0 + 127 of (batch, head) bh, reading kv head kv_bh, n_blocks key
+// tiles. Query blocks of one (batch, head) are adjacent in tile order (they share K/V in L2); with a
+// causal mask the heaviest (last) blocks come first.
+struct WorkTile {
+  int bh, kv_bh, m0, n_blocks;
+};
+
+__device__ __forceinline__ WorkTile decode_tile(int tile, const Sm90Params& p) {
+  const int m_index = tile % p.num_m_blocks;
+  const int bh = tile / p.num_m_blocks;
+  const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
+  WorkTile w;
+  w.bh = bh;
+  w.kv_bh = (bh / p.heads) * p.kv_heads + (bh % p.heads) / p.group;
+  w.m0 = m_block * kBlockM;
+  w.n_blocks = static_cast<int>(key_tiles(w.m0, p.seq_q, p.seq_k, p.causal != 0));
+  return w;
+}
 
 inline constexpr float kLn2 = 0.6931471805599453f;
 
@@ -92,9 +115,11 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Par
 }
 
 // Online softmax on S in place (S becomes exp2(scale_log2 * (s - max))); rescale[h] is the factor by
-// which O and the sums accumulated under the old max shrink.
-__device__ __forceinline__ void softmax_tile(float (&s)[kBlockN / 2], RowState& st, float scale_log2,
+// which O and the sums accumulated under the old max shrink. Returns whether a row max of this thread
+// grew (when none did, every rescale is exactly 1).
+__device__ __forceinline__ bool softmax_tile(float (&s)[kBlockN / 2], RowState& st, float scale_log2,
                                              float (&rescale)[2]) {
+  bool grew = false;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float tile_max = st.max[half];
@@ -105,6 +130,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[kBlockN / 2], RowState& 
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
     // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
     const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
+    grew |= tile_max != st.max[half];
     rescale[half] = fast_exp2(st.max[half] * scale_log2 - max_scaled);
     st.max[half] = tile_max;
     float tile_sum = 0.f;
@@ -118,10 +144,15 @@ __device__ __forceinline__ void softmax_tile(float (&s)[kBlockN / 2], RowState& 
       }
     st.sum[half] = st.sum[half] * rescale[half] + tile_sum;
   }
+  return grew;
 }
 
+// O *= rescale per row. At hdim 128 the multiplies are skipped when no row max of the warp grew (the
+// max stops moving after a row's first tiles; the fused kernel measured this worth 4-11% at hdim 128
+// and a loss at hdim 64, where the vote costs about what it saves).
 template <int kHeadDim>
-__device__ __forceinline__ void rescale_o(float (&o)[kHeadDim / 2], const float (&rescale)[2]) {
+__device__ __forceinline__ void rescale_o(float (&o)[kHeadDim / 2], const float (&rescale)[2], bool grew) {
+  if (kHeadDim >= 128 && !__any_sync(0xffffffffu, grew)) return;
 #pragma unroll
   for (int i = 0; i < kHeadDim / 2; ++i) o[i] *= rescale[(i / 2) % 2];
 }
@@ -137,7 +168,8 @@ __device__ __forceinline__ void convert_p(const float (&s)[kBlockN / 2], uint32_
 template <typename T, int kHeadDim, Schedule kSchedule>
 __global__ void __launch_bounds__(kThreads, 1)
     fused_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                      const __grid_constant__ CUtensorMap tm_v, const Sm90Params p) {
+                      const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                      const Sm90Params p) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Only the sm_90a image has a body; the host refuses other devices (unsupported_reason).
   __trap();
@@ -151,24 +183,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t s_q = base;
   const uint32_t s_k = base + k_offset(kHeadDim);
   const uint32_t s_v = base + v_offset(kHeadDim);
+  const uint32_t s_o = base + o_offset(kHeadDim);
   const uint32_t bar_q = base + barrier_offset(kHeadDim);
-  auto bar_k_full = [&](int stage) { return bar_q + 8u * (1 + stage); };
-  auto bar_v_full = [&](int stage) { return bar_q + 8u * (1 + kStages + stage); };
-  auto bar_empty = [&](int stage) { return bar_q + 8u * (1 + 2 * kStages + stage); };
-
-  // Query blocks of one (batch, head) are adjacent in the grid (they share K/V in L2); with a causal
-  // mask the heaviest (last) blocks start first.
-  const int m_index = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_m_blocks));
-  const int bh = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.num_m_blocks));
-  const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
-  const int batch = bh / p.heads;
-  const int head = bh % p.heads;
-  const int kv_bh = batch * p.kv_heads + head / p.group;
-  const int m0 = m_block * kBlockM;
-  const int n_blocks = static_cast<int>(key_tiles(m0, p.seq_q, p.seq_k, p.causal != 0));
+  const uint32_t bar_q_empty = bar_q + 8u;
+  auto bar_k_full = [&](int stage) { return bar_q + 8u * (2 + stage); };
+  auto bar_v_full = [&](int stage) { return bar_q + 8u * (2 + kStages + stage); };
+  auto bar_empty = [&](int stage) { return bar_q + 8u * (2 + 2 * kStages + stage); };
 
   if (threadIdx.x == 0) {
     mbar_init(bar_q, 1);
+    mbar_init(bar_q_empty, kConsumerThreads);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(bar_k_full(s), 1);
       mbar_init(bar_v_full(s), 1);
@@ -178,32 +202,42 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
+  // Every role walks the same work tiles. Key tiles are counted across them (`it`): key tile `it` of
+  // the CTA uses stage it % kStages in its (it / kStages)-th round; Q loads are counted likewise.
   if (threadIdx.x < kWarpgroupThreads) {
     // ---------------- producer warpgroup ----------------
     setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x == 0 && n_blocks > 0) {
+    if (threadIdx.x == 0) {
       tma_prefetch_map(&tm_q);
       tma_prefetch_map(&tm_k);
       tma_prefetch_map(&tm_v);
-      mbar_arrive_expect_tx(bar_q, q_bytes(kHeadDim));
-#pragma unroll
-      for (int panel = 0; panel < kPanels; ++panel)
-        tma_load_3d(s_q + panel * q_panel_bytes(), &tm_q, panel * kPanelCols, m0, bh, bar_q);
-      for (int j = 0; j < n_blocks; ++j) {
-        const int stage = j % kStages;
-        // Stage reuse: wait until both consumer warpgroups released the tile kStages before.
-        if (j >= kStages) mbar_wait(bar_empty(stage), static_cast<uint32_t>((j / kStages - 1) & 1));
-        const uint32_t k_dst = s_k + stage * kTileBytes, v_dst = s_v + stage * kTileBytes;
-        mbar_arrive_expect_tx(bar_k_full(stage), kTileBytes);
+      int it = 0, q_loads = 0;
+      for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles; tile += static_cast<int>(gridDim.x)) {
+        const WorkTile w = decode_tile(tile, p);
+        if (w.n_blocks == 0) continue;  // no key visible: the consumers write zeros, nothing to load
+        // Q reuse: both consumer warpgroups have finished every S of the previous tile.
+        if (q_loads > 0) mbar_wait(bar_q_empty, static_cast<uint32_t>((q_loads - 1) & 1));
+        ++q_loads;
+        mbar_arrive_expect_tx(bar_q, q_bytes(kHeadDim));
 #pragma unroll
         for (int panel = 0; panel < kPanels; ++panel)
-          tma_load_3d(k_dst + panel * kv_panel_bytes(), &tm_k, panel * kPanelCols, j * kBlockN, kv_bh,
-                      bar_k_full(stage));
-        mbar_arrive_expect_tx(bar_v_full(stage), kTileBytes);
+          tma_load_3d(s_q + panel * q_panel_bytes(), &tm_q, panel * kPanelCols, w.m0, w.bh, bar_q);
+        for (int j = 0; j < w.n_blocks; ++j, ++it) {
+          const int stage = it % kStages;
+          // Stage reuse: wait until both consumer warpgroups released the key tile kStages before.
+          if (it >= kStages) mbar_wait(bar_empty(stage), static_cast<uint32_t>((it / kStages - 1) & 1));
+          const uint32_t k_dst = s_k + stage * kTileBytes, v_dst = s_v + stage * kTileBytes;
+          mbar_arrive_expect_tx(bar_k_full(stage), kTileBytes);
 #pragma unroll
-        for (int panel = 0; panel < kPanels; ++panel)
-          tma_load_3d(v_dst + panel * kv_panel_bytes(), &tm_v, panel * kPanelCols, j * kBlockN, kv_bh,
-                      bar_v_full(stage));
+          for (int panel = 0; panel < kPanels; ++panel)
+            tma_load_3d(k_dst + panel * kv_panel_bytes(), &tm_k, panel * kPanelCols, j * kBlockN, w.kv_bh,
+                        bar_k_full(stage));
+          mbar_arrive_expect_tx(bar_v_full(stage), kTileBytes);
+#pragma unroll
+          for (int panel = 0; panel < kPanels; ++panel)
+            tma_load_3d(v_dst + panel * kv_panel_bytes(), &tm_v, panel * kPanelCols, j * kBlockN, w.kv_bh,
+                        bar_v_full(stage));
+        }
       }
     }
   } else {
@@ -214,136 +248,166 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int warp = (ctid % kWarpgroupThreads) / 32;     // 16 rows each inside the warpgroup
     const int lane = ctid % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
-    const int row_in_cta = wg * 64 + warp * 16 + quad_row;  // this thread's rows: this and + 8
-    const int row0 = m0 + row_in_cta;
+    const int row_in_wg = warp * 16 + quad_row;           // this thread's rows: this and + 8
+    const bool store_thread = ctid % kWarpgroupThreads == 0;  // issues the warpgroup's O stores
     const uint32_t q_base = s_q + wg * 64 * 128;
+    const uint32_t o_stage = s_o + wg * o_stage_bytes(kHeadDim);
 
     float o[kHeadDim / 2];
-#pragma unroll
-    for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.f;
     float s[kBlockN / 2];
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) s[i] = 0.f;
     uint32_t pf[kBlockN / 4];
-    RowState st{{-INFINITY, -INFINITY}, {0.f, 0.f}};
     float rescale[2];
+    int it = 0, q_loads = 0;
 
-    if (n_blocks > 0) {
-      mbar_wait(bar_q, 0);
-      if constexpr (kSchedule == Schedule::serial) {
-        for (int j = 0; j < n_blocks; ++j) {
-          const int stage = j % kStages;
-          const uint32_t phase = static_cast<uint32_t>((j / kStages) & 1);
-          mbar_wait(bar_k_full(stage), phase);
-          wgmma_fence();
-          issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
-          wgmma_commit();
-          wgmma_wait<0>();
-          fence_regs(s);
-          mask_tile(s, p, m0, row0, j * kBlockN, quad_col);
-          softmax_tile(s, st, p.scale_log2, rescale);
-          rescale_o<kHeadDim>(o, rescale);
-          convert_p<T>(s, pf);
-          mbar_wait(bar_v_full(stage), phase);
-          wgmma_fence();
-          issue_pv<T, kHeadDim>(o, pf, s_v + stage * kTileBytes);
-          wgmma_commit();
-          wgmma_wait<0>();
-          fence_regs(o);
-          fence_regs(pf);
-          mbar_arrive(bar_empty(stage));
-        }
-      } else {
-        // pingpong: warpgroup w issues its MMAs only in its turn (named barrier 1 + w) and then hands
-        // the turn to the other (bar.arrive), so the tensor cores alternate between the two while
-        // each one's softmax runs under the other's MMAs. Warpgroup 0 goes first (warpgroup 1 opens
-        // its turn); the last turn of warpgroup 1 hands nothing over, so every barrier phase
-        // completes: each warpgroup has n_blocks + 1 turns.
-        constexpr bool kPingpong = kSchedule == Schedule::pingpong;
-        int turns_left = n_blocks + 1;
-        auto turn_begin = [&] {
-          if constexpr (kPingpong) named_bar_sync(1 + wg, kConsumerThreads);
-        };
-        auto turn_end = [&] {
-          if constexpr (kPingpong) {
-            --turns_left;
-            if (wg == 0 || turns_left > 0) named_bar_arrive(2 - wg, kConsumerThreads);
+    for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles; tile += static_cast<int>(gridDim.x)) {
+      const WorkTile w = decode_tile(tile, p);
+      const int row0 = w.m0 + wg * 64 + row_in_wg;
+#pragma unroll
+      for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.f;
+      RowState st{{-INFINITY, -INFINITY}, {0.f, 0.f}};
+      const int n_blocks = w.n_blocks;
+
+      if (n_blocks > 0) {
+        mbar_wait(bar_q, static_cast<uint32_t>(q_loads & 1));
+        ++q_loads;
+        if constexpr (kSchedule == Schedule::serial) {
+          for (int j = 0; j < n_blocks; ++j) {
+            const int stage = (it + j) % kStages;
+            const uint32_t phase = static_cast<uint32_t>(((it + j) / kStages) & 1);
+            mbar_wait(bar_k_full(stage), phase);
+            wgmma_fence();
+            issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(s);
+            mask_tile(s, p, w.m0, row0, j * kBlockN, quad_col);
+            const bool grew = softmax_tile(s, st, p.scale_log2, rescale);
+            rescale_o<kHeadDim>(o, rescale, grew);
+            convert_p<T>(s, pf);
+            mbar_wait(bar_v_full(stage), phase);
+            wgmma_fence();
+            issue_pv<T, kHeadDim>(o, pf, s_v + stage * kTileBytes);
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(o);
+            fence_regs(pf);
+            mbar_arrive(bar_empty(stage));
           }
-        };
-        if constexpr (kPingpong) {
-          if (wg == 1) named_bar_arrive(1, kConsumerThreads);
-        }
-        // Tile 0: S, softmax, P.
-        mbar_wait(bar_k_full(0), 0);
-        turn_begin();
-        wgmma_fence();
-        issue_qk<T, kHeadDim>(s, q_base, s_k);
-        wgmma_commit();
-        turn_end();
-        wgmma_wait<0>();
-        fence_regs(s);
-        mask_tile(s, p, m0, row0, 0, quad_col);
-        softmax_tile(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
-        convert_p<T>(s, pf);
-        for (int j = 1; j < n_blocks; ++j) {
-          const int stage = j % kStages, prev = (j - 1) % kStages;
-          const uint32_t phase = static_cast<uint32_t>((j / kStages) & 1);
-          const uint32_t prev_phase = static_cast<uint32_t>(((j - 1) / kStages) & 1);
-          mbar_wait(bar_k_full(stage), phase);
-          mbar_wait(bar_v_full(prev), prev_phase);
+          mbar_arrive(bar_q_empty);
+        } else {
+          // pingpong: warpgroup w issues its MMAs only in its turn (named barrier 1 + w) and then
+          // hands the turn to the other (bar.arrive), so the tensor cores alternate between the two
+          // while each one's softmax runs under the other's MMAs. In every work tile warpgroup 0 goes
+          // first (warpgroup 1 opens its turn) and the last turn of warpgroup 1 hands nothing over,
+          // so every barrier phase completes: each warpgroup has n_blocks + 1 turns per tile.
+          constexpr bool kPingpong = kSchedule == Schedule::pingpong;
+          int turns_left = n_blocks + 1;
+          auto turn_begin = [&] {
+            if constexpr (kPingpong) named_bar_sync(1 + wg, kConsumerThreads);
+          };
+          auto turn_end = [&] {
+            if constexpr (kPingpong) {
+              --turns_left;
+              if (wg == 0 || turns_left > 0) named_bar_arrive(2 - wg, kConsumerThreads);
+            }
+          };
+          if constexpr (kPingpong) {
+            if (wg == 1) named_bar_arrive(1, kConsumerThreads);
+          }
+          // Key tile 0: S, softmax, P.
+          {
+            const int stage = it % kStages;
+            mbar_wait(bar_k_full(stage), static_cast<uint32_t>((it / kStages) & 1));
+            turn_begin();
+            wgmma_fence();
+            issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+            wgmma_commit();
+            turn_end();
+            wgmma_wait<0>();
+            fence_regs(s);
+            mask_tile(s, p, w.m0, row0, 0, quad_col);
+            softmax_tile(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
+            convert_p<T>(s, pf);
+          }
+          for (int j = 1; j < n_blocks; ++j) {
+            const int stage = (it + j) % kStages, prev = (it + j - 1) % kStages;
+            const uint32_t phase = static_cast<uint32_t>(((it + j) / kStages) & 1);
+            const uint32_t prev_phase = static_cast<uint32_t>(((it + j - 1) / kStages) & 1);
+            mbar_wait(bar_k_full(stage), phase);
+            mbar_wait(bar_v_full(prev), prev_phase);
+            turn_begin();
+            wgmma_fence();
+            issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+            wgmma_commit();
+            issue_pv<T, kHeadDim>(o, pf, s_v + prev * kTileBytes);
+            wgmma_commit();
+            turn_end();
+            // S of tile j is done; P V of tile j - 1 may still run while its softmax does.
+            wgmma_wait<1>();
+            fence_regs(s);
+            mask_tile(s, p, w.m0, row0, j * kBlockN, quad_col);
+            const bool grew = softmax_tile(s, st, p.scale_log2, rescale);
+            wgmma_wait<0>();
+            fence_regs(o);
+            fence_regs(pf);
+            mbar_arrive(bar_empty(prev));
+            rescale_o<kHeadDim>(o, rescale, grew);
+            convert_p<T>(s, pf);
+          }
+          // Every S of this tile is done: Q may be replaced by the next tile's.
+          mbar_arrive(bar_q_empty);
+          const int last = (it + n_blocks - 1) % kStages;
+          mbar_wait(bar_v_full(last), static_cast<uint32_t>(((it + n_blocks - 1) / kStages) & 1));
           turn_begin();
           wgmma_fence();
-          issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
-          wgmma_commit();
-          issue_pv<T, kHeadDim>(o, pf, s_v + prev * kTileBytes);
+          issue_pv<T, kHeadDim>(o, pf, s_v + last * kTileBytes);
           wgmma_commit();
           turn_end();
-          // S of tile j is done; P V of tile j - 1 may still run while its softmax does.
-          wgmma_wait<1>();
-          fence_regs(s);
-          mask_tile(s, p, m0, row0, j * kBlockN, quad_col);
-          softmax_tile(s, st, p.scale_log2, rescale);
           wgmma_wait<0>();
           fence_regs(o);
           fence_regs(pf);
-          mbar_arrive(bar_empty(prev));
-          rescale_o<kHeadDim>(o, rescale);
-          convert_p<T>(s, pf);
+          mbar_arrive(bar_empty(last));
         }
-        const int last = (n_blocks - 1) % kStages;
-        mbar_wait(bar_v_full(last), static_cast<uint32_t>(((n_blocks - 1) / kStages) & 1));
-        turn_begin();
-        wgmma_fence();
-        issue_pv<T, kHeadDim>(o, pf, s_v + last * kTileBytes);
-        wgmma_commit();
-        turn_end();
-        wgmma_wait<0>();
-        fence_regs(o);
-        fence_regs(pf);
-        mbar_arrive(bar_empty(last));
+        it += n_blocks;
       }
-    }
 
-    // Epilogue: O = acc / sum, LSE = ln(sum exp(scale * s)); rows that saw no key get 0 and -inf.
-    T* o_bh = static_cast<T*>(p.o) + static_cast<int64_t>(bh) * p.seq_q * kHeadDim;
-    float* lse_bh = p.lse + static_cast<int64_t>(bh) * p.seq_q;
+      // Epilogue: O = acc / sum through this warpgroup's staging buffer and one TMA store (rows past
+      // seq_q are clipped by the tensor map); LSE = ln(sum exp(scale * s)) stored directly. Rows that
+      // saw no key get 0 and -inf.
+      if (store_thread) bulk_wait_read();  // the previous tile's store has read the staging buffer
+      named_bar_sync(3 + wg, kWarpgroupThreads);
+      float* lse_bh = p.lse + static_cast<int64_t>(w.bh) * p.seq_q;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float sum = st.sum[half];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-      const int row = row0 + half * 8;
-      if (row < p.seq_q) {
-        T* o_row = o_bh + static_cast<int64_t>(row) * kHeadDim;
+      for (int half = 0; half < 2; ++half) {
+        float sum = st.sum[half];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+        const int r = row_in_wg + half * 8;  // row inside the warpgroup's 64
 #pragma unroll
-        for (int nt = 0; nt < kHeadDim / 8; ++nt)
-          *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) =
-              pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum);
-        if (quad_col == 0)
+        for (int nt = 0; nt < kHeadDim / 8; ++nt) {
+          // Element (r, 8 nt + 2 quad_col) of 128-byte-swizzled 64-column panels: 16-byte chunk
+          // (nt % 8) of row r lands at chunk (nt % 8) ^ (r % 8).
+          const uint32_t addr = o_stage + (nt / 8) * o_panel_bytes() + r * 128 +
+                                ((((nt % 8) ^ (r % 8))) << 4) + quad_col * 4;
+          st_shared_u32(addr, pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum));
+        }
+        const int row = row0 + half * 8;
+        if (quad_col == 0 && row < p.seq_q)
           lse_bh[row] = sum > 0.f ? (st.max[half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
       }
+      fence_proxy_async_smem();
+      named_bar_sync(3 + wg, kWarpgroupThreads);
+      if (store_thread && w.m0 + wg * 64 < p.seq_q) {
+#pragma unroll
+        for (int panel = 0; panel < kPanels; ++panel)
+          tma_store_3d(&tm_o, o_stage + panel * o_panel_bytes(), panel * kPanelCols, w.m0 + wg * 64, w.bh);
+        bulk_commit();
+      }
     }
+    if (store_thread) bulk_wait_all();
   }
 #endif
 }

@@ -2,11 +2,12 @@
 // host (launch configuration) and the device.
 //
 // CTA: one producer warpgroup (one thread issues every TMA load) and two consumer warpgroups of 64
-// query rows each, so 128 query rows of one (batch, head) per CTA. K and V go through a ring of
+// query rows each, so work tiles of 128 query rows of one (batch, head); a CTA runs several in turn. K and V go through a ring of
 // kv_stages(hdim) stages of kBlockN keys. Every tile is stored as 64-column panels of 128-byte rows
 // with TMA's 128-byte swizzle, which is also the layout wgmma's descriptors read.
 #pragma once
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -14,11 +15,10 @@
 namespace attnprof::kernels::fused_sm90 {
 
 // overlap: S of the next key tile is computed by the tensor cores while the softmax of the current
-// tile runs. pingpong (the default): overlap, plus the two consumer warpgroups take turns issuing
-// their MMAs (named barriers), so that one's softmax runs under the other's MMAs; on the H200 it was
-// 1-2% faster than overlap at hdim 128 and 16-22% at hdim 64 (bf16, batch 4, 16 heads, seq 2048 and
-// 8192). serial: each consumer warpgroup waits for every MMA before the softmax (the plain reference
-// schedule, kept to tell a scheduling bug from a layout bug).
+// tile runs. pingpong: overlap, plus the two consumer warpgroups take turns issuing their MMAs (named
+// barriers), so that one's softmax runs under the other's MMAs. serial: each consumer warpgroup waits
+// for every MMA before the softmax (the plain schedule, kept to tell a scheduling bug from a layout
+// bug). The default picks per shape (default_schedule).
 enum class Schedule { overlap, pingpong, serial };
 
 constexpr int kBlockM = 128;            // query rows per CTA
@@ -40,12 +40,18 @@ constexpr uint32_t kv_panel_bytes() { return kBlockN * 128; }
 constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(); }
 constexpr uint32_t kv_tile_bytes(int hdim) { return panels(hdim) * kv_panel_bytes(); }
 
-// Shared memory, from a 1024-byte aligned base: Q | K stages | V stages | mbarriers.
+// O of one consumer warpgroup (64 rows) staged for its TMA store, in the same swizzled panels.
+constexpr uint32_t o_panel_bytes() { return 64 * 128; }
+constexpr uint32_t o_stage_bytes(int hdim) { return panels(hdim) * o_panel_bytes(); }
+
+// Shared memory, from a 1024-byte aligned base: Q | K stages | V stages | O staging (one per consumer
+// warpgroup) | mbarriers.
 constexpr uint32_t k_offset(int hdim) { return q_bytes(hdim); }
 constexpr uint32_t v_offset(int hdim) { return k_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
-constexpr uint32_t barrier_offset(int hdim) { return v_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
-// Q full, then per stage: K full, V full, K/V empty.
-constexpr int barrier_count(int hdim) { return 1 + 3 * kv_stages(hdim); }
+constexpr uint32_t o_offset(int hdim) { return v_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
+constexpr uint32_t barrier_offset(int hdim) { return o_offset(hdim) + kConsumerWarpgroups * o_stage_bytes(hdim); }
+// Q full, Q empty, then per stage: K full, V full, K/V empty.
+constexpr int barrier_count(int hdim) { return 2 + 3 * kv_stages(hdim); }
 constexpr size_t kAlignSlack = 1024;  // the dynamic shared memory base is rounded up to 1024 bytes
 constexpr size_t smem_bytes(int hdim) {
   return barrier_offset(hdim) + 8 * static_cast<size_t>(barrier_count(hdim)) + kAlignSlack;
@@ -64,12 +70,62 @@ constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bo
   return needed < all ? needed : all;
 }
 
-// ATTNPROF_FUSED_SM90_CONFIG: unset, "" or "pingpong" -> pingpong; "overlap"; "serial"; else nullopt.
-constexpr std::optional<Schedule> parse_schedule(std::string_view text) {
-  if (text.empty() || text == "pingpong") return Schedule::pingpong;
-  if (text == "overlap") return Schedule::overlap;
-  if (text == "serial") return Schedule::serial;
-  return std::nullopt;
+// Work tiles are the query-row blocks of every (batch, head), bh-major. The grid is persistent by
+// default: sm_count CTAs, CTA b walking tiles b, b + grid, b + 2 grid, ... (a static round robin), so
+// that the loads of a CTA's next tile overlap the end of its current one. With a causal mask the
+// tiles' costs differ (n key tiles plus a fixed part, taken as kTileOverheadKeyTiles), and when the
+// number of query blocks per head is close to a multiple of the grid the round robin hands some CTAs
+// only heavy tiles: b1 h16 s16384 d128 causal ran at 390 TFLOP/s against 559 at s8192 on the H200.
+// There the grid is one CTA per tile instead (the hardware then hands out tiles dynamically): when
+// the round robin's busiest CTA would carry more than kMaxStaticImbalance times the greedy bound
+// (total / grid + heaviest tile).
+constexpr long long kTileOverheadKeyTiles = 2;
+constexpr double kMaxStaticImbalance = 1.3;
+
+inline long long grid_ctas(long long seq_q, long long seq_k, long long batch_heads, bool causal,
+                           int sm_count) {
+  const long long blocks = m_blocks(seq_q);
+  const long long tiles = blocks * batch_heads;
+  if (sm_count <= 0 || tiles <= sm_count) return tiles;
+  if (!causal) return sm_count;
+  const long long grid = sm_count;
+  // Tile t is query block t % blocks (heaviest first) of head t / blocks.
+  auto cost = [&](long long t) {
+    const long long m_block = blocks - 1 - t % blocks;
+    return key_tiles(m_block * kBlockM, seq_q, seq_k, true) + kTileOverheadKeyTiles;
+  };
+  long long total = 0, heaviest = 0, busiest = 0;
+  for (long long t = 0; t < blocks; ++t) heaviest = std::max(heaviest, cost(t));
+  for (long long b = 0; b < grid; ++b) {
+    long long load = 0;
+    for (long long t = b; t < tiles; t += grid) load += cost(t);
+    total += load;
+    busiest = std::max(busiest, load);
+  }
+  const double greedy_bound = static_cast<double>(total) / static_cast<double>(grid) + static_cast<double>(heaviest);
+  return static_cast<double>(busiest) > kMaxStaticImbalance * greedy_bound ? tiles : grid;
+}
+
+// Measured on the H200 (fa-bench, bf16, persistent grid, one run each): without a causal mask at
+// hdim 128 overlap beat pingpong from seq 4096 up (583 vs 578, 607 vs 580, 590 vs 576 TFLOP/s at 4k,
+// 8k, 16k) and tied below; at hdim 64 without a mask they were within 2% from seq 1024 up and
+// pingpong 5% ahead at 512; with a causal mask pingpong was level or ahead (+5% at hdim 64, 16k).
+constexpr Schedule default_schedule(int hdim, bool causal) {
+  return hdim >= 128 && !causal ? Schedule::overlap : Schedule::pingpong;
+}
+
+// ATTNPROF_FUSED_SM90_CONFIG: unset or "" -> nullopt inside a valid choice (default_schedule per
+// shape); "overlap", "pingpong", "serial"; anything else is invalid.
+struct ScheduleChoice {
+  bool valid = false;
+  std::optional<Schedule> fixed;  // nullopt: default_schedule
+};
+constexpr ScheduleChoice parse_schedule(std::string_view text) {
+  if (text.empty()) return {true, std::nullopt};
+  if (text == "overlap") return {true, Schedule::overlap};
+  if (text == "pingpong") return {true, Schedule::pingpong};
+  if (text == "serial") return {true, Schedule::serial};
+  return {};
 }
 constexpr std::string_view to_string(Schedule s) {
   switch (s) {

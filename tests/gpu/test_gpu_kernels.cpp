@@ -69,14 +69,29 @@ Verification run_case(const kernels::Kernel& kernel, const Shape& s, uint64_t se
   return problem.verify(seed, kMaxRowsChecked, nullptr);
 }
 
-void check_all_shapes(const char* kernel_name) {
+// More work tiles than an H200 has SMs (132), so that every CTA of a persistent grid runs several,
+// some of them (causal, seq_k < seq_q) with no visible key.
+std::vector<Shape> many_tile_shapes(int64_t hdim, bool causal, DType dtype) {
+  return {
+      make_shape(4, 16, 4, 1000, 1000, hdim, causal, dtype),
+      make_shape(3, 20, 5, 300, 777, hdim, causal, dtype),
+      make_shape(2, 40, 8, 600, 257, hdim, causal, dtype),
+  };
+}
+
+void check_all_shapes(const char* kernel_name, bool many_tiles = false) {
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
   REQUIRE(kernel != nullptr);
   int cases = 0, failures = 0;
   for (DType dtype : {DType::fp16, DType::bf16})
     for (int64_t hdim : {64, 128})
-      for (bool causal : {false, true})
-        for (const Shape& s : shapes_for(hdim, causal, dtype)) {
+      for (bool causal : {false, true}) {
+        std::vector<Shape> shapes = shapes_for(hdim, causal, dtype);
+        if (many_tiles) {
+          const std::vector<Shape> more = many_tile_shapes(hdim, causal, dtype);
+          shapes.insert(shapes.end(), more.begin(), more.end());
+        }
+        for (const Shape& s : shapes) {
           REQUIRE(kernel->unsupported_reason(s).empty());
           const uint64_t seed = g_seed + static_cast<uint64_t>(cases);
           const Verification v = run_case(*kernel, s, seed);
@@ -93,6 +108,7 @@ void check_all_shapes(const char* kernel_name) {
           CHECK(v.unwritten == 0);
           CHECK(v.passed);
         }
+      }
   std::printf("%s: %d cases, %d failed\n", kernel_name, cases, failures);
 }
 
@@ -143,7 +159,7 @@ bool device_is_sm90() {
 
 void check_sm90_shapes() {
   if (device_is_sm90()) {
-    check_all_shapes("fused-sm90");
+    check_all_shapes("fused-sm90", true);
     return;
   }
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, "fused-sm90");
@@ -181,6 +197,26 @@ TEST_CASE("fused-sm90 refuses what it cannot run") {
   const Shape bad = make_shape(1, 1, 1, 16, 16, 80, false, DType::bf16);
   kernels::CudaProblem problem(bad, 0);
   CHECK_THROWS(sm90->launch(problem.args(nullptr)));
+}
+
+TEST_CASE("fused-sm90 grid: persistent, except where a causal round robin would be unbalanced") {
+  if (!device_is_sm90()) return;
+  const kernels::Kernel* sm90 = kernels::find(kernels::Backend::cuda, "fused-sm90");
+  REQUIRE(sm90 != nullptr);
+  int sms = 0;
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
+  auto grid_of = [&](const Shape& s) {
+    const auto info = sm90->launch_info(s);
+    REQUIRE(info.size() == 1);
+    CHECK(info[0].block_threads == 384);
+    return info[0].grid_blocks;
+  };
+  // 128 query blocks per head, 16 heads: 2048 work tiles.
+  CHECK(grid_of(make_shape(1, 16, 16, 16384, 16384, 128, false, DType::bf16)) == sms);
+  CHECK(grid_of(make_shape(2, 16, 16, 8192, 8192, 128, true, DType::bf16)) == sms);
+  CHECK(grid_of(make_shape(1, 2, 2, 300, 300, 64, true, DType::fp16)) == 6);
+  // On a 132-SM H100/H200 the causal round robin would give some CTAs only the heaviest tiles.
+  if (sms == 132) CHECK(grid_of(make_shape(1, 16, 16, 16384, 16384, 128, true, DType::bf16)) == 2048);
 }
 
 TEST_CASE("unsupported shapes give a reason instead of a wrong answer") {
