@@ -386,7 +386,7 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
          copy(kBytes / 4, kBytes / 4);
        }},
       {flush, [&] { copy(0, kBytes / 2); }}};
-  const std::vector<core::Counters> batched = profiler.collect_batch(points, stream.get(), {});
+  const std::vector<core::Counters> batched = profiler.collect_batch(points, stream.get(), {}, m::kMaxBatchRanges);
   REQUIRE(batched.size() == 3);
   const std::vector<size_t> ranges{1, 2, 1};
   const std::vector<double> written{double(kBytes), kBytes / 2.0, kBytes / 2.0};

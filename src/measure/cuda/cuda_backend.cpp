@@ -5,6 +5,7 @@
 // runner restarts its worker.
 #include "measure/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <random>
@@ -245,7 +246,11 @@ class CudaBackend final : public Backend {
         const std::function<void()> before_pass = options.cold_l2 ? points[0].before_pass : std::function<void()>([] {});
         counters.push_back(profiler.collect(before_pass, points[0].call, stream, options.extra_metrics));
       } else {
-        counters = profiler.collect_batch(points, stream, options.extra_metrics);
+        int64_t ranges = 0;
+        for (const BatchMember& m : batch)
+          ranges += static_cast<int64_t>(m.kernel->launch_info(m.rec->shape).size()) + kRangeSlackPerPoint;
+        counters = profiler.collect_batch(points, stream, options.extra_metrics,
+                                          static_cast<size_t>(std::min(ranges, kMaxBatchRanges)));
       }
       for (size_t i = 0; i < batch.size(); ++i) {
         core::Record& rec = *batch[i].rec;

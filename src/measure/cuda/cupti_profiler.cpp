@@ -367,7 +367,7 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
                                         cudaStream_t stream, const std::vector<std::string>& extra_metrics) {
   if (init_failure_) return *init_failure_;
   const auto t0 = std::chrono::steady_clock::now();
-  core::Counters counters = session(with_defaults(extra_metrics), before_pass, call, stream, kMaxRanges);
+  core::Counters counters = session(with_defaults(extra_metrics), before_pass, call, stream, kMaxRanges, true);
   counters.profiling_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return counters;
 }
@@ -375,7 +375,7 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
 core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
                                         const std::function<void()>& before_pass,
                                         const std::function<void()>& call, cudaStream_t stream,
-                                        size_t max_ranges) {
+                                        size_t max_ranges, bool may_switch_replay, int* cupti_error) {
   core::Counters counters;
   try {
     const Config& config = config_for(metrics);
@@ -384,7 +384,8 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
         counters = collect_with(true, config, before_pass, call, stream, max_ranges);
       } catch (const CuptiFailure& failure) {
         // Privileges and a busy profiler fail kernel replay just the same: report them at once.
-        if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || failure.result == CUPTI_ERROR_HARDWARE_BUSY) {
+        if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || failure.result == CUPTI_ERROR_HARDWARE_BUSY ||
+            !may_switch_replay) {
           throw;
         }
         // Kernel replay next; user replay is given up for the process only if kernel replay works.
@@ -398,13 +399,15 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
     }
   } catch (const CuptiFailure& failure) {
     counters = unavailable_counters(failure.result, failure.during);
+    if (cupti_error) *cupti_error = static_cast<int>(failure.result);
     if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) init_failure_ = std::make_unique<core::Counters>(counters);
   }
   return counters;
 }
 
 std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<BatchPoint>& points, cudaStream_t stream,
-                                                           const std::vector<std::string>& extra_metrics) {
+                                                           const std::vector<std::string>& extra_metrics,
+                                                           size_t max_ranges) {
   if (init_failure_) return std::vector<core::Counters>(points.size(), *init_failure_);
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> metrics = with_defaults(extra_metrics);
@@ -420,17 +423,24 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   };
   core::Counters all;
   std::string why;
+  int cupti_error = CUPTI_SUCCESS;
   try {
-    all = session(metrics, [] {}, pass, stream, static_cast<size_t>(kMaxBatchRanges));
+    // A refusal of user replay here is not taken as the process's: the points fall back to sessions of
+    // their own below, which switch to kernel replay as they always did.
+    all = session(metrics, [] {}, pass, stream, max_ranges, false, &cupti_error);
   } catch (const InputError& e) {  // a chip that does not know the marker metric
     why = e.what();
   }
   const double session_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   std::vector<core::Counters> results(points.size(), all);
-  if (why.empty() && all.status != "ok") {  // unavailable: the same reason for every point
-    for (auto& counters : results) counters.profiling_ms = session_ms / static_cast<double>(points.size());
-    return results;
+  if (why.empty() && all.status != "ok") {
+    if (cupti_error == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || cupti_error == CUPTI_ERROR_HARDWARE_BUSY) {
+      // Sessions of their own would fail the same way: the same reason for every point.
+      for (auto& counters : results) counters.profiling_ms = session_ms / static_cast<double>(points.size());
+      return results;
+    }
+    why = all.reason;
   }
   std::optional<std::vector<std::vector<core::KernelCounters>>> split;
   if (why.empty()) split = split_by_markers(all.per_kernel, points.size(), &why);

@@ -64,10 +64,13 @@ class CounterProfiler {
   // point in order, before_pass, a begin marker kernel, call, an end marker kernel, all profiled; the
   // ranges between a point's markers are its launches, the rest are dropped (counter_batch.hpp).
   // Returns one Counters per point, as collect() would have for the point alone, with the session's
-  // wall time shared out (share_profiling_ms). When the ranges cannot be attributed, each point is
-  // collected on its own with collect() and its reason says why. Never throws for a counter failure.
+  // wall time shared out (share_profiling_ms). When the ranges cannot be attributed or the session
+  // fails for another reason than privileges or a busy profiler, each point is collected on its own
+  // with collect() and its reason says why. Never throws for a counter failure.
+  // max_ranges: CUPTI's range capacity for the session (at most kMaxBatchRanges); ranges past it are
+  // dropped, which sends the points to sessions of their own.
   std::vector<core::Counters> collect_batch(const std::vector<BatchPoint>& points, cudaStream_t stream,
-                                            const std::vector<std::string>& extra_metrics);
+                                            const std::vector<std::string>& extra_metrics, size_t max_ranges);
 
   // Passes CUPTI plans for the default set plus `extra_metrics` (config image of this device).
   int64_t planned_passes(const std::vector<std::string>& extra_metrics);
@@ -78,9 +81,11 @@ class CounterProfiler {
   CounterProfiler();
   struct Config;
   const Config& config_for(const std::vector<std::string>& metrics);
-  // One session with the user-replay -> kernel-replay fallback; CUPTI failures become "unavailable".
+  // One session; CUPTI failures become "unavailable" (the CUPTI result in *cupti_error). When user
+  // replay is refused and may_switch_replay, kernel replay is tried and kept for the process.
   core::Counters session(const std::vector<std::string>& metrics, const std::function<void()>& before_pass,
-                         const std::function<void()>& call, cudaStream_t stream, size_t max_ranges);
+                         const std::function<void()>& call, cudaStream_t stream, size_t max_ranges,
+                         bool may_switch_replay, int* cupti_error = nullptr);
   core::Counters collect_with(bool user_replay, const Config&, const std::function<void()>& before_pass,
                               const std::function<void()>& call, cudaStream_t stream, size_t max_ranges);
 
