@@ -48,7 +48,7 @@ for key, s in single.items():
         print(f"not compared: {key}: per point {s['counters']['status']}, batched "
               f"{b and b['counters']['status']} {b and b['counters']['reason']}")
         continue
-    if "attributed" in b["counters"]["reason"]:
+    if "batched session not used" in b["counters"]["reason"]:
         print(f"fell back to a session per point: {key}: {b['counters']['reason']}")
         bad += 1
     names_s = [k["kernel"] for k in s["counters"]["per_kernel"]]

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <string>
@@ -398,7 +399,7 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
                 i, c.per_kernel.size(), c.total.count("dram__bytes_write.sum") ? c.total.at("dram__bytes_write.sum") : -1.0,
                 written[i], static_cast<long long>(c.passes), c.profiling_ms, c.reason.c_str());
     REQUIRE(c.status == "ok");
-    REQUIRE(c.reason.find("attributed") == std::string::npos);  // no per-point fallback
+    REQUIRE(c.reason.find("batched session not used") == std::string::npos);  // no per-point fallback
     REQUIRE(c.per_kernel.size() == ranges[i]);
     REQUIRE(c.per_kernel[0].kernel == "0");  // named as a session of its own names it
     REQUIRE(c.per_kernel[0].metrics.count(m::kMarkerMetric) == 0);  // the marker metric is not reported
@@ -463,12 +464,18 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
                 static_cast<long long>(s.counters.passes), g.counters.profiling_ms, s.counters.profiling_ms);
     REQUIRE(s.counters.status == "ok");
     REQUIRE(g.counters.status == "ok");
-    REQUIRE(g.counters.reason.find("attributed") == std::string::npos);  // no per-point fallback
+    REQUIRE(g.counters.reason.find("batched session not used") == std::string::npos);  // no per-point fallback
     REQUIRE(g.counters.per_kernel.size() == s.counters.per_kernel.size());
     for (size_t k = 0; k < s.counters.per_kernel.size(); ++k)
       REQUIRE(g.counters.per_kernel[k].kernel == s.counters.per_kernel[k].kernel);
     CHECK(close(s.counters, g.counters, "dram__bytes_read.sum"));
-    CHECK(close(s.counters, g.counters, "dram__bytes_write.sum"));
+    // A point's last dirty lines may still sit in L2 when its range ends (uncounted, up to the L2 size),
+    // and how many does not repeat between sessions: writes agree within that.
+    const double w_single = s.counters.total.at("dram__bytes_write.sum");
+    const double w_batched = g.counters.total.at("dram__bytes_write.sum");
+    std::printf("MEASURE   dram__bytes_write.sum: per point %.6g, batched %.6g (L2 %.3g)\n", w_single, w_batched,
+                double(m::query_device(0).l2_bytes));
+    CHECK(std::abs(w_single - w_batched) <= 0.02 * w_single + m::query_device(0).l2_bytes);
     CHECK(close(s.counters, g.counters, "sm__inst_executed_pipe_tensor_op_hmma.sum"));
     CHECK(close(s.counters, g.counters, "sm__ops_path_tensor_src_bf16_dst_fp32.sum"));
     REQUIRE(g.occupancy.achieved_pct.has_value() == s.occupancy.achieved_pct.has_value());

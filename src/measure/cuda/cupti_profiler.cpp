@@ -450,7 +450,7 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
     for (size_t i = 0; i < points.size(); ++i) {
       results[i] = collect(points[i].before_pass, points[i].call, stream, extra_metrics);
       results[i].profiling_ms += share_ms;
-      results[i].reason = fmt::format("a batched session's ranges could not be attributed ({}): collected on its own{}{}",
+      results[i].reason = fmt::format("batched session not used ({}): collected in a session of its own{}{}",
                                       why, results[i].reason.empty() ? "" : "; ", results[i].reason);
     }
     return results;
