@@ -44,8 +44,9 @@ check)
   log "GPU tests"
   for t in "$bin"/test_gpu_*; do
     [ -x "$t" ] || continue
-    timeout 240 "$t" 2>&1 | tail -n 12 | tee -a "$out/gpu-tests.log"
-    echo "exit ${PIPESTATUS[0]} $t" | tee -a "$out/gpu-tests.log"
+    timeout 240 "$t" > "$out/$(basename "$t").log" 2>&1
+    echo "exit $? $t" | tee -a "$out/gpu-tests.log"
+    grep -E "^MEASURE|FAILED|REQUIRE|CHECK|with expansion|^  |test cases|assertions|cases, " "$out/$(basename "$t").log" | tail -n 60
   done
   log "reference at fa-bench shapes: stages and per-launch counters"
   ref_axes="batch=4;heads=32;seq=4096;hdim=64;causal=0,1;dtype=bf16|batch=16;heads=16;seq=1024;hdim=128;dtype=bf16|batch=2;heads=16;seq=8192;hdim=128;dtype=fp16"
@@ -94,7 +95,8 @@ PY
   ;;
 agreement)
   log "GPU tests"
-  for t in "$bin"/test_gpu_*; do
+  [ -n "${ATTNPROF_SKIP_GPU_TESTS:-}" ] && echo "skipped (ATTNPROF_SKIP_GPU_TESTS: run by the check phase of the same call)"
+  for t in $([ -z "${ATTNPROF_SKIP_GPU_TESTS:-}" ] && echo "$bin"/test_gpu_*); do
     [ -x "$t" ] || continue
     log "$t"
     timeout 200 "$t" 2>&1 | tail -n 25 | tee -a "$out/gpu-tests.log"

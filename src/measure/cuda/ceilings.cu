@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "core/roofline.hpp"
@@ -95,6 +97,27 @@ double best_ms(const Launch& launch) {
   return best;
 }
 
+// Uniform values in [-1, 1) from a hash of the index: tensor cores draw more power (and the clock can
+// drop) on varied data than on a constant fill, which would overstate the roof.
+template <bool Bf16>
+__global__ void random_fill_kernel(uint16_t* out, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    h ^= h >> 16;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    const float v = static_cast<float>(h >> 8) * (2.f / 16777216.f) - 1.f;
+    if constexpr (Bf16) {
+      const __nv_bfloat16 b = __float2bfloat16(v);
+      out[i] = *reinterpret_cast<const uint16_t*>(&b);
+    } else {
+      const __half b = __float2half(v);
+      out[i] = *reinterpret_cast<const uint16_t*>(&b);
+    }
+  }
+}
+
 // A large cuBLAS GEMM (n^3, fp32 accumulate, output in the input type): the fastest tensor-core path
 // the library knows for the device (wgmma on Hopper), which a hand-written mma.sync loop cannot reach.
 // 0 when cuBLAS is not usable here (the mma.sync probe then stands alone).
@@ -106,8 +129,14 @@ double gemm_flops_per_s(cudaDataType_t type) {
   double flops_per_s = 0;
   try {
     DeviceBuffer a(bytes), b(bytes), c(bytes);
-    check_cuda(cudaMemset(a.get(), 0x3c, bytes), "cudaMemset");
-    check_cuda(cudaMemset(b.get(), 0x3c, bytes), "cudaMemset");
+    const size_t elems = bytes / 2;
+    for (void* m : {a.get(), b.get()}) {
+      if (type == CUDA_R_16BF)
+        random_fill_kernel<true><<<1024, 256>>>(static_cast<uint16_t*>(m), elems);
+      else
+        random_fill_kernel<false><<<1024, 256>>>(static_cast<uint16_t*>(m), elems);
+    }
+    check_cuda(cudaGetLastError(), "random_fill_kernel launch");
     const float one = 1.f, zero = 0.f;
     bool ok = true;
     const double ms = best_ms([&] {
