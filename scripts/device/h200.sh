@@ -66,7 +66,7 @@ PY
   metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum
   i=0
   for spec in "fused|batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "fused|batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" \
-              "reference|batch=4;heads=16;seq=2048;hdim=64;dtype=bf16"; do
+              "reference|batch=4;heads=16;seq=2048;hdim=64;dtype=bf16" "fused-sm90|batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"; do
     i=$((i+1)); k="${spec%%|*}"; s="${spec#*|}"
     "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda --out "$out/agree$i" --min-samples 5 --max-samples 5 >/dev/null 2>&1
     ncu "${ncu_filter[@]}" -k regex:'fused_attention|fused_sm90|softmax|gemm|nvjet|xmma|cutlass' --metrics "$metrics" --csv "$bin/attnprof" sweep --axes "$s" --kernels "$k" --backend cuda \
