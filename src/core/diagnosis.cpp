@@ -387,10 +387,18 @@ json diagnose(const Record& r, const Context& ctx) {
             mem));
       }
     } else if (verdict == kVerdictCompute) {
-      next_steps.push_back(fmt::format(
-          "at {:.0f}% of compute throughput: a faster main loop (wgmma + TMA, warp specialisation "
-          "as in FlashAttention-3) or fewer FLOPs (skip fully masked causal tiles)",
-          c));
+      // Tensor operations counted but no mma.sync instruction: the kernel already runs on wgmma.
+      const auto hmma = counter(r, kMetricTensorInstHmma);
+      const bool on_wgmma = hmma && *hmma == 0 && flops.measured;
+      next_steps.push_back(
+          on_wgmma ? fmt::format("at {:.0f}% of compute throughput on wgmma: fewer FLOPs (skip fully masked "
+                                 "causal tiles), fewer non-MMA instructions per tile (softmax), or more of the "
+                                 "softmax hidden under the MMAs",
+                                 c)
+                   : fmt::format("at {:.0f}% of compute throughput: a faster main loop (wgmma + TMA, warp "
+                                 "specialisation as in FlashAttention-3) or fewer FLOPs (skip fully masked "
+                                 "causal tiles)",
+                                 c));
     }
   }
 

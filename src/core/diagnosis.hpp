@@ -68,6 +68,7 @@ inline constexpr const char* kMetricFmul = "sm__sass_thread_inst_executed_op_fmu
 inline constexpr const char* kMetricAchievedOccupancy =
     "sm__warps_active.avg.pct_of_peak_sustained_active";
 inline constexpr const char* kMetricL2HitRate = "lts__t_sector_hit_rate.pct";
+inline constexpr const char* kMetricTensorInstHmma = "sm__inst_executed_pipe_tensor_op_hmma.sum";
 inline constexpr const char* kMetricTensorPipeActive =
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
 

@@ -373,7 +373,11 @@ TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, 
   Record r = fused_record();
   r.kernel = "reference";
   r.cost.sp_bytes = 1.2e8;
-  r.stages = {Stage{"qk_gemm"}, Stage{"softmax"}, Stage{"pv_gemm"}};
+  for (const char* name : {"qk_gemm", "softmax", "pv_gemm"}) {
+    Stage stage;
+    stage.name = name;
+    r.stages.push_back(stage);
+  }
   auto launch = [](const char* name, double ns, double bytes, double c, double mem) {
     KernelCounters k;
     k.kernel = name;
@@ -426,4 +430,12 @@ TEST_CASE("a busy tensor pipe in a latency-bound fused kernel points at overlapp
   r.counters.total[kMetricTensorPipeActive] = 10;  // not MMA-heavy: overlap is not the lever
   CHECK_THAT(diagnose(r, gpu_context()).at("next_step").get<std::string>(),
              !Catch::Contains("ping-pong"));
+}
+
+TEST_CASE("a compute-bound kernel already on wgmma is not told to move to wgmma") {
+  Record r = fused_record();  // compute-bound, tensor ops counted
+  r.counters.total[kMetricTensorInstHmma] = 0;
+  CHECK_THAT(diagnose(r, gpu_context()).at("next_step").get<std::string>(), Catch::Contains("on wgmma"));
+  r.counters.total[kMetricTensorInstHmma] = 6.7e7;
+  CHECK_THAT(diagnose(r, gpu_context()).at("next_step").get<std::string>(), Catch::Contains("a faster main loop"));
 }
