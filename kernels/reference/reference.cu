@@ -270,15 +270,16 @@ SoftmaxLaunch softmax_launch_for(const core::Shape& sh) {
   const int64_t rows = sh.batch * sh.heads * sh.seq_q;
   const int64_t n = sh.seq_k;
   if (n % 4 == 0) {
-    constexpr int kBlock = kSoftmaxThreads;
+    // At most 4 float4 per thread above one warp: 16 values in registers keep 2+ blocks (32+ warps) per
+    // SM resident; 16 per thread at 256 threads took 239 registers and one block per SM (8 warps), which
+    // held long rows to 3 TB/s.
     if (n <= kWarpSize * 4 * 1) return vec_launch<T, kWarpSize, 1>(rows);
     if (n <= kWarpSize * 4 * 2) return vec_launch<T, kWarpSize, 2>(rows);
     if (n <= kWarpSize * 4 * 4) return vec_launch<T, kWarpSize, 4>(rows);
     if (n <= kWarpSize * 4 * 8) return vec_launch<T, kWarpSize, 8>(rows);
-    if (n <= kBlock * 4 * 2) return vec_launch<T, kBlock, 2>(rows);
-    if (n <= kBlock * 4 * 4) return vec_launch<T, kBlock, 4>(rows);
-    if (n <= kBlock * 4 * 8) return vec_launch<T, kBlock, 8>(rows);
-    if (n <= kBlock * 4 * 16) return vec_launch<T, kBlock, 16>(rows);
+    if (n <= 256 * 4 * 4) return vec_launch<T, 256, 4>(rows);
+    if (n <= 512 * 4 * 4) return vec_launch<T, 512, 4>(rows);
+    if (n <= 1024 * 4 * 4) return vec_launch<T, 1024, 4>(rows);
   }
   return {reinterpret_cast<const void*>(&softmax_rows_kernel<T>), "softmax_rows_kernel", rows, kSoftmaxThreads,
           &enqueue_generic<T>};

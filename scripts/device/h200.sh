@@ -63,7 +63,7 @@ for r in json.load(open(sys.argv[1]))["records"]:
 PY
   log "Nsight Compute DRAM agreement after the read-based L2 flush"
   ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
-  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum
   i=0
   for spec in "fused|batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "fused|batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" \
               "reference|batch=4;heads=16;seq=2048;hdim=64;dtype=bf16" "fused-sm90|batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"; do
@@ -87,8 +87,7 @@ for r in body:
     theirs[r[mi]] = theirs.get(r[mi], 0) + float(r[vi].replace(",", ""))
 scale = {"Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "byte": 1, "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
 for m in ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
-          "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-          "sm__sass_thread_inst_executed_op_fmul_pred_on.sum"):
+          "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"):
     t = theirs.get(m, 0) * scale.get(unit.get(m, ""), 1)
     o = ours.get(m, 0)
     print(f"{sys.argv[3]:60s} {m:26s} attnprof {o:.4g} ncu {t:.4g} diff {100 * (o - t) / t if t else float('nan'):+.2f}%")

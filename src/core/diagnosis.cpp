@@ -289,12 +289,18 @@ json diagnose(const Record& r, const Context& ctx) {
   m["achieved_occupancy_pct"] = maybe(achieved_occ);
   m["occupancy_limiter"] = occ.limiter.empty() ? json(nullptr) : json(occ.limiter);
   m["l2_hit_rate_pct"] = maybe(counter(r, kMetricL2HitRate));
-  // How busy the mma.sync tensor pipe is: for a fused kernel the share of cycles its MMAs run, the rest
-  // being softmax, loads and waits that the MMAs are serialised with.
+  // How busy the tensor pipe is: for a fused kernel the share of cycles its MMAs run, the rest being
+  // softmax, loads and waits that the MMAs are serialised with.
   const auto tensor_pipe = counter(r, kMetricTensorPipeActive);
   m["tensor_pipe_active_pct"] = maybe(tensor_pipe);
   if (tensor_pipe && !materialized && *tensor_pipe > 0)
-    evidence.push_back(fmt::format("tensor pipe (mma.sync) active {:.0f}% of cycles", *tensor_pipe));
+    evidence.push_back(fmt::format("tensor pipe active {:.0f}% of cycles", *tensor_pipe));
+  // Tensor operations per tensor instruction tell the MMA shape: 4096 for mma.sync m16n8k16, ten times
+  // that and more for Hopper's warpgroup MMA (wgmma), whose kernels run one warp-specialised CTA per SM.
+  const auto tensor_inst = counter(r, kMetricTensorInstHmma);
+  const double ops_per_inst = flops.measured && tensor_inst && *tensor_inst > 0 ? flops.value / *tensor_inst : 0;
+  const bool on_wgmma = ops_per_inst > kWgmmaOpsPerInstructionAbove;
+  m["tensor_ops_per_instruction"] = ops_per_inst > 0 ? json(ops_per_inst) : json(nullptr);
 
   // Verdict.
   std::string verdict;
@@ -330,7 +336,19 @@ json diagnose(const Record& r, const Context& ctx) {
                                      compute_hi ? "compute" : "memory", compute_hi ? c : mem,
                                      kSolSaturatedPct));
     }
-    if (c < kSolLatencyBelowPct && mem < kSolLatencyBelowPct) {
+    const std::optional<double> roof_pct =
+        m["pct_of_roof"].is_number() ? std::optional(m["pct_of_roof"].get<double>()) : std::nullopt;
+    if (c < kSolLatencyBelowPct && mem < kSolLatencyBelowPct && roof_pct && *roof_pct >= kNearRoofPct &&
+        roof_bound) {
+      // The roofline has the last word when the point sits close to it: the speed-of-light units read
+      // low for a kernel whose time is spread over several pipes (tensor, FP32, MUFU), yet it reaches
+      // most of what the roof allows.
+      verdict = *roof_bound == Bound::compute ? kVerdictCompute : kVerdictMemory;
+      evidence.push_back(fmt::format(
+          "compute {:.0f}% and memory {:.0f}% are under {:.0f}%, but the point reaches {:.0f}% of its "
+          "roof (at least {:.0f}%: near the roof): {}",
+          c, mem, kSolLatencyBelowPct, *roof_pct, kNearRoofPct, verdict));
+    } else if (c < kSolLatencyBelowPct && mem < kSolLatencyBelowPct) {
       const bool occupancy_limited = !occ.limiter.empty() && occ.theoretical_pct > 0 &&
                                      occ.theoretical_pct < kOccupancyBoundBelowPct;
       verdict = occupancy_limited ? kVerdictOccupancy : kVerdictLatency;
@@ -344,19 +362,27 @@ json diagnose(const Record& r, const Context& ctx) {
             occ.theoretical_pct, occ.limiter, occ.blocks_per_sm, occ.threads_per_block,
             occ.registers_per_thread, occ.smem_bytes_per_block,
             achieved_occ ? fmt::format(", achieved {:.0f}%", *achieved_occ) : std::string()));
-        next_steps.push_back(fmt::format(
-            "occupancy is capped at {:.0f}% by {}: use fewer {} per block so more blocks fit on "
-            "an SM, or keep more loads in flight per warp",
-            occ.theoretical_pct, occ.limiter,
-            occ.limiter == "registers" ? "registers" : occ.limiter == "shared_memory"
-                                                           ? "bytes of shared memory"
-                                                           : "threads"));
+        if (on_wgmma) {
+          next_steps.push_back(fmt::format(
+              "occupancy is {:.0f}% by design (one warp-specialised CTA per SM on wgmma): latency is "
+              "hidden inside the CTA, so deepen the K/V ring, overlap more of the softmax with the MMAs, "
+              "or give the consumer warpgroups more rows",
+              occ.theoretical_pct));
+        } else {
+          next_steps.push_back(fmt::format(
+              "occupancy is capped at {:.0f}% by {}: use fewer {} per block so more blocks fit on "
+              "an SM, or keep more loads in flight per warp",
+              occ.theoretical_pct, occ.limiter,
+              occ.limiter == "registers" ? "registers" : occ.limiter == "shared_memory"
+                                                             ? "bytes of shared memory"
+                                                             : "threads"));
+        }
       } else {
         next_steps.push_back(
             "neither unit is busy: put more work in flight per SM (more blocks or warps, deeper "
             "pipelining of K/V loads) or remove serialising steps");
       }
-      if (tensor_pipe && !materialized && *tensor_pipe >= kTensorPipeOverlapFromPct)
+      if (tensor_pipe && !materialized && !on_wgmma && *tensor_pipe >= kTensorPipeOverlapFromPct)
         next_steps.push_back(fmt::format(
             "the tensor pipe runs {:.0f}% of cycles and waits while each warp does its softmax: "
             "overlap the softmax of one tile with the MMAs of the next (warp-specialised ping-pong "
@@ -387,9 +413,6 @@ json diagnose(const Record& r, const Context& ctx) {
             mem));
       }
     } else if (verdict == kVerdictCompute) {
-      // Tensor operations counted but no mma.sync instruction: the kernel already runs on wgmma.
-      const auto hmma = counter(r, kMetricTensorInstHmma);
-      const bool on_wgmma = hmma && *hmma == 0 && flops.measured;
       next_steps.push_back(
           on_wgmma ? fmt::format("at {:.0f}% of compute throughput on wgmma: fewer FLOPs (skip fully masked "
                                  "causal tiles), fewer non-MMA instructions per tile (softmax), or more of the "

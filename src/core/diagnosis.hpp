@@ -51,6 +51,8 @@ inline constexpr double kExcessTrafficRatio = 1.3;       // measured DRAM bytes 
 inline constexpr double kSpShareExcess = 0.5;            // S/P bytes / all bytes (materialised)
 inline constexpr double kNoisyRelStddev = 0.05;          // latency stddev / mean
 inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
+inline constexpr double kNearRoofPct = 70;               // achieved / attainable: near the roof
+inline constexpr double kWgmmaOpsPerInstructionAbove = 8192;  // mma.sync m16n8k16 is 4096
 
 // CUPTI metric names the diagnosis reads from Counters::total (as CUPTI names them on GH100).
 inline constexpr const char* kMetricDramRead = "dram__bytes_read.sum";

@@ -60,6 +60,13 @@ TEST_CASE("default metrics are all valid on GH100 and unknown names are refused 
   }
   // Names Nsight Compute has but CUPTI does not (reference doc: invalid on GH100).
   REQUIRE_THROWS_AS(m::validate_metrics({"launch__registers_per_thread"}, kChip), attnprof::InputError);
+  // A second SASS-op metric beside the default ffma would read ffma's count: refused by name.
+  try {
+    m::validate_metrics({"sm__sass_thread_inst_executed_op_fadd_pred_on.sum"}, kChip);
+    FAIL("a second SASS-op metric was accepted");
+  } catch (const attnprof::InputError& e) {
+    REQUIRE(std::string(e.what()).find("fadd_pred_on") != std::string::npos);
+  }
   REQUIRE(m::passes_needed({"dram__bytes_read.sum"}, kChip) >= 1);
 }
 
