@@ -272,11 +272,12 @@ SoftmaxLaunch softmax_launch_for(const core::Shape& sh) {
   if (n % 4 == 0) {
     // At most 4 float4 per thread above one warp: 16 values in registers keep 2+ blocks (32+ warps) per
     // SM resident; 16 per thread at 256 threads took 239 registers and one block per SM (8 warps), which
-    // held long rows to 3 TB/s.
+    // held long rows to 3 TB/s. Rows up to 2048 keep 2 per thread: 4 cost 15% there (H200).
     if (n <= kWarpSize * 4 * 1) return vec_launch<T, kWarpSize, 1>(rows);
     if (n <= kWarpSize * 4 * 2) return vec_launch<T, kWarpSize, 2>(rows);
     if (n <= kWarpSize * 4 * 4) return vec_launch<T, kWarpSize, 4>(rows);
     if (n <= kWarpSize * 4 * 8) return vec_launch<T, kWarpSize, 8>(rows);
+    if (n <= 256 * 4 * 2) return vec_launch<T, 256, 2>(rows);  // 8 blocks of 256 per SM: 64 warps
     if (n <= 256 * 4 * 4) return vec_launch<T, 256, 4>(rows);
     if (n <= 512 * 4 * 4) return vec_launch<T, 512, 4>(rows);
     if (n <= 1024 * 4 * 4) return vec_launch<T, 1024, 4>(rows);
