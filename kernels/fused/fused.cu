@@ -5,13 +5,14 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/dispatch.cuh"
+#include "kernels/common/dynamic_smem.cuh"
 #include "kernels/fused/fused_kernel.cuh"
 #include "kernels/fused/fused_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -21,8 +22,6 @@ namespace attnprof::kernels {
 namespace {
 
 using fused::TileVariant;
-
-constexpr int kMaxDevices = 64;
 
 constexpr int kMinComputeMajor = 8;
 
@@ -45,39 +44,19 @@ std::string variant_text() {
 // Calls fn with (element type tag, hdim constant, variant constant) for a supported combination.
 template <typename Fn>
 void dispatch(const core::Shape& s, TileVariant variant, Fn&& fn) {
-  auto by_hdim = [&](auto tag) {
-    auto by_variant = [&](auto hdim) {
-      switch (variant) {
-        case TileVariant::fast:
-          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::fast>{});
-          return;
-        case TileVariant::small:
-          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::small>{});
-          return;
-        case TileVariant::warps8:
-          fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::warps8>{});
-          return;
-      }
-    };
-    if (s.hdim == 64) by_variant(std::integral_constant<int, 64>{});
-    else by_variant(std::integral_constant<int, 128>{});
-  };
-  if (s.dtype == core::DType::bf16) by_hdim(__nv_bfloat16{});
-  else by_hdim(__half{});
-}
-
-// Raises the dynamic shared-memory limit once per device for each instantiation.
-template <typename T, int kHeadDim, TileVariant kVariant>
-void allow_dynamic_smem(size_t bytes) {
-  static std::atomic<uint64_t> configured_devices{0};
-  int device = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  const uint64_t bit = device < kMaxDevices ? uint64_t{1} << device : 0;
-  if (bit != 0 && (configured_devices.load() & bit)) return;
-  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(fused::fused_attention_kernel<T, kHeadDim, kVariant>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(bytes)));
-  configured_devices.fetch_or(bit);
+  dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
+    switch (variant) {
+      case TileVariant::fast:
+        fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::fast>{});
+        return;
+      case TileVariant::small:
+        fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::small>{});
+        return;
+      case TileVariant::warps8:
+        fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::warps8>{});
+        return;
+    }
+  });
 }
 
 class FusedKernel final : public Kernel {
@@ -137,7 +116,7 @@ class FusedKernel final : public Kernel {
         using T = decltype(tag);
         constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
         constexpr size_t smem = fused::smem_bytes(c, hdim.value, sizeof(T));
-        allow_dynamic_smem<T, hdim.value, var.value>(smem);
+        allow_dynamic_smem<&fused::fused_attention_kernel<T, hdim.value, var.value>>(smem);
         fused::FusedParams p{};
         p.q = a.q;
         p.k = a.k;

@@ -1,6 +1,6 @@
 // Thin wrappers over the PTX instructions the fused kernel is built from (sm_80+; run on sm_90):
 // cp.async 16-byte global->shared copies with zero fill, ldmatrix (plain and transposed), the
-// m16n8k16 tensor-core MMA with fp32 accumulators, and the approximate base-2 exponential.
+// m16n8k16 tensor-core MMA with fp32 accumulators; pack2 and fast_exp2 come from common/device_math.cuh.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -8,7 +8,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/device_math.cuh"
+
 namespace attnprof::kernels::fused {
+
+using kernels::fast_exp2;
+using kernels::pack2;
 
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -57,25 +62,6 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
-}
-
-// Two floats rounded to the dtype and packed as one MMA operand register (lo in the low half).
-template <typename T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  }
-}
-
-// 2^x on the special-function unit; exp2(-inf) = +0, which is how masked scores vanish.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 }  // namespace attnprof::kernels::fused

@@ -9,7 +9,6 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -17,6 +16,8 @@
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/dispatch.cuh"
+#include "kernels/common/dynamic_smem.cuh"
 #include "kernels/fused_sm90/fused_sm90_kernel.cuh"
 #include "kernels/fused_sm90/fused_sm90_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -28,7 +29,6 @@ namespace {
 namespace f3 = fused_sm90;
 using f3::Schedule;
 
-constexpr int kMaxDevices = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Compute capability of the current device as major * 10 + minor; 0 when there is none.
@@ -127,39 +127,19 @@ long long grid_for(const core::Shape& s) {
 // Calls fn with (element type tag, hdim constant, schedule constant).
 template <typename Fn>
 void dispatch(const core::Shape& s, Schedule schedule, Fn&& fn) {
-  auto by_hdim = [&](auto tag) {
-    auto by_schedule = [&](auto hdim) {
-      switch (schedule) {
-        case Schedule::overlap:
-          fn(tag, hdim, std::integral_constant<Schedule, Schedule::overlap>{});
-          return;
-        case Schedule::pingpong:
-          fn(tag, hdim, std::integral_constant<Schedule, Schedule::pingpong>{});
-          return;
-        case Schedule::serial:
-          fn(tag, hdim, std::integral_constant<Schedule, Schedule::serial>{});
-          return;
-      }
-    };
-    if (s.hdim == 64) by_schedule(std::integral_constant<int, 64>{});
-    else by_schedule(std::integral_constant<int, 128>{});
-  };
-  if (s.dtype == core::DType::bf16) by_hdim(__nv_bfloat16{});
-  else by_hdim(__half{});
-}
-
-// Raises the dynamic shared-memory limit once per device for each instantiation.
-template <typename T, int kHeadDim, Schedule kSchedule>
-void allow_dynamic_smem(size_t bytes) {
-  static std::atomic<uint64_t> configured_devices{0};
-  int device = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  const uint64_t bit = device < kMaxDevices ? uint64_t{1} << device : 0;
-  if (bit != 0 && (configured_devices.load() & bit)) return;
-  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(f3::fused_sm90_kernel<T, kHeadDim, kSchedule>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(bytes)));
-  configured_devices.fetch_or(bit);
+  dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
+    switch (schedule) {
+      case Schedule::overlap:
+        fn(tag, hdim, std::integral_constant<Schedule, Schedule::overlap>{});
+        return;
+      case Schedule::pingpong:
+        fn(tag, hdim, std::integral_constant<Schedule, Schedule::pingpong>{});
+        return;
+      case Schedule::serial:
+        fn(tag, hdim, std::integral_constant<Schedule, Schedule::serial>{});
+        return;
+    }
+  });
 }
 
 class FusedSm90Kernel final : public Kernel {
@@ -226,7 +206,7 @@ class FusedSm90Kernel final : public Kernel {
       dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
         using T = decltype(tag);
         constexpr size_t smem = f3::smem_bytes(hdim.value);
-        allow_dynamic_smem<T, hdim.value, sched.value>(smem);
+        allow_dynamic_smem<&f3::fused_sm90_kernel<T, hdim.value, sched.value>>(smem);
         f3::Sm90Params p{};
         p.o = a.o;
         p.lse = a.lse;
