@@ -19,20 +19,6 @@ namespace k = attnprof::kernels;
 
 namespace {
 
-Shape make_shape(int64_t b, int64_t h, int64_t kvh, int64_t sq, int64_t sk, int64_t d, bool causal,
-                 DType t) {
-  Shape s;
-  s.batch = b;
-  s.heads = h;
-  s.kv_heads = kvh;
-  s.seq_q = sq;
-  s.seq_k = sk;
-  s.hdim = d;
-  s.causal = causal;
-  s.dtype = t;
-  return s;
-}
-
 struct HostProblem {
   std::vector<float> q, k, v, o, lse, workspace;
   k::AttentionArgs args;
@@ -86,15 +72,15 @@ TEST_CASE("CPU kernels are registered", "[cpu-kernels]") {
 
 TEST_CASE("CPU kernels match float64 on ragged shapes", "[cpu-kernels]") {
   const std::vector<Shape> shapes = {
-      make_shape(1, 1, 1, 1, 1, 64, false, DType::fp32),
-      make_shape(1, 2, 2, 1, 1, 64, true, DType::bf16),
-      make_shape(3, 7, 1, 17, 17, 32, false, DType::bf16),
-      make_shape(3, 7, 1, 17, 17, 32, true, DType::fp32),
-      make_shape(1, 2, 1, 100, 257, 64, true, DType::bf16),   // causal, seq_k > seq_q
-      make_shape(2, 4, 2, 257, 100, 16, true, DType::fp32),   // causal, seq_k < seq_q: masked rows
-      make_shape(1, 1, 1, 257, 257, 128, true, DType::fp16),
-      make_shape(3, 7, 7, 100, 17, 48, false, DType::bf16),
-      make_shape(1, 3, 3, 17, 100, 40, false, DType::fp32),
+      Shape{1, 1, 1, 1, 1, 64, false, DType::fp32},
+      Shape{1, 2, 2, 1, 1, 64, true, DType::bf16},
+      Shape{3, 7, 1, 17, 17, 32, false, DType::bf16},
+      Shape{3, 7, 1, 17, 17, 32, true, DType::fp32},
+      Shape{1, 2, 1, 100, 257, 64, true, DType::bf16},   // causal, seq_k > seq_q
+      Shape{2, 4, 2, 257, 100, 16, true, DType::fp32},   // causal, seq_k < seq_q: masked rows
+      Shape{1, 1, 1, 257, 257, 128, true, DType::fp16},
+      Shape{3, 7, 7, 100, 17, 48, false, DType::bf16},
+      Shape{1, 3, 3, 17, 100, 40, false, DType::fp32},
   };
   uint64_t seed = 11;
   for (const char* name : {"reference", "fused"}) {
@@ -117,7 +103,7 @@ TEST_CASE("CPU kernels match float64 on ragged shapes", "[cpu-kernels]") {
 TEST_CASE("CPU reference reports its three stages to the hook in order", "[cpu-kernels]") {
   const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
   const k::Kernel* fused = k::find(k::Backend::cpu, "fused");
-  const Shape s = make_shape(1, 2, 1, 33, 33, 32, true, DType::bf16);
+  const Shape s{1, 2, 1, 33, 33, 32, true, DType::bf16};
   HostProblem p(s, *ref, 3);
   RecordingHook hook;
   ref->launch(p.args, &hook);
@@ -130,7 +116,7 @@ TEST_CASE("CPU reference reports its three stages to the hook in order", "[cpu-k
 
 TEST_CASE("CPU reference refuses a workspace that is too small", "[cpu-kernels]") {
   const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
-  const Shape s = make_shape(1, 1, 1, 8, 8, 16, false, DType::bf16);
+  const Shape s{1, 1, 1, 8, 8, 16, false, DType::bf16};
   HostProblem p(s, *ref, 4);
   p.args.workspace_bytes = 16;
   CHECK_THROWS(ref->launch(p.args));

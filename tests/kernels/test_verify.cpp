@@ -16,20 +16,6 @@ namespace k = attnprof::kernels;
 
 namespace {
 
-Shape make_shape(int64_t b, int64_t h, int64_t kvh, int64_t sq, int64_t sk, int64_t d, bool causal,
-                 DType t) {
-  Shape s;
-  s.batch = b;
-  s.heads = h;
-  s.kv_heads = kvh;
-  s.seq_q = sq;
-  s.seq_k = sk;
-  s.hdim = d;
-  s.causal = causal;
-  s.dtype = t;
-  return s;
-}
-
 // Whole-tensor attention written independently of verify.cpp: explicit 4-d indexing, mask from the
 // definition (key j visible iff j <= i + seq_k - seq_q), softmax by sum of exp without max shift.
 struct BruteForce {
@@ -82,11 +68,11 @@ void reference_outputs(const Shape& s, uint64_t seed, const std::vector<int64_t>
 
 TEST_CASE("reference_row matches an independent brute force", "[verify]") {
   const std::vector<Shape> shapes = {
-      make_shape(1, 1, 1, 5, 5, 8, false, DType::bf16),
-      make_shape(2, 4, 2, 7, 7, 16, true, DType::fp16),    // GQA, causal square
-      make_shape(1, 3, 1, 4, 9, 8, true, DType::fp32),     // MQA, causal seq_k > seq_q
-      make_shape(2, 2, 2, 9, 4, 8, true, DType::bf16),     // causal seq_k < seq_q: masked rows
-      make_shape(1, 2, 1, 3, 11, 32, false, DType::bf16),  // seq_k != seq_q, not causal
+      Shape{1, 1, 1, 5, 5, 8, false, DType::bf16},
+      Shape{2, 4, 2, 7, 7, 16, true, DType::fp16},    // GQA, causal square
+      Shape{1, 3, 1, 4, 9, 8, true, DType::fp32},     // MQA, causal seq_k > seq_q
+      Shape{2, 2, 2, 9, 4, 8, true, DType::bf16},     // causal seq_k < seq_q: masked rows
+      Shape{1, 2, 1, 3, 11, 32, false, DType::bf16},  // seq_k != seq_q, not causal
   };
   const uint64_t seed = 1234;
   for (const Shape& s : shapes) {
@@ -107,7 +93,7 @@ TEST_CASE("reference_row matches an independent brute force", "[verify]") {
 }
 
 TEST_CASE("bottom-right causal mask: fully masked rows give O = 0 and LSE = -inf", "[verify]") {
-  const Shape s = make_shape(1, 1, 1, 6, 3, 8, true, DType::bf16);
+  const Shape s{1, 1, 1, 6, 3, 8, true, DType::bf16};
   // Rows 0..2 see no key (j <= i - 3), row 3 sees key 0 only: O equals V row 0.
   for (int64_t i = 0; i < 3; ++i) {
     const auto ref = k::reference_row(s, 7, i);
@@ -119,7 +105,7 @@ TEST_CASE("bottom-right causal mask: fully masked rows give O = 0 and LSE = -inf
 }
 
 TEST_CASE("naive low-precision row is close to float64 but not equal in bf16", "[verify]") {
-  const Shape s = make_shape(1, 1, 1, 4, 64, 32, false, DType::bf16);
+  const Shape s{1, 1, 1, 4, 64, 32, false, DType::bf16};
   double max_err = 0;
   for (int64_t r = 0; r < 4; ++r) {
     const auto ref = k::reference_row(s, 3, r);
@@ -166,12 +152,12 @@ TEST_CASE("round_to: round to nearest even in bf16 and fp16", "[verify]") {
 }
 
 TEST_CASE("rows_to_check: all rows when few, seeded sample with the corners when many", "[verify]") {
-  const Shape small = make_shape(2, 3, 3, 5, 5, 8, false, DType::bf16);
+  const Shape small{2, 3, 3, 5, 5, 8, false, DType::bf16};
   const auto all = k::rows_to_check(small, 256, 1);
   REQUIRE(all.size() == 30);
   for (int64_t r = 0; r < 30; ++r) CHECK(all[r] == r);
 
-  const Shape big = make_shape(4, 16, 4, 1000, 1000, 64, true, DType::bf16);
+  const Shape big{4, 16, 4, 1000, 1000, 64, true, DType::bf16};
   const auto rows = k::rows_to_check(big, 256, 99);
   CHECK(rows.size() >= 256);
   CHECK(rows.size() <= 260);
@@ -187,11 +173,11 @@ TEST_CASE("rows_to_check: all rows when few, seeded sample with the corners when
   CHECK(rows != k::rows_to_check(big, 256, 100));
 
   // seq_q = 1: the quota needs many heads.
-  const Shape tall = make_shape(64, 16, 16, 1, 300, 64, false, DType::bf16);
+  const Shape tall{64, 16, 16, 1, 300, 64, false, DType::bf16};
   CHECK(k::rows_to_check(tall, 256, 5).size() == 256);
   // ... unless each head's K and V are too long to regenerate for hundreds of heads: fewer rows, over
   // at least 8 heads, corners included.
-  const Shape decode = make_shape(8, 128, 1, 1, 1 << 20, 128, false, DType::bf16);
+  const Shape decode{8, 128, 1, 1, 1 << 20, 128, false, DType::bf16};
   const auto few = k::rows_to_check(decode, 256, 5);
   CHECK(few.size() >= 8);
   CHECK(few.size() < 256);
@@ -201,7 +187,7 @@ TEST_CASE("rows_to_check: all rows when few, seeded sample with the corners when
 
 TEST_CASE("verify_rows: correct outputs pass, wrong or unwritten ones fail", "[verify]") {
   for (DType t : {DType::bf16, DType::fp16, DType::fp32}) {
-    const Shape s = make_shape(2, 4, 2, 33, 40, 16, true, t);
+    const Shape s{2, 4, 2, 33, 40, 16, true, t};
     INFO(s.label());
     const uint64_t seed = 42;
     const auto rows = k::rows_to_check(s, 64, seed);
@@ -248,7 +234,7 @@ TEST_CASE("verify_rows: correct outputs pass, wrong or unwritten ones fail", "[v
 }
 
 TEST_CASE("verify_rows: a masked row must report LSE -inf and O 0", "[verify]") {
-  const Shape s = make_shape(1, 1, 1, 4, 2, 8, true, DType::bf16);  // rows 0 and 1 see no key
+  const Shape s{1, 1, 1, 4, 2, 8, true, DType::bf16};  // rows 0 and 1 see no key
   const std::vector<int64_t> rows = {0, 1, 2, 3};
   std::vector<float> o, lse;
   reference_outputs(s, 5, rows, o, lse);
