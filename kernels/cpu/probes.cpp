@@ -7,12 +7,7 @@
 #include <memory>
 
 #include "kernels/cpu/parallel.hpp"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ATTNPROF_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ATTNPROF_CPU_CLONES
-#endif
+#include "kernels/cpu/target_clones.hpp"
 
 namespace attnprof::kernels::cpu {
 
