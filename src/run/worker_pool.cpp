@@ -243,13 +243,13 @@ class Pool {
     send(w, {{"counters", members}});
   }
 
-  // Closing its stdin ends an idle worker; it is reaped on the spot.
-  void retire(std::unique_ptr<Worker>& w) {
+  // Closing its stdin ends an idle worker; it is reaped on the spot (killed after grace_s).
+  void retire(std::unique_ptr<Worker>& w, double grace_s = 2.0) {
     if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
     if (w->state == Worker::State::busy) {
       kill_and_reap(*w);
     } else {
-      reap(*w, 2.0);
+      reap(*w, grace_s);
     }
     w.reset();
   }
@@ -435,13 +435,14 @@ class Pool {
     record.device_id = w->device;
     losses_[slot] = 0;
     finish(*w, std::move(record));
+    idle_or_retire(w, message);
+  }
+
+  // Back to idle after an answer; a worker that asked to restart (its device state is gone: a sticky
+  // CUDA error) exits, and a fresh one follows.
+  void idle_or_retire(std::unique_ptr<Worker>& w, const json& message) {
     w->state = Worker::State::idle;
-    if (message.value("restart", false)) {
-      // The worker's device state is gone (a sticky CUDA error): it exits; a fresh one follows.
-      if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
-      reap(*w, 5.0);
-      w.reset();
-    }
+    if (message.value("restart", false)) retire(w, 5.0);
   }
 
   void handle_group_answer(size_t slot, const json& message) {
@@ -461,12 +462,7 @@ class Pool {
     }
     losses_[slot] = 0;
     finish_group(*w, std::move(records));
-    w->state = Worker::State::idle;
-    if (message.value("restart", false)) {
-      if (w->to_fd >= 0) ::close(w->to_fd), w->to_fd = -1;
-      reap(*w, 5.0);
-      w.reset();
-    }
+    idle_or_retire(w, message);
   }
 
   void check_deadlines() {
