@@ -232,6 +232,7 @@ json diagnose(const Record& r, const Context& ctx) {
   m["ridge_flop_per_byte"] = roof.known ? json(roof.ridge_flop_per_byte) : json(nullptr);
 
   std::optional<Bound> roof_bound;
+  std::optional<double> roof_pct;  // achieved / attainable FLOP/s at this intensity [%]
   if (roof.known && intensity > 0) {
     const double attainable = attainable_flops(roof.ceilings, r.shape.dtype, intensity);
     roof_bound = bound_of(roof.ceilings, r.shape.dtype, intensity);
@@ -243,9 +244,9 @@ json diagnose(const Record& r, const Context& ctx) {
         *roof_bound == Bound::memory ? "below" : "above", dtype, human(roof.ridge_flop_per_byte),
         tera_flops(attainable));
     if (achieved_flops && attainable > 0) {
-      m["pct_of_roof"] = *achieved_flops / attainable * 100;
-      line += fmt::format(", it reaches {} = {:.0f}% of it", tera_flops(*achieved_flops),
-                          *achieved_flops / attainable * 100);
+      roof_pct = *achieved_flops / attainable * 100;
+      m["pct_of_roof"] = *roof_pct;
+      line += fmt::format(", it reaches {} = {:.0f}% of it", tera_flops(*achieved_flops), *roof_pct);
     }
     evidence.push_back(line + fmt::format(" (ceilings: {})", roof.source));
   } else {
@@ -336,8 +337,6 @@ json diagnose(const Record& r, const Context& ctx) {
                                      compute_hi ? "compute" : "memory", compute_hi ? c : mem,
                                      kSolSaturatedPct));
     }
-    const std::optional<double> roof_pct =
-        m["pct_of_roof"].is_number() ? std::optional(m["pct_of_roof"].get<double>()) : std::nullopt;
     if (c < kSolLatencyBelowPct && mem < kSolLatencyBelowPct && roof_pct && *roof_pct >= kNearRoofPct &&
         roof_bound) {
       // The roofline has the last word when the point sits close to it: the speed-of-light units read
