@@ -21,6 +21,16 @@ trap pack EXIT
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export ATTNPROF_CACHE_DIR="$out/cache"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
+# Every GPU test binary, its whole log kept in the work folder, its verdict lines printed.
+run_gpu_tests() {
+  log "GPU tests"
+  for t in "$bin"/test_gpu_*; do
+    [ -x "$t" ] || continue
+    timeout 240 "$t" > "$out/$(basename "$t").log" 2>&1
+    echo "exit $? $t" | tee -a "$out/gpu-tests.log"
+    grep -E "^MEASURE|FAILED|REQUIRE|CHECK|with expansion|^  |test cases|assertions|cases, " "$out/$(basename "$t").log" | tail -n 60
+  done
+}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/gpu.csv"
 
@@ -41,13 +51,7 @@ tests-and-sweep)
   echo "sweep wall $(( $(date +%s) - start )) s" | tee "$out/sweep-wall.txt"
   ;;
 check)
-  log "GPU tests"
-  for t in "$bin"/test_gpu_*; do
-    [ -x "$t" ] || continue
-    timeout 240 "$t" > "$out/$(basename "$t").log" 2>&1
-    echo "exit $? $t" | tee -a "$out/gpu-tests.log"
-    grep -E "^MEASURE|FAILED|REQUIRE|CHECK|with expansion|^  |test cases|assertions|cases, " "$out/$(basename "$t").log" | tail -n 60
-  done
+  run_gpu_tests
   log "reference at fa-bench shapes: stages and per-launch counters"
   ref_axes="batch=4;heads=32;seq=4096;hdim=64;causal=0,1;dtype=bf16|batch=16;heads=16;seq=1024;hdim=128;dtype=bf16|batch=2;heads=16;seq=8192;hdim=128;dtype=fp16"
   "$bin/attnprof" sweep --axes "$ref_axes" --backend cuda --out "$out/ref" --min-samples 10 --max-samples 20 \
@@ -95,14 +99,11 @@ PY
   done
   ;;
 agreement)
-  log "GPU tests"
-  [ -n "${ATTNPROF_SKIP_GPU_TESTS:-}" ] && echo "skipped (ATTNPROF_SKIP_GPU_TESTS: run by the check phase of the same call)"
-  for t in $([ -z "${ATTNPROF_SKIP_GPU_TESTS:-}" ] && echo "$bin"/test_gpu_*); do
-    [ -x "$t" ] || continue
-    log "$t"
-    timeout 200 "$t" 2>&1 | tail -n 25 | tee -a "$out/gpu-tests.log"
-    echo "exit ${PIPESTATUS[0]} $t" | tee -a "$out/gpu-tests.log"
-  done
+  if [ -n "${ATTNPROF_SKIP_GPU_TESTS:-}" ]; then
+    echo "GPU tests skipped (ATTNPROF_SKIP_GPU_TESTS: run by the check phase of the same call)"
+  else
+    run_gpu_tests
+  fi
   # Nsight Compute profiles only the kernels of the one verification call of each point (the NVTX
   # range "attnprof verify"), the same single call whose counters attnprof collects.
   ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
