@@ -9,8 +9,11 @@
 #   agreement       : GPU tests, Nsight Compute agreement (DRAM bytes, duration, tensor ops) on three fa-bench
 #                     shapes, profiling overhead vs Nsight Compute, A/A and a planted slowdown for
 #                     the regression gate
+#   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
+#                     --devices 0, every point once, per-device shares, per-point P50 agreement through
+#                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|check|agreement}"
+phase="${1:?usage: h200.sh tests-and-sweep|check|agreement|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -180,6 +183,61 @@ PY
   ATTNPROF_FUSED_CONFIG=small "$bin/attnprof" sweep --axes "$gate_axes" --kernels fused --backend cuda --no-counters --out "$out/gate-slow" --min-samples 30 --max-samples 30 >/dev/null 2>&1
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-b/results.json" --md "$out/gate-aa.md" 2>&1 | tail -n 12; echo "A/A exit ${PIPESTATUS[0]}"
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-slow/results.json" --md "$out/gate-slow.md" 2>&1 | tail -n 12; echo "planted-slowdown exit ${PIPESTATUS[0]}"
+  ;;
+multi-gpu)
+  # No NCCL is used here; the multicast switches stay off anyway, as on every shared multi-GPU host.
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  nvidia-smi -L | tee "$out/gpus.txt"
+  "$bin/attnprof" devices --backend cuda 2>&1 | tee "$out/devices.txt"
+  for preset in quick fa-bench; do
+    for devs in all 0; do
+      log "$preset --devices $devs"
+      t0=$(date +%s.%N)
+      timeout -s TERM 280 "$bin/attnprof" sweep --preset "$preset" --backend cuda --devices "$devs" \
+          --out "$out/$preset-$devs" 2>&1 | tail -n 4
+      echo "$preset $devs wall_s $(python3 -c "print(round($(date +%s.%N) - $t0, 1))")" | tee -a "$out/wall.txt"
+    done
+    python3 - "$out/$preset-all/results.json" "$out/$preset-0/results.json" "$preset" <<'PY' | tee "$out/$preset-compare.txt"
+import collections, json, sys
+two, one = (json.load(open(f)) for f in sys.argv[1:3])
+keys2 = [r["key"] for r in two["records"]]
+keys1 = [r["key"] for r in one["records"]]
+print(sys.argv[3], "points: two-GPU", len(keys2), "unique", len(set(keys2)), "single", len(keys1),
+      "same set" if sorted(keys2) == sorted(keys1) else "DIFFERENT SETS", "same order" if keys2 == keys1 else "other order")
+print("  status two-GPU:", dict(collections.Counter(r["status"] for r in two["records"])),
+      "single:", dict(collections.Counter(r["status"] for r in one["records"])))
+print("  points per device_id (two-GPU run):", dict(collections.Counter(r["device_id"] for r in two["records"])),
+      "single:", dict(collections.Counter(r["device_id"] for r in one["records"])))
+by1 = {r["key"]: r for r in one["records"]}
+diffs = []
+for r in two["records"]:
+    o = by1.get(r["key"])
+    if o and r["status"] == "ok" and o["status"] == "ok":
+        diffs.append((abs(r["latency"]["p50_us"] / o["latency"]["p50_us"] - 1), r["key"], r["device_id"]))
+diffs.sort()
+n = len(diffs)
+if n:
+    for lim in (0.01, 0.02, 0.05):
+        print(f"  P50 two-GPU vs single within {lim:.0%}: {sum(d <= lim for d, _, _ in diffs)}/{n}")
+    print(f"  median |diff| {100 * diffs[n // 2][0]:.2f}%  worst {100 * diffs[-1][0]:.2f}% at {diffs[-1][1]} (device {diffs[-1][2]})")
+    for dev in sorted({d for _, _, d in diffs}):
+        ds = sorted(d for d, _, dd in diffs if dd == dev)
+        print(f"  device {dev}: {len(ds)} points, median |diff| {100 * ds[len(ds) // 2]:.2f}%")
+print("  wall_s in context: two-GPU", two["context"]["sweep"].get("wall_s"), "single", one["context"]["sweep"].get("wall_s"))
+PY
+    log "$preset: the regression gate, two-GPU run against the single-GPU run"
+    "$bin/attnprof" compare "$out/$preset-0/results.json" "$out/$preset-all/results.json" --md "$out/$preset-gate.md" 2>&1 | tail -n 6
+    echo "$preset gate exit ${PIPESTATUS[0]}" | tee -a "$out/wall.txt"
+  done
+  log "two shards, one per GPU, at the same time; then merge"
+  t0=$(date +%s.%N)
+  CUDA_VISIBLE_DEVICES=0 "$bin/attnprof" sweep --preset fa-bench --backend cuda --shard 1/2 --out "$out/shard1" > "$out/shard1.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 "$bin/attnprof" sweep --preset fa-bench --backend cuda --shard 2/2 --out "$out/shard2" > "$out/shard2.log" 2>&1 &
+  wait
+  echo "shards wall_s $(python3 -c "print(round($(date +%s.%N) - $t0, 1))")" | tee -a "$out/wall.txt"
+  tail -n 2 "$out/shard1.log" "$out/shard2.log"
+  "$bin/attnprof" merge "$out/shard1/results.json" "$out/shard2/results.json" -o "$out/merged.json" 2>&1 | tail -n 3
+  echo "merge exit ${PIPESTATUS[0]}" | tee -a "$out/wall.txt"
   ;;
 esac
 log "done"
