@@ -70,12 +70,12 @@ class HostObject {
   HostObject& operator=(const HostObject&) = delete;
   CUpti_Profiler_Host_Object* get() const { return object_; }
 
-  // Returns the CUPTI result for one metric name (used to find the first unknown name).
-  CUptiResult add(const char* name) {
+  // Adds names to the configuration in one call; returns CUPTI's result.
+  CUptiResult add(const std::vector<const char*>& names) {
     CUpti_Profiler_Host_ConfigAddMetrics_Params params{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     params.pHostObject = object_;
-    params.ppMetricNames = &name;
-    params.numMetrics = 1;
+    params.ppMetricNames = const_cast<const char**>(names.data());
+    params.numMetrics = names.size();
     return cuptiProfilerHostConfigAddMetrics(&params);
   }
 
@@ -96,16 +96,26 @@ class HostObject {
   CUpti_Profiler_Host_Object* object_ = nullptr;
 };
 
-// Adds every name, throwing InputError for the first one the chip does not know.
+// Adds every name in one call, throwing InputError for the first name the chip does not know.
+// One call matters: CUPTI schedules the counters of one call's names into passes together, while
+// names added one call at a time each start passes of their own (the default set on GH100: 13 passes
+// added at once, 29 added one by one).
 void add_all(HostObject& host, const std::vector<std::string>& names, const std::string& chip) {
-  for (const auto& name : names) {
-    const CUptiResult result = host.add(name.c_str());
-    if (result == CUPTI_ERROR_INVALID_PARAMETER || result == CUPTI_ERROR_INVALID_METRIC_NAME) {
-      throw InputError(fmt::format("unknown metric '{}' for chip {} (metric names as in Nsight Compute, "
-                                   "e.g. dram__bytes_read.sum)", name, chip));
+  if (names.empty()) return;
+  std::vector<const char*> pointers;
+  for (const auto& name : names) pointers.push_back(name.c_str());
+  const CUptiResult result = host.add(pointers);
+  if (result == CUPTI_ERROR_INVALID_PARAMETER || result == CUPTI_ERROR_INVALID_METRIC_NAME) {
+    for (const auto& name : names) {  // which one: each alone, in a scratch configuration
+      HostObject scratch(chip, nullptr);
+      const CUptiResult alone = scratch.add({name.c_str()});
+      if (alone == CUPTI_ERROR_INVALID_PARAMETER || alone == CUPTI_ERROR_INVALID_METRIC_NAME) {
+        throw InputError(fmt::format("unknown metric '{}' for chip {} (metric names as in Nsight Compute, "
+                                     "e.g. dram__bytes_read.sum)", name, chip));
+      }
     }
-    check_cupti(result, "cuptiProfilerHostConfigAddMetrics");
   }
+  check_cupti(result, "cuptiProfilerHostConfigAddMetrics");
 }
 
 int64_t passes_of(std::vector<uint8_t>& image) {
