@@ -37,9 +37,12 @@ std::vector<std::vector<size_t>> form_batches(const std::vector<BatchItem>& item
 RangeRole range_role(const core::KernelCounters& range) {
   const auto it = range.metrics.find(kMarkerMetric);
   if (it == range.metrics.end()) return RangeRole::launch;
-  // Warp counts are integers; half a warp of slack only guards against how CUPTI evaluates the sum.
-  if (std::abs(it->second - kBeginMarkerWarps) < 0.5) return RangeRole::begin_marker;
-  if (std::abs(it->second - kEndMarkerWarps) < 0.5) return RangeRole::end_marker;
+  // Warp counts are integers; rounding only guards against how CUPTI evaluates the sum.
+  const double rounded = std::round(it->second);
+  if (std::abs(it->second - rounded) > 0.25 || rounded < 1) return RangeRole::launch;
+  const auto warps = static_cast<int64_t>(rounded);
+  if (warps == kEndMarkerWarps) return RangeRole::end_marker;
+  if (warps % 2 == 1 && warps % kBeginMarkerWarps == 0) return RangeRole::begin_marker;
   return RangeRole::launch;
 }
 
@@ -55,7 +58,8 @@ std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_markers(
     const core::KernelCounters& range = ranges[index];
     switch (range_role(range)) {
       case RangeRole::begin_marker:
-        if (inside) return fail(fmt::format("range {}: a begin marker inside point {}", index, split.size()));
+        if (inside && split.back().empty())
+          return fail(fmt::format("range {}: point {} has no launch", index, split.size() - 1));
         if (split.size() == points) return fail(fmt::format("range {}: more than {} begin markers", index, points));
         split.emplace_back();
         inside = true;

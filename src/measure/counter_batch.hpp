@@ -15,17 +15,22 @@
 
 namespace attnprof::measure {
 
-// The two marker kernels that bracket each point's call in a batched pass are told apart from every
-// other launch by this metric: each launches one block of an odd, unusual number of warps, which no
-// attention kernel or L2 flush launches in total (they use 4-, 8- or 12-warp blocks, many of them).
+// The ranges of a batched pass are cut back into points by marker launches, told apart from every
+// other launch by this metric (the total warps a launch started):
+// - begin marker: an odd multiple of kBeginMarkerWarps. A cold point's L2 flush is launched as blocks
+//   of that many warps, an odd number of blocks (timer.hpp), so the flush is the point's begin marker
+//   and costs no range of its own; a warm point gets a one-block marker kernel of that size.
+// - end marker: exactly kEndMarkerWarps, one block.
+// No attention kernel, cuBLAS GEMM or softmax launches an odd number of warps in total (they use
+// 4-, 8- or 12-warp blocks).
 inline constexpr const char* kMarkerMetric = "sm__warps_launched.sum";
 inline constexpr int kBeginMarkerWarps = 31;
 inline constexpr int kEndMarkerWarps = 29;
 
 // Ranges one session may hold (CUPTI maxNumOfRanges and maxRangesPerPass of a batched session).
 inline constexpr int64_t kMaxBatchRanges = 1024;
-// Ranges a point may add beyond its declared launches: two markers, the L2 flush's launches and the
-// extra launches cuBLAS may make. Used only to size groups; a wrong guess costs a per-point fallback.
+// Ranges a point may add beyond its declared launches: its markers (the flush) and the extra launches
+// cuBLAS may make. Used only to size groups; a wrong guess costs a per-point fallback.
 inline constexpr int64_t kRangeSlackPerPoint = 10;
 // Share of the free device memory one group's buffers may take: the rest is for cuBLAS, CUPTI's
 // counter buffers and the L2 flush buffer.
@@ -48,12 +53,13 @@ enum class RangeRole { begin_marker, end_marker, launch };
 // The role of one range, from kMarkerMetric (absent: a launch).
 RangeRole range_role(const core::KernelCounters&);
 
-// Cuts the ranges of a batched session into `points` lists: point i's ranges are those between the
-// i-th begin marker and the i-th end marker; ranges outside every pair (the L2 flush before a point)
-// are dropped, and so are the markers. A range named after its index in the session (CUPTI's auto
-// range names are "0", "1", ...) is renamed after its index within its point, as a session of its own
-// would have named it. Returns nullopt, with the reason in `why`, unless the ranges hold exactly
-// `points` well-formed pairs, each around at least one launch.
+// Cuts the ranges of a batched session into `points` lists: point i's ranges are those after the i-th
+// begin marker, up to the next end marker or begin marker (a cold pass: flush, call, flush, call, ...,
+// end marker). Ranges outside every point (a warm point's warm-up call, between an end marker and the
+// next begin marker) are dropped, and so are the markers. A range named after its index in the session
+// (CUPTI's auto range names are "0", "1", ...) is renamed after its index within its point, as a
+// session of its own would have named it. Returns nullopt, with the reason in `why`, unless the ranges
+// hold exactly `points` points, each with at least one launch, the last closed by an end marker.
 std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_markers(
     const std::vector<core::KernelCounters>& ranges, size_t points, std::string* why);
 

@@ -19,6 +19,8 @@ KernelCounters begin_marker(size_t index) { return range(std::to_string(index), 
 KernelCounters end_marker(size_t index) { return range(std::to_string(index), m::kEndMarkerWarps); }
 // A launch of a real kernel: many 4-warp blocks.
 KernelCounters launch(size_t index) { return range(std::to_string(index), 4 * 1024); }
+// A cold point's L2 flush: an odd number of blocks of kBeginMarkerWarps warps (263 on a 132-SM GPU).
+KernelCounters flush(size_t index) { return range(std::to_string(index), m::kBeginMarkerWarps * 263.0); }
 
 }  // namespace
 
@@ -63,6 +65,39 @@ TEST_CASE("range_role reads the marker metric", "[counter_batch]") {
   CHECK(m::range_role(end_marker(0)) == m::RangeRole::end_marker);
   CHECK(m::range_role(launch(0)) == m::RangeRole::launch);
   CHECK(m::range_role(KernelCounters{"0", {{"gpu__time_duration.sum", 5}}}) == m::RangeRole::launch);
+  CHECK(m::range_role(flush(0)) == m::RangeRole::begin_marker);
+  // An even multiple of the signature (an even block count) or a near miss is a launch.
+  CHECK(m::range_role(range("0", m::kBeginMarkerWarps * 264.0)) == m::RangeRole::launch);
+  CHECK(m::range_role(range("0", m::kBeginMarkerWarps * 263.0 + 2)) == m::RangeRole::launch);
+  CHECK(m::range_role(range("0", 3 * m::kEndMarkerWarps)) == m::RangeRole::launch);
+}
+
+TEST_CASE("split_by_markers: the cold layout, each flush beginning its point", "[counter_batch]") {
+  std::vector<KernelCounters> ranges;
+  auto add = [&](KernelCounters (*make)(size_t)) { ranges.push_back(make(ranges.size())); };
+  for (auto* make : {flush, launch, launch, launch,  // point 0: the reference's three launches
+                     flush, launch,                  // point 1
+                     flush, launch, launch,          // point 2
+                     end_marker})
+    add(make);
+  std::string why;
+  const auto split = m::split_by_markers(ranges, 3, &why);
+  REQUIRE(split);
+  REQUIRE(split->size() == 3);
+  CHECK((*split)[0].size() == 3);
+  CHECK((*split)[1].size() == 1);
+  CHECK((*split)[2].size() == 2);
+  CHECK((*split)[2][1].kernel == "1");
+  SECTION("without the closing end marker the last point is not trusted") {
+    ranges.pop_back();
+    CHECK_FALSE(m::split_by_markers(ranges, 3, &why));
+    CHECK(why.find("no end marker") != std::string::npos);
+  }
+  SECTION("a flush followed by another flush: a point without a launch") {
+    ranges.insert(ranges.begin() + 4, flush(99));
+    CHECK_FALSE(m::split_by_markers(ranges, 3, &why));
+    CHECK(why.find("no launch") != std::string::npos);
+  }
 }
 
 TEST_CASE("split_by_markers cuts a session's ranges into points", "[counter_batch]") {
@@ -112,7 +147,7 @@ TEST_CASE("split_by_markers refuses what it cannot attribute", "[counter_batch]"
                                              end_marker(5)};
     CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
   }
-  SECTION("nested begin markers") {
+  SECTION("two begin markers in a row") {
     const std::vector<KernelCounters> ranges{begin_marker(0), begin_marker(1), launch(2), end_marker(3)};
     CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
   }

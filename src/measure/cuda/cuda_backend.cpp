@@ -239,7 +239,7 @@ class CudaBackend final : public Backend {
         // call once before, so that L2 holds what the previous pass of its own session left there.
         std::function<void()> before = options.cold_l2 ? std::function<void()>([this, stream] { flusher_->flush(stream); })
                                                        : std::function<void()>([&kernel, &call_args] { kernel.launch(call_args); });
-        points.push_back({std::move(before), [&kernel, &call_args] { kernel.launch(call_args); }});
+        points.push_back({std::move(before), [&kernel, &call_args] { kernel.launch(call_args); }, options.cold_l2});
       }
       std::vector<core::Counters> counters;
       if (points.size() == 1) {

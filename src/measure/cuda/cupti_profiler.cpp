@@ -435,11 +435,13 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   const bool marker_metric_asked = std::find(metrics.begin(), metrics.end(), kMarkerMetric) != metrics.end();
   if (!marker_metric_asked) metrics.push_back(kMarkerMetric);
   const auto pass = [&] {
-    for (const BatchPoint& point : points) {
-      point.before_pass();
-      launch_range_marker(RangeMarker::begin, stream);
-      point.call();
-      launch_range_marker(RangeMarker::end, stream);
+    for (size_t i = 0; i < points.size(); ++i) {
+      points[i].before_pass();
+      if (!points[i].before_is_begin_marker) launch_range_marker(RangeMarker::begin, stream);
+      points[i].call();
+      // The next point's flush closes this one; otherwise an end marker does.
+      const bool next_begins = i + 1 < points.size() && points[i + 1].before_is_begin_marker;
+      if (!next_begins) launch_range_marker(RangeMarker::end, stream);
     }
   };
   core::Counters all;

@@ -55,14 +55,17 @@ class CounterProfiler {
                          cudaStream_t stream, const std::vector<std::string>& extra_metrics);
 
   // One point of a batched session: `before_pass` readies the device for the call (the L2 flush when
-  // cold, the call itself when warm), `call` is the point's attention call.
+  // cold, the call itself when warm), `call` is the point's attention call. before_is_begin_marker:
+  // before_pass launches the point's begin marker itself (the flush, counter_batch.hpp).
   struct BatchPoint {
     std::function<void()> before_pass;
     std::function<void()> call;
+    bool before_is_begin_marker = false;
   };
   // Counters for several points from ONE session (--counter-batch): each replay pass runs, for every
-  // point in order, before_pass, a begin marker kernel, call, an end marker kernel, all profiled; the
-  // ranges between a point's markers are its launches, the rest are dropped (counter_batch.hpp).
+  // point in order, before_pass, a begin marker kernel (unless before_pass was one), call, and an end
+  // marker kernel unless the next point's flush begins it; all profiled. The ranges between a point's
+  // markers are its launches, the rest are dropped (counter_batch.hpp).
   // Returns one Counters per point, as collect() would have for the point alone, with the session's
   // wall time shared out (share_profiling_ms). When the ranges cannot be attributed or the session
   // fails for another reason than privileges or a busy profiler, each point is collected on its own

@@ -1,7 +1,8 @@
-// The marker kernels of a batched counter session (src/measure/counter_batch.hpp): launched before
-// and after each point's call inside a profiled pass, each is one auto range that CUPTI counts as
-// kBeginMarkerWarps or kEndMarkerWarps launched warps, which is how the session's ranges are cut back
-// into each point's ranges. They touch no memory, so they perturb no counter of the point.
+// The marker kernels of a batched counter session (src/measure/counter_batch.hpp): launched before a
+// point's call when no L2 flush begins it (warm mode), and after the last call of a pass (or after
+// each call, warm), each is one auto range that CUPTI counts as kBeginMarkerWarps or kEndMarkerWarps
+// launched warps, which is how the session's ranges are cut back into each point's ranges. They touch
+// no memory, so they perturb no counter of the point.
 #pragma once
 #include <cuda_runtime_api.h>
 
