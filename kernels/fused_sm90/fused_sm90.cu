@@ -104,8 +104,8 @@ int current_device_sms() {
   return sms;
 }
 
-// f3::grid_ctas walks every work tile of a causal shape; the answer is kept for the last shape asked.
-long long grid_for(const core::Shape& s) {
+// f3::plan_grid walks every work tile of a causal shape; the answer is kept for the last shape asked.
+f3::GridPlan plan_for(const core::Shape& s) {
   struct Key {
     int64_t seq_q, seq_k, batch_heads;
     bool causal;
@@ -114,14 +114,14 @@ long long grid_for(const core::Shape& s) {
   };
   static std::mutex mutex;
   static Key last_key{};
-  static long long last_grid = -1;
+  static f3::GridPlan last_plan{-1, false};
   const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, current_device_sms()};
   std::lock_guard<std::mutex> lock(mutex);
-  if (last_grid < 0 || !(key == last_key)) {
-    last_grid = f3::grid_ctas(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms);
+  if (last_plan.grid < 0 || !(key == last_key)) {
+    last_plan = f3::plan_grid(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms);
     last_key = key;
   }
-  return last_grid;
+  return last_plan;
 }
 
 // Calls fn with (element type tag, hdim constant, schedule constant).
@@ -183,7 +183,7 @@ class FusedSm90Kernel final : public Kernel {
       info.kernel_name = "fused_sm90_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
                          std::to_string(hdim.value) + ", " + std::string(f3::to_string(sched.value)) + ">";
       info.func = reinterpret_cast<const void*>(&f3::fused_sm90_kernel<T, hdim.value, sched.value>);
-      info.grid_blocks = grid_for(s);
+      info.grid_blocks = plan_for(s).grid;
       info.block_threads = f3::kThreads;
       info.dynamic_smem_bytes = f3::smem_bytes(hdim.value);
     });
@@ -219,7 +219,9 @@ class FusedSm90Kernel final : public Kernel {
         p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
         p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * kLog2e;
         p.causal = s.causal ? 1 : 0;
-        const auto grid = static_cast<unsigned>(grid_for(s));
+        const f3::GridPlan plan = plan_for(s);
+        p.rotated = plan.rotated ? 1 : 0;
+        const auto grid = static_cast<unsigned>(plan.grid);
         f3::fused_sm90_kernel<T, hdim.value, sched.value>
             <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_o, p);
         ATTNPROF_CUDA_CHECK(cudaGetLastError());

@@ -43,11 +43,12 @@ struct Sm90Params {
   int num_tiles;               // num_m_blocks * batch * heads work tiles
   float scale_log2;            // softmax_scale * log2(e)
   int causal;
+  int rotated;                 // causal tile order (plan_grid, fused_sm90_tiles.hpp)
 };
 
 // One work tile: query rows m0 .. m0 + 127 of (batch, head) bh, reading kv head kv_bh, n_blocks key
 // tiles. Query blocks of one (batch, head) are adjacent in tile order (they share K/V in L2); with a
-// causal mask the heaviest (last) blocks come first.
+// causal mask their order is heaviest first, rotated per head when the plan says so (plan_grid).
 struct WorkTile {
   int bh, kv_bh, m0, n_blocks;
 };
@@ -55,7 +56,8 @@ struct WorkTile {
 __device__ __forceinline__ WorkTile decode_tile(int tile, const Sm90Params& p) {
   const int m_index = tile % p.num_m_blocks;
   const int bh = tile / p.num_m_blocks;
-  const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
+  const int m_block =
+      p.causal ? p.num_m_blocks - 1 - static_cast<int>(causal_m_index(tile, p.num_m_blocks, p.rotated != 0)) : m_index;
   WorkTile w;
   w.bh = bh;
   w.kv_bh = (bh / p.heads) * p.kv_heads + (bh % p.heads) / p.group;

@@ -70,40 +70,73 @@ constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bo
   return needed < all ? needed : all;
 }
 
-// Work tiles are the query-row blocks of every (batch, head), bh-major. The grid is persistent by
-// default: sm_count CTAs, CTA b walking tiles b, b + grid, b + 2 grid, ... (a static round robin), so
-// that the loads of a CTA's next tile overlap the end of its current one. With a causal mask the
-// tiles' costs differ (n key tiles plus a fixed part, taken as kTileOverheadKeyTiles), and when the
-// number of query blocks per head is close to a multiple of the grid the round robin hands some CTAs
-// only heavy tiles: b1 h16 s16384 d128 causal ran at 390 TFLOP/s against 559 at s8192 on the H200.
-// There the grid is one CTA per tile instead (the hardware then hands out tiles dynamically): when
-// the round robin's busiest CTA would carry more than kMaxStaticImbalance times the greedy bound
-// (total / grid + heaviest tile).
+// Work tiles are the query-row blocks of every (batch, head), bh-major: the blocks of one head are
+// adjacent, so CTAs running at the same time share its K/V in L2. The grid is persistent by default:
+// sm_count CTAs, CTA b walking tiles b, b + grid, b + 2 grid, ... (a static round robin), so that the
+// loads of a CTA's next tile overlap the end of its current one.
+//
+// With a causal mask the tiles' costs differ (n key tiles plus a fixed part, taken as
+// kTileOverheadKeyTiles), and the order of a head's query blocks decides how the round robin spreads
+// them. Two orders, both heaviest block first within a head:
+// - plain: position p of every head is block p. A grid that is a multiple of the blocks per head
+//   (132 SMs, 4 blocks at seq 512) then hands each CTA the same block of every head it visits, so a
+//   quarter of the CTAs carry only the heaviest tiles (1.33x the mean at seq 512).
+// - rotated: position p of head h is block (p + h) mod blocks, so each CTA's blocks cycle through
+//   every cost; better at short sequences, worse at some long ones (seq 4096-8192 at 132 SMs).
+// plan_grid evaluates both and takes the lighter busiest CTA. When even that CTA carries more than
+// kMaxStaticImbalance times the greedy bound (total / grid + heaviest tile), the grid is one CTA per
+// tile, in plain order (the hardware then hands out tiles dynamically, heaviest first). Measured on
+// the H200 with the plain order: b1 h16 s16384 d128 causal ran at 390 TFLOP/s persistent (busiest
+// 1.38x the bound) and 559-564 with one CTA per tile; shapes within 1.07x of it ran best persistent.
 constexpr long long kTileOverheadKeyTiles = 2;
-constexpr double kMaxStaticImbalance = 1.3;
+constexpr double kMaxStaticImbalance = 1.15;
 
-inline long long grid_ctas(long long seq_q, long long seq_k, long long batch_heads, bool causal,
-                           int sm_count) {
+// Index of tile t's query block within its head in heaviest-first order (0 = the head's last block).
+constexpr long long causal_m_index(long long tile, long long blocks, bool rotated) {
+  return rotated ? (tile % blocks + tile / blocks) % blocks : tile % blocks;
+}
+
+// The static round robin's busiest CTA and the greedy bound, in key tiles.
+struct RoundRobinLoad {
+  long long busiest = 0;
+  double greedy_bound = 0;
+};
+inline RoundRobinLoad causal_round_robin_load(long long seq_q, long long seq_k, long long batch_heads,
+                                              long long grid, bool rotated) {
   const long long blocks = m_blocks(seq_q);
   const long long tiles = blocks * batch_heads;
-  if (sm_count <= 0 || tiles <= sm_count) return tiles;
-  if (!causal) return sm_count;
-  const long long grid = sm_count;
-  // Tile t is query block t % blocks (heaviest first) of head t / blocks.
   auto cost = [&](long long t) {
-    const long long m_block = blocks - 1 - t % blocks;
+    const long long m_block = blocks - 1 - causal_m_index(t, blocks, rotated);
     return key_tiles(m_block * kBlockM, seq_q, seq_k, true) + kTileOverheadKeyTiles;
   };
-  long long total = 0, heaviest = 0, busiest = 0;
+  long long total = 0, heaviest = 0;
+  RoundRobinLoad load;
   for (long long t = 0; t < blocks; ++t) heaviest = std::max(heaviest, cost(t));
   for (long long b = 0; b < grid; ++b) {
-    long long load = 0;
-    for (long long t = b; t < tiles; t += grid) load += cost(t);
-    total += load;
-    busiest = std::max(busiest, load);
+    long long mine = 0;
+    for (long long t = b; t < tiles; t += grid) mine += cost(t);
+    total += mine;
+    load.busiest = std::max(load.busiest, mine);
   }
-  const double greedy_bound = static_cast<double>(total) / static_cast<double>(grid) + static_cast<double>(heaviest);
-  return static_cast<double>(busiest) > kMaxStaticImbalance * greedy_bound ? tiles : grid;
+  load.greedy_bound = static_cast<double>(total) / static_cast<double>(grid) + static_cast<double>(heaviest);
+  return load;
+}
+
+struct GridPlan {
+  long long grid = 0;    // CTAs launched
+  bool rotated = false;  // causal tile order (causal_m_index)
+};
+
+inline GridPlan plan_grid(long long seq_q, long long seq_k, long long batch_heads, bool causal, int sm_count) {
+  const long long tiles = m_blocks(seq_q) * batch_heads;
+  if (sm_count <= 0 || tiles <= sm_count) return {tiles, false};
+  if (!causal) return {sm_count, false};
+  const RoundRobinLoad plain = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, false);
+  const RoundRobinLoad rotated = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, true);
+  const bool rotate = rotated.busiest < plain.busiest;
+  const RoundRobinLoad& best = rotate ? rotated : plain;
+  if (static_cast<double>(best.busiest) > kMaxStaticImbalance * best.greedy_bound) return {tiles, false};
+  return {sm_count, rotate};
 }
 
 // Measured on the H200 (fa-bench, bf16, persistent grid, one run each): without a causal mask at

@@ -9,11 +9,12 @@
 #   agreement       : GPU tests, Nsight Compute agreement (DRAM bytes, duration, tensor ops) on three fa-bench
 #                     shapes, profiling overhead vs Nsight Compute, A/A and a planted slowdown for
 #                     the regression gate
+#   gpu-tests       : the GPU test binaries only
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|check|agreement|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|check|agreement|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -38,6 +39,9 @@ run_gpu_tests() {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/gpu.csv"
 
 case "$phase" in
+gpu-tests)
+  run_gpu_tests
+  ;;
 tests-and-sweep)
   log "SASS of the fused kernel (tensor-core instructions)"
   cuobjdump --dump-sass "$bin/attnprof" 2>/dev/null | grep -oE "\b(HMMA|HGMMA|LDSM|LDGSTS)[.A-Z0-9]*" | sort | uniq -c | tee "$out/sass-summary.txt"
