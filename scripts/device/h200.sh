@@ -58,7 +58,7 @@ tests-and-sweep)
   echo "sweep wall $(( $(date +%s) - start )) s" | tee "$out/sweep-wall.txt"
   ;;
 check)
-  run_gpu_tests
+  if [ -n "${ATTNPROF_SKIP_GPU_TESTS:-}" ]; then echo "GPU tests skipped (ATTNPROF_SKIP_GPU_TESTS)"; else run_gpu_tests; fi
   log "reference at fa-bench shapes: stages and per-launch counters"
   ref_axes="batch=4;heads=32;seq=4096;hdim=64;causal=0,1;dtype=bf16|batch=16;heads=16;seq=1024;hdim=128;dtype=bf16|batch=2;heads=16;seq=8192;hdim=128;dtype=fp16"
   "$bin/attnprof" sweep --axes "$ref_axes" --backend cuda --out "$out/ref" --min-samples 10 --max-samples 20 \
@@ -187,6 +187,25 @@ PY
   ATTNPROF_FUSED_CONFIG=small "$bin/attnprof" sweep --axes "$gate_axes" --kernels fused --backend cuda --no-counters --out "$out/gate-slow" --min-samples 30 --max-samples 30 >/dev/null 2>&1
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-b/results.json" --md "$out/gate-aa.md" 2>&1 | tail -n 12; echo "A/A exit ${PIPESTATUS[0]}"
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-slow/results.json" --md "$out/gate-slow.md" 2>&1 | tail -n 12; echo "planted-slowdown exit ${PIPESTATUS[0]}"
+  log "A/A: the fa-bench sweep (144 points, default sampling, no counters) twice"
+  for run in 1 2; do
+    "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters --out "$out/aa-fa-bench-$run" >/dev/null 2>&1
+    echo "fa-bench run $run exit $?"
+  done
+  python3 - "$out/aa-fa-bench-1/results.json" "$out/aa-fa-bench-2/results.json" <<'PY' | tee "$out/aa-fa-bench.txt"
+import json, sys
+a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:])
+diffs = sorted((abs(r["latency"]["p50_us"] / b[k]["latency"]["p50_us"] - 1), k) for k, r in a.items()
+               if k in b and r["status"] == "ok" and b[k]["status"] == "ok")
+n = len(diffs)
+for lim in (0.005, 0.01, 0.02):
+    w = sum(d <= lim for d, _ in diffs)
+    print(f"P50 within {lim:.1%}: {w}/{n} ({100 * w / max(n, 1):.1f}%)")
+print("median |diff| %.3f%%" % (100 * diffs[n // 2][0]))
+for d, k in diffs[-6:]:
+    print(f"  {100 * d:.2f}%  {k}  p50 {a[k]['latency']['p50_us']:.1f} vs {b[k]['latency']['p50_us']:.1f} us, samples {a[k]['latency']['n']}/{b[k]['latency']['n']}")
+PY
+  "$bin/attnprof" compare "$out/aa-fa-bench-1/results.json" "$out/aa-fa-bench-2/results.json" --md "$out/aa-fa-bench-gate.md" 2>&1 | tail -n 4; echo "fa-bench A/A gate exit ${PIPESTATUS[0]}"
   ;;
 multi-gpu)
   # No NCCL is used here; the multicast switches stay off anyway, as on every shared multi-GPU host.
