@@ -239,12 +239,13 @@ class CudaBackend final : public Backend {
         // call once before, so that L2 holds what the previous pass of its own session left there.
         std::function<void()> before = options.cold_l2 ? std::function<void()>([this, stream] { flusher_->flush(stream); })
                                                        : std::function<void()>([&kernel, &call_args] { kernel.launch(call_args); });
-        points.push_back({std::move(before), [&kernel, &call_args] { kernel.launch(call_args); }, options.cold_l2});
+        points.push_back({std::move(before), [&kernel, &call_args](kernels::StageHook* hook) { kernel.launch(call_args, hook); }});
       }
       std::vector<core::Counters> counters;
       if (points.size() == 1) {
         const std::function<void()> before_pass = options.cold_l2 ? points[0].before_pass : std::function<void()>([] {});
-        counters.push_back(profiler.collect(before_pass, points[0].call, stream, options.extra_metrics));
+        counters.push_back(profiler.collect(before_pass, [&kernel = *batch[0].kernel, &call_args = args[0]] { kernel.launch(call_args); },
+                                            stream, options.extra_metrics));
       } else {
         int64_t ranges = 0;
         for (const BatchMember& m : batch)

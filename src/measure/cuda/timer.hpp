@@ -28,21 +28,18 @@ inline constexpr double kThrottledClockFraction = 0.75;
 // boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).
 using CallFn = std::function<void(cudaStream_t stream, kernels::StageHook* hook)>;
 
-// Evicts L2 by reading a buffer twice its size (lines the previous call dirtied are written back
-// during the flush), then discards the buffer's lines, leaving L2 empty, as Nsight Compute's cache
-// control does. One launch ("attnprof_l2_flush_kernel", a grid barrier between the two phases) whose
-// launched-warp count is the begin-marker signature of a batched counter session.
+// Evicts L2 by reading a buffer twice its size ("attnprof_l2_flush_kernel": lines the previous call
+// dirtied are written back during the flush), then discards the buffer's lines
+// ("attnprof_l2_discard_kernel"), leaving L2 empty, as Nsight Compute's cache control does.
 class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
   void flush(cudaStream_t stream);
   size_t bytes() const { return buffer_.bytes(); }
-  // Blocks of one flush on a device of `sms` SMs: two per SM, less one, so the count is odd.
-  static int flush_blocks(int sms);
 
  private:
   DeviceBuffer buffer_;
-  DeviceBuffer state_;  // grid barrier (arrivals, generation) and the read sink
+  DeviceBuffer sink_;
   int blocks_ = 1;
 };
 
