@@ -385,10 +385,32 @@ int64_t CounterProfiler::planned_passes(const std::vector<std::string>& extra_me
 }
 
 core::Counters CounterProfiler::collect(const std::function<void()>& before_pass, const std::function<void()>& call,
-                                        cudaStream_t stream, const std::vector<std::string>& extra_metrics) {
+                                        cudaStream_t stream, const std::vector<std::string>& extra_metrics,
+                                        int before_launches) {
   if (init_failure_) return *init_failure_;
   const auto t0 = std::chrono::steady_clock::now();
-  core::Counters counters = session(with_defaults(extra_metrics), before_pass, call, stream, kMaxRanges, true, false);
+  const std::vector<std::string> metrics = with_defaults(extra_metrics);
+  core::Counters counters;
+  if (before_launches <= 0) {
+    counters = session(metrics, before_pass, call, stream, kMaxRanges, true, false);
+  } else {
+    counters = session(metrics, [] {}, [&] {
+      before_pass();
+      call();
+    }, stream, kMaxRanges, true, false);
+    const auto drop = static_cast<size_t>(before_launches);
+    if (counters.status == "ok" && counters.per_kernel.size() <= drop) {
+      counters = unavailable_counters(CUPTI_ERROR_UNKNOWN, "attributing ranges");
+      counters.reason = fmt::format("the call left no range after the {} of the L2 flush", drop);
+    } else if (counters.status == "ok") {
+      counters.per_kernel.erase(counters.per_kernel.begin(), counters.per_kernel.begin() + static_cast<std::ptrdiff_t>(drop));
+      for (size_t i = 0; i < counters.per_kernel.size(); ++i) {  // auto ranges are named by their index
+        std::string& name = counters.per_kernel[i].kernel;
+        if (name == std::to_string(i + drop)) name = std::to_string(i);
+      }
+      counters.total = total_of(counters.per_kernel);
+    }
+  }
   counters.profiling_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return counters;
 }

@@ -53,11 +53,16 @@ class CounterProfiler {
   const core::Counters* init_failure() const { return init_failure_.get(); }
   const std::string& chip_name() const { return chip_name_; }
 
-  // Runs `before_pass` (not profiled: e.g. the L2 flush), then `call` (profiled) on `stream`, once
-  // per replay pass; one range per kernel launch. Returns status "ok", or "unavailable" with reason
-  // and fix. Never throws for a counter failure; CUDA errors of the call itself propagate.
+  // Runs `before_pass`, then `call` on `stream`, once per replay pass; one range per kernel launch,
+  // the call's only. before_launches > 0: before_pass runs inside the profiled region, after CUPTI has
+  // set the pass up, and its first before_launches ranges (the L2 flush's) are dropped; that flush
+  // also writes back whatever the set-up left dirty in L2 (with the flush before the set-up, the
+  // call's DRAM writes read 25 MB high on the H200). 0: before_pass runs outside (a warm-up call).
+  // Returns status "ok", or "unavailable" with reason and fix. Never throws for a counter failure;
+  // CUDA errors of the call itself propagate.
   core::Counters collect(const std::function<void()>& before_pass, const std::function<void()>& call,
-                         cudaStream_t stream, const std::vector<std::string>& extra_metrics);
+                         cudaStream_t stream, const std::vector<std::string>& extra_metrics,
+                         int before_launches = 0);
 
   // One point of a batched session: `before_pass` readies the device for the call (the L2 flush when
   // cold, the call itself when warm), `call` is the point's attention call, which must call the hook

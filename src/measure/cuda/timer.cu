@@ -59,6 +59,14 @@ __global__ void attnprof_l2_discard_kernel(char* buffer, int64_t lines) {
   }
 }
 
+__global__ void lead_spin_kernel(unsigned long long ns) {
+  unsigned long long t0 = 0, t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 // SM clock [MHz]; 0 when the reading is unusable. scratch: 2 long longs of device memory.
 double sm_clock_mhz(cudaStream_t stream, long long* scratch) {
   constexpr long long kSpinCycles = 200'000;  // ~100 us at 2 GHz: the global timer's ~1 us ticks are 1%
@@ -218,6 +226,11 @@ void L2Flusher::flush(cudaStream_t stream) {
   attnprof_l2_discard_kernel<<<blocks_, kL2FlushThreads, 0, stream>>>(
       static_cast<char*>(buffer_.get()), static_cast<int64_t>(buffer_.bytes()) / kL2LineBytes);
   check_cuda(cudaGetLastError(), "attnprof_l2_discard_kernel launch");
+}
+
+void launch_lead(cudaStream_t stream, double microseconds) {
+  lead_spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(microseconds * 1e3));
+  check_cuda(cudaGetLastError(), "lead_spin_kernel launch");
 }
 
 double measure_sm_clock_mhz(cudaStream_t stream) {

@@ -33,6 +33,7 @@ using CallFn = std::function<void(cudaStream_t stream, kernels::StageHook* hook)
 // ("attnprof_l2_discard_kernel"), leaving L2 empty, as Nsight Compute's cache control does.
 class L2Flusher {
  public:
+  static constexpr int kLaunches = 2;  // kernel launches of one flush
   explicit L2Flusher(int64_t l2_bytes);
   void flush(cudaStream_t stream);
   size_t bytes() const { return buffer_.bytes(); }
@@ -55,6 +56,11 @@ struct Timing {
 // Runs the timing phase for `call` (stage_count > 1 records per-stage times).
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
                  double sm_clock_max_mhz, L2Flusher& flusher);
+
+// Enqueues a one-thread kernel that spins for `microseconds` of GPU time and touches no memory: work
+// that keeps the GPU busy while the host enqueues what follows, so that no launch gap falls inside a
+// profiled range.
+void launch_lead(cudaStream_t stream, double microseconds);
 
 // SM clock now [MHz]: clock64() cycles a spinning kernel counts over the same interval of the global
 // nanosecond timer (%globaltimer), both read inside the kernel, so launch latency does not enter.
