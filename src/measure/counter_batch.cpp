@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -35,32 +34,53 @@ std::vector<std::vector<size_t>> form_batches(const std::vector<BatchItem>& item
   return groups;
 }
 
-std::string batch_range_name(size_t point, int stage) { return fmt::format("p{}/s{}", point, stage); }
+RangeRole range_role(const core::KernelCounters& range) {
+  const auto it = range.metrics.find(kMarkerMetric);
+  if (it == range.metrics.end()) return RangeRole::launch;
+  // Warp counts are integers; rounding only guards against how CUPTI evaluates the sum.
+  const double rounded = std::round(it->second);
+  if (std::abs(it->second - rounded) > 0.25 || rounded < 1) return RangeRole::launch;
+  const auto warps = static_cast<int64_t>(rounded);
+  if (warps == kEndMarkerWarps) return RangeRole::end_marker;
+  if (warps % 2 == 1 && warps % kBeginMarkerWarps == 0) return RangeRole::begin_marker;
+  return RangeRole::launch;
+}
 
-std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_range_names(
+std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_markers(
     const std::vector<core::KernelCounters>& ranges, size_t points, std::string* why) {
+  std::vector<std::vector<core::KernelCounters>> split;
+  bool inside = false;
   auto fail = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  std::vector<std::vector<core::KernelCounters>> split(points);
   for (size_t index = 0; index < ranges.size(); ++index) {
-    const std::string& name = ranges[index].kernel;
-    size_t point = 0;
-    int stage = 0;
-    char tail = 0;
-    if (std::sscanf(name.c_str(), "p%zu/s%d%c", &point, &stage, &tail) != 2 || name != batch_range_name(point, stage))
-      return fail(fmt::format("range {} is named '{}', not as a batched stage", index, name));
-    if (point >= points) return fail(fmt::format("range {} ('{}') is past the {} points", index, name, points));
-    if (stage != static_cast<int>(split[point].size()))
-      return fail(fmt::format("range {} ('{}'): stage {} expected", index, name, split[point].size()));
-    core::KernelCounters own = ranges[index];
-    own.kernel = std::to_string(stage);
-    split[point].push_back(std::move(own));
+    const core::KernelCounters& range = ranges[index];
+    switch (range_role(range)) {
+      case RangeRole::begin_marker:
+        if (inside && split.back().empty())
+          return fail(fmt::format("range {}: point {} has no launch", index, split.size() - 1));
+        if (split.size() == points) return fail(fmt::format("range {}: more than {} begin markers", index, points));
+        split.emplace_back();
+        inside = true;
+        break;
+      case RangeRole::end_marker:
+        if (!inside) return fail(fmt::format("range {}: an end marker outside any point", index));
+        if (split.back().empty()) return fail(fmt::format("range {}: point {} has no launch", index, split.size() - 1));
+        inside = false;
+        break;
+      case RangeRole::launch:
+        if (inside) {
+          core::KernelCounters own = range;
+          if (own.kernel == std::to_string(index)) own.kernel = std::to_string(split.back().size());
+          split.back().push_back(std::move(own));
+        }
+        break;
+    }
   }
-  for (size_t point = 0; point < points; ++point) {
-    if (split[point].empty()) return fail(fmt::format("point {} has no range (ranges dropped?)", point));
-  }
+  if (inside) return fail(fmt::format("point {} has no end marker (ranges dropped?)", split.size() - 1));
+  if (split.size() != points)
+    return fail(fmt::format("{} of {} points found (ranges dropped?)", split.size(), points));
   return split;
 }
 

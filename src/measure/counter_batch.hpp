@@ -1,6 +1,6 @@
 // Batched counter collection (--counter-batch), the parts that need no GPU: forming groups of points
 // under a memory and a range budget, cutting the ranges of one profiling session back into each
-// point's ranges by their names, and sharing the session's wall time out between the points.
+// point's ranges by its marker kernels, and sharing the session's wall time out between the points.
 //
 // Why batch: CUPTI's replay costs about 25 ms per pass whatever the pass runs, and the default metric
 // set needs about 30 passes. One session whose every pass runs the calls of many points pays those
@@ -15,12 +15,23 @@
 
 namespace attnprof::measure {
 
+// The ranges of a batched pass are cut back into points by marker launches, told apart from every
+// other launch by this metric (the total warps a launch started):
+// - begin marker: an odd multiple of kBeginMarkerWarps. A cold point's L2 flush is launched as blocks
+//   of that many warps, an odd number of blocks (timer.hpp), so the flush is the point's begin marker
+//   and costs no range of its own; a warm point gets a one-block marker kernel of that size.
+// - end marker: exactly kEndMarkerWarps, one block.
+// No attention kernel, cuBLAS GEMM or softmax launches an odd number of warps in total (they use
+// 4-, 8- or 12-warp blocks).
+inline constexpr const char* kMarkerMetric = "sm__warps_launched.sum";
+inline constexpr int kBeginMarkerWarps = 31;
+inline constexpr int kEndMarkerWarps = 29;
+
 // Ranges one session may hold (CUPTI maxNumOfRanges and maxRangesPerPass of a batched session).
 inline constexpr int64_t kMaxBatchRanges = 1024;
-// Ranges a point may add beyond its declared launches. A batched session has one range per stage of
-// a call (cuBLAS's extra launches fall inside their stage's range), so this is only a margin. Used
-// only to size groups; a wrong guess costs a per-point fallback.
-inline constexpr int64_t kRangeSlackPerPoint = 2;
+// Ranges a point may add beyond its declared launches: its markers (the flush) and the extra launches
+// cuBLAS may make. Used only to size groups; a wrong guess costs a per-point fallback.
+inline constexpr int64_t kRangeSlackPerPoint = 10;
 // Share of the free device memory one group's buffers may take: the rest is for cuBLAS, CUPTI's
 // counter buffers and the L2 flush buffer.
 inline constexpr double kBatchMemoryShare = 0.5;
@@ -38,15 +49,18 @@ struct BatchItem {
 std::vector<std::vector<size_t>> form_batches(const std::vector<BatchItem>& items, double budget_bytes,
                                               int64_t max_ranges, int max_points);
 
-// Name of the user range that holds stage `stage` of the call of point `point` of a batched session
-// ("p3/s1"); the L2 flush and any warm-up call run outside every range.
-std::string batch_range_name(size_t point, int stage);
+enum class RangeRole { begin_marker, end_marker, launch };
+// The role of one range, from kMarkerMetric (absent: a launch).
+RangeRole range_role(const core::KernelCounters&);
 
-// Cuts the ranges of a batched session into `points` lists by their names (batch_range_name), in
-// session order, each range renamed after its stage index ("0", "1", ...) as a session of its own
-// names its launches. Returns nullopt, with the reason in `why`, unless every range has such a name,
-// every point has at least one range and the stages of each point run 0, 1, ... in order.
-std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_range_names(
+// Cuts the ranges of a batched session into `points` lists: point i's ranges are those after the i-th
+// begin marker, up to the next end marker or begin marker (a cold pass: flush, call, flush, call, ...,
+// end marker). Ranges outside every point (a warm point's warm-up call, between an end marker and the
+// next begin marker) are dropped, and so are the markers. A range named after its index in the session
+// (CUPTI's auto range names are "0", "1", ...) is renamed after its index within its point, as a
+// session of its own would have named it. Returns nullopt, with the reason in `why`, unless the ranges
+// hold exactly `points` points, each with at least one launch, the last closed by an end marker.
+std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_markers(
     const std::vector<core::KernelCounters>& ranges, size_t points, std::string* why);
 
 // Shares a session's wall time out between its points: the part not spent running the points'

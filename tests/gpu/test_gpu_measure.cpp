@@ -72,14 +72,15 @@ TEST_CASE("default metrics are all valid on GH100 and unknown names are refused 
 }
 
 TEST_CASE("the default metric set is planned as one configuration: 13 passes on GH100", "[cpu]") {
-  // Added one name per call, CUPTI gave each name passes of its own (28 for this set); added in one
+  // Added one name per call, CUPTI gave each name passes of its own (29 for this set); added in one
   // call it packs them. The two speed-of-light metrics are most of it (sm__throughput alone is 8).
-  const std::vector<std::string>& set = m::default_metrics();
-  const int64_t passes = m::passes_needed(set, kChip);
+  std::vector<std::string> with_marker = m::default_metrics();
+  with_marker.push_back(m::kMarkerMetric);
+  const int64_t passes = m::passes_needed(with_marker, kChip);
   std::printf("MEASURE default metric set on %s: %lld passes\n", kChip, static_cast<long long>(passes));
   REQUIRE(passes == 13);
   int64_t one_by_one = 0;
-  for (const auto& name : set) one_by_one = std::max(one_by_one, m::passes_needed({name}, kChip));
+  for (const auto& name : with_marker) one_by_one = std::max(one_by_one, m::passes_needed({name}, kChip));
   REQUIRE(passes >= one_by_one);  // never fewer than its costliest metric alone
 }
 
@@ -150,7 +151,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   m::CounterProfiler& profiler = m::CounterProfiler::instance();
   if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
 
-  // The flush inside the profiled region (its ranges dropped), as the backend runs it.
+  // The flush inside the profiled region (its range dropped), as the backend runs it.
   const core::Counters one = profiler.collect([&] { flusher.flush(stream.get()); },
                                               [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); },
                                               stream.get(), {}, m::L2Flusher::kLaunches);
@@ -182,7 +183,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
       stream.get(), {"l1tex__t_bytes.sum"}, m::L2Flusher::kLaunches);
   REQUIRE(two.status == "ok");
   REQUIRE(two.per_kernel.size() == 2);
-  REQUIRE(two.per_kernel[0].kernel == "0");  // renamed after the flush's ranges were dropped
+  REQUIRE(two.per_kernel[0].kernel == "0");  // renamed after the flush's range was dropped
   // The first copy's dirty tail is written back during the second: counted there.
   REQUIRE(two.per_kernel[1].metrics.at("dram__bytes_write.sum") == Approx(kBytes / 2.0).epsilon(0.01 + 2 * l2_share));
   REQUIRE(two.total.at("dram__bytes_write.sum") <= 1.01 * 1.5 * kBytes);
@@ -386,7 +387,7 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
   REQUIRE_THROWS_AS(backend->measure(shape, any, options), attnprof::InputError);
 }
 
-TEST_CASE("batched counters: copies of known size attributed to their point by their ranges", "[gpu][batch]") {
+TEST_CASE("batched counters: copies of known size attributed to their point by the markers", "[gpu][batch]") {
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   const core::DeviceInfo info = m::query_device(0);
   constexpr size_t kBytes = size_t{1} << 30;  // 1 GiB, as in the single-session copy test above
@@ -398,37 +399,25 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
   m::L2Flusher flusher(info.l2_bytes);
   m::CounterProfiler& profiler = m::CounterProfiler::instance();
   if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  const auto flush = [&] { flusher.flush(stream.get()); };
   const auto copy = [&](size_t offset, size_t bytes) {
     attnprof::test::launch_copy(src_bytes + offset, dst_bytes + offset, bytes, copy_blocks(), stream.get());
   };
-  // Cold (the flush before each call, outside every range), and with nothing before the call (the
-  // previous point's dirty lines, at most L2's size, are then written back during the next call).
-  const bool flush_first = GENERATE(true, false);
-  INFO("flush before each call: " << flush_first);
-  const std::function<void()> before =
-      flush_first ? std::function<void()>([&] { flusher.flush(stream.get()); }) : std::function<void()>([] {});
-  const double carried = flush_first ? 0.0 : static_cast<double>(info.l2_bytes);
-  // Point 0: one copy of all; point 1: two stages, a quarter each (disjoint), the second stage two
-  // launches (one range); point 2: one copy of half.
+  // Both layouts: cold (the default), the flush as each point's begin marker and one end marker
+  // closing the pass; and marker kernels around each call with nothing before it (the warm layout,
+  // whose previous point's dirty lines, at most L2's size, are written back during the next call).
+  const bool flush_begins = GENERATE(true, false);
+  INFO("flush as the begin marker: " << flush_begins);
+  const std::function<void()> before = flush_begins ? std::function<void()>(flush) : std::function<void()>([] {});
+  const double carried = flush_begins ? 0.0 : static_cast<double>(info.l2_bytes);
+  // Point 0: one copy of all; point 1: two copies of a quarter each (disjoint); point 2: one of half.
   const std::vector<m::CounterProfiler::BatchPoint> points{
-      {before, [&](kernels::StageHook* hook) {
-         hook->before_stage(0);
-         copy(0, kBytes);
-         hook->after_last();
-       }},
-      {before, [&](kernels::StageHook* hook) {
-         hook->before_stage(0);
+      {before, [&] { copy(0, kBytes); }, flush_begins},
+      {before, [&] {
          copy(0, kBytes / 4);
-         hook->before_stage(1);
-         copy(kBytes / 4, kBytes / 8);
-         copy(kBytes / 4 + kBytes / 8, kBytes / 8);
-         hook->after_last();
-       }},
-      {before, [&](kernels::StageHook* hook) {
-         hook->before_stage(0);
-         copy(0, kBytes / 2);
-         hook->after_last();
-       }}};
+         copy(kBytes / 4, kBytes / 4);
+       }, flush_begins},
+      {before, [&] { copy(0, kBytes / 2); }, flush_begins}};
   const std::vector<core::Counters> batched = profiler.collect_batch(points, stream.get(), {}, m::kMaxBatchRanges);
   std::printf("MEASURE batched copy session: replay %.1f ms, decode and evaluate %.1f ms\n",
               profiler.last_session_timing().replay_ms, profiler.last_session_timing().evaluate_ms);
@@ -438,14 +427,15 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
   for (size_t i = 0; i < 3; ++i) {
     const core::Counters& c = batched[i];
     INFO("point " << i << ": " << c.reason);
-    std::printf("MEASURE batched copy (flush first: %d) point %zu: %zu ranges, dram written %.6g (expected %.6g), "
+    std::printf("MEASURE batched copy (flush begins: %d) point %zu: %zu ranges, dram written %.6g (expected %.6g), "
                 "passes %lld, profiling %.1f ms, reason '%s'\n",
-                int(flush_first), i, c.per_kernel.size(), c.total.count("dram__bytes_write.sum") ? c.total.at("dram__bytes_write.sum") : -1.0,
+                int(flush_begins), i, c.per_kernel.size(), c.total.count("dram__bytes_write.sum") ? c.total.at("dram__bytes_write.sum") : -1.0,
                 written[i], static_cast<long long>(c.passes), c.profiling_ms, c.reason.c_str());
     REQUIRE(c.status == "ok");
     REQUIRE(c.reason.find("batched session not used") == std::string::npos);  // no per-point fallback
     REQUIRE(c.per_kernel.size() == ranges[i]);
     REQUIRE(c.per_kernel[0].kernel == "0");  // named as a session of its own names it
+    REQUIRE(c.per_kernel[0].metrics.count(m::kMarkerMetric) == 0);  // the marker metric is not reported
     // The flush before each point writes back the previous point's dirty lines outside every range; a
     // point's own last lines still dirty in L2 (at most its size) are not counted.
     REQUIRE(c.total.at("dram__bytes_write.sum") <= 1.02 * written[i] + carried);
@@ -522,8 +512,7 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
     std::printf("MEASURE   dram__bytes_write.sum: per point %.6g, batched %.6g (L2 %.3g)\n", w_single, w_batched,
                 double(m::query_device(0).l2_bytes));
     CHECK(std::abs(w_single - w_batched) <= 0.02 * w_single + m::query_device(0).l2_bytes);
-    // A user range spans GPU time from push to pop: with the lead kernel ahead of each call, no launch
-    // gap falls inside it, so each stage's duration matches its launch's own range.
+    // Each launch is its own range in both: durations agree (short launches within a few us).
     for (size_t k = 0; k < s.counters.per_kernel.size(); ++k) {
       const double d_single = s.counters.per_kernel[k].metrics.at("gpu__time_duration.sum");
       const double d_batched = g.counters.per_kernel[k].metrics.at("gpu__time_duration.sum");

@@ -12,10 +12,15 @@ using attnprof::core::KernelCounters;
 
 namespace {
 
-KernelCounters range(const std::string& name, double duration_ns = 1000) {
-  return {name, {{"gpu__time_duration.sum", duration_ns}}};
+KernelCounters range(const std::string& name, double warps_launched, double duration_ns = 1000) {
+  return {name, {{m::kMarkerMetric, warps_launched}, {"gpu__time_duration.sum", duration_ns}}};
 }
-KernelCounters stage(size_t point, int index) { return range(m::batch_range_name(point, index)); }
+KernelCounters begin_marker(size_t index) { return range(std::to_string(index), m::kBeginMarkerWarps); }
+KernelCounters end_marker(size_t index) { return range(std::to_string(index), m::kEndMarkerWarps); }
+// A launch of a real kernel: many 4-warp blocks.
+KernelCounters launch(size_t index) { return range(std::to_string(index), 4 * 1024); }
+// A cold point's L2 flush: an odd number of blocks of kBeginMarkerWarps warps (263 on a 132-SM GPU).
+KernelCounters flush(size_t index) { return range(std::to_string(index), m::kBeginMarkerWarps * 263.0); }
 
 }  // namespace
 
@@ -55,52 +60,109 @@ TEST_CASE("form_batches: count, memory and range budgets", "[counter_batch]") {
   SECTION("no items, no groups") { CHECK(m::form_batches({}, 1e12, m::kMaxBatchRanges, 32).empty()); }
 }
 
-TEST_CASE("batch_range_name names a stage of a point", "[counter_batch]") {
-  CHECK(m::batch_range_name(0, 0) == "p0/s0");
-  CHECK(m::batch_range_name(12, 2) == "p12/s2");
+TEST_CASE("range_role reads the marker metric", "[counter_batch]") {
+  CHECK(m::range_role(begin_marker(0)) == m::RangeRole::begin_marker);
+  CHECK(m::range_role(end_marker(0)) == m::RangeRole::end_marker);
+  CHECK(m::range_role(launch(0)) == m::RangeRole::launch);
+  CHECK(m::range_role(KernelCounters{"0", {{"gpu__time_duration.sum", 5}}}) == m::RangeRole::launch);
+  CHECK(m::range_role(flush(0)) == m::RangeRole::begin_marker);
+  // An even multiple of the signature (an even block count) or a near miss is a launch.
+  CHECK(m::range_role(range("0", m::kBeginMarkerWarps * 264.0)) == m::RangeRole::launch);
+  CHECK(m::range_role(range("0", m::kBeginMarkerWarps * 263.0 + 2)) == m::RangeRole::launch);
+  CHECK(m::range_role(range("0", 3 * m::kEndMarkerWarps)) == m::RangeRole::launch);
 }
 
-TEST_CASE("split_by_range_names cuts a session's ranges into points", "[counter_batch]") {
-  // The reference's three stages, a one-launch kernel, two stages.
-  const std::vector<KernelCounters> ranges{stage(0, 0), stage(0, 1), stage(0, 2), stage(1, 0), stage(2, 0),
-                                           range(m::batch_range_name(2, 1), 7)};
+TEST_CASE("split_by_markers: the cold layout, each flush beginning its point", "[counter_batch]") {
+  std::vector<KernelCounters> ranges;
+  auto add = [&](KernelCounters (*make)(size_t)) { ranges.push_back(make(ranges.size())); };
+  for (auto* make : {flush, launch, launch, launch,  // point 0: the reference's three launches
+                     flush, launch,                  // point 1
+                     flush, launch, launch,          // point 2
+                     end_marker})
+    add(make);
   std::string why;
-  const auto split = m::split_by_range_names(ranges, 3, &why);
+  const auto split = m::split_by_markers(ranges, 3, &why);
+  REQUIRE(split);
+  REQUIRE(split->size() == 3);
+  CHECK((*split)[0].size() == 3);
+  CHECK((*split)[1].size() == 1);
+  CHECK((*split)[2].size() == 2);
+  CHECK((*split)[2][1].kernel == "1");
+  SECTION("without the closing end marker the last point is not trusted") {
+    ranges.pop_back();
+    CHECK_FALSE(m::split_by_markers(ranges, 3, &why));
+    CHECK(why.find("no end marker") != std::string::npos);
+  }
+  SECTION("a flush followed by another flush: a point without a launch") {
+    ranges.insert(ranges.begin() + 4, flush(99));
+    CHECK_FALSE(m::split_by_markers(ranges, 3, &why));
+    CHECK(why.find("no launch") != std::string::npos);
+  }
+}
+
+TEST_CASE("split_by_markers cuts a session's ranges into points", "[counter_batch]") {
+  std::vector<KernelCounters> ranges;
+  auto add = [&](KernelCounters (*make)(size_t)) { ranges.push_back(make(ranges.size())); };
+  for (auto* make : {launch,                                                  // flush
+                     begin_marker, launch, launch, launch, end_marker,         // point 0
+                     launch, launch,                                          // flush (two launches)
+                     begin_marker, launch, end_marker,                        // point 1
+                     launch,                                                  // flush
+                     begin_marker, launch, launch, end_marker})               // point 2
+    add(make);
+  ranges[9].kernel = "softmax_rows_kernel";  // a name that is not CUPTI's index is kept
+
+  std::string why;
+  const auto split = m::split_by_markers(ranges, 3, &why);
   REQUIRE(split);
   CHECK(why.empty());
   REQUIRE(split->size() == 3);
   REQUIRE((*split)[0].size() == 3);
   REQUIRE((*split)[1].size() == 1);
   REQUIRE((*split)[2].size() == 2);
-  // Renamed after the stage, as a session of its own names its launches.
+  // Renamed after the index within the point, as a session of its own names them.
   CHECK((*split)[0][0].kernel == "0");
   CHECK((*split)[0][2].kernel == "2");
+  CHECK((*split)[1][0].kernel == "softmax_rows_kernel");
+  CHECK((*split)[2][0].kernel == "0");
   CHECK((*split)[2][1].kernel == "1");
   // Metrics travel untouched.
-  CHECK((*split)[2][1].metrics.at("gpu__time_duration.sum") == 7);
+  CHECK((*split)[0][1].metrics.at("gpu__time_duration.sum") == 1000);
 }
 
-TEST_CASE("split_by_range_names refuses what it cannot attribute", "[counter_batch]") {
+TEST_CASE("split_by_markers refuses what it cannot attribute", "[counter_batch]") {
   std::string why;
-  SECTION("a point without ranges (ranges dropped at the end)") {
-    CHECK_FALSE(m::split_by_range_names({stage(0, 0)}, 2, &why));
-    CHECK(why.find("point 1 has no range") != std::string::npos);
+  SECTION("a missing end marker (ranges dropped at the end)") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), launch(1), end_marker(2), begin_marker(3), launch(4)};
+    CHECK_FALSE(m::split_by_markers(ranges, 2, &why));
+    CHECK(why.find("no end marker") != std::string::npos);
   }
-  SECTION("a range of a point past the group") {
-    CHECK_FALSE(m::split_by_range_names({stage(0, 0), stage(1, 0)}, 1, &why));
-    CHECK(why.find("past the 1 points") != std::string::npos);
+  SECTION("fewer points than asked") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), launch(1), end_marker(2)};
+    CHECK_FALSE(m::split_by_markers(ranges, 2, &why));
+    CHECK(why.find("1 of 2") != std::string::npos);
   }
-  SECTION("stages out of order or repeated") {
-    CHECK_FALSE(m::split_by_range_names({stage(0, 1), stage(0, 0)}, 1, &why));
-    CHECK_FALSE(m::split_by_range_names({stage(0, 0), stage(0, 0)}, 1, &why));
+  SECTION("more points than asked") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), launch(1), end_marker(2), begin_marker(3), launch(4),
+                                             end_marker(5)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
   }
-  SECTION("a range that is not a batched stage (an auto range, a stray name)") {
-    for (const char* name : {"0", "p0", "p0/s", "p0/s0x", "q0/s0", "p-1/s0", "p00/s0"}) {
-      INFO(name);
-      CHECK_FALSE(m::split_by_range_names({range(name)}, 1, &why));
-    }
+  SECTION("two begin markers in a row") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), begin_marker(1), launch(2), end_marker(3)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
   }
-  SECTION("no ranges at all") { CHECK_FALSE(m::split_by_range_names({}, 1, &why)); }
+  SECTION("an end marker outside a point") {
+    const std::vector<KernelCounters> ranges{end_marker(0), begin_marker(1), launch(2), end_marker(3)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
+  }
+  SECTION("a point without a launch") {
+    const std::vector<KernelCounters> ranges{begin_marker(0), end_marker(1)};
+    CHECK_FALSE(m::split_by_markers(ranges, 1, &why));
+    CHECK(why.find("no launch") != std::string::npos);
+  }
+  SECTION("no ranges at all") {
+    CHECK_FALSE(m::split_by_markers({}, 1, &why));
+  }
 }
 
 TEST_CASE("share_profiling_ms: fixed cost equally, GPU time by point", "[counter_batch]") {

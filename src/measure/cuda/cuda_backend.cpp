@@ -34,9 +34,6 @@ namespace attnprof::measure {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-// GPU time the lead kernel of a batched pass keeps the GPU busy before each call: more than the host
-// needs to enqueue a call of three stages with their CUPTI ranges.
-constexpr double kBatchLeadUs = 300;
 
 // An NVTX range per phase, so a timeline (nsys) shows what attnprof was doing.
 class NvtxRange {
@@ -240,24 +237,15 @@ class CudaBackend final : public Backend {
         const kernels::AttentionArgs& call_args = args[i];
         // Cold: L2 flushed before the call, as before each pass of a session of its own. Warm: the
         // call once before, so that L2 holds what the previous pass of its own session left there.
-        // Then the lead kernel, so that the host has enqueued the call's stages, ranges included,
-        // before the GPU reaches them.
-        std::function<void()> before = [this, stream, &kernel, &call_args, cold = options.cold_l2] {
-          if (cold) {
-            flusher_->flush(stream);
-          } else {
-            kernel.launch(call_args);
-          }
-          launch_lead(stream, kBatchLeadUs);
-        };
-        points.push_back({std::move(before), [&kernel, &call_args](kernels::StageHook* hook) { kernel.launch(call_args, hook); }});
+        std::function<void()> before = options.cold_l2 ? std::function<void()>([this, stream] { flusher_->flush(stream); })
+                                                       : std::function<void()>([&kernel, &call_args] { kernel.launch(call_args); });
+        points.push_back({std::move(before), [&kernel, &call_args] { kernel.launch(call_args); }, options.cold_l2});
       }
       std::vector<core::Counters> counters;
       if (points.size() == 1) {
-        const std::function<void()> before_pass = options.cold_l2 ? std::function<void()>([this, stream] { flusher_->flush(stream); })
-                                                                  : std::function<void()>([] {});
-        counters.push_back(profiler.collect(before_pass, [&kernel = *batch[0].kernel, &call_args = args[0]] { kernel.launch(call_args); },
-                                            stream, options.extra_metrics, options.cold_l2 ? L2Flusher::kLaunches : 0));
+        const std::function<void()> before_pass = options.cold_l2 ? points[0].before_pass : std::function<void()>([] {});
+        counters.push_back(profiler.collect(before_pass, points[0].call, stream, options.extra_metrics,
+                                            options.cold_l2 ? L2Flusher::kLaunches : 0));
       } else {
         int64_t ranges = 0;
         for (const BatchMember& m : batch)

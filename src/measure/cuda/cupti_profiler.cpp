@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
-#include "kernels/registry.hpp"
 #include "measure/counter_batch.hpp"
 #include "measure/cuda/cuda_util.hpp"
+#include "measure/cuda/range_marker.hpp"
 
 // CUPTI parameter structs are initialised the documented way, `T params{T_STRUCT_SIZE}`, which
 // value-initialises every other member.
@@ -392,12 +392,12 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
   const std::vector<std::string> metrics = with_defaults(extra_metrics);
   core::Counters counters;
   if (before_launches <= 0) {
-    counters = session(metrics, before_pass, call, stream, kMaxRanges, true, false);
+    counters = session(metrics, before_pass, call, stream, kMaxRanges, true);
   } else {
     counters = session(metrics, [] {}, [&] {
       before_pass();
       call();
-    }, stream, kMaxRanges, true, false);
+    }, stream, kMaxRanges, true);
     const auto drop = static_cast<size_t>(before_launches);
     if (counters.status == "ok" && counters.per_kernel.size() <= drop) {
       counters = unavailable_counters(CUPTI_ERROR_UNKNOWN, "attributing ranges");
@@ -418,14 +418,13 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
 core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
                                         const std::function<void()>& before_pass,
                                         const std::function<void()>& call, cudaStream_t stream,
-                                        size_t max_ranges, bool may_switch_replay, bool user_ranges,
-                                        int* cupti_error) {
+                                        size_t max_ranges, bool may_switch_replay, int* cupti_error) {
   core::Counters counters;
   try {
     const Config& config = config_for(metrics);
     if (!user_replay_refused_) {
       try {
-        counters = collect_with(true, user_ranges, config, before_pass, call, stream, max_ranges);
+        counters = collect_with(true, config, before_pass, call, stream, max_ranges);
       } catch (const CuptiFailure& failure) {
         // Privileges and a busy profiler fail kernel replay just the same: report them at once.
         if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || failure.result == CUPTI_ERROR_HARDWARE_BUSY ||
@@ -433,13 +432,13 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
           throw;
         }
         // Kernel replay next; user replay is given up for the process only if kernel replay works.
-        counters = collect_with(false, user_ranges, config, before_pass, call, stream, max_ranges);
+        counters = collect_with(false, config, before_pass, call, stream, max_ranges);
         user_replay_refused_ = true;
         counters.reason = fmt::format("user replay refused ({} failed: {}); {}", failure.during,
                                       result_name(failure.result), counters.reason);
       }
     } else {
-      counters = collect_with(false, user_ranges, config, before_pass, call, stream, max_ranges);
+      counters = collect_with(false, config, before_pass, call, stream, max_ranges);
     }
   } catch (const CuptiFailure& failure) {
     counters = unavailable_counters(failure.result, failure.during);
@@ -449,62 +448,22 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
   return counters;
 }
 
-void CounterProfiler::push_range(const std::string& name) {
-  CUpti_RangeProfiler_PushRange_Params params{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
-  params.pRangeProfilerObject = static_cast<CUpti_RangeProfiler_Object*>(active_profiler_);
-  params.pRangeName = name.c_str();
-  check_cupti(cuptiRangeProfilerPushRange(&params), "cuptiRangeProfilerPushRange");
-}
-
-void CounterProfiler::pop_range() {
-  CUpti_RangeProfiler_PopRange_Params params{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
-  params.pRangeProfilerObject = static_cast<CUpti_RangeProfiler_Object*>(active_profiler_);
-  check_cupti(cuptiRangeProfilerPopRange(&params), "cuptiRangeProfilerPopRange");
-}
-
-// The stage hook a batched call runs with: stage j of point i is the user range batch_range_name(i, j).
-class RangeStageHook final : public kernels::StageHook {
- public:
-  RangeStageHook(CounterProfiler& profiler, size_t point) : profiler_(profiler), point_(point) {}
-  ~RangeStageHook() override {
-    if (open_) {  // the call threw between stages: close the range without throwing again
-      try {
-        profiler_.pop_range();
-      } catch (...) {
-      }
-    }
-  }
-  RangeStageHook(const RangeStageHook&) = delete;
-  RangeStageHook& operator=(const RangeStageHook&) = delete;
-  void before_stage(int index) override {
-    close();
-    profiler_.push_range(batch_range_name(point_, index));
-    open_ = true;
-  }
-  void after_last() override { close(); }
-
- private:
-  void close() {
-    if (!open_) return;
-    open_ = false;
-    profiler_.pop_range();
-  }
-  CounterProfiler& profiler_;
-  size_t point_;
-  bool open_ = false;
-};
-
 std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<BatchPoint>& points, cudaStream_t stream,
                                                            const std::vector<std::string>& extra_metrics,
                                                            size_t max_ranges) {
   if (init_failure_) return std::vector<core::Counters>(points.size(), *init_failure_);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<std::string> metrics = with_defaults(extra_metrics);
+  std::vector<std::string> metrics = with_defaults(extra_metrics);
+  const bool marker_metric_asked = std::find(metrics.begin(), metrics.end(), kMarkerMetric) != metrics.end();
+  if (!marker_metric_asked) metrics.push_back(kMarkerMetric);
   const auto pass = [&] {
     for (size_t i = 0; i < points.size(); ++i) {
       points[i].before_pass();
-      RangeStageHook hook(*this, i);
-      points[i].call(&hook);
+      if (!points[i].before_is_begin_marker) launch_range_marker(RangeMarker::begin, stream);
+      points[i].call();
+      // The next point's flush closes this one; otherwise an end marker does.
+      const bool next_begins = i + 1 < points.size() && points[i + 1].before_is_begin_marker;
+      if (!next_begins) launch_range_marker(RangeMarker::end, stream);
     }
   };
   core::Counters all;
@@ -513,8 +472,8 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   try {
     // A refusal of user replay here is not taken as the process's: the points fall back to sessions of
     // their own below, which switch to kernel replay as they always did.
-    all = session(metrics, [] {}, pass, stream, max_ranges, false, true, &cupti_error);
-  } catch (const InputError& e) {
+    all = session(metrics, [] {}, pass, stream, max_ranges, false, &cupti_error);
+  } catch (const InputError& e) {  // a chip that does not know the marker metric
     why = e.what();
   }
   const double session_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -529,13 +488,12 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
     why = all.reason;
   }
   std::optional<std::vector<std::vector<core::KernelCounters>>> split;
-  if (why.empty()) split = split_by_range_names(all.per_kernel, points.size(), &why);
+  if (why.empty()) split = split_by_markers(all.per_kernel, points.size(), &why);
   if (!split) {
     // Correct counters matter more than fast ones: each point in a session of its own.
     const double share_ms = session_ms / static_cast<double>(points.size());
     for (size_t i = 0; i < points.size(); ++i) {
-      const HookedCall& call = points[i].call;
-      results[i] = collect(points[i].before_pass, [&call] { call(nullptr); }, stream, extra_metrics);
+      results[i] = collect(points[i].before_pass, points[i].call, stream, extra_metrics);
       results[i].profiling_ms += share_ms;
       results[i].reason = fmt::format("batched session not used ({}): collected in a session of its own{}{}",
                                       why, results[i].reason.empty() ? "" : "; ", results[i].reason);
@@ -546,6 +504,9 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   for (size_t i = 0; i < points.size(); ++i) {
     core::Counters& counters = results[i];
     counters.per_kernel = (*split)[i];
+    if (!marker_metric_asked) {
+      for (auto& range : counters.per_kernel) range.metrics.erase(kMarkerMetric);
+    }
     counters.total = total_of(counters.per_kernel);
     const auto duration = counters.total.find(kDurationMetric);
     if (duration != counters.total.end()) point_gpu_ms[i] = duration->second * 1e-6;  // [ns] -> [ms]
@@ -555,17 +516,12 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   return results;
 }
 
-core::Counters CounterProfiler::collect_with(bool user_replay, bool user_ranges, const Config& config,
+core::Counters CounterProfiler::collect_with(bool user_replay, const Config& config,
                                              const std::function<void()>& before_pass,
                                              const std::function<void()>& call, cudaStream_t stream,
                                              size_t max_ranges) {
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   RangeProfiler profiler(current_context());
-  active_profiler_ = profiler.get();
-  struct Clear {
-    void*& slot;
-    ~Clear() { slot = nullptr; }
-  } clear{active_profiler_};
 
   CUpti_RangeProfiler_GetCounterDataSize_Params size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
   size.pRangeProfilerObject = profiler.get();
@@ -588,7 +544,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, bool user_ranges,
   set.pConfig = config.image.data();
   set.counterDataImageSize = data.size();
   set.pCounterDataImage = data.data();
-  set.range = user_ranges ? CUPTI_UserRange : CUPTI_AutoRange;
+  set.range = CUPTI_AutoRange;
   set.replayMode = user_replay ? CUPTI_UserReplay : CUPTI_KernelReplay;
   set.maxRangesPerPass = max_ranges;
   set.numNestingLevels = 1;

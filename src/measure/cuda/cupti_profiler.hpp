@@ -1,10 +1,9 @@
 // Hardware counters through the CUPTI Range Profiler (CUDA 13: cupti_range_profiler.h +
-// cupti_profiler_host.h; not the deprecated session API). A point on its own: one range per kernel
-// launch (auto range). A batch of points: one user range per stage of each call, pushed and popped
-// by the call's stage hook, with the L2 flush outside every range. The calls are re-run once per
-// replay pass (user replay: a call is a pure function of its inputs, so nothing is saved or
-// restored). Kernel replay is the fallback when user replay is refused. Counters are collected in
-// their own phase, never while latency is sampled. docs/measurement.md explains the metric set.
+// cupti_profiler_host.h; not the deprecated session API). One range per kernel launch (auto range);
+// the whole attention call is re-run once per replay pass (user replay: the call is a pure function
+// of its inputs, so nothing is saved or restored), with L2 flushed before each pass outside the
+// profiled region. Kernel replay is the fallback when user replay is refused. Counters are collected
+// in their own phase, never while latency is sampled. docs/measurement.md explains the metric set.
 #pragma once
 #include <functional>
 #include <map>
@@ -15,10 +14,6 @@
 #include <cuda_runtime_api.h>
 
 #include "core/results.hpp"
-
-namespace attnprof::kernels {
-struct StageHook;
-}
 
 namespace attnprof::measure {
 
@@ -65,16 +60,17 @@ class CounterProfiler {
                          int before_launches = 0);
 
   // One point of a batched session: `before_pass` readies the device for the call (the L2 flush when
-  // cold, the call itself when warm), `call` is the point's attention call, which must call the hook
-  // before each stage and after the last (every registered kernel does).
-  using HookedCall = std::function<void(kernels::StageHook*)>;
+  // cold, the call itself when warm), `call` is the point's attention call. before_is_begin_marker:
+  // before_pass launches the point's begin marker itself (the flush, counter_batch.hpp).
   struct BatchPoint {
     std::function<void()> before_pass;
-    HookedCall call;
+    std::function<void()> call;
+    bool before_is_begin_marker = false;
   };
   // Counters for several points from ONE session (--counter-batch): each replay pass runs, for every
-  // point in order, before_pass outside every range, then the call, its stage j inside the user range
-  // batch_range_name(point, j) (counter_batch.hpp).
+  // point in order, before_pass, a begin marker kernel (unless before_pass was one), call, and an end
+  // marker kernel unless the next point's flush begins it; all profiled. The ranges between a point's
+  // markers are its launches, the rest are dropped (counter_batch.hpp).
   // Returns one Counters per point, as collect() would have for the point alone, with the session's
   // wall time shared out (share_profiling_ms). When the ranges cannot be attributed or the session
   // fails for another reason than privileges or a busy profiler, each point is collected on its own
@@ -102,25 +98,18 @@ class CounterProfiler {
   const Config& config_for(const std::vector<std::string>& metrics);
   // One session; CUPTI failures become "unavailable" (the CUPTI result in *cupti_error). When user
   // replay is refused and may_switch_replay, kernel replay is tried and kept for the process.
-  // user_ranges: the pass pushes and pops its own ranges (push_range / pop_range), else one range
-  // per kernel launch.
   core::Counters session(const std::vector<std::string>& metrics, const std::function<void()>& before_pass,
                          const std::function<void()>& call, cudaStream_t stream, size_t max_ranges,
-                         bool may_switch_replay, bool user_ranges, int* cupti_error = nullptr);
-  core::Counters collect_with(bool user_replay, bool user_ranges, const Config&,
-                              const std::function<void()>& before_pass, const std::function<void()>& call,
-                              cudaStream_t stream, size_t max_ranges);
-  friend class RangeStageHook;
-  void push_range(const std::string& name);
-  void pop_range();
+                         bool may_switch_replay, int* cupti_error = nullptr);
+  core::Counters collect_with(bool user_replay, const Config&, const std::function<void()>& before_pass,
+                              const std::function<void()>& call, cudaStream_t stream, size_t max_ranges);
 
   std::unique_ptr<core::Counters> init_failure_;
   std::string chip_name_;
   std::vector<uint8_t> availability_;
   std::map<std::string, std::unique_ptr<Config>> configs_;
   bool user_replay_refused_ = false;
-  void* active_profiler_ = nullptr;
-  SessionTiming last_timing_;  // the range profiler object of the session in flight
+  SessionTiming last_timing_;
 };
 
 }  // namespace attnprof::measure

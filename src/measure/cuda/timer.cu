@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "core/stats.hpp"
+#include "measure/counter_batch.hpp"
 
 namespace attnprof::measure {
 
@@ -28,43 +29,69 @@ __global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_and_n
   }
 }
 
-constexpr int kL2FlushThreads = 256;
-constexpr int kL2FlushBlocksPerSm = 4;
+// The flush is one launch of blocks of kBeginMarkerWarps warps, an odd number of them: its launched-
+// warp count is odd and a multiple of kBeginMarkerWarps, the begin marker's signature in a batched
+// counter session (counter_batch.hpp), so a cold point's flush is its own begin marker.
+constexpr int kL2FlushThreads = kBeginMarkerWarps * 32;
+constexpr int kL2FlushBlocksPerSm = 2;  // 2 x 992 threads fit one SM: every block is resident at once
 constexpr int64_t kL2LineBytes = 128;
+constexpr unsigned long long kBarrierTimeoutNs = 20'000'000;
 
-// Reads the whole flush buffer (twice the L2 size) with loads cached in L2 only. Every line the call
-// under test left in L2 is evicted, dirty ones written back now rather than during the next call, and
-// L2 is left holding clean lines: the next call's DRAM writes are its own. (A memset flush left L2
-// full of dirty lines that the next call's misses then wrote back, counted as that call's writes.)
-// The sink is written only if the XOR of the zero-filled buffer is not zero, which keeps the loads.
-__global__ void attnprof_l2_flush_kernel(const uint4* __restrict__ buffer, int64_t count, uint32_t* sink) {
+__device__ unsigned long long global_ns() {
+  unsigned long long t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Every block of the grid waits here for the others (state: arrivals, generation; both start at 0 and
+// are left consistent for the next launch). The grid is sized so all blocks are resident; if they are
+// not (another process holds SMs), a block stops waiting after kBarrierTimeoutNs instead of hanging,
+// and the flush is only less thorough.
+__device__ void bounded_grid_barrier(unsigned* state) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    volatile unsigned* generation = state + 1;
+    const unsigned mine = *generation;
+    __threadfence();
+    if (atomicAdd(state, 1u) == gridDim.x - 1) {
+      atomicExch(state, 0u);
+      __threadfence();
+      atomicAdd(state + 1, 1u);
+    } else {
+      const unsigned long long start = global_ns();
+      while (*generation == mine && global_ns() - start < kBarrierTimeoutNs) __nanosleep(256);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// One launch, two phases.
+// 1. Reads the whole buffer (twice the L2 size) with loads cached in L2 only. Every line the call
+//    under test left in L2 is evicted, dirty ones written back now rather than during the next call.
+//    (A memset flush left L2 full of dirty lines that the next call's misses then wrote back, counted
+//    as that call's writes.) The sink is written only if the XOR of the zero-filled buffer is not
+//    zero, which keeps the loads.
+// 2. After every block has read, invalidates the buffer's lines without writing them back (PTX
+//    discard, sm_80+): L2 is left empty, the state Nsight Compute's cache control leaves before each
+//    kernel it profiles. The buffer's contents are never used.
+__global__ void __launch_bounds__(kL2FlushThreads, kL2FlushBlocksPerSm)
+    attnprof_l2_flush_kernel(const uint4* __restrict__ buffer, int64_t count, uint32_t* sink, unsigned* barrier) {
   uint32_t acc = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t i = first; i < count; i += stride) {
     const uint4 v = __ldcg(buffer + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc != 0) *sink = acc;
-}
-
-// Invalidates the flush buffer's lines in L2 without writing them back (PTX discard, sm_80+): after the
-// read pass L2 holds only those clean lines, so this leaves it empty, the state Nsight Compute's cache
-// control leaves before each kernel it profiles. The buffer's contents are never used.
-__global__ void attnprof_l2_discard_kernel(char* buffer, int64_t lines) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines; i += stride) {
+  bounded_grid_barrier(barrier);
 #if __CUDA_ARCH__ >= 800
-    asm volatile("discard.global.L2 [%0], 128;" ::"l"(buffer + i * kL2LineBytes) : "memory");
+  const char* bytes = reinterpret_cast<const char*>(buffer);
+  const int64_t lines = count * static_cast<int64_t>(sizeof(uint4)) / kL2LineBytes;
+  for (int64_t i = first; i < lines; i += stride)
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(bytes + i * kL2LineBytes) : "memory");
 #endif
-  }
-}
-
-__global__ void lead_spin_kernel(unsigned long long ns) {
-  unsigned long long t0 = 0, t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
 }
 
 // SM clock [MHz]; 0 when the reading is unusable. scratch: 2 long longs of device memory.
@@ -209,28 +236,23 @@ double median_launch_overhead_us(const CallFn& call, cudaStream_t stream, double
 }  // namespace
 
 L2Flusher::L2Flusher(int64_t l2_bytes)
-    : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2), sink_(sizeof(uint32_t)) {
+    : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2), state_(3 * sizeof(unsigned)) {
   check_cuda(cudaMemset(buffer_.get(), 0, buffer_.bytes()), "cudaMemset (L2 flush buffer)");
-  check_cuda(cudaMemset(sink_.get(), 0, sink_.bytes()), "cudaMemset (L2 flush sink)");
+  check_cuda(cudaMemset(state_.get(), 0, state_.bytes()), "cudaMemset (L2 flush barrier)");
   int device = 0, sms = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  blocks_ = std::max(sms, 1) * kL2FlushBlocksPerSm;
+  blocks_ = flush_blocks(sms);
 }
+
+int L2Flusher::flush_blocks(int sms) { return std::max(kL2FlushBlocksPerSm * sms - 1, 1); }
 
 void L2Flusher::flush(cudaStream_t stream) {
+  auto* state = static_cast<unsigned*>(state_.get());  // barrier arrivals, generation, then the sink
   attnprof_l2_flush_kernel<<<blocks_, kL2FlushThreads, 0, stream>>>(
       static_cast<const uint4*>(buffer_.get()), static_cast<int64_t>(buffer_.bytes() / sizeof(uint4)),
-      static_cast<uint32_t*>(sink_.get()));
+      reinterpret_cast<uint32_t*>(state + 2), state);
   check_cuda(cudaGetLastError(), "attnprof_l2_flush_kernel launch");
-  attnprof_l2_discard_kernel<<<blocks_, kL2FlushThreads, 0, stream>>>(
-      static_cast<char*>(buffer_.get()), static_cast<int64_t>(buffer_.bytes()) / kL2LineBytes);
-  check_cuda(cudaGetLastError(), "attnprof_l2_discard_kernel launch");
-}
-
-void launch_lead(cudaStream_t stream, double microseconds) {
-  lead_spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(microseconds * 1e3));
-  check_cuda(cudaGetLastError(), "lead_spin_kernel launch");
 }
 
 double measure_sm_clock_mhz(cudaStream_t stream) {

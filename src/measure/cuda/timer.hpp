@@ -28,19 +28,22 @@ inline constexpr double kThrottledClockFraction = 0.75;
 // boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).
 using CallFn = std::function<void(cudaStream_t stream, kernels::StageHook* hook)>;
 
-// Evicts L2 by reading a buffer twice its size ("attnprof_l2_flush_kernel": lines the previous call
-// dirtied are written back during the flush), then discards the buffer's lines
-// ("attnprof_l2_discard_kernel"), leaving L2 empty, as Nsight Compute's cache control does.
+// Evicts L2 by reading a buffer twice its size (lines the previous call dirtied are written back
+// during the flush), then discards the buffer's lines, leaving L2 empty, as Nsight Compute's cache
+// control does. One launch ("attnprof_l2_flush_kernel", a grid barrier between the two phases) whose
+// launched-warp count is the begin-marker signature of a batched counter session.
 class L2Flusher {
  public:
-  static constexpr int kLaunches = 2;  // kernel launches of one flush
+  static constexpr int kLaunches = 1;  // kernel launches of one flush
   explicit L2Flusher(int64_t l2_bytes);
   void flush(cudaStream_t stream);
   size_t bytes() const { return buffer_.bytes(); }
+  // Blocks of one flush on a device of `sms` SMs: two per SM, less one, so the count is odd.
+  static int flush_blocks(int sms);
 
  private:
   DeviceBuffer buffer_;
-  DeviceBuffer sink_;
+  DeviceBuffer state_;  // grid barrier (arrivals, generation) and the read sink
   int blocks_ = 1;
 };
 
@@ -56,11 +59,6 @@ struct Timing {
 // Runs the timing phase for `call` (stage_count > 1 records per-stage times).
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
                  double sm_clock_max_mhz, L2Flusher& flusher);
-
-// Enqueues a one-thread kernel that spins for `microseconds` of GPU time and touches no memory: work
-// that keeps the GPU busy while the host enqueues what follows, so that no launch gap falls inside a
-// profiled range.
-void launch_lead(cudaStream_t stream, double microseconds);
 
 // SM clock now [MHz]: clock64() cycles a spinning kernel counts over the same interval of the global
 // nanosecond timer (%globaltimer), both read inside the kernel, so launch latency does not enter.
