@@ -57,6 +57,8 @@ class Kernel {
   virtual core::KernelKind kind() const = 0;     // which cost model applies
   virtual std::string description() const = 0;
   // Empty when the shape runs; otherwise the reason (recorded with status "unsupported").
+  // Whether a sweep without --kernels runs it (an alias of other kernels is not).
+  virtual bool listed_by_default() const { return true; }
   virtual std::string unsupported_reason(const core::Shape&) const = 0;
   virtual size_t workspace_bytes(const core::Shape&) const = 0;
   // Names of the launches one call makes, in order ("qk_gemm", "softmax", "pv_gemm").

@@ -185,7 +185,8 @@ int run_sweep(const SweepRequest& req) {
   std::vector<KernelRef> kernels;
   const auto available = backend->kernels();
   if (req.kernel_names.empty()) {
-    for (const auto* k : available) kernels.push_back({k->name(), k->kind()});
+    for (const auto* k : available)
+      if (k->listed_by_default()) kernels.push_back({k->name(), k->kind()});
   } else {
     for (const auto& name : req.kernel_names) {
       auto it = std::find_if(available.begin(), available.end(),

@@ -184,6 +184,24 @@ TEST_CASE("fused-sm90 kernel, serial schedule, matches float64") {
   check_sm90_shapes();
 }
 
+TEST_CASE("fused-auto runs fused-sm90 on sm_90 and fused elsewhere, and matches float64") {
+  const kernels::Kernel* autok = kernels::find(kernels::Backend::cuda, "fused-auto");
+  REQUIRE(autok != nullptr);
+  const Shape s = make_shape(2, 4, 2, 300, 300, 128, true, DType::bf16);
+  REQUIRE(autok->launch_info(s).size() == 1);
+  const std::string launched = autok->launch_info(s)[0].kernel_name;
+  std::printf("fused-auto on this device launches %s\n", launched.c_str());
+  CHECK(launched.rfind(device_is_sm90() ? "fused_sm90_kernel<" : "fused_attention_kernel<", 0) == 0);
+  // The shape the default schedule refuses is not forced onto fused-sm90: an invalid schedule
+  // setting sends every shape to the portable kernel.
+  {
+    ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", "no-such-schedule");
+    REQUIRE(autok->launch_info(s).size() == 1);
+    CHECK(autok->launch_info(s)[0].kernel_name.rfind("fused_attention_kernel<", 0) == 0);
+  }
+  check_all_shapes("fused-auto");
+}
+
 TEST_CASE("fused-sm90 refuses what it cannot run") {
   const kernels::Kernel* sm90 = kernels::find(kernels::Backend::cuda, "fused-sm90");
   REQUIRE(sm90 != nullptr);
