@@ -215,11 +215,18 @@ std::string_view report_js() {
     var clip = el('clipPath', {id: 'roof-clip'}, el('defs', {}, c.svg));
     el('rect', {x: g.left, y: g.top, width: g.right - g.left, height: g.bottom - g.top}, clip);
     var roofG = el('g', {'clip-path': 'url(#roof-clip)'}, c.svg);
-    roofs.forEach(function (r, i) {
+    // Labels above their roof, except a roof whose label would touch the one above it (bf16 and fp16
+    // peaks a few percent apart): that label goes below its line.
+    var labelYs = [];
+    roofs.slice().sort(function (a, b) { return b.peak - a.peak; }).forEach(function (r) {
+      var i = roofs.indexOf(r);
       var pts = [[xlo, Math.min(r.peak, bw * xlo)], [r.ridge, r.peak], [xhi, r.peak]];
       el('polyline', {'class': 'roof', points: pts.map(function (q) { return xs(q[0]) + ',' + ys(q[1]); }).join(' '),
                       'stroke-dasharray': i ? '6 3' : 'none'}, roofG);
-      label(roofG, g.right - 4, ys(r.peak) - 5,
+      var y = ys(r.peak) - 5;
+      if (labelYs.some(function (other) { return Math.abs(other - y) < 13; })) y = ys(r.peak) + 13;
+      labelYs.push(y);
+      label(roofG, g.right - 4, y,
             r.dtype + ' peak ' + short(r.peak / 1e12) + ' TFLOP/s, ridge ' + short(r.ridge) + ' FLOP/B',
             {'text-anchor': 'end'});
     });
