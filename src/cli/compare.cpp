@@ -1,8 +1,13 @@
 // attnprof compare BASELINE.json CANDIDATE.json: the CI regression gate. Declares the options and
 // calls gate::compare; the decision rules live in src/gate (docs/ci-gate.md).
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
@@ -21,8 +26,33 @@ struct CompareArgs {
   gate::Options options;
   std::vector<std::string> kernel_thresholds, counter_thresholds;
   std::string md_path, junit_path, json_path;
+  std::string confirm_path, rerun_spec_path;
   bool quiet = false;
 };
+
+// The shapes of the points the comparison found slower, as a sweep file ({"shapes": [...]}) that
+// `attnprof sweep --spec-file` re-measures; returns the kernels involved, for --kernels.
+std::vector<std::string> write_rerun_spec(const gate::Comparison& cmp, const core::Results& candidate,
+                                          const std::string& path) {
+  std::map<std::string, const core::Record*> by_key;
+  for (const auto& r : candidate.records) by_key[core::point_key(r)] = &r;
+  nlohmann::json shapes = nlohmann::json::array();
+  std::set<std::string> seen_shapes;
+  std::vector<std::string> kernels;
+  for (const auto& p : cmp.points) {
+    if (p.verdict != gate::Verdict::slower) continue;
+    const auto it = by_key.find(p.key);
+    if (it == by_key.end()) continue;
+    const core::Shape& s = it->second->shape;
+    if (std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end()) kernels.push_back(p.kernel);
+    if (!seen_shapes.insert(s.label()).second) continue;
+    shapes.push_back({{"batch", s.batch}, {"heads", s.heads}, {"kv_heads", s.kv_heads}, {"seq_q", s.seq_q},
+                      {"seq_k", s.seq_k}, {"hdim", s.hdim}, {"causal", s.causal},
+                      {"dtype", std::string(core::to_string(s.dtype))}});
+  }
+  gate::write_text_file(path, shapes.empty() ? std::string("{}\n") : nlohmann::json{{"shapes", shapes}}.dump(1) + "\n");
+  return kernels;
+}
 
 void apply_counter_threshold(const std::string& token, gate::CounterThresholds& t) {
   const auto [name, value] = gate::parse_name_value(token);
@@ -42,7 +72,20 @@ void run_compare(const CompareArgs& a, Run& run) {
 
   const core::Results baseline = core::read_results(a.baseline_path);
   const core::Results candidate = core::read_results(a.candidate_path);
-  const gate::Comparison cmp = gate::compare(baseline, candidate, o, a.baseline_path, a.candidate_path);
+  gate::Comparison cmp = gate::compare(baseline, candidate, o, a.baseline_path, a.candidate_path);
+  if (!a.rerun_spec_path.empty()) {
+    const std::vector<std::string> kernels = write_rerun_spec(cmp, candidate, a.rerun_spec_path);
+    if (!kernels.empty() && !a.quiet) {
+      std::string list;
+      for (const auto& k : kernels) list += (list.empty() ? "" : ",") + k;
+      std::printf("re-run the slower points: attnprof sweep --spec-file %s --kernels %s ..., then compare again with "
+                  "--confirm\n", a.rerun_spec_path.c_str(), list.c_str());
+    }
+  }
+  if (!a.confirm_path.empty()) {
+    const core::Results rerun = core::read_results(a.confirm_path);
+    gate::confirm(cmp, gate::compare(baseline, rerun, o, a.baseline_path, a.confirm_path), a.confirm_path);
+  }
 
   if (!a.md_path.empty()) gate::write_text_file(a.md_path, gate::render_markdown(cmp));
   if (!a.junit_path.empty()) gate::write_text_file(a.junit_path, gate::render_junit(cmp));
@@ -89,6 +132,11 @@ void add_compare(CLI::App& app, Run& run) {
       ->capture_default_str();
   cmd->add_option("--resamples", o.bootstrap_resamples, "Bootstrap resamples")->capture_default_str();
   cmd->add_option("--seed", o.seed, "Bootstrap seed")->capture_default_str();
+  cmd->add_option("--confirm", args->confirm_path,
+                  "A second run of the candidate (e.g. of the slower points only): a slower point fails only "
+                  "if it is slower there too");
+  cmd->add_option("--rerun-spec", args->rerun_spec_path,
+                  "Write the shapes of the slower points as a sweep file for --spec-file ({} when none)");
   cmd->add_option("--md", args->md_path, "Write a Markdown summary (PR comment, job summary)");
   cmd->add_option("--junit", args->junit_path, "Write JUnit XML, one testcase per point");
   cmd->add_option("--json", args->json_path, "Write the verdicts as JSON");

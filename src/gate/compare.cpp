@@ -295,6 +295,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::error: return "error";
     case Verdict::missing: return "missing";
     case Verdict::added: return "new";
+    case Verdict::unconfirmed: return "unconfirmed";
   }
   return "?";
 }
@@ -317,6 +318,37 @@ core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<co
   const std::vector<double> ratios = bootstrap_ratios(baseline, candidate, resamples, seed);
   return percentile_interval(ratios, confidence);
 }
+
+namespace {
+// Counts the verdicts and sets the summary line and exit code from the points' verdicts.
+void finish(Comparison& cmp) {
+  cmp.counts.clear();
+  bool any_fail = false, any_noisy = false;
+  for (const auto& p : cmp.points) {
+    ++cmp.counts[p.verdict];
+    any_fail |= p.fails;
+    any_noisy |= p.verdict == Verdict::noisy;
+  }
+  std::string tally;
+  for (const auto& [v, n] : cmp.counts) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, to_string(v));
+  const std::string of = fmt::format("{} of {} points", tally.empty() ? "no points" : tally, cmp.points.size());
+  if (any_fail) {
+    cmp.exit_code = kExitRegression;
+    cmp.summary = "FAIL: regression (" + of + ")";
+  } else if (any_noisy) {
+    cmp.exit_code = kExitInconclusive;
+    cmp.summary = "INCONCLUSIVE: noisy points and no regression (" + of + ")";
+  } else if (cmp.geomean_points == 0) {
+    // A gate that compared nothing must not pass silently.
+    cmp.exit_code = kExitInconclusive;
+    cmp.summary = "INCONCLUSIVE: no point could be compared (" + of + ")";
+  } else {
+    cmp.exit_code = kExitOk;
+    cmp.summary = "PASS: no regression (" + of + ")";
+  }
+  if (!cmp.rerun_label.empty()) cmp.summary += "; slower points re-checked against " + cmp.rerun_label;
+}
+}  // namespace
 
 Comparison compare(const core::Results& baseline, const core::Results& candidate, const Options& o,
                    const std::string& baseline_label, const std::string& candidate_label) {
@@ -405,30 +437,31 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
     cmp.geomean_ci = percentile_interval(geo, o.confidence);
   }
 
-  bool any_fail = false, any_noisy = false;
-  for (const auto& p : cmp.points) {
-    ++cmp.counts[p.verdict];
-    any_fail |= p.fails;
-    any_noisy |= p.verdict == Verdict::noisy;
-  }
-  std::string tally;
-  for (const auto& [v, n] : cmp.counts) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, to_string(v));
-  const std::string of = fmt::format("{} of {} points", tally.empty() ? "no points" : tally, cmp.points.size());
-  if (any_fail) {
-    cmp.exit_code = kExitRegression;
-    cmp.summary = "FAIL: regression (" + of + ")";
-  } else if (any_noisy) {
-    cmp.exit_code = kExitInconclusive;
-    cmp.summary = "INCONCLUSIVE: noisy points and no regression (" + of + ")";
-  } else if (cmp.geomean_points == 0) {
-    // A gate that compared nothing must not pass silently.
-    cmp.exit_code = kExitInconclusive;
-    cmp.summary = "INCONCLUSIVE: no point could be compared (" + of + ")";
-  } else {
-    cmp.exit_code = kExitOk;
-    cmp.summary = "PASS: no regression (" + of + ")";
-  }
+  finish(cmp);
   return cmp;
+}
+
+void confirm(Comparison& first, const Comparison& rerun, const std::string& rerun_label) {
+  std::map<std::string, const PointComparison*> again;
+  for (const auto& q : rerun.points) again[q.key] = &q;
+  for (auto& p : first.points) {
+    if (p.verdict != Verdict::slower) continue;
+    const auto it = again.find(p.key);
+    if (it == again.end() || it->second->verdict == Verdict::missing) {
+      p.reason += "; not in the re-run, so not re-checked";
+      continue;
+    }
+    const PointComparison& q = *it->second;
+    if (q.verdict == Verdict::slower) {
+      p.reason += fmt::format("; confirmed by the re-run: median {:+.1f}% (p = {:.2g})", 100 * (q.ratio - 1), q.p_slower);
+      continue;
+    }
+    p.verdict = Verdict::unconfirmed;
+    p.fails = false;
+    p.reason = fmt::format("{}; the re-run says {}: {}", p.reason, to_string(q.verdict), q.reason);
+  }
+  first.rerun_label = rerun_label;
+  finish(first);
 }
 
 namespace {
@@ -484,6 +517,7 @@ void to_json(nlohmann::json& j, const Comparison& c) {
   nlohmann::json kernel_threshold = c.options.kernel_threshold;
   j = {{"baseline", {{"label", c.baseline_label}, {"device", c.baseline_device}}},
        {"candidate", {{"label", c.candidate_label}, {"device", c.candidate_device}}},
+       {"rerun", c.rerun_label.empty() ? nlohmann::json(nullptr) : nlohmann::json({{"label", c.rerun_label}})},
        {"device_mismatch_allowed", c.device_differences},
        {"options",
         {{"alpha", c.options.alpha},

@@ -27,6 +27,7 @@ enum class Verdict {
   error,               // a non-ok status on either side
   missing,             // in the baseline only
   added,               // in the candidate only (printed "new")
+  unconfirmed,         // slower in the candidate, not in a re-run of it (confirm()): does not fail
 };
 std::string_view to_string(Verdict);
 
@@ -98,6 +99,7 @@ struct Comparison {
   core::Interval geomean_ci{1, 1};
   int exit_code = 0;                   // attnprof::ExitCode: 0 pass, 1 regression, 3 inconclusive
   std::string summary;                 // one line, e.g. "FAIL: 2 slower, 1 error of 40 points"
+  std::string rerun_label;             // the re-run that confirmed or cleared `slower` points, if any
 };
 
 // Compares two results. Throws InputError (one line) when the two were measured on another GPU
@@ -106,6 +108,15 @@ struct Comparison {
 Comparison compare(const core::Results& baseline, const core::Results& candidate, const Options&,
                    const std::string& baseline_label = "baseline",
                    const std::string& candidate_label = "candidate");
+
+// Second stage of the gate: `rerun` compares the same baseline with a second, independent run of the
+// candidate (typically of just the points `first` found slower, re-measured in a new process). A
+// `slower` point of `first` stays a failure only if the re-run finds it slower too; otherwise it
+// becomes `unconfirmed` (reported, not failing). A slower point the re-run lacks stays a failure.
+// Other verdicts are left as they are: counters are counted, not timed, and errors are not noise.
+// Recomputes the counts, summary and exit code. Two independent runs must both clear alpha and the
+// threshold, so a shift between processes that one run shows by chance no longer fails the build.
+void confirm(Comparison& first, const Comparison& rerun, const std::string& rerun_label);
 
 // Percentile bootstrap interval of median(candidate) / median(baseline): each side is resampled
 // independently with replacement. Seeded, so equal inputs give equal intervals.

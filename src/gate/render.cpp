@@ -65,6 +65,7 @@ int severity(const PointComparison& p) {
   if (p.fails) return 0;
   switch (p.verdict) {
     case Verdict::noisy: return 1;
+    case Verdict::unconfirmed: return 1;
     case Verdict::error: return 2;
     case Verdict::missing: return 3;
     case Verdict::added: return 4;

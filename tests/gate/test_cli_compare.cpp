@@ -116,6 +116,34 @@ TEST_CASE("attnprof compare: exit codes 0, 1, 2, 3 through the real binary") {
     CHECK(j["points"][0]["verdict"] == "slower");
     CHECK(j["points"][1]["verdict"] == "same");
   }
+  SECTION("--rerun-spec writes the slower shapes; --confirm with a clean re-run passes, a slow one fails") {
+    auto r = f.run(base + " " + f.path("slow.json") + " --rerun-spec " + f.path("rerun.json"));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("--spec-file " + f.path("rerun.json") + " --kernels fused") != std::string::npos);
+    const auto spec = nlohmann::json::parse(slurp(f.path("rerun.json")));
+    REQUIRE(spec["shapes"].size() == 1);
+    CHECK(spec["shapes"][0]["seq_q"] == 1024);
+    CHECK(spec["shapes"][0]["dtype"] == "bf16");
+    // The file is a valid sweep spec: the CPU backend measures it.
+    const std::string sweep = std::string("'") + ATTNPROF_BINARY_DIR "/attnprof' sweep --backend cpu --spec-file '" +
+                              f.path("rerun.json") + "' --kernels fused --no-counters --min-samples 3 --max-samples 3 --out '" +
+                              f.path("rerun-out") + "' >/dev/null 2>&1";
+    CHECK(std::system(sweep.c_str()) == 0);
+
+    r = f.run(base + " " + f.path("slow.json") + " --confirm " + f.path("same.json"));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("unconfirmed") != std::string::npos);
+    r = f.run(base + " " + f.path("slow.json") + " --confirm " + f.path("slow.json"));
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("confirmed by the re-run") != std::string::npos);
+    r = f.run(base + " " + f.path("same.json") + " --rerun-spec " + f.path("none.json"));
+    CHECK(r.exit_code == 0);
+    CHECK(slurp(f.path("none.json")) == "{}\n");
+    r = f.run(base + " " + f.path("slow.json") + " --confirm " + f.path("garbage.json"));
+    CHECK(r.exit_code == 2);
+  }
   SECTION("a per-kernel threshold of 15% lets it pass") {
     // Before the positionals: the option takes one value per occurrence and leaves the files alone.
     const auto r = f.run("--kernel-threshold fused=0.15,reference=0.2 " + base + " " + f.path("slow.json"));
