@@ -553,8 +553,9 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   set.targetNestingLevel = 1;
   check_cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
 
-  // One pass per iteration: the L2 flush runs outside the profiled region, the call inside it.
-  // Kernel replay submits every pass within the one profiled call.
+  // One pass per iteration: before_pass runs outside the profiled region (a warm-up call; empty when
+  // collect() put the L2 flush inside it), the call inside it. Kernel replay submits every pass
+  // within the one profiled call.
   const auto replay_start = std::chrono::steady_clock::now();
   int64_t passes_run = 0;
   const int64_t max_iterations = 2 * config.passes + 2;
