@@ -3,7 +3,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <cmath>
 #include <cstdint>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/dispatch.cuh"
 #include "kernels/common/dynamic_smem.cuh"
 #include "kernels/fused/fused_kernel.cuh"
@@ -108,40 +108,33 @@ class FusedKernel final : public Kernel {
     const core::Shape& s = a.shape;
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const TileVariant variant = *fused::parse_variant(variant_text());
-    const std::string range = "fused " + s.label();
-    nvtxRangePushA(range.c_str());
-    try {
-      if (hook) hook->before_stage(0);
-      dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
-        using T = decltype(tag);
-        constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
-        constexpr size_t smem = fused::smem_bytes(c, hdim.value, sizeof(T));
-        allow_dynamic_smem<&fused::fused_attention_kernel<T, hdim.value, var.value>>(smem);
-        fused::FusedParams p{};
-        p.q = a.q;
-        p.k = a.k;
-        p.v = a.v;
-        p.o = a.o;
-        p.lse = a.lse;
-        p.seq_q = static_cast<int>(s.seq_q);
-        p.seq_k = static_cast<int>(s.seq_k);
-        p.heads = static_cast<int>(s.heads);
-        p.kv_heads = static_cast<int>(s.kv_heads);
-        p.group = static_cast<int>(s.heads / s.kv_heads);
-        p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
-        p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * fused::kLog2e;
-        p.causal = s.causal;
-        const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
-        fused::fused_attention_kernel<T, hdim.value, var.value>
-            <<<grid, fused::threads_of(c), smem, static_cast<cudaStream_t>(a.stream)>>>(p);
-        ATTNPROF_CUDA_CHECK(cudaGetLastError());
-      });
-      if (hook) hook->after_last();
-    } catch (...) {
-      nvtxRangePop();
-      throw;
-    }
-    nvtxRangePop();
+    const ScopedNvtxRange range("fused " + s.label());
+    if (hook) hook->before_stage(0);
+    dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
+      using T = decltype(tag);
+      constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
+      constexpr size_t smem = fused::smem_bytes(c, hdim.value, sizeof(T));
+      allow_dynamic_smem<&fused::fused_attention_kernel<T, hdim.value, var.value>>(smem);
+      fused::FusedParams p{};
+      p.q = a.q;
+      p.k = a.k;
+      p.v = a.v;
+      p.o = a.o;
+      p.lse = a.lse;
+      p.seq_q = static_cast<int>(s.seq_q);
+      p.seq_k = static_cast<int>(s.seq_k);
+      p.heads = static_cast<int>(s.heads);
+      p.kv_heads = static_cast<int>(s.kv_heads);
+      p.group = static_cast<int>(s.heads / s.kv_heads);
+      p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
+      p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * fused::kLog2e;
+      p.causal = s.causal;
+      const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
+      fused::fused_attention_kernel<T, hdim.value, var.value>
+          <<<grid, fused::threads_of(c), smem, static_cast<cudaStream_t>(a.stream)>>>(p);
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    });
+    if (hook) hook->after_last();
   }
 };
 

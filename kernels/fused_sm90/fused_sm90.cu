@@ -7,7 +7,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/dispatch.cuh"
 #include "kernels/common/dynamic_smem.cuh"
 #include "kernels/fused_sm90/fused_sm90_kernel.cuh"
@@ -194,44 +194,37 @@ class FusedSm90Kernel final : public Kernel {
     const core::Shape& s = a.shape;
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const Schedule schedule = schedule_for(s);
-    const std::string range = "fused-sm90 " + s.label();
-    nvtxRangePushA(range.c_str());
-    try {
-      const CUtensorMap tm_q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
-      const CUtensorMap tm_k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
-      const CUtensorMap tm_v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
-      // O is stored by each consumer warpgroup, 64 rows at a time.
-      const CUtensorMap tm_o = make_map(a.o, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, 64);
-      if (hook) hook->before_stage(0);
-      dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
-        using T = decltype(tag);
-        constexpr size_t smem = f3::smem_bytes(hdim.value);
-        allow_dynamic_smem<&f3::fused_sm90_kernel<T, hdim.value, sched.value>>(smem);
-        f3::Sm90Params p{};
-        p.o = a.o;
-        p.lse = a.lse;
-        p.seq_q = static_cast<int>(s.seq_q);
-        p.seq_k = static_cast<int>(s.seq_k);
-        p.heads = static_cast<int>(s.heads);
-        p.kv_heads = static_cast<int>(s.kv_heads);
-        p.group = static_cast<int>(s.heads / s.kv_heads);
-        p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
-        p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
-        p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * kLog2e;
-        p.causal = s.causal ? 1 : 0;
-        const f3::GridPlan plan = plan_for(s);
-        p.rotated = plan.rotated ? 1 : 0;
-        const auto grid = static_cast<unsigned>(plan.grid);
-        f3::fused_sm90_kernel<T, hdim.value, sched.value>
-            <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_o, p);
-        ATTNPROF_CUDA_CHECK(cudaGetLastError());
-      });
-      if (hook) hook->after_last();
-    } catch (...) {
-      nvtxRangePop();
-      throw;
-    }
-    nvtxRangePop();
+    const ScopedNvtxRange range("fused-sm90 " + s.label());
+    const CUtensorMap tm_q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
+    const CUtensorMap tm_k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
+    const CUtensorMap tm_v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
+    // O is stored by each consumer warpgroup, 64 rows at a time.
+    const CUtensorMap tm_o = make_map(a.o, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, 64);
+    if (hook) hook->before_stage(0);
+    dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
+      using T = decltype(tag);
+      constexpr size_t smem = f3::smem_bytes(hdim.value);
+      allow_dynamic_smem<&f3::fused_sm90_kernel<T, hdim.value, sched.value>>(smem);
+      f3::Sm90Params p{};
+      p.o = a.o;
+      p.lse = a.lse;
+      p.seq_q = static_cast<int>(s.seq_q);
+      p.seq_k = static_cast<int>(s.seq_k);
+      p.heads = static_cast<int>(s.heads);
+      p.kv_heads = static_cast<int>(s.kv_heads);
+      p.group = static_cast<int>(s.heads / s.kv_heads);
+      p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
+      p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
+      p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * kLog2e;
+      p.causal = s.causal ? 1 : 0;
+      const f3::GridPlan plan = plan_for(s);
+      p.rotated = plan.rotated ? 1 : 0;
+      const auto grid = static_cast<unsigned>(plan.grid);
+      f3::fused_sm90_kernel<T, hdim.value, sched.value>
+          <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_o, p);
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    });
+    if (hook) hook->after_last();
   }
 };
 

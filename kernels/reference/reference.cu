@@ -12,7 +12,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <cmath>
 #include <map>
@@ -20,6 +19,7 @@
 #include <string>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/nvtx_range.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels {
@@ -334,18 +334,11 @@ class ReferenceKernel final : public Kernel {
     if (a.workspace_bytes < workspace_bytes(s))
       throw CudaError("reference kernel: workspace of " + std::to_string(a.workspace_bytes) +
                       " bytes is smaller than the " + std::to_string(workspace_bytes(s)) + " needed");
-    const std::string range = "reference " + s.label();
-    nvtxRangePushA(range.c_str());
-    try {
-      if (s.dtype == core::DType::bf16)
-        run<__nv_bfloat16>(a, hook, CUDA_R_16BF);
-      else
-        run<__half>(a, hook, CUDA_R_16F);
-    } catch (...) {
-      nvtxRangePop();
-      throw;
-    }
-    nvtxRangePop();
+    const ScopedNvtxRange range("reference " + s.label());
+    if (s.dtype == core::DType::bf16)
+      run<__nv_bfloat16>(a, hook, CUDA_R_16BF);
+    else
+      run<__half>(a, hook, CUDA_R_16F);
   }
 
  private:

@@ -13,12 +13,12 @@
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/roofline.hpp"
 #include "core/stats.hpp"
+#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/testbed.hpp"
 #include "measure/ceilings_cache.hpp"
 #include "measure/counter_batch.hpp"
@@ -34,15 +34,6 @@ namespace attnprof::measure {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-// An NVTX range per phase, so a timeline (nsys) shows what attnprof was doing.
-class NvtxRange {
- public:
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 
 std::vector<core::Stage> stages_of(const std::vector<std::string>& names, const SampleSet& samples) {
   std::vector<core::Stage> stages;
@@ -127,7 +118,7 @@ class CudaBackend final : public Backend {
     if (!remeasure) {
       if (auto cached = load_ceilings(key)) return *cached;
     }
-    NvtxRange range("attnprof ceilings");
+    const kernels::ScopedNvtxRange range("attnprof ceilings");
     check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
     try {
       core::Ceilings ceilings = merge_with_datasheet(measure_ceilings(), info_.name);
@@ -169,7 +160,7 @@ class CudaBackend final : public Backend {
 
   void collect_counters(std::vector<core::Record>& records, const MeasureOptions& options) override {
     check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
-    NvtxRange range("attnprof counters");
+    const kernels::ScopedNvtxRange range("attnprof counters");
     std::vector<BatchMember> members;
     std::vector<BatchItem> items;
     for (auto& rec : records) {
@@ -323,7 +314,7 @@ class CudaBackend final : public Backend {
     const kernels::AttentionArgs args = problem.args(stream_arg);
 
     {
-      NvtxRange range("attnprof verify");
+      const kernels::ScopedNvtxRange range("attnprof verify");
       problem.fill_inputs(seed, stream_arg);
       problem.poison_outputs(stream_arg);
       kernel.launch(args);
@@ -343,7 +334,7 @@ class CudaBackend final : public Backend {
 
     const std::vector<std::string> stage_names = kernel.stage_names();
     {
-      NvtxRange range("attnprof time");
+      const kernels::ScopedNvtxRange range("attnprof time");
       const CallFn call = [&](cudaStream_t, kernels::StageHook* hook) { kernel.launch(args, hook); };
       Timing timing = time_call(call, static_cast<int>(stage_names.size()), stream, options,
                                 info_.sm_clock_max_mhz, *flusher_);
@@ -357,7 +348,7 @@ class CudaBackend final : public Backend {
     }
 
     if (options.counters && options.counter_batch <= 1) {
-      NvtxRange range("attnprof counters");
+      const kernels::ScopedNvtxRange range("attnprof counters");
       rec.counters = CounterProfiler::instance().collect(
           [&] {
             if (options.cold_l2) flusher_->flush(stream);
