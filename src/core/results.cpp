@@ -244,14 +244,20 @@ void from_json(const json& j, Cost& c) {
 void to_json(json& j, const ClockInfo& c) {
   j = {{"sm_mhz_min", num(c.sm_mhz_min)},
        {"sm_mhz_max", num(c.sm_mhz_max)},
+       {"sm_mhz_median", num(c.sm_mhz_median)},
        {"sm_mhz_unthrottled", num(c.sm_mhz_unthrottled)},
-       {"throttled_samples", c.throttled_samples}};
+       {"throttled_samples", c.throttled_samples},
+       {"sm_mhz_batches", nums(c.sm_mhz_batches)},
+       {"samples_per_reading", c.samples_per_reading}};
 }
 void from_json(const json& j, ClockInfo& c) {
   c.sm_mhz_min = get_num(j, "sm_mhz_min");
   c.sm_mhz_max = get_num(j, "sm_mhz_max");
+  c.sm_mhz_median = get_num(j, "sm_mhz_median");  // absent before schema 1.1: 0
   c.sm_mhz_unthrottled = get_num(j, "sm_mhz_unthrottled");
   c.throttled_samples = get_or<int64_t>(j, "throttled_samples", 0);
+  c.sm_mhz_batches = get_nums(j, "sm_mhz_batches");
+  c.samples_per_reading = get_or<int64_t>(j, "samples_per_reading", 0);
 }
 
 void to_json(json& j, const Record& r) {

@@ -77,7 +77,7 @@ void write_csv(const core::Results& results, std::ostream& out) {
                         "achieved_occupancy_pct", "occupancy_limiter", "waves", "verified",
                         "verification_passed", "o_max_abs_err", "o_mean_abs_err",
                         "lse_max_abs_err", "naive_o_max_abs_err", "tolerance", "unwritten",
-                        "sm_mhz_min", "sm_mhz_max", "sm_mhz_unthrottled", "throttled_samples",
+                        "sm_mhz_min", "sm_mhz_median", "sm_mhz_max", "sm_mhz_unthrottled", "throttled_samples",
                         "counters_status", "counters_reason", "counters_passes", "wall_s"})
     header.emplace_back(k);
   for (const auto& s : stage_names) header.push_back("stage_p50_us:" + s);
@@ -119,7 +119,7 @@ void write_csv(const core::Results& results, std::ostream& out) {
           v.checked ? (v.passed ? "true" : "false") : "", v.checked ? num(v.o_max_abs_err) : "",
           v.checked ? num(v.o_mean_abs_err) : "", v.checked ? num(v.lse_max_abs_err) : "",
           v.checked ? num(v.naive_o_max_abs_err) : "", v.checked ? num(v.tolerance) : "",
-          v.checked ? num(v.unwritten) : "", t(r.clock.sm_mhz_min), t(r.clock.sm_mhz_max),
+          v.checked ? num(v.unwritten) : "", t(r.clock.sm_mhz_min), t(r.clock.sm_mhz_median), t(r.clock.sm_mhz_max),
           t(r.clock.sm_mhz_unthrottled), t(static_cast<double>(r.clock.throttled_samples)),
           r.counters.status, r.counters.reason, num(r.counters.passes), num(r.wall_s)};
     f.insert(f.end(), tail.begin(), tail.end());

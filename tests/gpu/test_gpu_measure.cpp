@@ -264,6 +264,41 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
   REQUIRE(s0 + s1 <= 1.05 * core::median(staged.samples.total_us));
 }
 
+TEST_CASE("timer: the SM clock is read under load, per batch of samples", "[gpu]") {
+  // A call that spins a known number of cycles on every SM: its event-timed length times the clock
+  // read over it must give those cycles back, whatever clock the GPU chose.
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  m::Stream stream;
+  m::L2Flusher flusher(info.l2_bytes);
+  constexpr long long kCycles = 4'000'000;  // about 2 ms at 2 GHz
+  m::MeasureOptions options;
+  options.warmup_calls = 2;
+  options.warmup_seconds = 0.05;
+  options.min_samples = 30;
+  options.max_samples = 30;
+  const m::Timing spin = m::time_call(
+      [&](cudaStream_t s, kernels::StageHook*) { attnprof::test::launch_spin(kCycles, 4 * info.sm_count, s); }, 1,
+      stream.get(), options, info.sm_clock_max_mhz, flusher);
+  const double p50_us = core::median(spin.samples.total_us);
+  const auto& c = spin.clock;
+  std::printf("MEASURE timer clock under load: spin of %lld cycles p50 %.1f us, SM clock %.0f / %.0f / %.0f MHz "
+              "(min / median / max of %zu readings, device max %.0f) -> %.0f cycles; warm-up calls %lld\n",
+              kCycles, p50_us, c.sm_mhz_min, c.sm_mhz_median, c.sm_mhz_max, c.sm_mhz_batches.size(),
+              c.sm_mhz_unthrottled, p50_us * c.sm_mhz_median, static_cast<long long>(spin.samples.warmup_calls));
+  REQUIRE(spin.samples.total_us.size() == 30);
+  REQUIRE(spin.samples.warmup_calls >= 2);
+  REQUIRE(c.samples_per_reading == m::kClockBatchSamples);
+  // One reading per batch of samples (the first may be the warm-up's last).
+  REQUIRE(c.sm_mhz_batches.size() >= 3);
+  REQUIRE(c.sm_mhz_batches.size() <= 4);
+  REQUIRE(c.sm_mhz_min <= c.sm_mhz_median);
+  REQUIRE(c.sm_mhz_median <= c.sm_mhz_max);
+  REQUIRE(c.sm_mhz_max < 1.05 * info.sm_clock_max_mhz);
+  // The stamps bracket the flush as well as the call: within 5% of the spin's cycles.
+  REQUIRE(p50_us * c.sm_mhz_median == Approx(double(kCycles)).epsilon(0.05));
+}
+
 TEST_CASE("occupancy matches the CUDA occupancy API and names the limiter", "[gpu]") {
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   const m::SmResources sm = m::sm_resources(0);

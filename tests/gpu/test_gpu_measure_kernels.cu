@@ -15,6 +15,13 @@ __global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__
 
 __global__ void empty_kernel() {}
 
+__global__ void spin_kernel(long long cycles, int* sink) {
+  const long long start = clock64();
+  int spins = 0;
+  while (clock64() - start < cycles) ++spins;
+  if (spins == -1) *sink = spins;  // never true; keeps the loop
+}
+
 // Needs its dynamic shared memory: bounded by shared memory when the allocation is large.
 __global__ void smem_kernel(float* out) {
   extern __shared__ float buffer[];
@@ -36,6 +43,10 @@ void launch_copy(const void* src, void* dst, size_t bytes, int blocks, void* str
 }
 
 void launch_empty(void* stream) { empty_kernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>(); }
+
+void launch_spin(long long cycles, int blocks, void* stream) {
+  spin_kernel<<<blocks, 128, 0, static_cast<cudaStream_t>(stream)>>>(cycles, nullptr);
+}
 
 const void* smem_kernel_func(size_t dynamic_smem_bytes) {
   cudaFuncSetAttribute(smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_smem_bytes));

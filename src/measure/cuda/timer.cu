@@ -8,25 +8,22 @@
 #include <cuda_runtime.h>
 
 #include "core/stats.hpp"
+#include "measure/clock_stamps.hpp"
 #include "measure/counter_batch.hpp"
 
 namespace attnprof::measure {
 
 namespace {
 
-// Counts SM cycles (clock64) against the global nanosecond timer over one spin: cycles / ns is the SM
-// clock, with no launch latency in the interval.
-__global__ void clock_spin_kernel(long long spin_cycles, long long* cycles_and_ns) {
-  unsigned long long t0 = 0, t1 = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  const long long start = clock64();
-  long long now = start;
-  while (now - start < spin_cycles) now = clock64();
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-  if (threadIdx.x == 0) {
-    cycles_and_ns[0] = now - start;
-    cycles_and_ns[1] = static_cast<long long>(t1 - t0);
-  }
+// One block per SM: thread 0 stamps its SM's cycle counter and the global timer (clock_stamps.hpp).
+__global__ void clock_stamp_kernel(ClockStamp* out) {
+  if (threadIdx.x != 0) return;
+  unsigned sm = 0;
+  unsigned long long ns = 0;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  const long long cycles = clock64();
+  out[blockIdx.x] = ClockStamp{cycles, ns, static_cast<int32_t>(sm), 0};
 }
 
 // The flush is one launch of blocks of kBeginMarkerWarps warps, an odd number of them: its launched-
@@ -94,18 +91,6 @@ __global__ void __launch_bounds__(kL2FlushThreads, kL2FlushBlocksPerSm)
 #endif
 }
 
-// SM clock [MHz]; 0 when the reading is unusable. scratch: 2 long longs of device memory.
-double sm_clock_mhz(cudaStream_t stream, long long* scratch) {
-  constexpr long long kSpinCycles = 200'000;  // ~100 us at 2 GHz: the global timer's ~1 us ticks are 1%
-  clock_spin_kernel<<<1, 32, 0, stream>>>(kSpinCycles, scratch);
-  check_cuda(cudaGetLastError(), "clock_spin_kernel launch");
-  long long host[2] = {0, 0};
-  check_cuda(cudaMemcpyAsync(host, scratch, sizeof(host), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  if (host[1] <= 0 || host[0] <= 0) return 0;
-  return static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e3;  // cycles/ns -> MHz
-}
-
 // Records an event before every stage and after the last: stage i lasts from event i to event i+1.
 class StageEvents final : public kernels::StageHook {
  public:
@@ -136,34 +121,60 @@ class StageEvents final : public kernels::StageHook {
   std::vector<bool> recorded_;
 };
 
-// SM clock readings taken every kClockBatchSamples calls, keyed by the call index they precede.
+// The SM clock under load, read every kClockBatchSamples calls: stamps just before the call's flush
+// and just after the call (clock_stamps.hpp), outside the timed events. Readings are keyed by the
+// index of the call they bracket.
 class ClockLog {
  public:
-  // Readings start with the first sampled call (after `warmup_calls`), then every kClockBatchSamples.
-  ClockLog(cudaStream_t stream, int warmup_calls)
-      : stream_(stream), scratch_(2 * sizeof(long long)), warmup_calls_(warmup_calls) {}
+  // Calls 0, kClockBatchSamples, 2 * kClockBatchSamples, ... are read, warm-up calls included (how
+  // many there are is known only when sampling starts: the warm-up may be timed).
+  ClockLog(cudaStream_t stream, int sms)
+      : stream_(stream),
+        sms_(std::max(sms, 1)),
+        stamps_(2 * static_cast<size_t>(std::max(sms, 1)) * sizeof(ClockStamp)) {}
+  // Enqueue before the call (and before its flush).
   void before_call() {
-    const int64_t sample = call_index_ - warmup_calls_;
-    if (sample >= 0 && sample % kClockBatchSamples == 0) {
-      const double mhz = sm_clock_mhz(stream_, static_cast<long long*>(scratch_.get()));
+    pending_ = call_index_ % kClockBatchSamples == 0;
+    if (pending_) stamp(0);
+  }
+  // Enqueue after the call; reads the stamps back (the sample synchronises on its stop event anyway).
+  void after_call() {
+    if (pending_) {
+      stamp(1);
+      std::vector<ClockStamp> host(2 * static_cast<size_t>(sms_));
+      check_cuda(cudaMemcpyAsync(host.data(), stamps_.get(), host.size() * sizeof(ClockStamp),
+                                 cudaMemcpyDeviceToHost, stream_),
+                 "cudaMemcpyAsync (clock stamps)");
+      check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      const std::vector<ClockStamp> before(host.begin(), host.begin() + sms_);
+      const std::vector<ClockStamp> after(host.begin() + sms_, host.end());
+      const double mhz = clock_mhz_between(before, after);
       if (mhz > 0) readings_.push_back({call_index_, mhz});
+      pending_ = false;
     }
     ++call_index_;
   }
-  // Sample j is call warmup + j; its clock is the latest reading taken at or before that call.
-  core::ClockInfo summarize(int warmup_calls, size_t samples, double sm_clock_max_mhz) const {
+  // Sample j is call warmup_calls + j; its clock is the latest reading at or before it. The readings
+  // reported are those of sampled calls, and the last warm-up reading when it is the first sample's.
+  core::ClockInfo summarize(int64_t warmup_calls, size_t samples, double sm_clock_max_mhz) const {
     core::ClockInfo info;
     info.sm_mhz_unthrottled = sm_clock_max_mhz;
-    if (readings_.empty()) return info;
-    info.sm_mhz_min = info.sm_mhz_max = readings_.front().mhz;
+    info.samples_per_reading = kClockBatchSamples;
+    std::vector<Reading> used;
     for (const auto& r : readings_) {
-      info.sm_mhz_min = std::min(info.sm_mhz_min, r.mhz);
-      info.sm_mhz_max = std::max(info.sm_mhz_max, r.mhz);
+      if (r.call_index >= warmup_calls + static_cast<int64_t>(samples)) break;
+      if (r.call_index <= warmup_calls && !used.empty()) used.clear();  // a later one still at or before sample 0
+      used.push_back(r);
     }
+    if (used.empty()) return info;
+    for (const auto& r : used) info.sm_mhz_batches.push_back(r.mhz);
+    info.sm_mhz_min = *std::min_element(info.sm_mhz_batches.begin(), info.sm_mhz_batches.end());
+    info.sm_mhz_max = *std::max_element(info.sm_mhz_batches.begin(), info.sm_mhz_batches.end());
+    info.sm_mhz_median = core::median(info.sm_mhz_batches);
     for (size_t j = 0; j < samples; ++j) {
       const int64_t call = warmup_calls + static_cast<int64_t>(j);
-      double mhz = readings_.front().mhz;
-      for (const auto& r : readings_) {
+      double mhz = used.front().mhz;
+      for (const auto& r : used) {
         if (r.call_index <= call) mhz = r.mhz;
       }
       if (sm_clock_max_mhz > 0 && mhz < kThrottledClockFraction * sm_clock_max_mhz) ++info.throttled_samples;
@@ -176,10 +187,17 @@ class ClockLog {
     int64_t call_index;
     double mhz;
   };
+  void stamp(int which) {
+    auto* slots = static_cast<ClockStamp*>(stamps_.get()) + static_cast<size_t>(which) * sms_;
+    check_cuda(cudaMemsetAsync(slots, 0xff, sms_ * sizeof(ClockStamp), stream_), "cudaMemsetAsync (clock stamps)");
+    clock_stamp_kernel<<<sms_, 32, 0, stream_>>>(slots);
+    check_cuda(cudaGetLastError(), "clock_stamp_kernel launch");
+  }
   cudaStream_t stream_;
-  DeviceBuffer scratch_;
-  int64_t warmup_calls_ = 0;
+  int sms_;
+  DeviceBuffer stamps_;  // [before | after], one slot per block
   int64_t call_index_ = 0;
+  bool pending_ = false;
   std::vector<Reading> readings_;
 };
 
@@ -255,12 +273,6 @@ void L2Flusher::flush(cudaStream_t stream) {
   check_cuda(cudaGetLastError(), "attnprof_l2_flush_kernel launch");
 }
 
-double measure_sm_clock_mhz(cudaStream_t stream) {
-  DeviceBuffer scratch(2 * sizeof(long long));
-  return sm_clock_mhz(stream, static_cast<long long*>(scratch.get()));
-}
-
-
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
                  double sm_clock_max_mhz, L2Flusher& flusher) {
   Timing timing;
@@ -290,6 +302,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     start.record(stream);
     call(stream, want_stages ? &stage_events : nullptr);
     stop.record(stream);
+    clocks.after_call();
     std::vector<double> values{elapsed_ms(start, stop) * 1e3};
     if (want_stages && stage_events.complete()) {
       for (double us : stage_events.stage_us()) values.push_back(us);
@@ -321,7 +334,10 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     }
   }
 
-  ClockLog clocks(stream, options.warmup_calls);
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  ClockLog clocks(stream, sms);
   if (!graph_calls) {
     timing.samples = sample_adaptively([&] { return event_sample(clocks); }, options);
   } else {
@@ -332,7 +348,6 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     timing.timing_mode += "+graph";
     timing.samples = sample_adaptively(
         [&] {
-          clocks.before_call();
           double flush_us = 0;
           if (cold) {
             start.record(stream);
@@ -340,9 +355,11 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
             stop.record(stream);
             flush_us = elapsed_ms(start, stop) * 1e3;
           }
+          clocks.before_call();
           start.record(stream);
           with_calls.launch(stream);
           stop.record(stream);
+          clocks.after_call();
           const double total_us = elapsed_ms(start, stop) * 1e3;
           return std::vector<double>{(total_us - flush_us) / static_cast<double>(n)};
         },
@@ -350,7 +367,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     if (want_stages) {
       // The per-stage split still needs events between launches: take it from a short event-timed
       // run (its shares, not its absolute times, are what the graph cannot give).
-      ClockLog stage_clocks(stream, 1);
+      ClockLog stage_clocks(stream, sms);
       MeasureOptions stage_options = options;
       stage_options.max_samples = std::max(options.min_samples, 1);
       stage_options.warmup_calls = 1;
@@ -358,7 +375,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
       timing.samples.stage_us = std::move(stage_set.stage_us);
     }
   }
-  timing.clock = clocks.summarize(options.warmup_calls, timing.samples.total_us.size(), sm_clock_max_mhz);
+  timing.clock = clocks.summarize(timing.samples.warmup_calls, timing.samples.total_us.size(), sm_clock_max_mhz);
   return timing;
 }
 

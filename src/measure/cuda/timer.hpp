@@ -2,7 +2,8 @@
 // (cold mode) and bracket one call with CUDA events, with events between the stages of a
 // multi-launch call for the per-stage breakdown. Calls too short for events to time honestly (under
 // kGraphThresholdUs) are replayed from a CUDA graph of many calls and divided. The SM clock is
-// measured per batch of samples so throttled samples can be flagged. Counters are never collected
+// measured under load, over one call per batch of samples (clock_stamps.hpp), so throttled samples
+// can be flagged and the run's clock range is the one its samples ran at. Counters are never collected
 // here: they perturb timing and have their own phase (cupti_profiler.hpp).
 #pragma once
 #include <cstdint>
@@ -59,9 +60,5 @@ struct Timing {
 // Runs the timing phase for `call` (stage_count > 1 records per-stage times).
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
                  double sm_clock_max_mhz, L2Flusher& flusher);
-
-// SM clock now [MHz]: clock64() cycles a spinning kernel counts over the same interval of the global
-// nanosecond timer (%globaltimer), both read inside the kernel, so launch latency does not enter.
-double measure_sm_clock_mhz(cudaStream_t stream);
 
 }  // namespace attnprof::measure
