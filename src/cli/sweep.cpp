@@ -90,8 +90,13 @@ void add_sweep(CLI::App& app, Run& run) {
 
   auto& o = args->options;
   cmd->add_option("--warmup", o.warmup_calls, "Untimed calls before sampling")->capture_default_str();
+  cmd->add_option("--warmup-seconds", o.warmup_seconds, "...and untimed calls until this long has passed [s]")
+      ->capture_default_str();
   cmd->add_option("--min-samples", o.min_samples, "Samples always taken")->capture_default_str();
   cmd->add_option("--max-samples", o.max_samples, "Most samples per point")->capture_default_str();
+  cmd->add_option("--min-seconds", o.min_seconds_per_point,
+                  "Sample at least this long per point, even once the median has converged; --max-seconds wins [s]")
+      ->capture_default_str();
   cmd->add_option("--max-seconds", o.max_seconds_per_point, "Sampling time budget per point [s]")
       ->capture_default_str();
   cmd->add_option("--target-ci", o.target_rel_ci,

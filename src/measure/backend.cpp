@@ -13,6 +13,8 @@ namespace attnprof::measure {
 
 void to_json(nlohmann::json& j, const MeasureOptions& o) {
   j = {{"warmup_calls", o.warmup_calls},
+       {"warmup_seconds", o.warmup_seconds},
+       {"min_seconds_per_point", o.min_seconds_per_point},
        {"min_samples", o.min_samples},
        {"max_samples", o.max_samples},
        {"target_rel_ci", o.target_rel_ci},
@@ -29,6 +31,8 @@ void to_json(nlohmann::json& j, const MeasureOptions& o) {
 
 void from_json(const nlohmann::json& j, MeasureOptions& o) {
   o.warmup_calls = j.at("warmup_calls").get<int>();
+  o.warmup_seconds = j.at("warmup_seconds").get<double>();
+  o.min_seconds_per_point = j.at("min_seconds_per_point").get<double>();
   o.min_samples = j.at("min_samples").get<int>();
   o.max_samples = j.at("max_samples").get<int>();
   o.target_rel_ci = j.at("target_rel_ci").get<double>();

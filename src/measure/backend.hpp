@@ -16,10 +16,17 @@
 namespace attnprof::measure {
 
 struct MeasureOptions {
+  // The GPU's power manager moves the SM clock in steps every few tens of milliseconds, and an idle
+  // GPU (a point's verification runs on the CPU) comes back at a higher clock than it holds under
+  // load. A timed warm-up lets the clock settle, and a minimum sampling time spreads the samples over
+  // several steps: on the H200 this took the fa-bench A/A from 83-94% to 98% of P50s within 1%
+  // (docs/measurement.md).
   int warmup_calls = 3;
+  double warmup_seconds = 0.2;       // and untimed calls until this long has passed
   int min_samples = 10;
   int max_samples = 200;
   double target_rel_ci = 0.005;      // stop once the median's 95% CI half-width / median is below
+  double min_seconds_per_point = 0.25;  // sample at least this long, even once converged
   double max_seconds_per_point = 2;  // sampling time budget per point
   bool cold_l2 = true;               // flush L2 before every sample (default); false = warm
   bool counters = true;              // collect CUPTI counters (CUDA backend)

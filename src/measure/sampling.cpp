@@ -27,9 +27,16 @@ bool converged(const std::vector<double>& samples, double target_rel_ci) {
 
 SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options) {
   using clock = std::chrono::steady_clock;
-  for (int i = 0; i < options.warmup_calls; ++i) fn();
-
+  const auto seconds_since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
   SampleSet set;
+  const auto warmup_start = clock::now();
+  while (set.warmup_calls < options.warmup_calls || seconds_since(warmup_start) < options.warmup_seconds) {
+    fn();
+    ++set.warmup_calls;
+  }
+
   const int64_t min_samples = std::max(1, options.min_samples);
   const int64_t max_samples = std::max<int64_t>(1, options.max_samples);
   const auto start = clock::now();
@@ -44,7 +51,7 @@ SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options) {
     for (size_t s = 1; s < sample.size(); ++s) set.stage_us[s - 1].push_back(sample[s]);
 
     const auto n = static_cast<int64_t>(set.total_us.size());
-    if (n >= min_samples && n >= check_at) {
+    if (n >= min_samples && n >= check_at && seconds_since(start) >= options.min_seconds_per_point) {
       if (converged(set.total_us, options.target_rel_ci)) {
         set.stop_reason = "converged";
         break;
@@ -55,8 +62,7 @@ SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options) {
       set.stop_reason = "max_samples";
       break;
     }
-    const double elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
-    if (elapsed_s >= options.max_seconds_per_point) {
+    if (seconds_since(start) >= options.max_seconds_per_point) {
       set.stop_reason = "time_budget";
       break;
     }

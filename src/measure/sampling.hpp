@@ -16,11 +16,13 @@ struct SampleSet {
   std::vector<double> total_us;                // one per sample
   std::vector<std::vector<double>> stage_us;   // [stage][sample]
   std::string stop_reason;                     // "converged", "max_samples", "time_budget"
+  int64_t warmup_calls = 0;                    // untimed calls made before the first sample
 };
 
-// Calls fn() options.warmup_calls times untimed, then samples until at least min_samples were taken
-// and the bootstrap 95% CI half-width of the median is below target_rel_ci of the median, or
-// max_samples / max_seconds_per_point is reached.
+// Calls fn() untimed options.warmup_calls times and until options.warmup_seconds have passed, then
+// samples until at least min_samples were taken over at least min_seconds_per_point and the bootstrap
+// 95% CI half-width of the median is below target_rel_ci of the median, or max_samples /
+// max_seconds_per_point is reached.
 SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options);
 
 }  // namespace attnprof::measure

@@ -168,6 +168,11 @@ int run_sweep(const SweepRequest& req) {
     throw InputError(fmt::format("--max-samples {} is below --min-samples {}", o.max_samples, o.min_samples));
   if (!(o.max_seconds_per_point > 0))
     throw InputError(fmt::format("--max-seconds {} must be positive", o.max_seconds_per_point));
+  if (!(o.warmup_seconds >= 0))
+    throw InputError(fmt::format("--warmup-seconds {} must be >= 0", o.warmup_seconds));
+  // --max-seconds is the budget: it wins over a larger --min-seconds.
+  if (!(o.min_seconds_per_point >= 0))
+    throw InputError(fmt::format("--min-seconds {} must be >= 0", o.min_seconds_per_point));
   if (!(o.point_timeout_s > 0))
     throw InputError(fmt::format("--point-timeout {} must be positive", o.point_timeout_s));
   if (o.counter_batch < 1) throw InputError(fmt::format("--counter-batch {} must be >= 1", o.counter_batch));

@@ -38,8 +38,10 @@ Shape small_shape(bool causal) {
 m::MeasureOptions quick_options() {
   m::MeasureOptions o;
   o.warmup_calls = 1;
+  o.warmup_seconds = 0;
   o.min_samples = 5;
   o.max_samples = 30;
+  o.min_seconds_per_point = 0;
   o.max_seconds_per_point = 1;
   return o;
 }
@@ -77,6 +79,14 @@ TEST_CASE("measure options serialise", "[backend]") {
   CHECK(j.at("max_samples") == 77);
   CHECK(j.at("extra_metrics").size() == 1);
   CHECK(j.at("cold_l2") == true);
+  CHECK(j.at("warmup_seconds") == 0.2);
+  CHECK(j.at("min_seconds_per_point") == 0.25);
+  m::MeasureOptions back;
+  o.warmup_seconds = 0.5;
+  o.min_seconds_per_point = 0.125;
+  m::from_json(nlohmann::json(o), back);
+  CHECK(back.warmup_seconds == 0.5);
+  CHECK(back.min_seconds_per_point == 0.125);
 }
 
 TEST_CASE("CPU backend measures the reference with verified output and stages", "[cpu-backend]") {
