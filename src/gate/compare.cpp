@@ -195,6 +195,8 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
   pc.candidate_n = static_cast<int64_t>(sc.size());
   pc.baseline_throttled_samples = b.clock.throttled_samples;
   pc.candidate_throttled_samples = c.clock.throttled_samples;
+  pc.baseline_sm_mhz = b.clock.sm_mhz_median;
+  pc.candidate_sm_mhz = c.clock.sm_mhz_median;
   auto kt = o.kernel_threshold.find(c.kernel);
   pc.threshold = kt != o.kernel_threshold.end() ? kt->second : o.threshold;
 
@@ -243,6 +245,12 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
   }
   pc.latency_verdict = std::string(to_string(latency));
   pc.verdict = latency;
+  if (pc.baseline_sm_mhz > 0 && pc.candidate_sm_mhz > 0 &&
+      std::abs(pc.candidate_sm_mhz / pc.baseline_sm_mhz - 1.0) >= kClockNoteChange) {
+    pc.reason += fmt::format("; the SM clock under load moved {} ({:.0f} -> {:.0f} MHz)",
+                             pct(pc.candidate_sm_mhz / pc.baseline_sm_mhz - 1.0), pc.baseline_sm_mhz,
+                             pc.candidate_sm_mhz);
+  }
 
   // Measurements that cannot be trusted make the point inconclusive, whatever latency says.
   std::vector<std::string> noise;
@@ -504,6 +512,8 @@ void to_json(nlohmann::json& j, const PointComparison& p) {
                     {"candidate_rel_stddev", p.candidate_rel_stddev},
                     {"baseline_throttled_samples", p.baseline_throttled_samples},
                     {"candidate_throttled_samples", p.candidate_throttled_samples},
+                    {"baseline_sm_mhz", p.baseline_sm_mhz},
+                    {"candidate_sm_mhz", p.candidate_sm_mhz},
                     {"threshold", p.threshold},
                     {"latency_verdict", p.latency_verdict}};
   }

@@ -31,6 +31,10 @@ enum class Verdict {
 };
 std::string_view to_string(Verdict);
 
+// A difference between the two sides' median SM clock under load at least this large is named in
+// the point's reason (it never changes the verdict).
+inline constexpr double kClockNoteChange = 0.01;
+
 // Relative limits for the counters gate (--counters); each is a fraction of the baseline value.
 struct CounterThresholds {
   double dram_bytes_increase = 0.02;   // DRAM bytes read + written
@@ -79,6 +83,10 @@ struct PointComparison {
   bool exact_p = false;
   double baseline_rel_stddev = 0, candidate_rel_stddev = 0;
   int64_t baseline_throttled_samples = 0, candidate_throttled_samples = 0;
+  // Median SM clock under load of each side (results schema 1.1; 0 when not recorded). A difference
+  // of kClockNoteChange or more is named in `reason`: it does not change the verdict (a regression can
+  // itself lower the clock, through power), but it tells the reader what else moved.
+  double baseline_sm_mhz = 0, candidate_sm_mhz = 0;
   double threshold = 0;                // slowdown threshold applied to this point
   std::string latency_verdict;         // what latency alone says, even when noise overrides it
   std::vector<CounterDelta> counters;  // filled under --counters when both sides have them

@@ -135,6 +135,26 @@ TEST_CASE("noisy: spread over the ceiling, throttled clocks, too few samples -> 
   CHECK_FALSE(cmp.points[0].compared);
 }
 
+TEST_CASE("a different SM clock under load is named, and does not change the verdict") {
+  std::mt19937_64 rng(12);
+  auto b = make_record("fused", latency_samples(rng, 30, 100.0, 0.005));
+  auto slow = make_record("fused", latency_samples(rng, 30, 104.0, 0.005));
+  b.clock.sm_mhz_median = 1800;
+  slow.clock.sm_mhz_median = 1728;  // -4%
+  auto cmp = compare_one(b, slow);
+  CHECK(cmp.points[0].verdict == Verdict::slower);
+  CHECK(cmp.points[0].baseline_sm_mhz == 1800);
+  CHECK(cmp.points[0].candidate_sm_mhz == 1728);
+  CHECK(cmp.points[0].reason.find("SM clock under load moved -4.0% (1800 -> 1728 MHz)") != std::string::npos);
+
+  slow.clock.sm_mhz_median = 1795;  // under 1%: not worth a word
+  cmp = compare_one(b, slow);
+  CHECK(cmp.points[0].reason.find("SM clock") == std::string::npos);
+  slow.clock.sm_mhz_median = 0;  // a schema 1.0 file: no median recorded
+  b.clock.sm_mhz_median = 1800;
+  CHECK(compare_one(b, slow).points[0].reason.find("SM clock") == std::string::npos);
+}
+
 TEST_CASE("error verdicts: a point broken by the candidate fails, one broken before does not") {
   std::mt19937_64 rng(9);
   const auto ok = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
