@@ -10,11 +10,17 @@
 #                     shapes, profiling overhead vs Nsight Compute, A/A and a planted slowdown for
 #                     the regression gate
 #   gpu-tests       : the GPU test binaries only
+#   clock           : the SM clock under load: the timer's GPU tests, two points sampled 600 times
+#                     (latency against the clock of each batch), and the fa-bench A/A (144 points, no
+#                     counters) twice with the default sampling and twice with $ATTNPROF_AA_SAMPLING
+#   fused-tiles     : the fused kernel's tile variants at fa-bench hdim 128, seq >= 1024: their GPU
+#                     tests, then sweeps of each variant (and of a baseline binary in $ATTNPROF_BASE_BIN,
+#                     if set) in alternating order, twice, beside PyTorch's FlashAttention-2 (flash only)
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|check|agreement|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|check|agreement|multi-gpu|fused-tiles|clock}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -41,6 +47,130 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
 case "$phase" in
 gpu-tests)
   run_gpu_tests
+  ;;
+clock)
+  log "timer GPU tests"
+  timeout 120 "$bin/test_gpu_measure" "timer*" > "$out/test_gpu_measure.log" 2>&1
+  echo "exit $? test_gpu_measure timer*"; grep -E "^MEASURE|FAILED|passed|failed" "$out/test_gpu_measure.log" | tail -n 8
+  log "two points, 600 samples each"
+  "$bin/attnprof" sweep --axes "batch=1;heads=16;seq=16384;hdim=128;dtype=bf16" --kernels fused-sm90 --backend cuda \
+      --no-counters --min-samples 600 --max-samples 600 --max-seconds 60 --out "$out/long-sm90" 2>&1 | tail -n 1
+  "$bin/attnprof" sweep --axes "batch=4;heads=32;seq=4096;hdim=64;dtype=bf16" --kernels fused --backend cuda \
+      --no-counters --min-samples 600 --max-samples 600 --max-seconds 60 --out "$out/long-fused" 2>&1 | tail -n 1
+  python3 - "$out/long-sm90/results.json" "$out/long-fused/results.json" <<'PY'
+import json, statistics, sys
+for f in sys.argv[1:]:
+    r = json.load(open(f))["records"][0]
+    s, c = r["samples_us"], r["clock"]
+    per = c["samples_per_reading"] or 10
+    mhz = c["sm_mhz_batches"]
+    print(r["key"], "p50", round(r["latency"]["p50_us"], 1), "clock min/median/max", [round(c[k]) for k in ("sm_mhz_min", "sm_mhz_median", "sm_mhz_max")])
+    # batch medians of latency against the batch's clock: latency x clock is constant if the clock explains it
+    rows = []
+    for b in range(min(len(mhz), len(s) // per)):
+        lat = statistics.median(s[b * per:(b + 1) * per])
+        rows.append((lat, mhz[b], lat * mhz[b]))
+    lat = [x[0] for x in rows]; cyc = [x[2] for x in rows]
+    print("  batch-median latency spread %.2f%% (max/min-1), latency x clock spread %.2f%%" % (100 * (max(lat) / min(lat) - 1), 100 * (max(cyc) / min(cyc) - 1)))
+    print("  first 12 batches (us @ MHz):", [(round(a), round(b)) for a, b, _ in rows[:12]])
+    for w in (10, 50, 200):
+        if len(s) >= 2 * w:
+            meds = [statistics.median(s[i:i + w]) for i in range(0, len(s) - w + 1, w)]
+            print(f"  P50 of consecutive windows of {w} samples: spread {100 * (max(meds) / min(meds) - 1):.2f}%")
+PY
+  aa() {  # $1: label, rest: sampling options
+    local label=$1; shift
+    for run in 1 2; do
+      t0=$(date +%s)
+      "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters "$@" --out "$out/aa-$label-$run" >/dev/null 2>&1
+      echo "fa-bench $label run $run exit $? wall $(( $(date +%s) - t0 )) s"
+    done
+    python3 - "$out/aa-$label-1/results.json" "$out/aa-$label-2/results.json" "$label" <<'PY' | tee "$out/aa-$label.txt"
+import json, sys
+a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:3])
+rows = []
+for k, r in a.items():
+    o = b.get(k)
+    if not o or r["status"] != "ok" or o["status"] != "ok": continue
+    d = r["latency"]["p50_us"] / o["latency"]["p50_us"] - 1
+    ca, cb = r["clock"].get("sm_mhz_median") or 0, o["clock"].get("sm_mhz_median") or 0
+    dc = (ca / cb - 1) if ca and cb else float("nan")
+    rows.append((abs(d), d, dc, k, r["latency"]["n"], o["latency"]["n"]))
+rows.sort()
+n = len(rows)
+print(sys.argv[3], "points", n)
+for lim in (0.005, 0.01, 0.02):
+    w = sum(x[0] <= lim for x in rows)
+    print(f"  P50 within {lim:.1%}: {w}/{n} ({100 * w / max(n, 1):.1f}%)")
+print("  median |diff| %.3f%%" % (100 * rows[n // 2][0]))
+for x in rows[-8:]:
+    print(f"  {100 * x[1]:+.2f}% P50, clock median {100 * x[2]:+.2f}%  {x[3]}  samples {x[4]}/{x[5]}")
+PY
+  }
+  log "fa-bench A/A, default sampling"
+  aa default
+  log "fa-bench A/A, ${ATTNPROF_AA_SAMPLING:-}"
+  aa timed ${ATTNPROF_AA_SAMPLING:-}
+  ;;
+fused-tiles)
+  log "GPU tests of the fused kernel's variants"
+  timeout 240 "$bin/test_gpu_kernels" "fused kernel*" > "$out/test_gpu_kernels.log" 2>&1
+  echo "exit $? test_gpu_kernels fused kernel*"; tail -n 3 "$out/test_gpu_kernels.log"
+  axes="tokens=16384;dim=2048;dtype=bf16,fp16;hdim=128;causal=0,1;seq=1024:16384:x2"
+  runs=(${ATTNPROF_TILE_VARIANTS:-fast})
+  [ -n "${ATTNPROF_BASE_BIN:-}" ] && runs=(base "${runs[@]}")
+  for rep in 1 2; do
+    for v in "${runs[@]}"; do
+      log "sweep $v (round $rep)"
+      if [ "$v" = base ]; then exe="$ATTNPROF_BASE_BIN/attnprof"; cfg=fast; else exe="$bin/attnprof"; cfg=$v; fi
+      ATTNPROF_FUSED_CONFIG=$cfg "$exe" sweep --axes "$axes" --kernels fused --backend cuda --no-counters \
+          --out "$out/tiles-$v-$rep" 2>&1 | tail -n 1
+    done
+  done
+  log "PyTorch FlashAttention-2 at the same shapes (median of 30 calls, as sdpa_anchor.py)"
+  PYTHONUNBUFFERED=1 timeout 120 python3 - "$out/flash.json" <<'PY'
+import json, sys, torch
+import torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+rows = []
+for dtype in (torch.bfloat16, torch.float16):
+    for causal in (False, True):
+        for n in (1024, 2048, 4096, 8192, 16384):
+            b, h, d = 16384 // n, 16, 128
+            q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3))
+            fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                for _ in range(5): fn()
+                torch.cuda.synchronize(); ts = []
+                for _ in range(30):
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
+            ms = sorted(ts)[15]
+            flops = 4 * b * h * n * n * d / (2 if causal else 1)
+            rows.append(dict(dtype=str(dtype).split(".")[-1], seq=n, causal=causal, flash_tflops=flops / ms / 1e9))
+json.dump(rows, open(sys.argv[1], "w"), indent=1)
+PY
+  echo "flash exit $?"
+  python3 - "$out" "${runs[@]}" <<'PY' | tee "$out/tiles.txt"
+import json, sys
+out, runs = sys.argv[1], sys.argv[2:]
+flash = {(r["dtype"].replace("bfloat16", "bf16").replace("float16", "fp16"), r["seq"], r["causal"]): r["flash_tflops"]
+         for r in json.load(open(out + "/flash.json"))}
+res = {}
+for v in runs:
+    for rep in (1, 2):
+        for r in json.load(open(f"{out}/tiles-{v}-{rep}/results.json"))["records"]:
+            s = r["shape"]
+            key = (s["dtype"], s["seq_q"], s["causal"])
+            res.setdefault(key, {}).setdefault(v, []).append((r["tflops"] or 0, r["status"]))
+print("dtype causal seq  flash  " + "  ".join(f"{v:>13s}" for v in runs) + "   ratio to flash (best of 2 rounds)")
+for key in sorted(res):
+    f = flash.get(key, float("nan"))
+    cells = "  ".join("/".join(f"{t:.0f}" for t, _ in res[key].get(v, [])).rjust(13) for v in runs)
+    ratios = "  ".join(f"{max(t for t, _ in res[key].get(v, [(0, '')])) / f:.3f}" for v in runs)
+    bad = [st for v in runs for _, st in res[key].get(v, []) if st != "ok"]
+    print(f"{key[0]} {int(key[2])} {key[1]:5d} {f:6.1f}  {cells}   {ratios} {' '.join(bad)}")
+PY
   ;;
 tests-and-sweep)
   log "SASS of the fused kernel (tensor-core instructions)"
