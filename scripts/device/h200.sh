@@ -258,7 +258,8 @@ agreement)
   done
   log "overhead: 24-point sweep with counters vs Nsight Compute on the same kernels"
   axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
-  two=(--kernels reference,fused --backend cuda --min-samples 10 --max-samples 10)
+  # Sampling pinned (10 samples, no timed warm-up) for both tools, as in every earlier overhead figure.
+  two=(--kernels reference,fused --backend cuda --min-samples 10 --max-samples 10 --warmup-seconds 0 --min-seconds 0)
   allmetrics=$(cat .devcarry/shared/attnprof-metrics.txt)
   t0=$(date +%s.%N)
   "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead" 2>&1 | tail -n 2
