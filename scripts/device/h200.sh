@@ -182,7 +182,11 @@ tests-and-sweep)
   echo "anchor exit $?"; tail -n 3 "$out/sdpa_anchor.log"
   log "fa-bench sweep (SIGTERM at 360 s keeps every finished point)"
   start=$(date +%s)
-  timeout -s TERM 360 "$bin/attnprof" sweep --preset fa-bench --backend cuda --out "$out/fa-bench" \
+  # ATTNPROF_SWEEP_ARGS: extra sweep options, e.g. the anchor's own sampling (5 warm-up calls, the
+  # median of 30) for a like-for-like table: "--warmup 5 --warmup-seconds 0 --min-samples 30
+  # --max-samples 30 --min-seconds 0".
+  echo "sweep options: ${ATTNPROF_SWEEP_ARGS:-(defaults)}" | tee "$out/sweep-args.txt"
+  timeout -s TERM 360 "$bin/attnprof" sweep --preset fa-bench --backend cuda --out "$out/fa-bench" ${ATTNPROF_SWEEP_ARGS:-} \
       --html "$out/fa-bench/report.html" --md "$out/fa-bench/summary.md" --csv "$out/fa-bench/points.csv" \
       2>&1 | tail -n 120
   echo "sweep wall $(( $(date +%s) - start )) s" | tee "$out/sweep-wall.txt"
