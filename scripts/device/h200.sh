@@ -13,9 +13,10 @@
 #   clock           : the SM clock under load: the timer's GPU tests, two points sampled 600 times
 #                     (latency against the clock of each batch), and the fa-bench A/A (144 points, no
 #                     counters) twice with the default sampling and twice with $ATTNPROF_AA_SAMPLING
-#   fused-tiles     : the fused kernel's tile variants at fa-bench hdim 128, seq >= 1024: their GPU
-#                     tests, then sweeps of each variant (and of a baseline binary in $ATTNPROF_BASE_BIN,
-#                     if set) in alternating order, twice, beside PyTorch's FlashAttention-2 (flash only)
+#   fused-tiles     : the fused kernel's tile variants at fa-bench seq >= 1024 (hdim 128, or
+#                     $ATTNPROF_TILE_HDIMS): their GPU tests, then sweeps of each variant (and of a baseline
+#                     binary in $ATTNPROF_BASE_BIN, if set) in alternating order, twice, beside PyTorch's
+#                     FlashAttention-2 (flash only)
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
@@ -116,7 +117,8 @@ fused-tiles)
   log "GPU tests of the fused kernel's variants"
   timeout 240 "$bin/test_gpu_kernels" "fused kernel*" > "$out/test_gpu_kernels.log" 2>&1
   echo "exit $? test_gpu_kernels fused kernel*"; tail -n 3 "$out/test_gpu_kernels.log"
-  axes="tokens=16384;dim=2048;dtype=bf16,fp16;hdim=128;causal=0,1;seq=1024:16384:x2"
+  hdims=${ATTNPROF_TILE_HDIMS:-128}
+  axes="tokens=16384;dim=2048;dtype=bf16,fp16;hdim=$hdims;causal=0,1;seq=1024:16384:x2"
   runs=(${ATTNPROF_TILE_VARIANTS:-fast})
   [ -n "${ATTNPROF_BASE_BIN:-}" ] && runs=(base "${runs[@]}")
   for rep in 1 2; do
@@ -128,15 +130,17 @@ fused-tiles)
     done
   done
   log "PyTorch FlashAttention-2 at the same shapes (median of 30 calls, as sdpa_anchor.py)"
-  PYTHONUNBUFFERED=1 timeout 120 python3 - "$out/flash.json" <<'PY'
+  PYTHONUNBUFFERED=1 timeout 120 python3 - "$out/flash.json" "$hdims" <<'PY'
 import json, sys, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 rows = []
+hdims = [int(x) for x in sys.argv[2].split(",")]
 for dtype in (torch.bfloat16, torch.float16):
+  for d in hdims:
     for causal in (False, True):
         for n in (1024, 2048, 4096, 8192, 16384):
-            b, h, d = 16384 // n, 16, 128
+            b, h = 16384 // n, 2048 // d
             q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3))
             fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
             with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
@@ -147,29 +151,29 @@ for dtype in (torch.bfloat16, torch.float16):
                     s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
             ms = sorted(ts)[15]
             flops = 4 * b * h * n * n * d / (2 if causal else 1)
-            rows.append(dict(dtype=str(dtype).split(".")[-1], seq=n, causal=causal, flash_tflops=flops / ms / 1e9))
+            rows.append(dict(dtype=str(dtype).split(".")[-1], hdim=d, seq=n, causal=causal, flash_tflops=flops / ms / 1e9))
 json.dump(rows, open(sys.argv[1], "w"), indent=1)
 PY
   echo "flash exit $?"
   python3 - "$out" "${runs[@]}" <<'PY' | tee "$out/tiles.txt"
 import json, sys
 out, runs = sys.argv[1], sys.argv[2:]
-flash = {(r["dtype"].replace("bfloat16", "bf16").replace("float16", "fp16"), r["seq"], r["causal"]): r["flash_tflops"]
+flash = {(r["dtype"].replace("bfloat16", "bf16").replace("float16", "fp16"), r["hdim"], r["seq"], r["causal"]): r["flash_tflops"]
          for r in json.load(open(out + "/flash.json"))}
 res = {}
 for v in runs:
     for rep in (1, 2):
         for r in json.load(open(f"{out}/tiles-{v}-{rep}/results.json"))["records"]:
             s = r["shape"]
-            key = (s["dtype"], s["seq_q"], s["causal"])
+            key = (s["dtype"], s["hdim"], s["seq_q"], s["causal"])
             res.setdefault(key, {}).setdefault(v, []).append((r["tflops"] or 0, r["status"]))
-print("dtype causal seq  flash  " + "  ".join(f"{v:>13s}" for v in runs) + "   ratio to flash (best of 2 rounds)")
+print("dtype hdim causal seq  flash  " + "  ".join(f"{v:>13s}" for v in runs) + "   ratio to flash (best of 2 rounds)")
 for key in sorted(res):
     f = flash.get(key, float("nan"))
     cells = "  ".join("/".join(f"{t:.0f}" for t, _ in res[key].get(v, [])).rjust(13) for v in runs)
     ratios = "  ".join(f"{max(t for t, _ in res[key].get(v, [(0, '')])) / f:.3f}" for v in runs)
     bad = [st for v in runs for _, st in res[key].get(v, []) if st != "ok"]
-    print(f"{key[0]} {int(key[2])} {key[1]:5d} {f:6.1f}  {cells}   {ratios} {' '.join(bad)}")
+    print(f"{key[0]} {key[1]:3d} {int(key[3])} {key[2]:5d} {f:6.1f}  {cells}   {ratios} {' '.join(bad)}")
 PY
   ;;
 tests-and-sweep)
