@@ -3,6 +3,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -11,14 +12,24 @@
 using attnprof::measure::MeasureOptions;
 using attnprof::measure::sample_adaptively;
 
-TEST_CASE("sampling: steady samples converge after min_samples, warm-up untimed", "[sampling]") {
+namespace {
+
+// A loop bounded by call counts alone: no timed warm-up and no minimum sampling time.
+MeasureOptions by_count(int warmup_calls, int min_samples, int max_samples, double max_seconds = 60) {
   MeasureOptions o;
+  o.warmup_calls = warmup_calls;
   o.warmup_seconds = 0;
+  o.min_samples = min_samples;
+  o.max_samples = max_samples;
   o.min_seconds_per_point = 0;
-  o.warmup_calls = 3;
-  o.min_samples = 10;
-  o.max_samples = 200;
-  o.max_seconds_per_point = 60;
+  o.max_seconds_per_point = max_seconds;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("sampling: steady samples converge after min_samples, warm-up untimed", "[sampling]") {
+  const MeasureOptions o = by_count(3, 10, 200);
   int calls = 0;
   const auto set = sample_adaptively(
       [&] {
@@ -33,14 +44,8 @@ TEST_CASE("sampling: steady samples converge after min_samples, warm-up untimed"
 }
 
 TEST_CASE("sampling: noise that never converges stops at max_samples", "[sampling]") {
-  MeasureOptions o;
-  o.warmup_seconds = 0;
-  o.min_seconds_per_point = 0;
-  o.warmup_calls = 0;
-  o.min_samples = 5;
-  o.max_samples = 40;
+  MeasureOptions o = by_count(0, 5, 40);
   o.target_rel_ci = 1e-9;
-  o.max_seconds_per_point = 60;
   std::mt19937 rng(1);
   std::uniform_real_distribution<double> noise(50, 150);
   const auto set = sample_adaptively([&] { return std::vector<double>{noise(rng), 1.0, 2.0}; }, o);
@@ -52,14 +57,8 @@ TEST_CASE("sampling: noise that never converges stops at max_samples", "[samplin
 }
 
 TEST_CASE("sampling: slow noisy samples stop on the time budget and keep every sample", "[sampling]") {
-  MeasureOptions o;
-  o.warmup_seconds = 0;
-  o.min_seconds_per_point = 0;
-  o.warmup_calls = 1;
-  o.min_samples = 10;
-  o.max_samples = 100000;
+  MeasureOptions o = by_count(1, 10, 100000, 0.1);
   o.target_rel_ci = 1e-9;
-  o.max_seconds_per_point = 0.1;
   std::mt19937 rng(2);
   std::uniform_real_distribution<double> noise(50, 150);
   int timed_calls = -1;  // the first call is the warm-up
@@ -77,10 +76,7 @@ TEST_CASE("sampling: slow noisy samples stop on the time budget and keep every s
 }
 
 TEST_CASE("sampling: malformed samples are errors", "[sampling]") {
-  MeasureOptions o;
-  o.warmup_seconds = 0;
-  o.min_seconds_per_point = 0;
-  o.warmup_calls = 0;
+  const MeasureOptions o = by_count(0, 10, 200);
   CHECK_THROWS_AS(sample_adaptively([] { return std::vector<double>{}; }, o), std::runtime_error);
   int n = 0;
   CHECK_THROWS_AS(sample_adaptively(
@@ -92,38 +88,32 @@ TEST_CASE("sampling: malformed samples are errors", "[sampling]") {
 }
 
 TEST_CASE("sampling: a timed warm-up and a minimum sampling time", "[sampling]") {
-  MeasureOptions o;
-  o.warmup_calls = 2;
+  MeasureOptions o = by_count(2, 2, 100000);
   o.warmup_seconds = 0.06;
-  o.min_samples = 5;
-  o.max_samples = 100000;
   o.min_seconds_per_point = 0.06;
-  o.max_seconds_per_point = 60;
-  int calls = 0;
-  const auto started = std::chrono::steady_clock::now();
+  using clock = std::chrono::steady_clock;
+  std::vector<clock::time_point> starts;  // when each call began
   const auto set = sample_adaptively(
       [&] {
-        ++calls;
+        starts.push_back(clock::now());
         std::this_thread::sleep_for(std::chrono::milliseconds(3));
-        return std::vector<double>{100.0};  // converged from the start
+        return std::vector<double>{100.0};  // converged from the first samples
       },
       o);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   CHECK(set.stop_reason == "converged");
-  // At most 20 calls of 3 ms fit in 60 ms: both phases ran past their call counts.
-  CHECK(set.warmup_calls > o.warmup_calls);
-  CHECK(set.warmup_calls <= 21);
-  CHECK(set.total_us.size() > static_cast<size_t>(o.min_samples));
-  CHECK(calls == set.warmup_calls + static_cast<int64_t>(set.total_us.size()));
-  CHECK(elapsed >= 0.12);
+  REQUIRE(starts.size() == static_cast<size_t>(set.warmup_calls) + set.total_us.size());
+  REQUIRE(set.warmup_calls >= 2);
+  const auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  const clock::time_point first_sample = starts[static_cast<size_t>(set.warmup_calls)];
+  // The warm-up lasted its 60 ms (the call that crossed the line was its last), and so did sampling.
+  CHECK(seconds(first_sample - starts.front()) >= 0.059);
+  CHECK(seconds(starts.back() + std::chrono::milliseconds(3) - first_sample) >= 0.059);
+  // Without the times, 2 warm-up calls and 2 samples would have been all.
+  CHECK(set.warmup_calls + static_cast<int64_t>(set.total_us.size()) > 4);
 }
 
 TEST_CASE("sampling: without a timed warm-up, exactly warmup_calls untimed calls", "[sampling]") {
-  MeasureOptions o;
-  o.warmup_calls = 4;
-  o.warmup_seconds = 0;
-  o.min_samples = 3;
-  o.min_seconds_per_point = 0;
+  const MeasureOptions o = by_count(4, 3, 200);
   const auto set = sample_adaptively([] { return std::vector<double>{1.0}; }, o);
   CHECK(set.warmup_calls == 4);
   CHECK(set.total_us.size() == 3);
