@@ -499,6 +499,17 @@ json diagnose(const Record& r, const Context& ctx) {
         "{} samples ran under 75% of the {:.0f} MHz SM clock (lowest {:.0f} MHz)",
         r.clock.throttled_samples, r.clock.sm_mhz_unthrottled, r.clock.sm_mhz_min));
   }
+  // The clock the samples ran at (read under load): below the maximum, every compute ceiling measured
+  // or quoted at the maximum is that much out of reach for this point.
+  m["sm_mhz_median"] = r.clock.sm_mhz_median > 0 ? json(r.clock.sm_mhz_median) : json(nullptr);
+  if (r.clock.sm_mhz_median > 0 && r.clock.sm_mhz_unthrottled > 0 &&
+      r.clock.sm_mhz_median < kClockNoteBelowFraction * r.clock.sm_mhz_unthrottled) {
+    evidence.push_back(fmt::format(
+        "the SM clock under load was {:.0f} MHz at the median, {:.0f}% of its {:.0f} MHz maximum: compute "
+        "runs that much slower than at the maximum clock",
+        r.clock.sm_mhz_median, 100 * r.clock.sm_mhz_median / r.clock.sm_mhz_unthrottled,
+        r.clock.sm_mhz_unthrottled));
+  }
   m["rel_stddev"] = r.latency.rel_stddev;
   if (r.latency.rel_stddev > kNoisyRelStddev) {
     flag(kFlagNoisy);

@@ -50,6 +50,7 @@ inline constexpr int kFusedQueryTileRows = 128;          // query rows per block
 inline constexpr double kExcessTrafficRatio = 1.3;       // measured DRAM bytes / cost-model minimum
 inline constexpr double kSpShareExcess = 0.5;            // S/P bytes / all bytes (materialised)
 inline constexpr double kNoisyRelStddev = 0.05;          // latency stddev / mean
+inline constexpr double kClockNoteBelowFraction = 0.95;  // median SM clock under load / maximum
 inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
 inline constexpr double kNearRoofPct = 70;               // achieved / attainable: near the roof
 inline constexpr double kWgmmaOpsPerInstructionAbove = 8192;  // mma.sync m16n8k16 is 4096

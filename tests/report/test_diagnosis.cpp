@@ -231,6 +231,22 @@ TEST_CASE("throttled and noisy flags") {
   CHECK_FALSE(has_flag(d, kFlagNoisy));
 }
 
+TEST_CASE("the SM clock under load is in the evidence when it is well below the maximum") {
+  Record r = fused_record();
+  r.clock.sm_mhz_unthrottled = 1980;
+  r.clock.sm_mhz_median = 1700;
+  json d = diagnose(r, gpu_context());
+  CHECK(d.at("metrics").at("sm_mhz_median").get<double>() == 1700);
+  CHECK_THAT(evidence_text(d), Catch::Contains("SM clock under load was 1700 MHz at the median, 86% of its 1980 MHz"));
+  CHECK_FALSE(has_flag(d, kFlagThrottled));  // a lower clock is not a throttled sample
+  r.clock.sm_mhz_median = 1900;  // 96%: not worth a line
+  CHECK_THAT(evidence_text(diagnose(r, gpu_context())), !Catch::Contains("SM clock under load"));
+  r.clock.sm_mhz_median = 0;  // not recorded (schema 1.0, CPU backend)
+  d = diagnose(r, gpu_context());
+  CHECK(d.at("metrics").at("sm_mhz_median").is_null());
+  CHECK_THAT(evidence_text(d), !Catch::Contains("SM clock under load"));
+}
+
 TEST_CASE("unverified flag, and a failed verification is in the evidence") {
   Record r = fused_record();
   r.verification.checked = false;
