@@ -15,6 +15,14 @@ namespace attnprof::measure {
 
 namespace {
 
+// SMs of the current device: the flush's grid and the clock stamps' grid are sized by it.
+int current_device_sms() {
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return sms;
+}
+
 // One block per SM: thread 0 stamps its SM's cycle counter and the global timer (clock_stamps.hpp).
 __global__ void clock_stamp_kernel(ClockStamp* out) {
   if (threadIdx.x != 0) return;
@@ -257,10 +265,7 @@ L2Flusher::L2Flusher(int64_t l2_bytes)
     : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2), state_(3 * sizeof(unsigned)) {
   check_cuda(cudaMemset(buffer_.get(), 0, buffer_.bytes()), "cudaMemset (L2 flush buffer)");
   check_cuda(cudaMemset(state_.get(), 0, state_.bytes()), "cudaMemset (L2 flush barrier)");
-  int device = 0, sms = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  blocks_ = flush_blocks(sms);
+  blocks_ = flush_blocks(current_device_sms());
 }
 
 int L2Flusher::flush_blocks(int sms) { return std::max(kL2FlushBlocksPerSm * sms - 1, 1); }
@@ -334,9 +339,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     }
   }
 
-  int device = 0, sms = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  const int sms = current_device_sms();
   ClockLog clocks(stream, sms);
   if (!graph_calls) {
     timing.samples = sample_adaptively([&] { return event_sample(clocks); }, options);
