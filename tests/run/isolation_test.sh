@@ -49,7 +49,7 @@ assert {r["device_id"] for r in two} <= {0, 1}
 PY
 
 # Bad input is exit 2 with one line.
-for bad in "--axes seq=abc" "--kernels nosuch" "--shard 3/2" "--devices x"; do
+for bad in "--axes seq=abc" "--kernels nosuch" "--shard 3/2" "--devices x" "--warmup-seconds -1" "--min-seconds -0.5"; do
   rc=0
   # shellcheck disable=SC2086
   "$attnprof" sweep $bad --backend cpu --out "$scratch/bad" >"$scratch/bad.log" 2>&1 || rc=$?
