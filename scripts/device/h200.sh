@@ -10,6 +10,9 @@
 #                     shapes, profiling overhead vs Nsight Compute, A/A and a planted slowdown for
 #                     the regression gate
 #   gpu-tests       : the GPU test binaries only
+#   tail            : the L2 tail of a call's writes (test_gpu_measure [tail]) and Nsight Compute's one-pass DRAM
+#                     bytes of the same fused shape with its cache control on and off; where a batched counter
+#                     session's time goes (test_gpu_measure [batch])
 #   clock           : the SM clock under load: the timer's GPU tests, two points sampled 600 times
 #                     (latency against the clock of each batch), and the fa-bench A/A (144 points, no
 #                     counters) twice with the default sampling and twice with $ATTNPROF_AA_SAMPLING
@@ -21,7 +24,7 @@
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|check|agreement|multi-gpu|fused-tiles|clock}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|multi-gpu|fused-tiles|clock}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -48,6 +51,75 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
 case "$phase" in
 gpu-tests)
   run_gpu_tests
+  ;;
+tail)
+  log "the L2 tail: writes in the call's range, during idle spins after it, and in the flush after it"
+  timeout 120 "$bin/test_gpu_measure" "[tail]" > "$out/tail.log" 2>&1
+  echo "exit $? test_gpu_measure [tail]"; grep -E "MEASURE|passed|failed" "$out/tail.log"
+  log "where a batched counter session's time goes (test_gpu_measure [batch])"
+  timeout 180 "$bin/test_gpu_measure" "[batch]" > "$out/batch.log" 2>&1
+  echo "exit $? test_gpu_measure [batch]"; grep -E "session|points in|passed|failed" "$out/batch.log"
+  timeout 120 "$bin/test_gpu_measure" "[session-size]" > "$out/session-size.log" 2>&1
+  echo "exit $? test_gpu_measure [session-size]"; grep -E "MEASURE|passed|failed" "$out/session-size.log"
+  log "24-point sweep with counters (the overhead sweep's points): where its sessions' time went"
+  axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
+  t0=$(date +%s.%N)
+  "$bin/attnprof" sweep --axes "$axes" --kernels reference,fused --backend cuda --min-samples 10 --max-samples 10 \
+      --warmup-seconds 0 --min-seconds 0 --out "$out/overhead" 2>&1 | tail -n 1
+  echo "wall $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s"
+  python3 - "$out/overhead/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+seen = set()
+for r in recs:
+    c = r["counters"]
+    s = c.get("session")
+    if s and json.dumps(s, sort_keys=True) not in seen:
+        seen.add(json.dumps(s, sort_keys=True))
+        print("  session:", s, "passes", c["passes"])
+tails = [(r["kernel"], r["shape"]["seq_q"], r["shape"]["hdim"], r["shape"]["causal"], r["counters"]["total"].get("dram__bytes_write.sum"),
+          r["counters"].get("dram_write_tail_bytes"), r["cost"]["min_bytes_write"]) for r in recs]
+for k, s, d, c, w, t, m in tails:
+    print(f"  {k:9s} s{s} d{d} c{int(c)}: write {w / 1e6:9.2f} MB + tail {(t or 0) / 1e6:7.2f} MB = {(w + (t or 0)) / m:6.3f} x min write {m / 1e6:9.2f} MB")
+PY
+  log "the same fused shape: attnprof's counters against Nsight Compute's (one pass: DRAM bytes, duration)"
+  s="batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"
+  "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree" --min-samples 5 --max-samples 5 >/dev/null 2>&1
+  for cc in all none; do
+    ncu --clock-control none --cache-control "$cc" --nvtx --nvtx-include "attnprof verify/" -k regex:fused_attention \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv \
+        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/ncu-$cc" --no-counters \
+        --min-samples 3 --max-samples 3 > "$out/ncu-$cc.csv" 2>"$out/ncu-$cc.err"
+    echo "ncu --cache-control $cc exit $?"
+    grep -E "dram__bytes|gpu__time" "$out/ncu-$cc.csv" | awk -F'","' '{print "  ncu '$cc'", $(NF-2), $(NF-1), $NF}'
+  done
+  python3 -c "
+import json
+c = json.load(open('$out/agree/results.json'))['records'][0]['counters']
+print('  attnprof', {k: c['total'][k] for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
+      'L2 tail', c.get('dram_write_tail_bytes'), 'session', c.get('session'))"
+  log "Nsight Compute on the sampling loop (attnprof's flush, then the call): each kernel's DRAM writes, cache control all and none"
+  for cc in all none; do
+    ncu --clock-control none --cache-control "$cc" -k regex:'fused_attention|attnprof_l2_flush' --launch-count 40 \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv \
+        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/seq-$cc" --no-counters \
+        --warmup 1 --warmup-seconds 0 --min-seconds 0 --min-samples 8 --max-samples 8 > "$out/seq-$cc.csv" 2>"$out/seq-$cc.err"
+    echo "ncu --cache-control $cc on the sequence: exit $?"
+    python3 - "$out/seq-$cc.csv" "$cc" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr, body = rows[0], rows[1:]
+ii, ki, mi, vi, ui = (hdr.index(x) for x in ("ID", "Kernel Name", "Metric Name", "Metric Value", "Metric Unit"))
+seq = {}
+for r in body:
+    seq.setdefault(int(r[ii]), {"k": "flush" if "l2_flush" in r[ki] else "fused"})[r[mi]] = float(r[vi].replace(",", "")) * {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(r[ui], 1)
+line = []
+for i in sorted(seq):
+    e = seq[i]
+    line.append(f"{e['k']}:{e.get('dram__bytes_write.sum', 0) / 1e6:.2f}")
+print(f"  ncu {sys.argv[2]} writes [MB] in launch order:", " ".join(line))
+PY
+  done
   ;;
 clock)
   log "timer GPU tests"
@@ -115,7 +187,7 @@ PY
   ;;
 fused-tiles)
   log "GPU tests of the fused kernel's variants"
-  timeout 240 "$bin/test_gpu_kernels" "fused kernel*" > "$out/test_gpu_kernels.log" 2>&1
+  timeout 300 "$bin/test_gpu_kernels" "fused kernel*" > "$out/test_gpu_kernels.log" 2>&1
   echo "exit $? test_gpu_kernels fused kernel*"; tail -n 3 "$out/test_gpu_kernels.log"
   hdims=${ATTNPROF_TILE_HDIMS:-128}
   axes="tokens=16384;dim=2048;dtype=bf16,fp16;hdim=$hdims;causal=0,1;seq=1024:16384:x2"
@@ -124,9 +196,12 @@ fused-tiles)
   for rep in 1 2; do
     for v in "${runs[@]}"; do
       log "sweep $v (round $rep)"
-      if [ "$v" = base ]; then exe="$ATTNPROF_BASE_BIN/attnprof"; cfg=fast; else exe="$bin/attnprof"; cfg=$v; fi
+      # VARIANT@DIR: that variant of the binary in DIR (an experimental build carried beside the lead one).
+      if [ "$v" = base ]; then exe="$ATTNPROF_BASE_BIN/attnprof"; cfg=fast
+      elif [[ "$v" == *@* ]]; then exe="${v#*@}/attnprof"; cfg=${v%%@*}
+      else exe="$bin/attnprof"; cfg=$v; fi
       ATTNPROF_FUSED_CONFIG=$cfg "$exe" sweep --axes "$axes" --kernels fused --backend cuda --no-counters \
-          --out "$out/tiles-$v-$rep" 2>&1 | tail -n 1
+          --out "$out/tiles-${v//[@\/.]/_}-$rep" 2>&1 | tail -n 1
     done
   done
   log "PyTorch FlashAttention-2 at the same shapes (median of 30 calls, as sdpa_anchor.py)"
@@ -163,7 +238,7 @@ flash = {(r["dtype"].replace("bfloat16", "bf16").replace("float16", "fp16"), r["
 res = {}
 for v in runs:
     for rep in (1, 2):
-        for r in json.load(open(f"{out}/tiles-{v}-{rep}/results.json"))["records"]:
+        for r in json.load(open(f"{out}/tiles-{v.replace('@', '_').replace('/', '_').replace('.', '_')}-{rep}/results.json"))["records"]:
             s = r["shape"]
             key = (s["dtype"], s["hdim"], s["seq_q"], s["causal"])
             res.setdefault(key, {}).setdefault(v, []).append((r["tflops"] or 0, r["status"]))
