@@ -474,15 +474,27 @@ json diagnose(const Record& r, const Context& ctx) {
         "schedule blocks persistently");
   }
 
+  // Against the minimum, the call's traffic includes its L2 tail: the lines it left dirty in L2, which
+  // its ranges do not count (the roofline above uses the ranges' bytes, as Nsight Compute does).
+  const std::optional<double> l2_tail =
+      bytes.measured && counters_ok ? r.counters.dram_write_tail_bytes : std::nullopt;
+  m["dram_write_tail_bytes"] = maybe(l2_tail);
   std::optional<double> excess_ratio;
-  if (bytes.measured && min_bytes > 0) excess_ratio = bytes.value / min_bytes;
+  if (bytes.measured && min_bytes > 0) excess_ratio = (bytes.value + l2_tail.value_or(0)) / min_bytes;
   m["excess_traffic_ratio"] = maybe(excess_ratio);
   const double sp_share = min_bytes > 0 ? r.cost.sp_bytes / min_bytes : 0;
   m["sp_share"] = materialized ? json(sp_share) : json(nullptr);
   bool excess = false;
   if (excess_ratio) {
-    evidence.push_back(fmt::format("DRAM moved {}B, {:.2f}x the cost-model minimum {}B",
-                                   giga(bytes.value), *excess_ratio, giga(min_bytes)));
+    if (l2_tail) {
+      evidence.push_back(fmt::format(
+          "DRAM moved {}B in the call and {}B after it (lines it left dirty in L2), {:.2f}x the cost-model "
+          "minimum {}B",
+          giga(bytes.value), giga(*l2_tail), *excess_ratio, giga(min_bytes)));
+    } else {
+      evidence.push_back(fmt::format("DRAM moved {}B, {:.2f}x the cost-model minimum {}B",
+                                     giga(bytes.value), *excess_ratio, giga(min_bytes)));
+    }
     excess = *excess_ratio > kExcessTrafficRatio;
   }
   if (materialized) {

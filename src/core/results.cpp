@@ -152,9 +152,23 @@ void from_json(const json& j, KernelCounters& k) {
   k.metrics = get_num_map(j, "metrics");
 }
 
+void to_json(json& j, const CounterSession& s) {
+  j = {{"points", s.points}, {"pass_setup_ms", num(s.pass_setup_ms)}, {"run_ms", num(s.run_ms)},
+       {"pass_close_ms", num(s.pass_close_ms)}, {"evaluate_ms", num(s.evaluate_ms)}};
+}
+void from_json(const json& j, CounterSession& s) {
+  s.points = get_or<int64_t>(j, "points", 0);
+  s.pass_setup_ms = get_num(j, "pass_setup_ms");
+  s.run_ms = get_num(j, "run_ms");
+  s.pass_close_ms = get_num(j, "pass_close_ms");
+  s.evaluate_ms = get_num(j, "evaluate_ms");
+}
+
 void to_json(json& j, const Counters& c) {
   j = {{"status", c.status},   {"reason", c.reason}, {"per_kernel", c.per_kernel},
-       {"total", num_map(c.total)}, {"passes", c.passes}, {"profiling_ms", num(c.profiling_ms)}};
+       {"total", num_map(c.total)}, {"passes", c.passes}, {"profiling_ms", num(c.profiling_ms)},
+       {"dram_write_tail_bytes", c.dram_write_tail_bytes ? num(*c.dram_write_tail_bytes) : json(nullptr)},
+       {"session", c.session ? json(*c.session) : json(nullptr)}};
 }
 void from_json(const json& j, Counters& c) {
   c.status = get_or<std::string>(j, "status", "not_collected");
@@ -163,6 +177,9 @@ void from_json(const json& j, Counters& c) {
   c.total = get_num_map(j, "total");
   c.passes = get_or<int64_t>(j, "passes", 0);
   c.profiling_ms = get_num(j, "profiling_ms");
+  if (j.contains("dram_write_tail_bytes") && !j.at("dram_write_tail_bytes").is_null())
+    c.dram_write_tail_bytes = get_num(j, "dram_write_tail_bytes");
+  if (j.contains("session") && j.at("session").is_object()) c.session = j.at("session").get<CounterSession>();
 }
 
 void to_json(json& j, const Occupancy& o) {

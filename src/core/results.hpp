@@ -14,7 +14,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 1;
+inline constexpr int kSchemaMinor = 2;
 
 enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
 std::string_view to_string(Status);
@@ -42,6 +42,16 @@ struct KernelCounters {
   std::map<std::string, double> metrics;  // CUPTI metric name -> value, as CUPTI reports it
 };
 
+// Where the wall time of the CUPTI session that collected a point's counters went [ms]. A batched
+// session is shared by `points` points: every one of them carries the same figures.
+struct CounterSession {
+  int64_t points = 0;
+  double pass_setup_ms = 0;               // cuptiRangeProfilerStart, summed over the passes
+  double run_ms = 0;                      // the flushes, markers and calls, run to completion
+  double pass_close_ms = 0;               // cuptiRangeProfilerStop
+  double evaluate_ms = 0;                 // decoding the counter data and evaluating the metrics
+};
+
 struct Counters {
   std::string status = "not_collected";   // "ok", "not_collected", "unavailable", "pending" (timed;
                                           // a batched counter session still to come)
@@ -50,6 +60,11 @@ struct Counters {
   std::map<std::string, double> total;    // summed over the call's launches (ratios: time-weighted)
   int64_t passes = 0;                     // replay passes CUPTI needed
   double profiling_ms = 0;                // wall time spent collecting
+  // DRAM bytes written back by the L2 flush right after the call: the call's lines still dirty in L2
+  // when its last range ended, which no range of the call counts. Cold timing only (the flush is
+  // what reads it); absent otherwise.
+  std::optional<double> dram_write_tail_bytes;
+  std::optional<CounterSession> session;
 };
 
 struct Occupancy {

@@ -14,17 +14,17 @@ std::vector<std::vector<size_t>> form_batches(const std::vector<BatchItem>& item
   std::vector<std::vector<size_t>> groups;
   std::vector<size_t> group;
   double group_bytes = 0;
-  int64_t group_ranges = 0;
+  int64_t group_ranges = kRangesPerBatch;
   for (size_t i = 0; i < items.size(); ++i) {
     const double bytes = items[i].bytes;
-    const int64_t ranges = items[i].launches + kRangeSlackPerPoint;
+    const int64_t ranges = items[i].ranges;
     const bool fits = group.size() < max_count && group_bytes + bytes <= budget_bytes &&
                       group_ranges + ranges <= max_ranges;
     if (!group.empty() && !fits) {
       groups.push_back(std::move(group));
       group.clear();
       group_bytes = 0;
-      group_ranges = 0;
+      group_ranges = kRangesPerBatch;
     }
     group.push_back(i);
     group_bytes += bytes;
@@ -47,24 +47,41 @@ RangeRole range_role(const core::KernelCounters& range) {
 }
 
 std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_markers(
-    const std::vector<core::KernelCounters>& ranges, size_t points, std::string* why) {
+    const std::vector<core::KernelCounters>& ranges, size_t points, std::string* why,
+    std::vector<std::optional<core::KernelCounters>>* tails) {
   std::vector<std::vector<core::KernelCounters>> split;
+  std::vector<std::optional<core::KernelCounters>> tail_of;
   bool inside = false;
+  bool closed_by_tail = false;  // the last point closed by a begin marker: only an end marker may follow
   auto fail = [&](std::string reason) {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
   for (size_t index = 0; index < ranges.size(); ++index) {
     const core::KernelCounters& range = ranges[index];
-    switch (range_role(range)) {
+    const RangeRole role = range_role(range);
+    if (closed_by_tail && role != RangeRole::end_marker)
+      return fail(fmt::format("range {}: more than {} begin markers", index - 1, points));
+    switch (role) {
       case RangeRole::begin_marker:
         if (inside && split.back().empty())
           return fail(fmt::format("range {}: point {} has no launch", index, split.size() - 1));
-        if (split.size() == points) return fail(fmt::format("range {}: more than {} begin markers", index, points));
+        if (inside) tail_of.back() = range;
+        if (split.size() == points) {
+          if (!inside) return fail(fmt::format("range {}: more than {} begin markers", index, points));
+          inside = false;
+          closed_by_tail = true;
+          break;
+        }
         split.emplace_back();
+        tail_of.emplace_back();
         inside = true;
         break;
       case RangeRole::end_marker:
+        if (closed_by_tail) {
+          closed_by_tail = false;
+          break;
+        }
         if (!inside) return fail(fmt::format("range {}: an end marker outside any point", index));
         if (split.back().empty()) return fail(fmt::format("range {}: point {} has no launch", index, split.size() - 1));
         inside = false;
@@ -78,9 +95,11 @@ std::optional<std::vector<std::vector<core::KernelCounters>>> split_by_markers(
         break;
     }
   }
-  if (inside) return fail(fmt::format("point {} has no end marker (ranges dropped?)", split.size() - 1));
+  if (inside || closed_by_tail)
+    return fail(fmt::format("point {} has no end marker (ranges dropped?)", split.size() - 1));
   if (split.size() != points)
     return fail(fmt::format("{} of {} points found (ranges dropped?)", split.size(), points));
+  if (tails) *tails = std::move(tail_of);
   return split;
 }
 

@@ -61,7 +61,7 @@ void write_csv(const core::Results& results, std::ostream& out) {
       "flops",           "flops_source",     "flops_vs_cost",     "dram_bytes",       "bytes_source",
       "intensity_flop_per_byte", "achieved_flops_per_s", "achieved_bytes_per_s",
       "attainable_flops_per_s",  "pct_of_roof",          "roof_bound",
-      "compute_sol_pct", "memory_sol_pct",   "sol_source",       "excess_traffic_ratio",
+      "compute_sol_pct", "memory_sol_pct",   "sol_source",       "dram_write_tail_bytes", "excess_traffic_ratio",
       "sp_share",        "tail_idle_share",  "last_query_tile_rows"};
   std::vector<std::string> header = {
       "key", "label", "batch", "heads", "kv_heads", "seq_q", "seq_k", "hdim", "causal", "dtype",

@@ -258,6 +258,14 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += "<h3>Counters</h3><p>status <b>" + e(c.status) + "</b>";
   if (!c.reason.empty()) h += ": " + e(c.reason);
   if (c.passes) h += fmt::format(" &middot; {} passes, {:.1f} ms profiling", c.passes, c.profiling_ms);
+  if (c.session)
+    h += fmt::format(" (its session of {} point{}: pass set-up {:.0f} ms, running {:.0f} ms, closing {:.0f} ms, "
+                     "evaluating {:.0f} ms)",
+                     c.session->points, c.session->points == 1 ? "" : "s", c.session->pass_setup_ms, c.session->run_ms,
+                     c.session->pass_close_ms, c.session->evaluate_ms);
+  if (c.dram_write_tail_bytes)
+    h += " &middot; DRAM written back after the call (lines it left dirty in L2): " +
+         e(number_text(*c.dram_write_tail_bytes)) + " B";
   h += "</p>";
   auto metric_table = [&](const std::string& title, const std::map<std::string, double>& m) {
     if (m.empty()) return;

@@ -25,14 +25,21 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   rec.verification.lse_max_abs_err = INFINITY;
   rec.occupancy.achieved_pct = 42.5;
   rec.counters.total["dram__bytes_read.sum"] = 1.0e9;
+  rec.counters.dram_write_tail_bytes = 1.3e7;
+  rec.counters.session = CounterSession{24, 410.5, 293.25, 63.75, 12.5};
+  Record no_tail = rec;
+  no_tail.counters.dram_write_tail_bytes.reset();
+  no_tail.counters.session.reset();
+  no_tail.kernel = "reference";
   r.records.push_back(rec);
+  r.records.push_back(no_tail);
 
   const std::string path = "roundtrip_test.json";
   write_results(r, path);
   Results back = read_results(path);
   std::remove(path.c_str());
 
-  REQUIRE(back.records.size() == 1);
+  REQUIRE(back.records.size() == 2);
   const Record& b = back.records[0];
   CHECK(b.shape == rec.shape);
   CHECK(b.status == Status::incorrect);
@@ -43,6 +50,15 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   CHECK(std::isinf(b.verification.lse_max_abs_err));
   CHECK(b.occupancy.achieved_pct.value() == 42.5);
   CHECK(b.counters.total.at("dram__bytes_read.sum") == 1.0e9);
+  CHECK(b.counters.dram_write_tail_bytes.value() == 1.3e7);
+  REQUIRE(b.counters.session.has_value());
+  CHECK(b.counters.session->points == 24);
+  CHECK(b.counters.session->pass_setup_ms == 410.5);
+  CHECK(b.counters.session->run_ms == 293.25);
+  CHECK(b.counters.session->pass_close_ms == 63.75);
+  CHECK(b.counters.session->evaluate_ms == 12.5);
+  CHECK_FALSE(back.records[1].counters.dram_write_tail_bytes.has_value());
+  CHECK_FALSE(back.records[1].counters.session.has_value());
   CHECK(back.context.device.name == "NVIDIA H200");
   CHECK(back.context.ceilings.peak_flops_per_s.at("bf16") == 7.8e14);
   CHECK(point_key(b) == point_key(rec));

@@ -167,6 +167,12 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   REQUIRE(written <= 1.01 * kBytes);
   REQUIRE(written >= (0.99 - l2_share) * kBytes);
   if (kBytes >= (size_t{8} << 30)) REQUIRE(written == Approx(double(kBytes)).epsilon(0.01));
+  // The flush after the call writes back what the range did not count: together, every byte.
+  REQUIRE(one.dram_write_tail_bytes.has_value());
+  REQUIRE(*one.dram_write_tail_bytes <= 1.02 * info.l2_bytes);
+  REQUIRE(written + *one.dram_write_tail_bytes == Approx(double(kBytes)).epsilon(0.01));
+  REQUIRE(one.session.has_value());
+  REQUIRE(one.session->points == 1);
   REQUIRE(one.passes >= 1);
   REQUIRE(one.total.at("gpu__time_duration.sum") > 0);
   // The copy moves 2 GiB at a few TB/s: its duration [ns] is bounded by physics.
@@ -395,6 +401,11 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
     // can stay in L2 between its launches at a shape this small, so its minimum is not a floor.)
     const double qkv_bytes = static_cast<double>(shape.q_elems() + 2 * shape.kv_elems()) * core::dtype_bytes(shape.dtype);
     REQUIRE(rec.counters.total.at("dram__bytes_read.sum") > 0.9 * qkv_bytes);
+    // Cold by default: the L2 tail is read, and the call's writes plus it cover O and LSE.
+    REQUIRE(rec.counters.dram_write_tail_bytes.has_value());
+    std::printf("MEASURE   dram write %.4g B + L2 tail %.4g B (min write %.4g B)\n",
+                rec.counters.total.at("dram__bytes_write.sum"), *rec.counters.dram_write_tail_bytes, rec.cost.min_bytes_write);
+    REQUIRE(rec.counters.total.at("dram__bytes_write.sum") + *rec.counters.dram_write_tail_bytes >= 0.98 * rec.cost.min_bytes_write);
     REQUIRE(rec.verification.checked);
     if (kernel->stage_names().size() > 1) {
       REQUIRE(rec.stages.size() == kernel->stage_names().size());
@@ -454,8 +465,10 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
        }, flush_begins},
       {before, [&] { copy(0, kBytes / 2); }, flush_begins}};
   const std::vector<core::Counters> batched = profiler.collect_batch(points, stream.get(), {}, m::kMaxBatchRanges);
-  std::printf("MEASURE batched copy session: replay %.1f ms, decode and evaluate %.1f ms\n",
-              profiler.last_session_timing().replay_ms, profiler.last_session_timing().evaluate_ms);
+  const auto timing = profiler.last_session_timing();
+  std::printf("MEASURE batched copy session: replay %.1f ms (pass set-up %.1f, running the calls %.1f, closing the "
+              "passes %.1f), decode and evaluate %.1f ms\n",
+              timing.replay_ms, timing.start_ms, timing.run_ms, timing.stop_ms, timing.evaluate_ms);
   REQUIRE(batched.size() == 3);
   const std::vector<size_t> ranges{1, 2, 1};
   const std::vector<double> written{double(kBytes), kBytes / 2.0, kBytes / 2.0};
@@ -476,6 +489,114 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
     REQUIRE(c.total.at("dram__bytes_write.sum") <= 1.02 * written[i] + carried);
     REQUIRE(c.total.at("dram__bytes_write.sum") >= 0.98 * written[i] - info.l2_bytes);
     REQUIRE(c.profiling_ms > 0);
+    REQUIRE(c.session.has_value());
+    REQUIRE(c.session->points == 3);
+    // Cold: the next point's flush (the last point's own, once more) writes back what the range left in
+    // L2, and the range and that tail together are every byte the point wrote. Warm: no flush, no tail.
+    REQUIRE(c.dram_write_tail_bytes.has_value() == flush_begins);
+    if (flush_begins)
+      REQUIRE(c.total.at("dram__bytes_write.sum") + *c.dram_write_tail_bytes == Approx(written[i]).epsilon(0.02));
+  }
+}
+
+// What a range leaves uncounted: the lines of a call's output still dirty in L2 when its range ends.
+// After the call, in its session: a short and a long spin of one block (no memory traffic of their
+// own: a DRAM write in them would be L2 writing back on its own while the GPU idles), then the read-
+// only L2 flush that collect() runs after every call, which evicts and so writes back every line still
+// dirty (Counters::dram_write_tail_bytes). The call's range, the spins and the tail account for every
+// byte the call wrote.
+TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush after it", "[gpu][tail]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  m::Stream stream;
+  m::L2Flusher flusher(info.l2_bytes);
+  m::CounterProfiler& profiler = m::CounterProfiler::instance();
+  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  const auto with_tail = [&](const char* what, double written, const std::function<void()>& call) {
+    const core::Counters c = profiler.collect([&] { flusher.flush(stream.get()); },
+                                              [&] {
+                                                call();
+                                                attnprof::test::launch_spin(200000, 1, stream.get());
+                                                attnprof::test::launch_spin(2000000, 1, stream.get());
+                                              },
+                                              stream.get(), {}, m::L2Flusher::kLaunches);
+    INFO(what << ": " << c.reason);
+    REQUIRE(c.status == "ok");
+    REQUIRE(c.per_kernel.size() == 3);
+    REQUIRE(c.dram_write_tail_bytes.has_value());
+    const auto w = [&](size_t i) {
+      return i < 3 ? c.per_kernel[i].metrics.at("dram__bytes_write.sum") : *c.dram_write_tail_bytes;
+    };
+    const auto us = [&](size_t i) { return c.per_kernel[i].metrics.at("gpu__time_duration.sum") * 1e-3; };
+    std::printf("MEASURE L2 tail %s: written %.6g; in its range %.6g (%+.2f%%), during a %.0f us spin %.4g, during a "
+                "%.0f us spin %.4g, in the flush after %.6g; all four %.6g (%+.2f%%)\n",
+                what, written, w(0), 100 * (w(0) / written - 1), us(1), w(1), us(2), w(2), w(3),
+                w(0) + w(1) + w(2) + w(3), 100 * ((w(0) + w(1) + w(2) + w(3)) / written - 1));
+    CHECK(w(0) + w(1) + w(2) + w(3) == Approx(written).epsilon(0.02));
+    CHECK(w(3) <= 1.02 * static_cast<double>(info.l2_bytes));  // no more than L2 holds can be left
+  };
+
+  // A streaming copy four times the size of L2.
+  const size_t copy_bytes = 4 * static_cast<size_t>(info.l2_bytes);
+  m::DeviceBuffer src(copy_bytes), dst(copy_bytes);
+  REQUIRE(cudaMemset(src.get(), 1, copy_bytes) == cudaSuccess);
+  with_tail("copy", static_cast<double>(copy_bytes),
+            [&] { attnprof::test::launch_copy(src.get(), dst.get(), copy_bytes, copy_blocks(), stream.get()); });
+
+  // The fused kernel at the first Nsight Compute agreement shape: O (67 MB) and LSE are its writes.
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  REQUIRE(fused != nullptr);
+  core::Shape shape;
+  shape.batch = 8;
+  shape.heads = shape.kv_heads = 16;
+  shape.seq_q = shape.seq_k = 2048;
+  shape.hdim = 128;
+  shape.dtype = core::DType::bf16;
+  REQUIRE(fused->unsupported_reason(shape).empty());
+  const size_t elems = static_cast<size_t>(shape.batch * shape.heads * shape.seq_q * shape.hdim);
+  const size_t rows = static_cast<size_t>(shape.batch * shape.heads * shape.seq_q);
+  m::DeviceBuffer q(2 * elems), k(2 * elems), v(2 * elems), o(2 * elems), lse(4 * rows);
+  for (void* p : {q.get(), k.get(), v.get()}) REQUIRE(cudaMemset(p, 0x3c, 2 * elems) == cudaSuccess);
+  kernels::AttentionArgs args;
+  args.shape = shape;
+  args.q = q.get();
+  args.k = k.get();
+  args.v = v.get();
+  args.o = o.get();
+  args.lse = static_cast<float*>(lse.get());
+  args.stream = stream.get();
+  with_tail("fused b8 h16 s2048 d128 bf16", static_cast<double>(2 * elems + 4 * rows),
+            [&] { fused->launch(args, nullptr); });
+}
+
+// Where a session's time goes as its range capacity grows (printed for docs/PERFORMANCE.md; the same
+// three small copies in every session). Hidden: run by name or tag on the device.
+TEST_CASE("counter session cost against its range capacity", "[.][session-size]") {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const core::DeviceInfo info = m::query_device(0);
+  constexpr size_t kBytes = size_t{64} << 20;
+  m::DeviceBuffer src(kBytes), dst(kBytes);
+  REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
+  m::Stream stream;
+  m::L2Flusher flusher(info.l2_bytes);
+  m::CounterProfiler& profiler = m::CounterProfiler::instance();
+  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  const auto flush = [&] { flusher.flush(stream.get()); };
+  const auto copy = [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); };
+  const std::vector<m::CounterProfiler::BatchPoint> points(3, {flush, copy, true});
+  for (size_t capacity : {size_t{16}, size_t{64}, size_t{256}, size_t{1024}}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<core::Counters> c = profiler.collect_batch(points, stream.get(), {}, capacity);
+    const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(c.size() == 3);
+    REQUIRE(c[0].status == "ok");
+    REQUIRE(c[0].session.has_value());
+    const auto& t = *c[0].session;
+    const double passes = static_cast<double>(c[0].passes);
+    std::printf("MEASURE session capacity %4zu ranges: %lld passes, %.0f ms; per pass: set-up %.1f ms, running %.1f ms, "
+                "closing %.1f ms; evaluating %.1f ms\n",
+                capacity, static_cast<long long>(c[0].passes), wall_ms, t.pass_setup_ms / passes, t.run_ms / passes,
+                t.pass_close_ms / passes, t.evaluate_ms);
   }
 }
 
@@ -514,9 +635,10 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
   const double batch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   double single_ms = 0;
   for (const auto& r : single) single_ms += r.counters.profiling_ms;
-  std::printf("MEASURE batched counters session: replay %.1f ms, decode and evaluate %.1f ms\n",
-              m::CounterProfiler::instance().last_session_timing().replay_ms,
-              m::CounterProfiler::instance().last_session_timing().evaluate_ms);
+  const auto timing = m::CounterProfiler::instance().last_session_timing();
+  std::printf("MEASURE batched counters session: replay %.1f ms (pass set-up %.1f, running the calls %.1f, "
+              "closing the passes %.1f), decode and evaluate %.1f ms\n",
+              timing.replay_ms, timing.start_ms, timing.run_ms, timing.stop_ms, timing.evaluate_ms);
   std::printf("MEASURE batched counters: %zu points in %.0f ms against %.0f ms point by point\n", group.size(),
               batch_ms, single_ms);
 
@@ -547,6 +669,15 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
     std::printf("MEASURE   dram__bytes_write.sum: per point %.6g, batched %.6g (L2 %.3g)\n", w_single, w_batched,
                 double(m::query_device(0).l2_bytes));
     CHECK(std::abs(w_single - w_batched) <= 0.02 * w_single + m::query_device(0).l2_bytes);
+    // With the tail, both count every byte written: they agree within 2%, or 256 KB at outputs of a few
+    // MB (on the H200 a per-point session counted up to 150 KB more than the output at b2 h8 s1024 d64).
+    REQUIRE(s.counters.dram_write_tail_bytes.has_value());
+    REQUIRE(g.counters.dram_write_tail_bytes.has_value());
+    const double all_single = w_single + *s.counters.dram_write_tail_bytes;
+    const double all_batched = w_batched + *g.counters.dram_write_tail_bytes;
+    std::printf("MEASURE   dram__bytes_write.sum + L2 tail: per point %.6g, batched %.6g (%+.2f%%), min write %.6g\n",
+                all_single, all_batched, 100 * (all_batched / all_single - 1), g.cost.min_bytes_write);
+    CHECK(all_batched == Approx(all_single).epsilon(0.02).margin(256 * 1024));
     // Each launch is its own range in both: durations agree (short launches within a few us).
     for (size_t k = 0; k < s.counters.per_kernel.size(); ++k) {
       const double d_single = s.counters.per_kernel[k].metrics.at("gpu__time_duration.sum");

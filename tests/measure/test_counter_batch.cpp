@@ -2,6 +2,7 @@
 // cut back into points by their markers, and the session's time shared out.
 #include "measure/counter_batch.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ KernelCounters flush(size_t index) { return range(std::to_string(index), m::kBeg
 }  // namespace
 
 TEST_CASE("form_batches: count, memory and range budgets", "[counter_batch]") {
-  const std::vector<m::BatchItem> items(10, {100, 1});
+  const std::vector<m::BatchItem> items(10, {100, m::batch_ranges(1, true)});
   SECTION("by count") {
     const auto groups = m::form_batches(items, 1e12, m::kMaxBatchRanges, 4);
     REQUIRE(groups.size() == 3);
@@ -38,19 +39,20 @@ TEST_CASE("form_batches: count, memory and range budgets", "[counter_batch]") {
     REQUIRE(groups.size() == 5);
     for (const auto& g : groups) CHECK(g.size() == 2);
   }
-  SECTION("by ranges: launches plus the slack per point") {
-    const int64_t per_point = 1 + m::kRangeSlackPerPoint;
-    const auto groups = m::form_batches(items, 1e12, 3 * per_point, 32);
+  SECTION("by ranges: each point's, plus the pass's own") {
+    const int64_t per_point = m::batch_ranges(1, true);
+    const auto groups = m::form_batches(items, 1e12, m::kRangesPerBatch + 3 * per_point, 32);
     REQUIRE(groups.size() == 4);
     CHECK(groups[0].size() == 3);
     CHECK(groups[3].size() == 1);
+    CHECK(m::form_batches(items, 1e12, m::kRangesPerBatch + 3 * per_point - 1, 32)[0].size() == 2);
   }
   SECTION("one is today's behaviour: a group per point; below one counts as one") {
     CHECK(m::form_batches(items, 1e12, m::kMaxBatchRanges, 1).size() == 10);
     CHECK(m::form_batches(items, 1e12, m::kMaxBatchRanges, 0).size() == 10);
   }
   SECTION("an item over the budget alone gets a group of its own, in order") {
-    const std::vector<m::BatchItem> mixed{{100, 3}, {1000, 3}, {100, 3}, {100, 3}};
+    const std::vector<m::BatchItem> mixed{{100, 6}, {1000, 6}, {100, 6}, {100, 6}};
     const auto groups = m::form_batches(mixed, 500, m::kMaxBatchRanges, 32);
     REQUIRE(groups.size() == 3);
     CHECK(groups[0] == std::vector<size_t>{0});
@@ -58,6 +60,16 @@ TEST_CASE("form_batches: count, memory and range budgets", "[counter_batch]") {
     CHECK(groups[2] == std::vector<size_t>{2, 3});
   }
   SECTION("no items, no groups") { CHECK(m::form_batches({}, 1e12, m::kMaxBatchRanges, 32).empty()); }
+}
+
+TEST_CASE("batch_ranges: what one point takes in a pass, cold and warm", "[counter_batch]") {
+  // Cold: the flush and the call (the reference's 3 launches, and what cuBLAS may add).
+  CHECK(m::batch_ranges(3, true) == 1 + 3 + m::kExtraLaunchesPerCall);
+  CHECK(m::batch_ranges(1, true) == 1 + 1 + m::kExtraLaunchesPerCall);
+  // Warm: the warm-up call outside the point, then begin marker, call, end marker.
+  CHECK(m::batch_ranges(3, false) == 2 * (3 + m::kExtraLaunchesPerCall) + 2);
+  // The 24 points of the overhead sweep (12 reference, 12 fused), cold: far under the 1024 maximum.
+  CHECK(m::kRangesPerBatch + 12 * m::batch_ranges(3, true) + 12 * m::batch_ranges(1, true) == 122);
 }
 
 TEST_CASE("range_role reads the marker metric", "[counter_batch]") {
@@ -97,6 +109,55 @@ TEST_CASE("split_by_markers: the cold layout, each flush beginning its point", "
     ranges.insert(ranges.begin() + 4, flush(99));
     CHECK_FALSE(m::split_by_markers(ranges, 3, &why));
     CHECK(why.find("no launch") != std::string::npos);
+  }
+}
+
+TEST_CASE("split_by_markers: each point's L2 tail is the flush right after it", "[counter_batch]") {
+  std::vector<KernelCounters> ranges;
+  auto add = [&](KernelCounters (*make)(size_t)) { ranges.push_back(make(ranges.size())); };
+  // The cold layout with the last point's flush once more before the end marker.
+  for (auto* make : {flush, launch, launch, launch,  // point 0
+                     flush, launch,                  // point 1 (its flush: point 0's tail)
+                     flush,                          // point 1's tail
+                     end_marker})
+    add(make);
+  ranges[4].metrics["dram__bytes_write.sum"] = 13e6;
+  ranges[6].metrics["dram__bytes_write.sum"] = 7e6;
+  std::string why;
+  std::vector<std::optional<KernelCounters>> tails;
+  const auto split = m::split_by_markers(ranges, 2, &why, &tails);
+  INFO(why);
+  REQUIRE(split);
+  REQUIRE(split->size() == 2);
+  CHECK((*split)[0].size() == 3);
+  CHECK((*split)[1].size() == 1);
+  REQUIRE(tails.size() == 2);
+  REQUIRE(tails[0]);
+  REQUIRE(tails[1]);
+  CHECK(tails[0]->metrics.at("dram__bytes_write.sum") == 13e6);
+  CHECK(tails[1]->metrics.at("dram__bytes_write.sum") == 7e6);
+  SECTION("without the last flush the last point has no tail") {
+    ranges.erase(ranges.begin() + 6);
+    REQUIRE(m::split_by_markers(ranges, 2, &why, &tails));
+    CHECK(tails[0]);
+    CHECK_FALSE(tails[1]);
+  }
+  SECTION("the warm layout (markers around each call) has no tails") {
+    const std::vector<KernelCounters> warm{launch(0), begin_marker(1), launch(2), end_marker(3),
+                                           launch(4), begin_marker(5), launch(6), end_marker(7)};
+    REQUIRE(m::split_by_markers(warm, 2, &why, &tails));
+    REQUIRE(tails.size() == 2);
+    CHECK_FALSE(tails[0]);
+    CHECK_FALSE(tails[1]);
+  }
+  SECTION("a launch after the last point's tail is not attributed") {
+    ranges.insert(ranges.begin() + 7, launch(99));
+    CHECK_FALSE(m::split_by_markers(ranges, 2, &why, &tails));
+  }
+  SECTION("the tail flush without the end marker after it") {
+    ranges.pop_back();
+    CHECK_FALSE(m::split_by_markers(ranges, 2, &why, &tails));
+    CHECK(why.find("no end marker") != std::string::npos);
   }
 }
 

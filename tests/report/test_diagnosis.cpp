@@ -202,6 +202,23 @@ TEST_CASE("excess traffic from measured DRAM bytes over the minimum") {
   CHECK_FALSE(has_flag(diagnose(r, gpu_context()), kFlagExcessTraffic));
 }
 
+TEST_CASE("the L2 tail counts against the minimum, not in the roofline's bytes") {
+  Record r = fused_record();
+  r.counters.total[kMetricDramRead] = 1.15e8;  // read + write 1.65e8 = 1.1x the minimum 1.5e8
+  r.counters.dram_write_tail_bytes = 0.5e8;    // with the tail 2.15e8: 1.43x
+  const json d = diagnose(r, gpu_context());
+  CHECK(d.at("metrics").at("dram_write_tail_bytes").get<double>() == 0.5e8);
+  CHECK(d.at("metrics").at("excess_traffic_ratio").get<double>() == Approx(2.15 / 1.5));
+  CHECK(has_flag(d, kFlagExcessTraffic));
+  CHECK(d.at("metrics").at("dram_bytes").get<double>() == Approx(1.65e8));  // the ranges' bytes
+  CHECK_THAT(evidence_text(d), Catch::Contains("after it (lines it left dirty in L2)"));
+  r.counters.dram_write_tail_bytes.reset();
+  const json without = diagnose(r, gpu_context());
+  CHECK(without.at("metrics").at("dram_write_tail_bytes").is_null());
+  CHECK(without.at("metrics").at("excess_traffic_ratio").get<double>() == Approx(1.1));
+  CHECK_FALSE(has_flag(without, kFlagExcessTraffic));
+}
+
 TEST_CASE("excess traffic for a materialised kernel from its S/P share, counters or not") {
   Record r = fused_record();
   r.kernel = "reference";

@@ -180,7 +180,7 @@ class CudaBackend final : public Backend {
       }
       members.push_back({&rec, kernel});
       items.push_back({core::footprint_bytes(rec.shape, kernel->kind()),
-                       static_cast<int64_t>(kernel->launch_info(rec.shape).size())});
+                       batch_ranges(static_cast<int64_t>(kernel->launch_info(rec.shape).size()), options.cold_l2)});
     }
     if (members.empty()) return;
     if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
@@ -238,9 +238,9 @@ class CudaBackend final : public Backend {
         counters.push_back(profiler.collect(before_pass, points[0].call, stream, options.extra_metrics,
                                             options.cold_l2 ? L2Flusher::kLaunches : 0));
       } else {
-        int64_t ranges = 0;
+        int64_t ranges = kRangesPerBatch;
         for (const BatchMember& m : batch)
-          ranges += static_cast<int64_t>(m.kernel->launch_info(m.rec->shape).size()) + kRangeSlackPerPoint;
+          ranges += batch_ranges(static_cast<int64_t>(m.kernel->launch_info(m.rec->shape).size()), options.cold_l2);
         counters = profiler.collect_batch(points, stream, options.extra_metrics,
                                           static_cast<size_t>(std::min(ranges, kMaxBatchRanges)));
       }

@@ -29,6 +29,7 @@ namespace {
 // fused kernel one. Ranges past this are dropped, and the drop is reported.
 constexpr size_t kMaxRanges = 64;
 constexpr const char* kDurationMetric = "gpu__time_duration.sum";
+constexpr const char* kDramWriteMetric = "dram__bytes_write.sum";
 
 std::string result_name(CUptiResult result) {
   const char* text = nullptr;
@@ -199,7 +200,7 @@ const std::vector<std::string>& default_metrics() {
       kDurationMetric,
       // Memory traffic: DRAM against the analytic minimum, L2 traffic and hit rate.
       "dram__bytes_read.sum",
-      "dram__bytes_write.sum",
+      kDramWriteMetric,
       "lts__t_bytes.sum",
       "lts__t_sector_hit_rate.pct",
       // Tensor cores: instructions, pipe utilisation, operations by source type.
@@ -394,15 +395,26 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
   if (before_launches <= 0) {
     counters = session(metrics, before_pass, call, stream, kMaxRanges, true);
   } else {
+    // The flush once more after the call: what it writes back is the call's L2 tail.
     counters = session(metrics, [] {}, [&] {
       before_pass();
       call();
+      before_pass();
     }, stream, kMaxRanges, true);
     const auto drop = static_cast<size_t>(before_launches);
-    if (counters.status == "ok" && counters.per_kernel.size() <= drop) {
+    if (counters.status == "ok" && counters.per_kernel.size() <= 2 * drop) {
       counters = unavailable_counters(CUPTI_ERROR_UNKNOWN, "attributing ranges");
-      counters.reason = fmt::format("the call left no range after the {} of the L2 flush", drop);
+      counters.reason = fmt::format("the call left no range between the {} of each L2 flush", drop);
     } else if (counters.status == "ok") {
+      double tail = 0;
+      bool tail_known = true;
+      for (size_t i = counters.per_kernel.size() - drop; i < counters.per_kernel.size(); ++i) {
+        const auto it = counters.per_kernel[i].metrics.find(kDramWriteMetric);
+        if (it == counters.per_kernel[i].metrics.end()) tail_known = false;
+        else tail += it->second;
+      }
+      if (tail_known) counters.dram_write_tail_bytes = tail;
+      counters.per_kernel.resize(counters.per_kernel.size() - drop);
       counters.per_kernel.erase(counters.per_kernel.begin(), counters.per_kernel.begin() + static_cast<std::ptrdiff_t>(drop));
       for (size_t i = 0; i < counters.per_kernel.size(); ++i) {  // auto ranges are named by their index
         std::string& name = counters.per_kernel[i].kernel;
@@ -461,8 +473,10 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
       points[i].before_pass();
       if (!points[i].before_is_begin_marker) launch_range_marker(RangeMarker::begin, stream);
       points[i].call();
-      // The next point's flush closes this one; otherwise an end marker does.
+      // The next point's flush closes this one (and writes back its L2 tail); otherwise an end marker
+      // does. The last point's flush runs once more for its tail, and the end marker closes the pass.
       const bool next_begins = i + 1 < points.size() && points[i + 1].before_is_begin_marker;
+      if (i + 1 == points.size() && points[i].before_is_begin_marker) points[i].before_pass();
       if (!next_begins) launch_range_marker(RangeMarker::end, stream);
     }
   };
@@ -488,7 +502,8 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
     why = all.reason;
   }
   std::optional<std::vector<std::vector<core::KernelCounters>>> split;
-  if (why.empty()) split = split_by_markers(all.per_kernel, points.size(), &why);
+  std::vector<std::optional<core::KernelCounters>> tails;
+  if (why.empty()) split = split_by_markers(all.per_kernel, points.size(), &why, &tails);
   if (!split) {
     // Correct counters matter more than fast ones: each point in a session of its own.
     const double share_ms = session_ms / static_cast<double>(points.size());
@@ -504,6 +519,12 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   for (size_t i = 0; i < points.size(); ++i) {
     core::Counters& counters = results[i];
     counters.per_kernel = (*split)[i];
+    counters.dram_write_tail_bytes.reset();
+    if (i < tails.size() && tails[i]) {
+      const auto it = tails[i]->metrics.find(kDramWriteMetric);
+      if (it != tails[i]->metrics.end()) counters.dram_write_tail_bytes = it->second;
+    }
+    if (counters.session) counters.session->points = static_cast<int64_t>(points.size());
     if (!marker_metric_asked) {
       for (auto& range : counters.per_kernel) range.metrics.erase(kMarkerMetric);
     }
@@ -560,16 +581,29 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   int64_t passes_run = 0;
   const int64_t max_iterations = 2 * config.passes + 2;
   bool all_submitted = false;
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  last_timing_ = {};
   while (!all_submitted) {
     if (passes_run >= max_iterations) {
       throw CuptiFailure{CUPTI_ERROR_UNKNOWN, fmt::format("replay: passes not complete after {}", passes_run)};
     }
+    const auto t0 = Clock::now();
     before_pass();
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const auto t1 = Clock::now();
     profiler.start();
+    const auto t2 = Clock::now();
     call();
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const auto t3 = Clock::now();
     all_submitted = profiler.stop();
+    const auto t4 = Clock::now();
+    last_timing_.run_ms += ms(t0, t1) + ms(t2, t3);
+    last_timing_.start_ms += ms(t1, t2);
+    last_timing_.stop_ms += ms(t3, t4);
     ++passes_run;
   }
 
@@ -612,6 +646,8 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   counters.total = total_of(counters.per_kernel);
   last_timing_.evaluate_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - evaluate_start).count();
+  counters.session = core::CounterSession{1, last_timing_.start_ms, last_timing_.run_ms, last_timing_.stop_ms,
+                                          last_timing_.evaluate_ms};
   if (decode.numOfRangeDropped > 0) {
     counters.reason = fmt::format("{} kernel launches past the first {} were not profiled", decode.numOfRangeDropped,
                                   max_ranges);

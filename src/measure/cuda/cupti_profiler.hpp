@@ -52,7 +52,9 @@ class CounterProfiler {
   // the call's only. before_launches > 0: before_pass runs inside the profiled region, after CUPTI has
   // set the pass up, and its first before_launches ranges (the L2 flush's) are dropped; that flush
   // also writes back whatever the set-up left dirty in L2 (with the flush before the set-up, the
-  // call's DRAM writes read 25 MB high on the H200). 0: before_pass runs outside (a warm-up call).
+  // call's DRAM writes read 25 MB high on the H200). before_pass then runs once more after the call:
+  // the DRAM writes of those ranges are the call's L2 tail (Counters::dram_write_tail_bytes), and the
+  // ranges are dropped too. 0: before_pass runs outside (a warm-up call).
   // Returns status "ok", or "unavailable" with reason and fix. Never throws for a counter failure;
   // CUDA errors of the call itself propagate.
   core::Counters collect(const std::function<void()>& before_pass, const std::function<void()>& call,
@@ -70,7 +72,8 @@ class CounterProfiler {
   // Counters for several points from ONE session (--counter-batch): each replay pass runs, for every
   // point in order, before_pass, a begin marker kernel (unless before_pass was one), call, and an end
   // marker kernel unless the next point's flush begins it; all profiled. The ranges between a point's
-  // markers are its launches, the rest are dropped (counter_batch.hpp).
+  // markers are its launches, the rest are dropped (counter_batch.hpp). In the cold layout the flush
+  // after each point (the last point's: its before_pass once more) gives its L2 tail.
   // Returns one Counters per point, as collect() would have for the point alone, with the session's
   // wall time shared out (share_profiling_ms). When the ranges cannot be attributed or the session
   // fails for another reason than privileges or a busy profiler, each point is collected on its own
@@ -84,9 +87,14 @@ class CounterProfiler {
   int64_t planned_passes(const std::vector<std::string>& extra_metrics);
   // Where the last session's wall time went: the replay passes, and decoding and evaluating the
   // counter data on the host [ms].
+  // replay_ms splits into the passes' set-up (cuptiRangeProfilerStart), running before_pass and the
+  // call to completion, and closing them (cuptiRangeProfilerStop).
   struct SessionTiming {
     double replay_ms = 0;
     double evaluate_ms = 0;
+    double start_ms = 0;
+    double run_ms = 0;
+    double stop_ms = 0;
   };
   SessionTiming last_session_timing() const { return last_timing_; }
   // Kernel replay instead of user replay from now on (what a refusal of user replay also does).
