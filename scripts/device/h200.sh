@@ -315,6 +315,10 @@ for m in ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.s
     t = theirs.get(m, 0) * scale.get(unit.get(m, ""), 1)
     o = ours.get(m, 0)
     print(f"{sys.argv[3]:60s} {m:26s} attnprof {o:.4g} ncu {t:.4g} diff {100 * (o - t) / t if t else float('nan'):+.2f}%")
+tail = rec["counters"].get("dram_write_tail_bytes")
+if tail is not None:
+    w, mw = ours.get("dram__bytes_write.sum", 0), rec["cost"]["min_bytes_write"]
+    print(f"{sys.argv[3]:60s} attnprof write {w:.4g} + L2 tail {tail:.4g} = {w + tail:.4g}, {100 * ((w + tail) / mw - 1):+.2f}% of the analytic {mw:.4g}")
 PY
   done
   ;;
