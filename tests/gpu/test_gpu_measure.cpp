@@ -21,6 +21,7 @@
 
 #include "core/errors.hpp"
 #include "core/stats.hpp"
+#include "kernels/common/testbed.hpp"
 #include "kernels/registry.hpp"
 #include "measure/backend.hpp"
 #include "measure/counter_batch.hpp"
@@ -546,27 +547,14 @@ TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush af
   // The fused kernel at the first Nsight Compute agreement shape: O (67 MB) and LSE are its writes.
   const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
   REQUIRE(fused != nullptr);
-  core::Shape shape;
-  shape.batch = 8;
-  shape.heads = shape.kv_heads = 16;
-  shape.seq_q = shape.seq_k = 2048;
-  shape.hdim = 128;
-  shape.dtype = core::DType::bf16;
+  const core::Shape shape{8, 16, 16, 2048, 2048, 128, false, core::DType::bf16};
   REQUIRE(fused->unsupported_reason(shape).empty());
-  const size_t elems = static_cast<size_t>(shape.batch * shape.heads * shape.seq_q * shape.hdim);
-  const size_t rows = static_cast<size_t>(shape.batch * shape.heads * shape.seq_q);
-  m::DeviceBuffer q(2 * elems), k(2 * elems), v(2 * elems), o(2 * elems), lse(4 * rows);
-  for (void* p : {q.get(), k.get(), v.get()}) REQUIRE(cudaMemset(p, 0x3c, 2 * elems) == cudaSuccess);
-  kernels::AttentionArgs args;
-  args.shape = shape;
-  args.q = q.get();
-  args.k = k.get();
-  args.v = v.get();
-  args.o = o.get();
-  args.lse = static_cast<float*>(lse.get());
-  args.stream = stream.get();
-  with_tail("fused b8 h16 s2048 d128 bf16", static_cast<double>(2 * elems + 4 * rows),
-            [&] { fused->launch(args, nullptr); });
+  kernels::CudaProblem problem(shape, 0);
+  problem.fill_inputs(1234, stream.get());
+  const kernels::AttentionArgs args = problem.args(stream.get());
+  const double out_bytes = static_cast<double>(shape.q_elems()) * core::dtype_bytes(shape.dtype) +
+                           static_cast<double>(shape.lse_elems()) * sizeof(float);
+  with_tail("fused b8 h16 s2048 d128 bf16", out_bytes, [&] { fused->launch(args, nullptr); });
 }
 
 // Where a session's time goes as its range capacity grows (printed for docs/PERFORMANCE.md; the same
