@@ -649,7 +649,15 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
     REQUIRE(g.counters.per_kernel.size() == s.counters.per_kernel.size());
     for (size_t k = 0; k < s.counters.per_kernel.size(); ++k)
       REQUIRE(g.counters.per_kernel[k].kernel == s.counters.per_kernel[k].kernel);
-    CHECK(close(s.counters, g.counters, "dram__bytes_read.sum"));
+    // Reads agree within 2%, plus 5% of L2 for the reference: between its launches part of S and P is
+    // read back from L2, and how much survives there differs between sessions (at b2 h8 s1024 d64, whose
+    // 67 MB S is about L2's size, the two read -1.6% to +2.1% apart in three H200 runs).
+    const double r_single = s.counters.total.at("dram__bytes_read.sum");
+    const double r_batched = g.counters.total.at("dram__bytes_read.sum");
+    const double l2_share = s.counters.per_kernel.size() > 1 ? 0.05 * m::query_device(0).l2_bytes : 0.0;
+    std::printf("MEASURE   dram__bytes_read.sum: per point %.6g, batched %.6g (%+.2f%%)\n", r_single, r_batched,
+                100 * (r_batched / r_single - 1));
+    CHECK(std::abs(r_single - r_batched) <= 0.02 * r_single + l2_share);
     // A point's last dirty lines may still sit in L2 when its range ends (uncounted, up to the L2 size),
     // and how many does not repeat between sessions: writes agree within that.
     const double w_single = s.counters.total.at("dram__bytes_write.sum");
