@@ -24,7 +24,10 @@ struct MeasureOptions {
   int warmup_calls = 3;
   double warmup_seconds = 0.2;       // and untimed calls until this long has passed
   int min_samples = 10;
-  int max_samples = 200;
+  // High enough that min_seconds_per_point binds for short calls too: at 200, calls under about 1 ms
+  // stopped at the cap after 40-110 ms of samples, a few of the clock's steps (the fa-bench A/A misses
+  // of 17:51 and 18:20 were mostly such fused-sm90 points; with 1000, 96.5% within 1% in one try).
+  int max_samples = 1000;
   double target_rel_ci = 0.005;      // stop once the median's 95% CI half-width / median is below
   double min_seconds_per_point = 0.25;  // sample at least this long, even once converged
   double max_seconds_per_point = 2;  // sampling time budget per point
