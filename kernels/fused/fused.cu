@@ -13,6 +13,7 @@
 #include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/dispatch.cuh"
 #include "kernels/common/dynamic_smem.cuh"
+#include "kernels/common/launch_params.hpp"
 #include "kernels/fused/fused_kernel.cuh"
 #include "kernels/fused/fused_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -121,14 +122,8 @@ class FusedKernel final : public Kernel {
       p.v = a.v;
       p.o = a.o;
       p.lse = a.lse;
-      p.seq_q = static_cast<int>(s.seq_q);
-      p.seq_k = static_cast<int>(s.seq_k);
-      p.heads = static_cast<int>(s.heads);
-      p.kv_heads = static_cast<int>(s.kv_heads);
-      p.group = static_cast<int>(s.heads / s.kv_heads);
+      fill_shape_fields(p, s);
       p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
-      p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * fused::kLog2e;
-      p.causal = s.causal;
       const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
       fused::fused_attention_kernel<T, hdim.value, var.value>
           <<<grid, fused::threads_of(c), smem, static_cast<cudaStream_t>(a.stream)>>>(p);

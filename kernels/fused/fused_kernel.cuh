@@ -40,7 +40,6 @@ struct FusedParams {
   bool causal;
 };
 
-inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.6931471805599453f;
 
 template <int kHeadDim, TileVariant kVariant>

@@ -18,6 +18,7 @@
 #include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/dispatch.cuh"
 #include "kernels/common/dynamic_smem.cuh"
+#include "kernels/common/launch_params.hpp"
 #include "kernels/fused_sm90/fused_sm90_kernel.cuh"
 #include "kernels/fused_sm90/fused_sm90_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -28,8 +29,6 @@ namespace {
 
 namespace f3 = fused_sm90;
 using f3::Schedule;
-
-constexpr float kLog2e = 1.4426950408889634f;
 
 // Compute capability of the current device as major * 10 + minor; 0 when there is none.
 int current_device_cc() {
@@ -208,15 +207,9 @@ class FusedSm90Kernel final : public Kernel {
       f3::Sm90Params p{};
       p.o = a.o;
       p.lse = a.lse;
-      p.seq_q = static_cast<int>(s.seq_q);
-      p.seq_k = static_cast<int>(s.seq_k);
-      p.heads = static_cast<int>(s.heads);
-      p.kv_heads = static_cast<int>(s.kv_heads);
-      p.group = static_cast<int>(s.heads / s.kv_heads);
+      fill_shape_fields(p, s);
       p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
       p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
-      p.scale_log2 = static_cast<float>(core::softmax_scale(s)) * kLog2e;
-      p.causal = s.causal ? 1 : 0;
       const f3::GridPlan plan = plan_for(s);
       p.rotated = plan.rotated ? 1 : 0;
       const auto grid = static_cast<unsigned>(plan.grid);
