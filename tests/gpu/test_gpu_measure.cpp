@@ -16,6 +16,7 @@
 #include <functional>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,18 @@ int copy_blocks() {
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   return sms * 8;
+}
+
+// Where a batched session's time went (Counters::session of any of its points).
+void print_session(const char* what, const std::optional<core::CounterSession>& s) {
+  if (!s) {
+    std::printf("MEASURE %s: no session figures\n", what);
+    return;
+  }
+  std::printf("MEASURE %s: %lld points, replay %.1f ms (pass set-up %.1f, running the calls %.1f, closing the "
+              "passes %.1f), decode and evaluate %.1f ms\n",
+              what, static_cast<long long>(s->points), s->pass_setup_ms + s->run_ms + s->pass_close_ms,
+              s->pass_setup_ms, s->run_ms, s->pass_close_ms, s->evaluate_ms);
 }
 
 }  // namespace
@@ -466,11 +479,8 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
        }, flush_begins},
       {before, [&] { copy(0, kBytes / 2); }, flush_begins}};
   const std::vector<core::Counters> batched = profiler.collect_batch(points, stream.get(), {}, m::kMaxBatchRanges);
-  const auto timing = profiler.last_session_timing();
-  std::printf("MEASURE batched copy session: replay %.1f ms (pass set-up %.1f, running the calls %.1f, closing the "
-              "passes %.1f), decode and evaluate %.1f ms\n",
-              timing.replay_ms, timing.start_ms, timing.run_ms, timing.stop_ms, timing.evaluate_ms);
   REQUIRE(batched.size() == 3);
+  print_session("batched copy session", batched[0].session);
   const std::vector<size_t> ranges{1, 2, 1};
   const std::vector<double> written{double(kBytes), kBytes / 2.0, kBytes / 2.0};
   for (size_t i = 0; i < 3; ++i) {
@@ -623,10 +633,7 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
   const double batch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   double single_ms = 0;
   for (const auto& r : single) single_ms += r.counters.profiling_ms;
-  const auto timing = m::CounterProfiler::instance().last_session_timing();
-  std::printf("MEASURE batched counters session: replay %.1f ms (pass set-up %.1f, running the calls %.1f, "
-              "closing the passes %.1f), decode and evaluate %.1f ms\n",
-              timing.replay_ms, timing.start_ms, timing.run_ms, timing.stop_ms, timing.evaluate_ms);
+  print_session("batched counters session", group.front().counters.session);
   std::printf("MEASURE batched counters: %zu points in %.0f ms against %.0f ms point by point\n", group.size(),
               batch_ms, single_ms);
 

@@ -577,7 +577,10 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   // One pass per iteration: before_pass runs outside the profiled region (a warm-up call; empty when
   // collect() put the L2 flush inside it), the call inside it. Kernel replay submits every pass
   // within the one profiled call.
-  const auto replay_start = std::chrono::steady_clock::now();
+  // Where the session's time goes (Counters::session): each pass's set-up, running before_pass and the
+  // call to completion, closing the pass; then decoding and evaluating.
+  core::CounterSession timing;
+  timing.points = 1;
   int64_t passes_run = 0;
   const int64_t max_iterations = 2 * config.passes + 2;
   bool all_submitted = false;
@@ -585,7 +588,6 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   const auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  last_timing_ = {};
   while (!all_submitted) {
     if (passes_run >= max_iterations) {
       throw CuptiFailure{CUPTI_ERROR_UNKNOWN, fmt::format("replay: passes not complete after {}", passes_run)};
@@ -601,14 +603,13 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
     const auto t3 = Clock::now();
     all_submitted = profiler.stop();
     const auto t4 = Clock::now();
-    last_timing_.run_ms += ms(t0, t1) + ms(t2, t3);
-    last_timing_.start_ms += ms(t1, t2);
-    last_timing_.stop_ms += ms(t3, t4);
+    timing.run_ms += ms(t0, t1) + ms(t2, t3);
+    timing.pass_setup_ms += ms(t1, t2);
+    timing.pass_close_ms += ms(t3, t4);
     ++passes_run;
   }
 
-  const auto evaluate_start = std::chrono::steady_clock::now();
-  last_timing_.replay_ms = std::chrono::duration<double, std::milli>(evaluate_start - replay_start).count();
+  const auto evaluate_start = Clock::now();
   CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = profiler.get();
   check_cupti(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
@@ -644,10 +645,8 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
     counters.per_kernel.push_back(std::move(kernel));
   }
   counters.total = total_of(counters.per_kernel);
-  last_timing_.evaluate_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - evaluate_start).count();
-  counters.session = core::CounterSession{1, last_timing_.start_ms, last_timing_.run_ms, last_timing_.stop_ms,
-                                          last_timing_.evaluate_ms};
+  timing.evaluate_ms = ms(evaluate_start, Clock::now());
+  counters.session = timing;
   if (decode.numOfRangeDropped > 0) {
     counters.reason = fmt::format("{} kernel launches past the first {} were not profiled", decode.numOfRangeDropped,
                                   max_ranges);

@@ -85,18 +85,6 @@ class CounterProfiler {
 
   // Passes CUPTI plans for the default set plus `extra_metrics` (config image of this device).
   int64_t planned_passes(const std::vector<std::string>& extra_metrics);
-  // Where the last session's wall time went: the replay passes, and decoding and evaluating the
-  // counter data on the host [ms].
-  // replay_ms splits into the passes' set-up (cuptiRangeProfilerStart), running before_pass and the
-  // call to completion, and closing them (cuptiRangeProfilerStop).
-  struct SessionTiming {
-    double replay_ms = 0;
-    double evaluate_ms = 0;
-    double start_ms = 0;
-    double run_ms = 0;
-    double stop_ms = 0;
-  };
-  SessionTiming last_session_timing() const { return last_timing_; }
   // Kernel replay instead of user replay from now on (what a refusal of user replay also does).
   void use_kernel_replay(bool on) { user_replay_refused_ = on; }
 
@@ -117,7 +105,6 @@ class CounterProfiler {
   std::vector<uint8_t> availability_;
   std::map<std::string, std::unique_ptr<Config>> configs_;
   bool user_replay_refused_ = false;
-  SessionTiming last_timing_;
 };
 
 }  // namespace attnprof::measure
