@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Side-by-side table of an attnprof fa-bench sweep and the PyTorch SDPA anchors of the same device call.
 
-usage: python3 scripts/perf_table.py RESULTS.json SDPA_ANCHOR.json > table.md
+usage: python3 scripts/perf_table.py RESULTS.json SDPA_ANCHOR.json [MORE_ANCHORS.json ...] > table.md
 
 One row per (dtype, hdim, causal, seq): TFLOP/s of every attnprof kernel that ran (fused kernels,
 then the reference), PyTorch's FlashAttention-2 (`flash`), cuDNN (`cudnn`) and naive attention, the
 ratios the performance targets name, each fused kernel's P50/P99, its DRAM bytes over the analytic
-minimum, its max error against float64, and the verdicts. Every figure is read from the two files.
+minimum, its max error against float64, and the verdicts. Every figure is read from the files.
+
+With several anchor files (runs of sdpa_anchor.py in the same call, e.g. before and after the sweep),
+each PyTorch figure is the best of the runs, so every ratio is taken against PyTorch's fastest run;
+the `flash runs` column lists each run's figure. Below the table, one line per fused kernel counts the
+points at seq >= 1024 where it reaches flash.
 """
 import json
 import math
@@ -30,13 +35,19 @@ def ratio(a, b):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
     results = json.load(open(sys.argv[1]))
-    anchors = {}
-    for row in json.load(open(sys.argv[2])):
-        key = (DTYPES.get(row["dtype"], row["dtype"]), row["hdim"], bool(row["causal"]), row["seq"])
-        anchors[key] = row
+    runs = [json.load(open(path)) for path in sys.argv[2:]]
+    anchors, flash_runs = {}, {}
+    for run in runs:
+        for row in run:
+            key = (DTYPES.get(row["dtype"], row["dtype"]), row["hdim"], bool(row["causal"]), row["seq"])
+            best = anchors.setdefault(key, {})
+            for name, value in row.items():
+                if name.endswith("_tflops") and number(value) is not None:
+                    best[name] = max(value, best.get(name, value))
+            flash_runs.setdefault(key, []).append(row.get("flash_tflops"))
 
     points, kernels = {}, []
     for r in results["records"]:
@@ -49,6 +60,8 @@ def main():
 
     head = ["dtype", "hdim", "causal", "seq"]
     head += [k for k in fused] + ["flash", "cudnn"]
+    if len(runs) > 1:
+        head += ["flash runs"]
     for k in fused:
         head += [f"{k}/flash", f"{k}/cudnn"]
     head += ["reference", "naive", "ref/naive"]
@@ -70,6 +83,8 @@ def main():
         cells = [dtype, str(hdim), "yes" if causal else "no", str(seq)]
         cells += [fmt(tflops(k)) for k in fused]
         cells += [fmt(anchor.get("flash_tflops"), 1), fmt(anchor.get("cudnn_tflops"), 1)]
+        if len(runs) > 1:
+            cells += [" / ".join(fmt(v, 1) for v in flash_runs.get(key, []))]
         for k in fused:
             cells += [ratio(tflops(k), anchor.get("flash_tflops")), ratio(tflops(k), anchor.get("cudnn_tflops"))]
         cells += [fmt(tflops("reference"), 1), fmt(anchor.get("naive_tflops"), 1),
@@ -93,6 +108,22 @@ def main():
                 verdicts.append(d["verdict"])
         cells.append(" / ".join(verdicts) or "-")
         print("| " + " | ".join(cells) + " |")
+
+    print()
+    for k in fused:
+        ratios = [(key, tflops_of(points[key].get(k)) / anchors[key]["flash_tflops"])
+                  for key in sorted(points) if key[3] >= 1024 and tflops_of(points[key].get(k)) is not None
+                  and number(anchors.get(key, {}).get("flash_tflops"))]
+        if not ratios:
+            continue
+        below = [f"{d} d{h} {'causal' if c else 'non-causal'} s{n} {r:.3f}" for (d, h, c, n), r in ratios if r < 1]
+        print(f"- `{k}` >= flash at {len(ratios) - len(below)} of {len(ratios)} points with seq >= 1024 "
+              f"(ratios {min(r for _, r in ratios):.3f}-{max(r for _, r in ratios):.3f})"
+              + (f"; below: {', '.join(below)}" if below else ""))
+
+
+def tflops_of(r):
+    return number(r.get("tflops")) if r and r["status"] == "ok" else None
 
 
 if __name__ == "__main__":

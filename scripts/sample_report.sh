@@ -2,7 +2,8 @@
 # Regenerates the sample report in reports/h200-fa-bench/ from a device run of
 # `scripts/device/h200.sh tests-and-sweep` (its tarball, or the folder it unpacks to):
 #   scripts/sample_report.sh /path/to/tests-and-sweep.tgz [build/attnprof]
-# Copies the sweep's results.json and the PyTorch anchors of the same call, re-renders the HTML report,
+# Copies the sweep's results.json and the PyTorch anchors of the same call (both runs, when the call
+# made two), re-renders the HTML report,
 # Markdown summary and CSV with this checkout's renderers (diagnosis recomputed from the JSON), and
 # writes the side-by-side table (scripts/perf_table.py) to reports/h200-fa-bench/table.md.
 set -euo pipefail
@@ -21,6 +22,13 @@ fi
 mkdir -p "$dest"
 cp "$src/fa-bench/results.json" "$dest/results.json"
 cp "$src/sdpa_anchor.json" "$dest/sdpa_anchor.json"
+# The anchors' second run, after the sweep (calls since 2026-11-29 19:30): ratios use PyTorch's best run.
+anchors=("$dest/sdpa_anchor.json")
+rm -f "$dest/sdpa_anchor_after.json"
+if [ -f "$src/sdpa_anchor_after.json" ]; then
+  cp "$src/sdpa_anchor_after.json" "$dest/sdpa_anchor_after.json"
+  anchors+=("$dest/sdpa_anchor_after.json")
+fi
 "$bin" report "$dest/results.json" --html "$dest/report.html" --md "$dest/summary.md" --csv "$dest/points.csv" >/dev/null
-python3 scripts/perf_table.py "$dest/results.json" "$dest/sdpa_anchor.json" > "$dest/table.md"
+python3 scripts/perf_table.py "$dest/results.json" "${anchors[@]}" > "$dest/table.md"
 echo "sample_report: wrote $dest/{results.json,sdpa_anchor.json,report.html,summary.md,points.csv,table.md}"

@@ -2,8 +2,10 @@
 # One call on a GPU machine: verifies, measures and writes everything under $OUT.
 # Expects prebuilt binaries in .devcarry/bin (attnprof and the GPU test binaries) and the PyTorch
 # anchor script in .devcarry/shared/sdpa_anchor.py. Phases (one per call, each well under 10 min):
-#   tests-and-sweep : device ceilings, fa-bench sweep of both kernels with counters,
-#                     and the PyTorch SDPA anchors, side by side
+#   tests-and-sweep : device ceilings, fa-bench sweep of both kernels with counters, and the PyTorch
+#                     SDPA anchors before and after it (PyTorch moves more between runs than the
+#                     kernels do), side by side; the GPU's SM clock, temperature and power logged
+#                     every 200 ms throughout (clocks.csv)
 #   check           : GPU tests, the reference's stages at fa-bench shapes (per-launch counters),
 #                     Nsight Compute DRAM read/write agreement on two fused and one reference shape
 #   agreement       : GPU tests, Nsight Compute agreement (DRAM bytes, duration, tensor ops) on three fa-bench
@@ -256,7 +258,11 @@ tests-and-sweep)
   cuobjdump --dump-sass "$bin/attnprof" 2>/dev/null | grep -oE "\b(HMMA|HGMMA|LDSM|LDGSTS)[.A-Z0-9]*" | sort | uniq -c | tee "$out/sass-summary.txt"
   log "devices"
   "$bin/attnprof" devices --backend cuda 2>&1 | tee "$out/devices.txt"
-  log "PyTorch SDPA anchors (same call, same GPU)"
+  # The clock, temperature and power of the whole phase, to set each measurement beside the GPU's state.
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,nounits \
+      -lms 200 > "$out/clocks.csv" 2>/dev/null &
+  smi_pid=$!
+  log "PyTorch SDPA anchors (same call, same GPU), before the sweep"
   PYTHONUNBUFFERED=1 timeout 200 python3 .devcarry/shared/sdpa_anchor.py --out "$out/sdpa_anchor.json" > "$out/sdpa_anchor.log" 2>&1
   echo "anchor exit $?"; tail -n 3 "$out/sdpa_anchor.log"
   log "fa-bench sweep (SIGTERM at 360 s keeps every finished point)"
@@ -269,6 +275,11 @@ tests-and-sweep)
       --html "$out/fa-bench/report.html" --md "$out/fa-bench/summary.md" --csv "$out/fa-bench/points.csv" \
       2>&1 | tail -n 120
   echo "sweep wall $(( $(date +%s) - start )) s" | tee "$out/sweep-wall.txt"
+  log "PyTorch SDPA anchors again, after the sweep"
+  PYTHONUNBUFFERED=1 timeout 200 python3 .devcarry/shared/sdpa_anchor.py --out "$out/sdpa_anchor_after.json" > "$out/sdpa_anchor_after.log" 2>&1
+  echo "anchor exit $?"
+  log "done"
+  kill "$smi_pid" 2>/dev/null
   ;;
 check)
   if [ -n "${ATTNPROF_SKIP_GPU_TESTS:-}" ]; then echo "GPU tests skipped (ATTNPROF_SKIP_GPU_TESTS)"; else run_gpu_tests; fi
