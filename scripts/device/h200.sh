@@ -24,9 +24,10 @@
 #                     FlashAttention-2 (flash only)
 #   flash-pair      : `fused` against PyTorch's FlashAttention-2 at fa-bench seq >= 1024 (hdim 128, or
 #                     $ATTNPROF_TILE_HDIMS) in two interleaved rounds (flash then fused, fused then flash),
-#                     each side sampled two ways: as sdpa_anchor.py does (5 calls, median of 30) and
-#                     at steady state (attnprof's default sampling; flash_pair.py's steady timer), flash
-#                     also on attnprof's input grid; SM clock of every figure, clocks.csv throughout
+#                     each side sampled as sdpa_anchor.py does (5 calls, median of 30) and at steady
+#                     state (attnprof's default sampling; flash_pair.py's steady timer), flash also on
+#                     attnprof's input grid, fused also with L2 kept warm (as flash runs); SM clock of
+#                     every figure, clocks.csv throughout
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
@@ -267,51 +268,56 @@ flash-pair)
   anchor_sampling=(--warmup 5 --warmup-seconds 0 --min-samples 30 --max-samples 30 --min-seconds 0)
   flash() {
     log "flash (round $1)"
-    PYTHONUNBUFFERED=1 timeout 200 python3 scripts/device/flash_pair.py "$out/flash-$1.json" "$hdims" > "$out/flash-$1.log" 2>&1
+    # One JSON line per point in the log: a timeout still leaves every finished point.
+    PYTHONUNBUFFERED=1 timeout 300 python3 scripts/device/flash_pair.py "$out/flash-$1.json" "$hdims" > "$out/flash-$1.log" 2>&1
     echo "flash exit $?"
   }
   fused() {
-    log "fused, anchor sampling and default sampling (round $1)"
+    log "fused: anchor sampling, default sampling, default sampling with L2 warm (round $1)"
     "$bin/attnprof" sweep --axes "$axes" --kernels fused --backend cuda --no-counters "${anchor_sampling[@]}" \
         --out "$out/fused-anchor-$1" 2>&1 | tail -n 1
     "$bin/attnprof" sweep --axes "$axes" --kernels fused --backend cuda --no-counters --out "$out/fused-default-$1" 2>&1 | tail -n 1
+    "$bin/attnprof" sweep --axes "$axes" --kernels fused --backend cuda --no-counters --warm --out "$out/fused-warm-$1" 2>&1 | tail -n 1
   }
   flash 1; fused 1; fused 2; flash 2
   kill "$smi_pid" 2>/dev/null
   python3 - "$out" <<'PY' | tee "$out/pair.txt"
-import json, sys
+import json, os, sys
 out = sys.argv[1]
 flash, fused = {}, {}
 for rnd in (1, 2):
-    for r in json.load(open(f"{out}/flash-{rnd}.json")):
-        flash.setdefault((r["dtype"], r["hdim"], r["causal"], r["seq"]), []).append(r)
-    for style in ("anchor", "default"):
-        for r in json.load(open(f"{out}/fused-{style}-{rnd}/results.json"))["records"]:
+    for line in open(f"{out}/flash-{rnd}.log"):
+        if line.startswith("{"):
+            r = json.loads(line)
+            for style in ("anchor", "steady", "grid"):
+                flash.setdefault((r["dtype"], r["hdim"], r["causal"], r["seq"]), {}).setdefault(style, []).append(
+                    (r[style + "_tflops"], r[style + "_sm_mhz"]))
+    for style in ("anchor", "default", "warm"):
+        path = f"{out}/fused-{style}-{rnd}/results.json"
+        for r in json.load(open(path))["records"] if os.path.exists(path) else []:
             s = r["shape"]
-            clk = (r.get("clock") or {}).get("sm_mhz_median")
             fused.setdefault((s["dtype"], s["hdim"], bool(s["causal"]), s["seq_q"]), {}).setdefault(style, []).append(
-                (r["tflops"] or 0, clk, r["status"]))
+                (r["tflops"] or 0, (r.get("clock") or {}).get("sm_mhz_median")))
 def cell(values):
     return " / ".join(f"{t:.0f}@{c:.0f}" if c else f"{t:.0f}" for t, c in values)
-print("TFLOP/s@MHz per round (1 / 2); ratios: best fused over best flash, like for like")
-print("point                 flash anchor        fused anchor        flash steady        flash grid          fused default       anchor  steady  grid")
-met = {"anchor": 0, "steady": 0, "grid": 0}
-for key in sorted(flash):
-    fl, fu = flash[key], fused.get(key, {})
-    fa = [(r["anchor_tflops"], r["anchor_sm_mhz"]) for r in fl]
-    fs = [(r["steady_tflops"], r["steady_sm_mhz"]) for r in fl]
-    fg = [(r["grid_tflops"], r["grid_sm_mhz"]) for r in fl]
-    ua = [(t, c) for t, c, _ in fu.get("anchor", [])]
-    ud = [(t, c) for t, c, _ in fu.get("default", [])]
-    bad = [st for style in fu.values() for _, _, st in style if st != "ok"]
-    ra = max(t for t, _ in ua) / max(t for t, _ in fa)
-    rs = max(t for t, _ in ud) / max(t for t, _ in fs)
-    rg = max(t for t, _ in ud) / max(t for t, _ in fg)
-    for name, r in (("anchor", ra), ("steady", rs), ("grid", rg)):
-        met[name] += r >= 1
+def best(values):
+    return max(t for t, _ in values)
+# (fused sampling, flash sampling): like for like, each side's best round.
+pairs = (("anchor", "anchor"), ("default", "steady"), ("default", "grid"), ("warm", "grid"))
+print("TFLOP/s@MHz per round (fused: median SM clock from its own stamps; flash: NVML right after timing)")
+print("ratios, best fused round over best flash round: " + ", ".join(f"fused {a}/flash {b}" for a, b in pairs))
+met = [0] * len(pairs)
+for key in sorted(fused):
+    fu, fl = fused[key], flash.get(key, {})
     name = f"{key[0]} d{key[1]} {'c' if key[2] else 'n'} s{key[3]}"
-    print(f"{name:20s}  {cell(fa):18s}  {cell(ua):18s}  {cell(fs):18s}  {cell(fg):18s}  {cell(ud):18s}  {ra:.3f}   {rs:.3f}   {rg:.3f} {' '.join(bad)}")
-print(f"points where fused >= flash: anchor sampling {met['anchor']}, steady {met['steady']}, grid inputs {met['grid']} of {len(flash)}")
+    if not fl:
+        print(f"{name:18s} flash not measured"); continue
+    ratios = [best(fu[a]) / best(fl[b]) for a, b in pairs]
+    met = [m + (r >= 1) for m, r in zip(met, ratios)]
+    cols = [f"flash {s} {cell(fl[s])}" for s in ("anchor", "steady", "grid")] + [f"fused {s} {cell(fu[s])}" for s in ("anchor", "default", "warm")]
+    print(f"{name:18s} " + " | ".join(cols) + " | " + " ".join(f"{r:.3f}" for r in ratios))
+measured = sum(1 for k in fused if k in flash)
+print("points where fused >= flash, of " + str(measured) + ": " + ", ".join(f"{a}/{b} {m}" for (a, b), m in zip(pairs, met)))
 PY
   ;;
 tests-and-sweep)
