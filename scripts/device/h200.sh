@@ -38,11 +38,22 @@ bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # come back from such a call.
 out=/tmp/attnprof-$phase
 rm -rf "$out"; mkdir -p "$out"
-pack() { tar czf "${OUT:-/tmp}/$phase.tgz" -C "$out" . ; }
+clock_log_pid=
+pack() {
+  [ -n "$clock_log_pid" ] && kill "$clock_log_pid" 2>/dev/null
+  tar czf "${OUT:-/tmp}/$phase.tgz" -C "$out" .
+}
 trap pack EXIT
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export ATTNPROF_CACHE_DIR="$out/cache"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
+# The GPU's SM clock, temperature and power every 200 ms into clocks.csv until the phase ends, to set
+# each measurement beside the GPU's state.
+start_clock_log() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,nounits \
+      -lms 200 > "$out/clocks.csv" 2>/dev/null &
+  clock_log_pid=$!
+}
 # Every GPU test binary, its whole log kept in the work folder, its verdict lines printed.
 run_gpu_tests() {
   log "GPU tests"
@@ -260,9 +271,7 @@ for key in sorted(res):
 PY
   ;;
 flash-pair)
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,nounits \
-      -lms 200 > "$out/clocks.csv" 2>/dev/null &
-  smi_pid=$!
+  start_clock_log
   hdims=${ATTNPROF_TILE_HDIMS:-128}
   axes="tokens=16384;dim=2048;dtype=bf16,fp16;hdim=$hdims;causal=0,1;seq=1024:16384:x2"
   anchor_sampling=(--warmup 5 --warmup-seconds 0 --min-samples 30 --max-samples 30 --min-seconds 0)
@@ -280,7 +289,6 @@ flash-pair)
     "$bin/attnprof" sweep --axes "$axes" --kernels fused --backend cuda --no-counters --warm --out "$out/fused-warm-$1" 2>&1 | tail -n 1
   }
   flash 1; fused 1; fused 2; flash 2
-  kill "$smi_pid" 2>/dev/null
   python3 - "$out" <<'PY' | tee "$out/pair.txt"
 import json, os, sys
 out = sys.argv[1]
@@ -325,10 +333,7 @@ tests-and-sweep)
   cuobjdump --dump-sass "$bin/attnprof" 2>/dev/null | grep -oE "\b(HMMA|HGMMA|LDSM|LDGSTS)[.A-Z0-9]*" | sort | uniq -c | tee "$out/sass-summary.txt"
   log "devices"
   "$bin/attnprof" devices --backend cuda 2>&1 | tee "$out/devices.txt"
-  # The clock, temperature and power of the whole phase, to set each measurement beside the GPU's state.
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,nounits \
-      -lms 200 > "$out/clocks.csv" 2>/dev/null &
-  smi_pid=$!
+  start_clock_log
   log "PyTorch SDPA anchors (same call, same GPU), before the sweep"
   PYTHONUNBUFFERED=1 timeout 200 python3 .devcarry/shared/sdpa_anchor.py --out "$out/sdpa_anchor.json" > "$out/sdpa_anchor.log" 2>&1
   echo "anchor exit $?"; tail -n 3 "$out/sdpa_anchor.log"
@@ -345,8 +350,6 @@ tests-and-sweep)
   log "PyTorch SDPA anchors again, after the sweep"
   PYTHONUNBUFFERED=1 timeout 200 python3 .devcarry/shared/sdpa_anchor.py --out "$out/sdpa_anchor_after.json" > "$out/sdpa_anchor_after.log" 2>&1
   echo "anchor exit $?"
-  log "done"
-  kill "$smi_pid" 2>/dev/null
   ;;
 check)
   if [ -n "${ATTNPROF_SKIP_GPU_TESTS:-}" ]; then echo "GPU tests skipped (ATTNPROF_SKIP_GPU_TESTS)"; else run_gpu_tests; fi
