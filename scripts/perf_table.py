@@ -34,6 +34,11 @@ def ratio(a, b):
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
 
+def tflops_of(r):
+    """TFLOP/s of a results record that ran ok, else None."""
+    return number(r.get("tflops")) if r and r["status"] == "ok" else None
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -77,8 +82,7 @@ def main():
         anchor = anchors.get(key, {})
 
         def tflops(k):
-            r = by_kernel.get(k)
-            return number(r.get("tflops")) if r and r["status"] == "ok" else None
+            return tflops_of(by_kernel.get(k))
 
         cells = [dtype, str(hdim), "yes" if causal else "no", str(seq)]
         cells += [fmt(tflops(k)) for k in fused]
@@ -111,9 +115,9 @@ def main():
 
     print()
     for k in fused:
-        ratios = [(key, tflops_of(points[key].get(k)) / anchors[key]["flash_tflops"])
-                  for key in sorted(points) if key[3] >= 1024 and tflops_of(points[key].get(k)) is not None
-                  and number(anchors.get(key, {}).get("flash_tflops"))]
+        measured = [(key, tflops_of(points[key].get(k)), number(anchors.get(key, {}).get("flash_tflops")))
+                    for key in sorted(points) if key[3] >= 1024]
+        ratios = [(key, t / f) for key, t, f in measured if t is not None and f]
         if not ratios:
             continue
         below = [f"{d} d{h} {'causal' if c else 'non-causal'} s{n} {r:.3f}" for (d, h, c, n), r in ratios if r < 1]
@@ -121,9 +125,6 @@ def main():
               f"(ratios {min(r for _, r in ratios):.3f}-{max(r for _, r in ratios):.3f})"
               + (f"; below: {', '.join(below)}" if below else ""))
 
-
-def tflops_of(r):
-    return number(r.get("tflops")) if r and r["status"] == "ok" else None
 
 
 if __name__ == "__main__":

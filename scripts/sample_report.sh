@@ -22,7 +22,7 @@ fi
 mkdir -p "$dest"
 cp "$src/fa-bench/results.json" "$dest/results.json"
 cp "$src/sdpa_anchor.json" "$dest/sdpa_anchor.json"
-# The anchors' second run, after the sweep (calls since 2026-11-29 19:30): ratios use PyTorch's best run.
+# The anchors' second run, after the sweep (calls since 2026-11-29 19:25): ratios use PyTorch's best run.
 anchors=("$dest/sdpa_anchor.json")
 rm -f "$dest/sdpa_anchor_after.json"
 if [ -f "$src/sdpa_anchor_after.json" ]; then
