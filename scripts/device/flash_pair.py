@@ -7,7 +7,8 @@ Every point (bf16/fp16, seq 1024-16384, causal or not; batch*seq = 16384, model 
   anchor  as sdpa_anchor.py does: inputs from torch.randn, 5 calls, then the median of 30 calls;
   steady  like attnprof's default sampling: 0.2 s of untimed calls, then the median of the calls of at
           least 0.25 s (30 or more), so that the GPU's power manager has settled on its clock;
-  grid    steady, on inputs from attnprof's value grid (k / 128, k uniform in [-221, 221]) instead of
+  grid    steady, on inputs from attnprof's value grid (k / 128, k uniform in [-221, 221]: the constants
+          of kernels/common/random.hpp) instead of
           randn: whether the input values themselves (through the power they draw) move the result.
 Each figure comes with the SM clock NVML reported right after the timed calls, when NVML is there.
 """
@@ -60,6 +61,8 @@ def steady_ms(fn, warm_s=0.2, min_s=0.25, min_calls=30):
 
 
 def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: flash_pair.py OUT.json HDIMS (e.g. 64,128)")
     out, hdims = sys.argv[1], [int(x) for x in sys.argv[2].split(",")]
     rows = []
     for dtype in (torch.bfloat16, torch.float16):
