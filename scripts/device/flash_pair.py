@@ -8,8 +8,8 @@ Every point (bf16/fp16, seq 1024-16384, causal or not; batch*seq = 16384, model 
   steady  like attnprof's default sampling: 0.2 s of untimed calls, then the median of the calls of at
           least 0.25 s (30 or more), so that the GPU's power manager has settled on its clock;
   grid    steady, on inputs from attnprof's value grid (k / 128, k uniform in [-221, 221]: the constants
-          of kernels/common/random.hpp) instead of
-          randn: whether the input values themselves (through the power they draw) move the result.
+          of kernels/common/random.hpp) instead of randn: whether the input values themselves (through
+          the power they draw) move the result.
 Each figure comes with the SM clock NVML reported right after the timed calls, when NVML is there.
 """
 import json
