@@ -28,11 +28,14 @@
 #                     state (attnprof's default sampling; flash_pair.py's steady timer), flash also on
 #                     attnprof's input grid, fused also with L2 kept warm (as flash runs); SM clock of
 #                     every figure, clocks.csv throughout
+#   ncu-compare     : `fused` and PyTorch's FlashAttention-2 under Nsight Compute (full set, per-SASS-opcode
+#                     instructions and stall samples) at bf16 hdim 128 seq 1024 and 4096, on the same inputs,
+#                     side by side (ncu_compare.py)
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|multi-gpu|fused-tiles|clock}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|fused-tiles|flash-pair|ncu-compare|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -505,6 +508,40 @@ for d, k in diffs[-6:]:
     print(f"  {100 * d:.2f}%  {k}  p50 {a[k]['latency']['p50_us']:.1f} vs {b[k]['latency']['p50_us']:.1f} us, samples {a[k]['latency']['n']}/{b[k]['latency']['n']}")
 PY
   "$bin/attnprof" compare "$out/aa-fa-bench-1/results.json" "$out/aa-fa-bench-2/results.json" --md "$out/aa-fa-bench-gate.md" 2>&1 | tail -n 4; echo "fa-bench A/A gate exit ${PIPESTATUS[0]}"
+  ;;
+ncu-compare)
+  # Why `fused` and PyTorch's FlashAttention-2 differ at one shape: both profiled by Nsight Compute with
+  # the full section set and per-instruction source counters, on the same input values (attnprof's grid).
+  for spec in ${ATTNPROF_NCU_SHAPES:-16:1024 4:4096}; do
+    b=${spec%%:*}; n=${spec#*:}; tag="b${b}-s${n}"
+    log "Nsight Compute, bf16 hdim 128 non-causal batch $b heads 16 seq $n"
+    ncu --set full --import-source no --clock-control none --nvtx --nvtx-include "attnprof verify/" \
+        -k regex:fused_attention -c 1 -f -o "$out/fused-$tag" "$bin/attnprof" sweep --kernels fused --backend cuda \
+        --axes "batch=$b;heads=16;seq=$n;hdim=128;dtype=bf16" --no-counters --min-samples 3 --max-samples 3 \
+        --out "$out/fused-$tag-sweep" > "$out/ncu-fused-$tag.log" 2>&1
+    echo "ncu fused exit $?"
+    ncu --set full --import-source no --clock-control none -k regex:flash_fwd --launch-skip 2 -c 1 -f -o "$out/flash-$tag" \
+        python3 - "$b" "$n" > "$out/ncu-flash-$tag.log" 2>&1 <<'PY'
+import sys, torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+b, n = int(sys.argv[1]), int(sys.argv[2])
+# attnprof's input grid (kernels/common/random.hpp): k / 128, k uniform in [-221, 221].
+q, k, v = ((torch.randint(-221, 222, (b, 16, n, 128), device="cuda") / 128).to(torch.bfloat16) for _ in range(3))
+with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+    for _ in range(4):
+        F.scaled_dot_product_attention(q, k, v)
+torch.cuda.synchronize()
+PY
+    echo "ncu flash exit $?"
+    for kern in fused flash; do
+      ncu -i "$out/$kern-$tag.ncu-rep" --page details --csv > "$out/$kern-$tag-details.csv" 2>&1
+      ncu -i "$out/$kern-$tag.ncu-rep" --page source --csv --print-source sass > "$out/$kern-$tag-sass.csv" 2>&1
+    done
+    python3 scripts/device/ncu_compare.py fused "$out/fused-$tag-details.csv" "$out/fused-$tag-sass.csv" \
+        flash "$out/flash-$tag-details.csv" "$out/flash-$tag-sass.csv" > "$out/compare-$tag.txt" 2>&1
+    echo "compare exit $?"; head -c 5500 "$out/compare-$tag.txt"
+  done
   ;;
 multi-gpu)
   # No NCCL is used here; the multicast switches stay off anyway, as on every shared multi-GPU host.
