@@ -6,8 +6,8 @@
 //   warp    16 * m_tiles_per_warp rows; S = Q K^T and O += P V with mma.sync m16n8k16 (fp32 accum);
 //           A from Q (ldmatrix) or from P (the S accumulators, rounded, no shared-memory round trip);
 //           B from K (ldmatrix) and V (ldmatrix.trans).
-//   quad    the 4 lanes holding one row's scores: online softmax in fp32 with exp2, row max and row
-//           sum reduced with two shuffles.
+//   quad    the 4 lanes holding one row's scores: online softmax in fp32 with exp2 and a lazy row max
+//           (reduced with two shuffles only when it must move); the row sum reduced once, at the end.
 // Shared memory rows are padded by 16 bytes (hdim + 8 elements): the 8 rows an 8x8 ldmatrix reads then
 // start in 8 different 16-byte bank groups (no conflicts), and every fragment address is one per-lane
 // base register plus a compile-time offset (an XOR swizzle cost ~20 more live address registers and
@@ -59,9 +59,6 @@ struct FusedTraits {
   static constexpr int kKSteps = kHeadDim / 16;       // k-steps of S = Q K^T
   static constexpr int kNTilesS = kBlockN / 8;         // n8 tiles of one S block row
   static constexpr int kNTilesO = kHeadDim / 8;        // n8 tiles of one O row
-  // Skip the O rescale when no row max of the warp grew. At hdim 128 (128 multiplies per lane per
-  // tile) this gained 4-11% on the H200; at hdim 64 the warp vote cost more than it saved (3-5%).
-  static constexpr bool kSkipUnchangedRescale = kHeadDim >= 128;
   static_assert(kBlockM == kMmaRows * kWarps * kMTiles, "block_m = 16 * warps * m_tiles_per_warp");
   static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
   static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
@@ -73,6 +70,17 @@ template <typename Traits, int kRows, typename T>
 __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, int rows_valid) {
   constexpr int kChunks = kRows * Traits::kChunksPerRow;
   static_assert(kChunks % Traits::kThreads == 0, "every thread copies the same number of chunks");
+  if (rows_valid >= kRows) {  // a whole tile (every tile but a tail): no per-row test
+#pragma unroll
+    for (int i = 0; i < kChunks / Traits::kThreads; ++i) {
+      const int chunk_id = i * Traits::kThreads + static_cast<int>(threadIdx.x);
+      const int row = chunk_id / Traits::kChunksPerRow;
+      const int chunk = chunk_id % Traits::kChunksPerRow;
+      cp_async_16(smem + row * Traits::kSmemRowBytes + chunk * 16,
+                  global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8, 16);
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kChunks / Traits::kThreads; ++i) {
     const int chunk_id = i * Traits::kThreads + static_cast<int>(threadIdx.x);
@@ -176,8 +184,20 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
 
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
     const uint32_t buffer = (n_block & 1) * kKvTileBytes;
-    cp_async_wait<1>();
+    // Tile n_block is the oldest copy group in flight (at tile 0, tile 1 is loading behind it).
+    if (n_block == 0) cp_async_wait<1>(); else cp_async_wait<0>();
+    // One barrier per key tile: tile n_block is visible to every warp, and every warp is done with tile
+    // n_block - 1, whose buffer now takes tile n_block + 1 (loading while this tile is computed).
+    // (Refilling after S = Q K^T instead, or with a second barrier at the end of the tile, was slower.)
     __syncthreads();
+    if (n_block >= 1 && n_block + 1 < n_blocks) {
+      const int next0 = (n_block + 1) * kBlockN;
+      load_tile_async<Tr, kBlockN>(s_k + (kKvTileBytes - buffer), k + static_cast<int64_t>(next0) * kHeadDim,
+                                   p.seq_k - next0);
+      load_tile_async<Tr, kBlockN>(s_v + (kKvTileBytes - buffer), v + static_cast<int64_t>(next0) * kHeadDim,
+                                   p.seq_k - next0);
+      cp_async_commit();
+    }
 
     // S = Q K^T for this warp's rows and the kBlockN keys of this tile.
     float acc_s[kMTiles][Tr::kNTilesS][4];  // (warp rows, kBlockN)
@@ -230,29 +250,55 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
         }
     }
 
-    // Online softmax: new row max, P = exp2(scale_log2 * (s - max)), and the factor by which what was
-    // accumulated under the old max shrinks. The max stops growing after the first few tiles of a row,
-    // so with kSkipUnchangedRescale the O rescale is skipped when no row of the warp moved.
-    float rescale[kMTiles][2];
-    bool max_grew = false;
+    // Online softmax with a lazy max: P = exp2(scale_log2 * (s - max)) against a running row max that
+    // moves only when a score of the warp's rows would make some P exceed 2^kLazyMaxLog2. Any max that
+    // a row's four lanes share gives the same O and LSE, and P <= 2^8 is far inside fp16's range. Once
+    // the maxima have settled (after a row's first few key tiles), a tile needs neither the quad
+    // shuffles of the max nor the O rescale: one warp vote instead.
+    bool exceeds = false;
+    float lane_max[kMTiles][2];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        float tile_max = row_max[mt][half];
+        float m = -INFINITY;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-          tile_max = fmaxf(tile_max, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+          m = fmaxf(m, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
+        lane_max[mt][half] = m;
+        // -inf row max (no key seen yet) against a finite score: +inf, exceeds; -inf against -inf: NaN, not.
+        exceeds |= (m - row_max[mt][half]) * p.scale_log2 > kLazyMaxLog2;
+      }
+    float rescale[kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) rescale[mt][half] = 1.f;
+    if (__any_sync(0xffffffffu, exceeds)) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          float m = fmaxf(row_max[mt][half], lane_max[mt][half]);
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+          // exp2(-inf) = 0 when the row saw no key before this tile; 1 when the max did not move.
+          if (m != row_max[mt][half]) rescale[mt][half] = fast_exp2((row_max[mt][half] - m) * p.scale_log2);
+          row_max[mt][half] = m;
+        }
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesO; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[mt][e / 2];
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
         // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
-        const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * p.scale_log2;
-        const bool grew = tile_max != row_max[mt][half];
-        max_grew |= grew;
-        rescale[mt][half] = !Tr::kSkipUnchangedRescale || grew
-                                ? fast_exp2(row_max[mt][half] * p.scale_log2 - max_scaled)
-                                : 1.f;
-        row_max[mt][half] = tile_max;
+        const float max_scaled = row_max[mt][half] == -INFINITY ? 0.f : row_max[mt][half] * p.scale_log2;
         float tile_sum = 0.f;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
@@ -263,24 +309,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
             tile_sum += s;
           }
         row_sum[mt][half] = row_sum[mt][half] * rescale[mt][half] + tile_sum;
-        if constexpr (!Tr::kSkipUnchangedRescale) {
-#pragma unroll
-          for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
-            acc_o[mt][nt][half * 2] *= rescale[mt][half];
-            acc_o[mt][nt][half * 2 + 1] *= rescale[mt][half];
-          }
-        }
       }
-    if constexpr (Tr::kSkipUnchangedRescale) {
-      if (__any_sync(0xffffffffu, max_grew)) {
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < Tr::kNTilesO; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[mt][e / 2];
-      }
-    }
 
     // O += P V. Two adjacent n8 tiles of the S accumulators are exactly one k16 A fragment of P.
 #pragma unroll
@@ -305,16 +334,6 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       }
     }
 
-    // Every warp is done with this buffer: refill it with the tile after next.
-    __syncthreads();
-    if (n_block + 2 < n_blocks) {
-      const int next0 = (n_block + 2) * kBlockN;
-      load_tile_async<Tr, kBlockN>(s_k + buffer, k + static_cast<int64_t>(next0) * kHeadDim,
-                                   p.seq_k - next0);
-      load_tile_async<Tr, kBlockN>(s_v + buffer, v + static_cast<int64_t>(next0) * kHeadDim,
-                                   p.seq_k - next0);
-    }
-    cp_async_commit();
   }
   cp_async_wait<0>();
 

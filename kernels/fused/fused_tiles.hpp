@@ -33,6 +33,10 @@ constexpr int kSmemPadElems = 8;  // 16 bytes of padding per shared-memory row (
 
 constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
 
+// The online softmax's lazy max (fused_kernel.cuh): a row's running max moves only when a new score
+// exceeds it by more than this many log2 units after scaling, so P = exp2(scaled s - max) <= 2^8.
+constexpr float kLazyMaxLog2 = 8.f;
+
 constexpr TileConfig tile_config(int hdim, TileVariant variant) {
   switch (variant) {
     case TileVariant::fast:
@@ -40,7 +44,7 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // halving shared-memory traffic per FLOP against 16 rows per warp. Q stays in registers only
       // when it is small enough (hdim 64: 32 registers) to leave room for the O accumulators. At
       // hdim 128 the O accumulators take 128 registers, and 64-key tiles spilled (and ran 1-3% slower
-      // on the H200 than 32-key tiles, which fit in 253 registers).
+      // on the H200 than 32-key tiles, which fit in 249 registers).
       return {128, hdim <= 64 ? 64 : 32, 4, 2, hdim <= 64, 2};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
