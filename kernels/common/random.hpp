@@ -24,10 +24,14 @@ ATTNPROF_HD uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-ATTNPROF_HD float input_value(uint64_t seed, int tensor, uint64_t index) {
+// q_scale_log2 (0 to 8) multiplies Q's values by 2^q_scale_log2, which stays exact in every dtype: the
+// scores spread that much wider, so a row's max keeps growing from key tile to key tile instead of
+// settling in the first one (the GPU tests' check of the fused kernels' online-softmax rescaling).
+ATTNPROF_HD float input_value(uint64_t seed, int tensor, uint64_t index, int q_scale_log2 = 0) {
   const uint64_t h = splitmix64(seed ^ splitmix64(index * 4 + static_cast<uint64_t>(tensor)));
   const int k = static_cast<int>((h >> 32) % (2 * kInputHalfRange + 1)) - kInputHalfRange;
-  return static_cast<float>(k) * kInputStep;
+  const float value = static_cast<float>(k) * kInputStep;
+  return tensor == 0 ? value * static_cast<float>(1 << q_scale_log2) : value;
 }
 
 }  // namespace attnprof::kernels

@@ -44,10 +44,10 @@ __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 template <typename T>
-__global__ void fill_kernel(T* out, int64_t elems, uint64_t seed, int tensor) {
+__global__ void fill_kernel(T* out, int64_t elems, uint64_t seed, int tensor, int q_scale_log2) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems;
        i += int64_t{gridDim.x} * blockDim.x)
-    out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(i)));
+    out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(i), q_scale_log2));
 }
 
 // O: NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
@@ -97,8 +97,10 @@ void dispatch_dtype(core::DType dtype, Fn&& fn) {
 
 }  // namespace
 
-CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes)
-    : shape_(shape), workspace_bytes_(workspace_bytes) {
+CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q_scale_log2)
+    : shape_(shape), workspace_bytes_(workspace_bytes), q_scale_log2_(q_scale_log2) {
+  if (q_scale_log2 < 0 || q_scale_log2 > kMaxQScaleLog2)
+    throw std::invalid_argument("CudaProblem: q_scale_log2 must be in [0, 8]");
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
   try {
     q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
@@ -124,9 +126,9 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
   dispatch_dtype(shape_.dtype, [&](auto tag) {
     using T = decltype(tag);
     const int64_t q_elems = shape_.q_elems(), kv_elems = shape_.kv_elems();
-    fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, seed, 0);
-    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, seed, 1);
-    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, seed, 2);
+    fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, seed, 0, q_scale_log2_);
+    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, seed, 1, 0);
+    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, seed, 2, 0);
   });
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
 }
@@ -205,7 +207,7 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
                   static_cast<void*>(o_rows_dev), static_cast<void*>(lse_rows_dev)})
     if (p) cudaFree(p);
 
-  return verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad));
+  return verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad), q_scale_log2_);
 }
 
 }  // namespace attnprof::kernels

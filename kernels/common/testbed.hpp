@@ -22,9 +22,13 @@ struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+inline constexpr int kMaxQScaleLog2 = 8;
+
 class CudaProblem {
  public:
-  CudaProblem(const core::Shape&, size_t workspace_bytes);  // throws DeviceOutOfMemory, CudaError
+  // q_scale_log2: Q's values times 2^q_scale_log2 (kernels/common/random.hpp), in [0, kMaxQScaleLog2];
+  // fill_inputs and verify both use it. Throws DeviceOutOfMemory, CudaError.
+  CudaProblem(const core::Shape&, size_t workspace_bytes, int q_scale_log2 = 0);
   ~CudaProblem();
   CudaProblem(const CudaProblem&) = delete;
   CudaProblem& operator=(const CudaProblem&) = delete;
@@ -42,6 +46,7 @@ class CudaProblem {
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *workspace_ = nullptr;
   float* lse_ = nullptr;
   size_t workspace_bytes_ = 0, allocated_bytes_ = 0;
+  int q_scale_log2_ = 0;
 };
 
 }  // namespace attnprof::kernels

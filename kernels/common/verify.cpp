@@ -80,10 +80,10 @@ void check_row(const core::Shape& s, int64_t row) {
     throw std::out_of_range("verify: row " + std::to_string(row) + " outside " + s.label());
 }
 
-std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row) {
+std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row, int q_scale_log2 = 0) {
   std::vector<float> q(static_cast<size_t>(s.hdim));
   const uint64_t base = static_cast<uint64_t>(row * s.hdim);  // Q is [b, h, i, d]: row-major rows
-  for (int64_t d = 0; d < s.hdim; ++d) q[d] = input_value(seed, kTensorQ, base + d);
+  for (int64_t d = 0; d < s.hdim; ++d) q[d] = input_value(seed, kTensorQ, base + d, q_scale_log2);
   return q;
 }
 
@@ -269,7 +269,7 @@ float round_to(core::DType t, float x) {
 
 core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::vector<int64_t>& rows,
                                const std::vector<float>& o_rows, const std::vector<float>& lse_rows,
-                               int64_t unwritten) {
+                               int64_t unwritten, int q_scale_log2) {
   const auto n_rows = static_cast<int64_t>(rows.size());
   if (static_cast<int64_t>(o_rows.size()) != n_rows * s.hdim ||
       static_cast<int64_t>(lse_rows.size()) != n_rows)
@@ -306,7 +306,7 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
         const int64_t p = positions[g];
         const int64_t row = rows[p];
         const int64_t row_keys = visible_keys(s, coord_of(s, row).i);
-        const auto q = q_row(s, seed, row);
+        const auto q = q_row(s, seed, row, q_scale_log2);
         const ReferenceRow ref = reference_from(s, q.data(), k.data(), vv.data(), row_keys);
         const auto naive = naive_from(s, q.data(), k.data(), vv.data(), row_keys);
         RowResult& out = results[p];

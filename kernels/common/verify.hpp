@@ -31,8 +31,9 @@ float round_to(core::DType, float);
 
 // o_rows: rows.size() * hdim values as the kernel wrote them (converted to float); lse_rows likewise.
 // unwritten: poisoned or non-finite elements counted over the WHOLE of O and LSE by the caller.
+// q_scale_log2: the inputs' Q scale (kernels/common/random.hpp), 0 unless a test widened the scores.
 core::Verification verify_rows(const core::Shape&, uint64_t seed, const std::vector<int64_t>& rows,
                                const std::vector<float>& o_rows, const std::vector<float>& lse_rows,
-                               int64_t unwritten);
+                               int64_t unwritten, int q_scale_log2 = 0);
 
 }  // namespace attnprof::kernels

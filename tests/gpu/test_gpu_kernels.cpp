@@ -61,8 +61,8 @@ std::vector<Shape> shapes_for(int64_t hdim, bool causal, DType dtype) {
   };
 }
 
-Verification run_case(const kernels::Kernel& kernel, const Shape& s, uint64_t seed) {
-  kernels::CudaProblem problem(s, kernel.workspace_bytes(s));
+Verification run_case(const kernels::Kernel& kernel, const Shape& s, uint64_t seed, int q_scale_log2) {
+  kernels::CudaProblem problem(s, kernel.workspace_bytes(s), q_scale_log2);
   problem.fill_inputs(seed, nullptr);
   problem.poison_outputs(nullptr);
   kernel.launch(problem.args(nullptr));
@@ -79,7 +79,9 @@ std::vector<Shape> many_tile_shapes(int64_t hdim, bool causal, DType dtype) {
   };
 }
 
-void check_all_shapes(const char* kernel_name, bool many_tiles = false) {
+// q_scale_log2 > 0 widens the scores (Q times 2^q_scale_log2): rows' maxima then keep growing from key
+// tile to key tile, past the fused kernels' lazy-max threshold, so their rescaling runs.
+void check_all_shapes(const char* kernel_name, bool many_tiles = false, int q_scale_log2 = 0) {
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
   REQUIRE(kernel != nullptr);
   int cases = 0, failures = 0;
@@ -94,15 +96,15 @@ void check_all_shapes(const char* kernel_name, bool many_tiles = false) {
         for (const Shape& s : shapes) {
           REQUIRE(kernel->unsupported_reason(s).empty());
           const uint64_t seed = g_seed + static_cast<uint64_t>(cases);
-          const Verification v = run_case(*kernel, s, seed);
+          const Verification v = run_case(*kernel, s, seed, q_scale_log2);
           ++cases;
           failures += v.passed ? 0 : 1;
-          std::printf("%-9s %-40s seed %llu  O max err %.3g (tol %.3g, naive %.3g)  LSE max err %.3g  "
+          std::printf("%-9s q x%-3d %-40s seed %llu  O max err %.3g (tol %.3g, naive %.3g)  LSE max err %.3g  "
                       "unwritten %lld  %s\n",
-                      kernel_name, s.label().c_str(), static_cast<unsigned long long>(seed),
+                      kernel_name, 1 << q_scale_log2, s.label().c_str(), static_cast<unsigned long long>(seed),
                       v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err, v.lse_max_abs_err,
                       static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
-          INFO(kernel_name << " " << s.label() << " seed " << seed);
+          INFO(kernel_name << " " << s.label() << " seed " << seed << " q scale 2^" << q_scale_log2);
           CHECK(v.checked);
           CHECK(v.rows_checked > 0);
           CHECK(v.unwritten == 0);
@@ -135,6 +137,18 @@ TEST_CASE("reference kernel matches float64 on ragged, GQA and causal shapes") {
 TEST_CASE("fused kernel (default tiles) matches float64 on ragged, GQA and causal shapes") {
   ScopedEnv env("ATTNPROF_FUSED_CONFIG", "fast");
   check_all_shapes("fused");
+}
+
+// Scores 8x wider than the default inputs: a row's max moves by more than the lazy threshold after its
+// first key tiles (tests/kernels/test_verify.cpp checks that these inputs do that), so the rescale of
+// the accumulated O and row sum runs at many tiles instead of only at a row's first visible one.
+TEST_CASE("fused kernels match float64 when the row max keeps growing (Q x 8)") {
+  constexpr int kWide = 3;
+  for (const char* variant : {"fast", "small", "warps8"}) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
+    check_all_shapes("fused", false, kWide);
+  }
+  check_all_shapes("reference", false, kWide);
 }
 
 TEST_CASE("fused kernel, small tiles, matches float64") {
@@ -182,6 +196,14 @@ TEST_CASE("fused-sm90 kernel, pingpong schedule, matches float64") {
 TEST_CASE("fused-sm90 kernel, serial schedule, matches float64") {
   ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", "serial");
   check_sm90_shapes();
+}
+
+TEST_CASE("fused-sm90 matches float64 when the row max keeps growing (Q x 8)") {
+  if (!device_is_sm90()) return;  // the refusal elsewhere is checked above
+  for (const char* schedule : {"overlap", "pingpong", "serial"}) {
+    ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", schedule);
+    check_all_shapes("fused-sm90", true, 3);
+  }
 }
 
 TEST_CASE("fused-auto runs fused-sm90 on sm_90 and fused elsewhere, and matches float64") {

@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
+#include "kernels/common/random.hpp"
 #include "kernels/fused/fused_tiles.hpp"
 
 namespace fused = attnprof::kernels::fused;
@@ -89,4 +92,51 @@ TEST_CASE("causal tile skipping and masking agree with the brute-force mask") {
   const fused::TileConfig fast = fused::tile_config(64, fused::TileVariant::fast);
   CHECK(fused::key_tiles(fast, 0, 1000, 100, true) == 0);
   CHECK(fused::key_tiles(fast, 0, 100, 1000, false) == (1000 + fast.block_n - 1) / fast.block_n);
+}
+
+// The GPU tests' wide inputs (Q x 2^3, kernels/common/random.hpp) must make the fused kernel's lazy max
+// move after a row's first key tile, or their check of the rescale would pass vacuously; with the
+// default inputs it almost never moves (why the wide case exists). A host walk over the same values.
+namespace {
+
+// Key tiles after the first at which a row's lazy max moves (scores in log2 units, 128-key hdim-128 rows).
+int lazy_max_moves(uint64_t seed, long long row, int q_scale_log2) {
+  constexpr int kHdim = 128, kKeys = 4096;
+  constexpr int kBlockN = fused::tile_config(kHdim, fused::TileVariant::fast).block_n;
+  const double scale_log2 = 1.4426950408889634 / std::sqrt(double(kHdim));
+  double q[kHdim];
+  for (int d = 0; d < kHdim; ++d)
+    q[d] = attnprof::kernels::input_value(seed, 0, uint64_t(row * kHdim + d), q_scale_log2);
+  double running = -INFINITY;
+  int moves = 0;
+  for (int n0 = 0; n0 < kKeys; n0 += kBlockN) {
+    double tile_max = -INFINITY;
+    for (int j = n0; j < n0 + kBlockN; ++j) {
+      double dot = 0;
+      for (int d = 0; d < kHdim; ++d) dot += q[d] * attnprof::kernels::input_value(seed, 1, uint64_t(j * kHdim + d));
+      tile_max = std::max(tile_max, dot * scale_log2);
+    }
+    if (tile_max - running > fused::kLazyMaxLog2) {
+      moves += n0 > 0 ? 1 : 0;
+      running = tile_max;
+    }
+  }
+  return moves;
+}
+
+}  // namespace
+
+TEST_CASE("wide test inputs move the fused kernel's lazy max after the first key tile", "[fused_tiles]") {
+  int rows_moving_wide = 0, rows_moving_default = 0, moves_wide = 0;
+  constexpr int kRows = 16;
+  for (long long row = 0; row < kRows; ++row) {
+    const int wide = lazy_max_moves(7, row * 61, 3);
+    moves_wide += wide;
+    rows_moving_wide += wide > 0 ? 1 : 0;
+    rows_moving_default += lazy_max_moves(7, row * 61, 0) > 0 ? 1 : 0;
+  }
+  INFO("wide: " << rows_moving_wide << " rows, " << moves_wide << " moves; default: " << rows_moving_default);
+  CHECK(rows_moving_wide >= kRows * 3 / 4);
+  CHECK(moves_wide >= kRows);
+  CHECK(rows_moving_default <= kRows / 4);
 }
