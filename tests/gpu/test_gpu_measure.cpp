@@ -49,6 +49,26 @@ int copy_blocks() {
   return sms * 8;
 }
 
+core::DeviceInfo select_device_0() {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  return m::query_device(0);
+}
+
+// Device 0, what it is, a stream and an L2 flusher: where the GPU tests start. Declaration order is
+// construction order, so the device is selected before the stream and the flusher exist.
+struct OnDevice {
+  core::DeviceInfo info = select_device_0();
+  m::Stream stream;
+  m::L2Flusher flusher{info.l2_bytes};
+};
+
+// The process's CUPTI profiler; the test fails, with CUPTI's reason, when it cannot profile here.
+m::CounterProfiler& profiler_or_fail() {
+  m::CounterProfiler& profiler = m::CounterProfiler::instance();
+  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  return profiler;
+}
+
 // Where a batched session's time went (Counters::session of any of its points).
 void print_session(const char* what, const std::optional<core::CounterSession>& s) {
   if (!s) {
@@ -149,8 +169,8 @@ TEST_CASE("the occupancy limiter is the resource whose block limit binds", "[cpu
 // ---- GPU ------------------------------------------------------------------------------------------
 
 TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 1%", "[gpu]") {
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
-  const core::DeviceInfo info = m::query_device(0);
+  OnDevice dev;
+  auto& [info, stream, flusher] = dev;
   // 8 GiB each way where memory allows (1 GiB otherwise). L2 is flushed clean before each pass, so the
   // copy's last lines still dirty in L2 when it ends (at most the L2 size) are written back after its
   // range and not counted, by CUPTI or Nsight Compute: a large copy keeps that share under 1%.
@@ -160,10 +180,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   const double l2_share = static_cast<double>(info.l2_bytes) / kBytes;  // most that can stay dirty
   m::DeviceBuffer src(kBytes), dst(kBytes), half_dst(kBytes / 2);
   REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
-  m::Stream stream;
-  m::L2Flusher flusher(info.l2_bytes);
-  m::CounterProfiler& profiler = m::CounterProfiler::instance();
-  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  m::CounterProfiler& profiler = profiler_or_fail();
 
   // The flush inside the profiled region (its range dropped), as the backend runs it.
   const core::Counters one = profiler.collect([&] { flusher.flush(stream.get()); },
@@ -229,10 +246,8 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
 }
 
 TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM clock", "[gpu]") {
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
-  const core::DeviceInfo info = m::query_device(0);
-  m::Stream stream;
-  m::L2Flusher flusher(info.l2_bytes);
+  OnDevice dev;
+  auto& [info, stream, flusher] = dev;
   constexpr size_t kBytes = size_t{256} << 20;
   m::DeviceBuffer src(kBytes), dst(kBytes);
   m::MeasureOptions options;
@@ -287,10 +302,8 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
 TEST_CASE("timer: the SM clock is read under load, per batch of samples", "[gpu]") {
   // A call that spins a known number of cycles on every SM: its event-timed length times the clock
   // read over it must give those cycles back, whatever clock the GPU chose.
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
-  const core::DeviceInfo info = m::query_device(0);
-  m::Stream stream;
-  m::L2Flusher flusher(info.l2_bytes);
+  OnDevice dev;
+  auto& [info, stream, flusher] = dev;
   constexpr long long kCycles = 4'000'000;  // about 2 ms at 2 GHz
   m::MeasureOptions options;
   options.warmup_calls = 2;
@@ -448,17 +461,14 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
 }
 
 TEST_CASE("batched counters: copies of known size attributed to their point by the markers", "[gpu][batch]") {
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
-  const core::DeviceInfo info = m::query_device(0);
+  OnDevice dev;
+  auto& [info, stream, flusher] = dev;
   constexpr size_t kBytes = size_t{1} << 30;  // 1 GiB, as in the single-session copy test above
   m::DeviceBuffer src(kBytes), dst(kBytes);
   char* const src_bytes = static_cast<char*>(src.get());
   char* const dst_bytes = static_cast<char*>(dst.get());
   REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
-  m::Stream stream;
-  m::L2Flusher flusher(info.l2_bytes);
-  m::CounterProfiler& profiler = m::CounterProfiler::instance();
-  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  m::CounterProfiler& profiler = profiler_or_fail();
   const auto flush = [&] { flusher.flush(stream.get()); };
   const auto copy = [&](size_t offset, size_t bytes) {
     attnprof::test::launch_copy(src_bytes + offset, dst_bytes + offset, bytes, copy_blocks(), stream.get());
@@ -517,12 +527,9 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
 // dirty (Counters::dram_write_tail_bytes). The call's range, the spins and the tail account for every
 // byte the call wrote.
 TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush after it", "[gpu][tail]") {
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
-  const core::DeviceInfo info = m::query_device(0);
-  m::Stream stream;
-  m::L2Flusher flusher(info.l2_bytes);
-  m::CounterProfiler& profiler = m::CounterProfiler::instance();
-  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  OnDevice dev;
+  auto& [info, stream, flusher] = dev;
+  m::CounterProfiler& profiler = profiler_or_fail();
   const auto with_tail = [&](const char* what, double written, const std::function<void()>& call) {
     const core::Counters c = profiler.collect([&] { flusher.flush(stream.get()); },
                                               [&] {
@@ -570,15 +577,12 @@ TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush af
 // Where a session's time goes as its range capacity grows (printed for docs/PERFORMANCE.md; the same
 // three small copies in every session). Hidden: run by name or tag on the device.
 TEST_CASE("counter session cost against its range capacity", "[.][session-size]") {
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
-  const core::DeviceInfo info = m::query_device(0);
+  OnDevice dev;
+  auto& [info, stream, flusher] = dev;
   constexpr size_t kBytes = size_t{64} << 20;
   m::DeviceBuffer src(kBytes), dst(kBytes);
   REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
-  m::Stream stream;
-  m::L2Flusher flusher(info.l2_bytes);
-  m::CounterProfiler& profiler = m::CounterProfiler::instance();
-  if (profiler.init_failure()) FAIL("CUPTI unavailable: " << profiler.init_failure()->reason);
+  m::CounterProfiler& profiler = profiler_or_fail();
   const auto flush = [&] { flusher.flush(stream.get()); };
   const auto copy = [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); };
   const std::vector<m::CounterProfiler::BatchPoint> points(3, {flush, copy, true});
