@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch's FlashAttention-2 at the fa-bench points, timed three ways, for `h200.sh flash-pair`.
 
-usage: python3 flash_pair.py OUT.json HDIMS   (HDIMS: comma-separated, e.g. 64,128)
+usage: python3 flash_pair.py OUT.json HDIMS [STYLES]   (HDIMS: comma-separated, e.g. 64,128;
+                                                       STYLES: a subset of anchor,steady,grid; all by default)
 
 Every point (bf16/fp16, seq 1024-16384, causal or not; batch*seq = 16384, model dim 2048) is timed:
   anchor  as sdpa_anchor.py does: inputs from torch.randn, 5 calls, then the median of 30 calls;
@@ -61,9 +62,12 @@ def steady_ms(fn, warm_s=0.2, min_s=0.25, min_calls=30):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: flash_pair.py OUT.json HDIMS (e.g. 64,128)")
+    styles = ("anchor", "steady", "grid")
+    if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and not set(sys.argv[3].split(",")) <= set(styles)):
+        sys.exit("usage: flash_pair.py OUT.json HDIMS [STYLES] (e.g. 64,128 anchor,grid)")
     out, hdims = sys.argv[1], [int(x) for x in sys.argv[2].split(",")]
+    if len(sys.argv) == 4:
+        styles = tuple(s for s in styles if s in sys.argv[3].split(","))
     rows = []
     for dtype in (torch.bfloat16, torch.float16):
         for d in hdims:
@@ -78,6 +82,8 @@ def main():
                     with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                         for name, inputs, timer in (("anchor", randn, anchor_ms), ("steady", randn, steady_ms),
                                                     ("grid", grid, steady_ms)):
+                            if name not in styles:
+                                continue
                             q, k, v = inputs
                             ms = timer(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
                             row[name + "_tflops"] = round(flops / ms / 1e9, 1)

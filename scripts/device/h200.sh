@@ -227,36 +227,12 @@ fused-tiles)
     done
   done
   log "PyTorch FlashAttention-2 at the same shapes (median of 30 calls, as sdpa_anchor.py)"
-  PYTHONUNBUFFERED=1 timeout 120 python3 - "$out/flash.json" "$hdims" <<'PY'
-import json, sys, torch
-import torch.nn.functional as F
-from torch.nn.attention import sdpa_kernel, SDPBackend
-rows = []
-hdims = [int(x) for x in sys.argv[2].split(",")]
-for dtype in (torch.bfloat16, torch.float16):
-  for d in hdims:
-    for causal in (False, True):
-        for n in (1024, 2048, 4096, 8192, 16384):
-            b, h = 16384 // n, 2048 // d
-            q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3))
-            fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                for _ in range(5): fn()
-                torch.cuda.synchronize(); ts = []
-                for _ in range(30):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-            ms = sorted(ts)[15]
-            flops = 4 * b * h * n * n * d / (2 if causal else 1)
-            rows.append(dict(dtype=str(dtype).split(".")[-1], hdim=d, seq=n, causal=causal, flash_tflops=flops / ms / 1e9))
-json.dump(rows, open(sys.argv[1], "w"), indent=1)
-PY
+  PYTHONUNBUFFERED=1 timeout 120 python3 scripts/device/flash_pair.py "$out/flash.json" "$hdims" anchor > "$out/flash.log" 2>&1
   echo "flash exit $?"
   python3 - "$out" "${runs[@]}" <<'PY' | tee "$out/tiles.txt"
 import json, sys
 out, runs = sys.argv[1], sys.argv[2:]
-flash = {(r["dtype"].replace("bfloat16", "bf16").replace("float16", "fp16"), r["hdim"], r["seq"], r["causal"]): r["flash_tflops"]
-         for r in json.load(open(out + "/flash.json"))}
+flash = {(r["dtype"], r["hdim"], r["seq"], r["causal"]): r["anchor_tflops"] for r in json.load(open(out + "/flash.json"))}
 res = {}
 for v in runs:
     for rep in (1, 2):
