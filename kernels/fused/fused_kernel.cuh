@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/lazy_max.hpp"
 #include "kernels/fused/fused_tiles.hpp"
 #include "kernels/fused/ptx.cuh"
 
@@ -250,11 +251,10 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
         }
     }
 
-    // Online softmax with a lazy max: P = exp2(scale_log2 * (s - max)) against a running row max that
-    // moves only when a score of the warp's rows would make some P exceed 2^kLazyMaxLog2. Any max that
-    // a row's four lanes share gives the same O and LSE, and P <= 2^8 is far inside fp16's range. Once
-    // the maxima have settled (after a row's first few key tiles), a tile needs neither the quad
-    // shuffles of the max nor the O rescale: one warp vote instead.
+    // Online softmax with a lazy max (kernels/common/lazy_max.hpp): P = exp2(scale_log2 * (s - max))
+    // against a running row max that moves only when a score of the warp's rows would make some P
+    // exceed 2^kLazyMaxLog2. Once the maxima have settled (after a row's first few key tiles), a tile
+    // needs neither the quad shuffles of the max nor the O rescale: one warp vote instead.
     bool exceeds = false;
     float lane_max[kMTiles][2];
 #pragma unroll

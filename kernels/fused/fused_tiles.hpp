@@ -33,9 +33,6 @@ constexpr int kSmemPadElems = 8;  // 16 bytes of padding per shared-memory row (
 
 constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
 
-// The online softmax's lazy max (fused_kernel.cuh): a row's running max moves only when a new score
-// exceeds it by more than this many log2 units after scaling, so P = exp2(scaled s - max) <= 2^8.
-constexpr float kLazyMaxLog2 = 8.f;
 
 constexpr TileConfig tile_config(int hdim, TileVariant variant) {
   switch (variant) {

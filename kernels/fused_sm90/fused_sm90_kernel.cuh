@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/lazy_max.hpp"
 #include "kernels/fused_sm90/fused_sm90_tiles.hpp"
 #include "kernels/fused_sm90/sm90_ptx.cuh"
 
@@ -116,25 +117,41 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Par
   }
 }
 
-// Online softmax on S in place (S becomes exp2(scale_log2 * (s - max))); rescale[h] is the factor by
-// which O and the sums accumulated under the old max shrink. Returns whether a row max of this thread
-// grew (when none did, every rescale is exactly 1).
+// Online softmax on S in place (S becomes exp2(scale_log2 * (s - max))) with the lazy row max of
+// kernels/common/lazy_max.hpp: the max moves only when a score of the warp's rows would make some P
+// exceed 2^kLazyMaxLog2, and then rescale[h] is the factor by which O and the sums accumulated under the
+// old max shrink. Returns whether the warp moved any max (warp-uniform; when it did not, every rescale
+// is exactly 1 and no shuffle was needed).
 __device__ __forceinline__ bool softmax_tile(float (&s)[kBlockN / 2], RowState& st, float scale_log2,
                                              float (&rescale)[2]) {
-  bool grew = false;
+  float lane_max[2];
+  bool exceeds = false;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    float tile_max = st.max[half];
+    float m = -INFINITY;
 #pragma unroll
-    for (int nt = 0; nt < kBlockN / 8; ++nt)
-      tile_max = fmaxf(tile_max, fmaxf(s[nt * 4 + half * 2], s[nt * 4 + half * 2 + 1]));
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+    for (int nt = 0; nt < kBlockN / 8; ++nt) m = fmaxf(m, fmaxf(s[nt * 4 + half * 2], s[nt * 4 + half * 2 + 1]));
+    lane_max[half] = m;
+    // -inf row max (no key seen yet) against a finite score: +inf, exceeds; -inf against -inf: NaN, not.
+    exceeds |= (m - st.max[half]) * scale_log2 > kLazyMaxLog2;
+    rescale[half] = 1.f;
+  }
+  const bool moved = __any_sync(0xffffffffu, exceeds);
+  if (moved) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float m = fmaxf(st.max[half], lane_max[half]);
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      // exp2(-inf) = 0 when the row saw no key before this tile.
+      if (m != st.max[half]) rescale[half] = fast_exp2((st.max[half] - m) * scale_log2);
+      st.max[half] = m;
+    }
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
     // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
-    const float max_scaled = tile_max == -INFINITY ? 0.f : tile_max * scale_log2;
-    grew |= tile_max != st.max[half];
-    rescale[half] = fast_exp2(st.max[half] * scale_log2 - max_scaled);
-    st.max[half] = tile_max;
+    const float max_scaled = st.max[half] == -INFINITY ? 0.f : st.max[half] * scale_log2;
     float tile_sum = 0.f;
 #pragma unroll
     for (int nt = 0; nt < kBlockN / 8; ++nt)
@@ -146,15 +163,13 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[kBlockN / 2], RowState& 
       }
     st.sum[half] = st.sum[half] * rescale[half] + tile_sum;
   }
-  return grew;
+  return moved;
 }
 
-// O *= rescale per row. At hdim 128 the multiplies are skipped when no row max of the warp grew (the
-// max stops moving after a row's first tiles; the fused kernel measured this worth 4-11% at hdim 128
-// and a loss at hdim 64, where the vote costs about what it saves).
+// O *= rescale per row, only when softmax_tile moved a max of the warp.
 template <int kHeadDim>
-__device__ __forceinline__ void rescale_o(float (&o)[kHeadDim / 2], const float (&rescale)[2], bool grew) {
-  if (kHeadDim >= 128 && !__any_sync(0xffffffffu, grew)) return;
+__device__ __forceinline__ void rescale_o(float (&o)[kHeadDim / 2], const float (&rescale)[2], bool moved) {
+  if (!moved) return;
 #pragma unroll
   for (int i = 0; i < kHeadDim / 2; ++i) o[i] *= rescale[(i / 2) % 2];
 }
@@ -285,8 +300,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_wait<0>();
             fence_regs(s);
             mask_tile(s, p, w.m0, row0, j * kBlockN, quad_col);
-            const bool grew = softmax_tile(s, st, p.scale_log2, rescale);
-            rescale_o<kHeadDim>(o, rescale, grew);
+            const bool moved = softmax_tile(s, st, p.scale_log2, rescale);
+            rescale_o<kHeadDim>(o, rescale, moved);
             convert_p<T>(s, pf);
             mbar_wait(bar_v_full(stage), phase);
             wgmma_fence();
@@ -350,12 +365,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_wait<1>();
             fence_regs(s);
             mask_tile(s, p, w.m0, row0, j * kBlockN, quad_col);
-            const bool grew = softmax_tile(s, st, p.scale_log2, rescale);
+            const bool moved = softmax_tile(s, st, p.scale_log2, rescale);
             wgmma_wait<0>();
             fence_regs(o);
             fence_regs(pf);
             mbar_arrive(bar_empty(prev));
-            rescale_o<kHeadDim>(o, rescale, grew);
+            rescale_o<kHeadDim>(o, rescale, moved);
             convert_p<T>(s, pf);
           }
           // Every S of this tile is done: Q may be replaced by the next tile's.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/lazy_max.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/fused/fused_tiles.hpp"
 
@@ -116,7 +117,7 @@ int lazy_max_moves(uint64_t seed, long long row, int q_scale_log2) {
       for (int d = 0; d < kHdim; ++d) dot += q[d] * attnprof::kernels::input_value(seed, 1, uint64_t(j * kHdim + d));
       tile_max = std::max(tile_max, dot * scale_log2);
     }
-    if (tile_max - running > fused::kLazyMaxLog2) {
+    if (tile_max - running > attnprof::kernels::kLazyMaxLog2) {
       moves += n0 > 0 ? 1 : 0;
       running = tile_max;
     }
