@@ -21,7 +21,7 @@
 #   fused-tiles     : the fused kernel's tile variants at fa-bench seq >= 1024 (hdim 128, or
 #                     $ATTNPROF_TILE_HDIMS): their GPU tests, then sweeps of each variant (and of a baseline
 #                     binary in $ATTNPROF_BASE_BIN, if set) in alternating order, twice, beside PyTorch's
-#                     FlashAttention-2 (flash only)
+#                     FlashAttention-2 (flash only); $ATTNPROF_TILE_KERNEL sweeps another kernel (fused-sm90)
 #   flash-pair      : `fused` against PyTorch's FlashAttention-2 at fa-bench seq >= 1024 (hdim 128, or
 #                     $ATTNPROF_TILE_HDIMS) in two interleaved rounds (flash then fused, fused then flash),
 #                     each side sampled as sdpa_anchor.py does (5 calls, median of 30) and at steady
@@ -222,7 +222,7 @@ fused-tiles)
       if [ "$v" = base ]; then exe="$ATTNPROF_BASE_BIN/attnprof"; cfg=fast
       elif [[ "$v" == *@* ]]; then exe="${v#*@}/attnprof"; cfg=${v%%@*}
       else exe="$bin/attnprof"; cfg=$v; fi
-      ATTNPROF_FUSED_CONFIG=$cfg "$exe" sweep --axes "$axes" --kernels fused --backend cuda --no-counters \
+      ATTNPROF_FUSED_CONFIG=$cfg "$exe" sweep --axes "$axes" --kernels "${ATTNPROF_TILE_KERNEL:-fused}" --backend cuda --no-counters \
           --out "$out/tiles-${v//[@\/.]/_}-$rep" 2>&1 | tail -n 1
     done
   done
