@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "kernels/common/cuda_check.cuh"
@@ -100,7 +101,7 @@ void dispatch_dtype(core::DType dtype, Fn&& fn) {
 CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q_scale_log2)
     : shape_(shape), workspace_bytes_(workspace_bytes), q_scale_log2_(q_scale_log2) {
   if (q_scale_log2 < 0 || q_scale_log2 > kMaxQScaleLog2)
-    throw std::invalid_argument("CudaProblem: q_scale_log2 must be in [0, 8]");
+    throw std::invalid_argument("CudaProblem: q_scale_log2 must be in [0, " + std::to_string(kMaxQScaleLog2) + "]");
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
   try {
     q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);

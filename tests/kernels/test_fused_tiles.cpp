@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/shape.hpp"
+#include "kernels/common/launch_params.hpp"
 #include "kernels/common/lazy_max.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/fused/fused_tiles.hpp"
@@ -104,7 +106,9 @@ namespace {
 int lazy_max_moves(uint64_t seed, long long row, int q_scale_log2) {
   constexpr int kHdim = 128, kKeys = 4096;
   constexpr int kBlockN = fused::tile_config(kHdim, fused::TileVariant::fast).block_n;
-  const double scale_log2 = 1.4426950408889634 / std::sqrt(double(kHdim));
+  attnprof::core::Shape shape;
+  shape.hdim = kHdim;
+  const double scale_log2 = attnprof::core::softmax_scale(shape) * attnprof::kernels::kLog2e;
   double q[kHdim];
   for (int d = 0; d < kHdim; ++d)
     q[d] = attnprof::kernels::input_value(seed, 0, uint64_t(row * kHdim + d), q_scale_log2);
