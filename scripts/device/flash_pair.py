@@ -62,12 +62,17 @@ def steady_ms(fn, warm_s=0.2, min_s=0.25, min_calls=30):
 
 
 def main():
-    styles = ("anchor", "steady", "grid")
-    if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and not set(sys.argv[3].split(",")) <= set(styles)):
-        sys.exit("usage: flash_pair.py OUT.json HDIMS [STYLES] (e.g. 64,128 anchor,grid)")
-    out, hdims = sys.argv[1], [int(x) for x in sys.argv[2].split(",")]
-    if len(sys.argv) == 4:
-        styles = tuple(s for s in styles if s in sys.argv[3].split(","))
+    # style: (inputs, timer)
+    timings = {"anchor": ("randn", anchor_ms), "steady": ("randn", steady_ms), "grid": ("grid", steady_ms)}
+    args = sys.argv[1:]
+    usage = "usage: flash_pair.py OUT.json HDIMS [STYLES] (e.g. 64,128 anchor,grid)"
+    if len(args) not in (2, 3) or not all(x.isdigit() for x in args[1].split(",")):
+        sys.exit(usage)
+    out, hdims = args[0], [int(x) for x in args[1].split(",")]
+    wanted = args[2].split(",") if len(args) == 3 else list(timings)
+    if not set(wanted) <= set(timings):
+        sys.exit(usage)
+    styles = [s for s in timings if s in wanted]
     rows = []
     for dtype in (torch.bfloat16, torch.float16):
         for d in hdims:
@@ -77,20 +82,24 @@ def main():
                     flops = 4 * b * h * n * n * d / (2 if causal else 1)
                     row = dict(dtype={torch.bfloat16: "bf16", torch.float16: "fp16"}[dtype], hdim=d, seq=n,
                                causal=causal)
-                    randn = [torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)]
-                    grid = [(torch.randint(-221, 222, (b, h, n, d), device="cuda") / 128).to(dtype) for _ in range(3)]
+                    make = {
+                        "randn": lambda: [torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)],
+                        "grid": lambda: [(torch.randint(-221, 222, (b, h, n, d), device="cuda") / 128).to(dtype)
+                                         for _ in range(3)],
+                    }
+                    inputs = {}  # only the input sets the chosen styles time
                     with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                        for name, inputs, timer in (("anchor", randn, anchor_ms), ("steady", randn, steady_ms),
-                                                    ("grid", grid, steady_ms)):
-                            if name not in styles:
-                                continue
-                            q, k, v = inputs
+                        for name in styles:
+                            source, timer = timings[name]
+                            if source not in inputs:
+                                inputs[source] = make[source]()
+                            q, k, v = inputs[source]
                             ms = timer(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
                             row[name + "_tflops"] = round(flops / ms / 1e9, 1)
                             row[name + "_sm_mhz"] = sm_clock_mhz()
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-                    del randn, grid
+                    del inputs
                     torch.cuda.empty_cache()
     with open(out, "w") as f:
         json.dump(rows, f, indent=1)
