@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/common/lazy_max.hpp"
 #include "kernels/fused/fused_tiles.hpp"
 #include "kernels/fused/ptx.cuh"
 
@@ -168,7 +167,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   }
 
   float acc_o[kMTiles][Tr::kNTilesO][4];  // (warp rows, D) in C-fragment layout
-  float row_max[kMTiles][2];              // raw scores (unscaled) of rows quad_row and quad_row + 8
+  float row_max[kMTiles * 2];             // [2 mt + half]: raw max of rows quad_row and quad_row + 8
   float row_sum[kMTiles][2];              // this lane's partial sum of exp; quad-reduced at the end
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
@@ -178,7 +177,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.f;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      row_max[mt][half] = -INFINITY;
+      row_max[2 * mt + half] = -INFINITY;
       row_sum[mt][half] = 0.f;
     }
   }
@@ -251,12 +250,11 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
         }
     }
 
-    // Online softmax with a lazy max (kernels/common/lazy_max.hpp): P = exp2(scale_log2 * (s - max))
-    // against a running row max that moves only when a score of the warp's rows would make some P
-    // exceed 2^kLazyMaxLog2. Once the maxima have settled (after a row's first few key tiles), a tile
-    // needs neither the quad shuffles of the max nor the O rescale: one warp vote instead.
-    bool exceeds = false;
-    float lane_max[kMTiles][2];
+    // Online softmax with a lazy max (move_lazy_max, kernels/common/device_math.cuh): P = exp2(scale_log2 *
+    // (s - max)) against a running row max that moves only when a score of the warp's rows would make
+    // some P exceed 2^kLazyMaxLog2. Once the maxima have settled (after a row's first few key tiles), a
+    // tile needs neither the quad shuffles of the max nor the O rescale: one warp vote instead.
+    float lane_max[kMTiles * 2];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -265,40 +263,24 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
           m = fmaxf(m, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
-        lane_max[mt][half] = m;
-        // -inf row max (no key seen yet) against a finite score: +inf, exceeds; -inf against -inf: NaN, not.
-        exceeds |= (m - row_max[mt][half]) * p.scale_log2 > kLazyMaxLog2;
+        lane_max[2 * mt + half] = m;
       }
-    float rescale[kMTiles][2];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) rescale[mt][half] = 1.f;
-    if (__any_sync(0xffffffffu, exceeds)) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          float m = fmaxf(row_max[mt][half], lane_max[mt][half]);
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-          // exp2(-inf) = 0 when the row saw no key before this tile; 1 when the max did not move.
-          if (m != row_max[mt][half]) rescale[mt][half] = fast_exp2((row_max[mt][half] - m) * p.scale_log2);
-          row_max[mt][half] = m;
-        }
+    float rescale[kMTiles * 2];
+    if (move_lazy_max(row_max, lane_max, p.scale_log2, rescale)) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesO; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[mt][e / 2];
+          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[2 * mt + e / 2];
     }
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
-        const float max_scaled = row_max[mt][half] == -INFINITY ? 0.f : row_max[mt][half] * p.scale_log2;
+        const float max = row_max[2 * mt + half];
+        const float max_scaled = max == -INFINITY ? 0.f : max * p.scale_log2;
         float tile_sum = 0.f;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
@@ -308,7 +290,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
             s = fast_exp2(fmaf(s, p.scale_log2, -max_scaled));
             tile_sum += s;
           }
-        row_sum[mt][half] = row_sum[mt][half] * rescale[mt][half] + tile_sum;
+        row_sum[mt][half] = row_sum[mt][half] * rescale[2 * mt + half] + tile_sum;
       }
 
     // O += P V. Two adjacent n8 tiles of the S accumulators are exactly one k16 A fragment of P.
@@ -358,7 +340,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
           *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) = packed;
         }
         if (quad_col == 0)
-          lse[row] = sum > 0.f ? (row_max[mt][half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+          lse[row] = sum > 0.f ? (row_max[2 * mt + half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
       }
     }
 #endif

@@ -29,7 +29,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/common/lazy_max.hpp"
 #include "kernels/fused_sm90/fused_sm90_tiles.hpp"
 #include "kernels/fused_sm90/sm90_ptx.cuh"
 
@@ -118,36 +117,20 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Par
 }
 
 // Online softmax on S in place (S becomes exp2(scale_log2 * (s - max))) with the lazy row max of
-// kernels/common/lazy_max.hpp: the max moves only when a score of the warp's rows would make some P
-// exceed 2^kLazyMaxLog2, and then rescale[h] is the factor by which O and the sums accumulated under the
-// old max shrink. Returns whether the warp moved any max (warp-uniform; when it did not, every rescale
-// is exactly 1 and no shuffle was needed).
+// move_lazy_max (kernels/common/device_math.cuh): rescale[h] is the factor by which O and the sums
+// accumulated under the old max shrink. Returns whether the warp moved any max (warp-uniform; when it
+// did not, every rescale is exactly 1).
 __device__ __forceinline__ bool softmax_tile(float (&s)[kBlockN / 2], RowState& st, float scale_log2,
                                              float (&rescale)[2]) {
   float lane_max[2];
-  bool exceeds = false;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float m = -INFINITY;
 #pragma unroll
     for (int nt = 0; nt < kBlockN / 8; ++nt) m = fmaxf(m, fmaxf(s[nt * 4 + half * 2], s[nt * 4 + half * 2 + 1]));
     lane_max[half] = m;
-    // -inf row max (no key seen yet) against a finite score: +inf, exceeds; -inf against -inf: NaN, not.
-    exceeds |= (m - st.max[half]) * scale_log2 > kLazyMaxLog2;
-    rescale[half] = 1.f;
   }
-  const bool moved = __any_sync(0xffffffffu, exceeds);
-  if (moved) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float m = fmaxf(st.max[half], lane_max[half]);
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-      // exp2(-inf) = 0 when the row saw no key before this tile.
-      if (m != st.max[half]) rescale[half] = fast_exp2((st.max[half] - m) * scale_log2);
-      st.max[half] = m;
-    }
-  }
+  const bool moved = move_lazy_max(st.max, lane_max, scale_log2, rescale);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
