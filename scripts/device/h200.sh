@@ -31,11 +31,13 @@
 #   ncu-compare     : `fused` and PyTorch's FlashAttention-2 under Nsight Compute (full set, per-SASS-opcode
 #                     instructions and stall samples) at bf16 hdim 128 seq 1024 and 4096, on the same inputs,
 #                     side by side (ncu_compare.py)
+#   ncu-writes      : one fused call's DRAM bytes under Nsight Compute's kernel and application replay, with
+#                     its cache control on and off, beside attnprof's counters of the same call
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|fused-tiles|flash-pair|ncu-compare|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|fused-tiles|flash-pair|ncu-compare|ncu-writes|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -143,6 +145,40 @@ print(f"  ncu {sys.argv[2]} writes [MB] in launch order:", " ".join(line))
 PY
   done
   ;;
+ncu-writes)
+  # Does Nsight Compute's extra in-range DRAM write (4-6% above attnprof at fa-bench shapes) come from its
+  # kernel replay? The same single call (the "attnprof verify" range, fixed seed) under each replay mode
+  # and cache control, beside attnprof's own counters of that call.
+  s="batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/attnprof" \
+      --min-samples 5 --max-samples 5 2>&1 | tail -n 1
+  python3 -c "
+import json
+r = json.load(open('$out/attnprof/results.json'))['records'][0]
+c = r['counters']
+print('  attnprof', {k: c['total'][k] for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
+      'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'])"
+  for mode in kernel:all kernel:none application:all application:none; do
+    rm_=${mode%%:*}; cc=${mode#*:}
+    t0=$(date +%s.%N)
+    ncu --clock-control none --replay-mode "$rm_" --cache-control "$cc" --nvtx --nvtx-include "attnprof verify/" \
+        -k regex:fused_attention --metrics "$metrics" --csv \
+        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/ncu-$rm_-$cc" --no-counters \
+        --min-samples 3 --max-samples 3 > "$out/ncu-$rm_-$cc.csv" 2>"$out/ncu-$rm_-$cc.err"
+    echo "ncu --replay-mode $rm_ --cache-control $cc: exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
+    grep -E "dram__bytes|gpu__time" "$out/ncu-$rm_-$cc.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
+  done
+  # The agreement phase's metric set (several passes: tensor operations too) under application replay.
+  agree=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
+  ncu --clock-control none --replay-mode application --cache-control all --nvtx --nvtx-include "attnprof verify/" \
+      -k regex:fused_attention --metrics "$agree" --csv \
+      "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/ncu-app-agree" --no-counters \
+      --min-samples 3 --max-samples 3 > "$out/ncu-app-agree.csv" 2>"$out/ncu-app-agree.err"
+  echo "ncu application replay, the agreement set: exit $?"
+  grep -E "dram__bytes|gpu__time|tensor" "$out/ncu-app-agree.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
+  tail -n 3 "$out"/ncu-*.err
+  ;;
 clock)
   log "timer GPU tests"
   timeout 120 "$bin/test_gpu_measure" "timer*" > "$out/test_gpu_measure.log" 2>&1
@@ -208,9 +244,10 @@ PY
   aa timed ${ATTNPROF_AA_SAMPLING:-}
   ;;
 fused-tiles)
-  log "GPU tests of the fused kernel's variants"
-  timeout 300 "$bin/test_gpu_kernels" "fused kernel*" > "$out/test_gpu_kernels.log" 2>&1
-  echo "exit $? test_gpu_kernels fused kernel*"; tail -n 3 "$out/test_gpu_kernels.log"
+  kernels=${ATTNPROF_TILE_KERNEL:-fused}
+  log "GPU tests of the kernels"
+  timeout 300 "$bin/test_gpu_kernels" > "$out/test_gpu_kernels.log" 2>&1
+  echo "exit $? test_gpu_kernels"; grep -E "cases, " "$out/test_gpu_kernels.log"; tail -n 3 "$out/test_gpu_kernels.log"
   hdims=${ATTNPROF_TILE_HDIMS:-128}
   axes="tokens=16384;dim=2048;dtype=bf16,fp16;hdim=$hdims;causal=0,1;seq=1024:16384:x2"
   runs=(${ATTNPROF_TILE_VARIANTS:-fast})
@@ -222,13 +259,17 @@ fused-tiles)
       if [ "$v" = base ]; then exe="$ATTNPROF_BASE_BIN/attnprof"; cfg=fast
       elif [[ "$v" == *@* ]]; then exe="${v#*@}/attnprof"; cfg=${v%%@*}
       else exe="$bin/attnprof"; cfg=$v; fi
-      ATTNPROF_FUSED_CONFIG=$cfg "$exe" sweep --axes "$axes" --kernels "${ATTNPROF_TILE_KERNEL:-fused}" --backend cuda --no-counters \
+      ATTNPROF_FUSED_CONFIG=$cfg "$exe" sweep --axes "$axes" --kernels "$kernels" --backend cuda --no-counters \
           --out "$out/tiles-${v//[@\/.]/_}-$rep" 2>&1 | tail -n 1
     done
   done
-  log "PyTorch FlashAttention-2 at the same shapes (median of 30 calls, as sdpa_anchor.py)"
-  PYTHONUNBUFFERED=1 timeout 120 python3 scripts/device/flash_pair.py "$out/flash.json" "$hdims" anchor > "$out/flash.log" 2>&1
-  echo "flash exit $?"
+  if [ "${ATTNPROF_TILE_FLASH:-1}" = 1 ]; then
+    log "PyTorch FlashAttention-2 at the same shapes (median of 30 calls, as sdpa_anchor.py)"
+    PYTHONUNBUFFERED=1 timeout 120 python3 scripts/device/flash_pair.py "$out/flash.json" "$hdims" anchor > "$out/flash.log" 2>&1
+    echo "flash exit $?"
+  else
+    echo "[]" > "$out/flash.json"
+  fi
   python3 - "$out" "${runs[@]}" <<'PY' | tee "$out/tiles.txt"
 import json, sys
 out, runs = sys.argv[1], sys.argv[2:]
@@ -238,15 +279,24 @@ for v in runs:
     for rep in (1, 2):
         for r in json.load(open(f"{out}/tiles-{v.replace('@', '_').replace('/', '_').replace('.', '_')}-{rep}/results.json"))["records"]:
             s = r["shape"]
-            key = (s["dtype"], s["hdim"], s["seq_q"], s["causal"])
+            key = (r["kernel"], s["dtype"], s["hdim"], s["seq_q"], s["causal"])
             res.setdefault(key, {}).setdefault(v, []).append((r["tflops"] or 0, r["status"]))
-print("dtype hdim causal seq  flash  " + "  ".join(f"{v:>13s}" for v in runs) + "   ratio to flash (best of 2 rounds)")
+print("kernel dtype hdim causal seq  flash  " + "  ".join(f"{v:>13s}" for v in runs) + "   ratio to flash (best of 2 rounds)")
 for key in sorted(res):
-    f = flash.get(key, float("nan"))
+    f = flash.get(key[1:], float("nan"))
     cells = "  ".join("/".join(f"{t:.0f}" for t, _ in res[key].get(v, [])).rjust(13) for v in runs)
     ratios = "  ".join(f"{max(t for t, _ in res[key].get(v, [(0, '')])) / f:.3f}" for v in runs)
     bad = [st for v in runs for _, st in res[key].get(v, []) if st != "ok"]
-    print(f"{key[0]} {key[1]:3d} {int(key[3])} {key[2]:5d} {f:6.1f}  {cells}   {ratios} {' '.join(bad)}")
+    print(f"{key[0]} {key[1]} {key[2]:3d} {int(key[4])} {key[3]:5d} {f:6.1f}  {cells}   {ratios} {' '.join(bad)}")
+if len(runs) > 1:
+    # Each later run against the first, per kernel: the median and range of the per-point ratios of the
+    # best-of-2 TFLOP/s (an A/B of two builds or variants).
+    for v in runs[1:]:
+        for kern in sorted({k[0] for k in res}):
+            rs = sorted(max(t for t, _ in res[k][v]) / max(t for t, _ in res[k][runs[0]])
+                        for k in res if k[0] == kern and v in res[k] and runs[0] in res[k])
+            if rs:
+                print(f"{v} / {runs[0]} {kern}: median {rs[len(rs) // 2]:.4f} range {rs[0]:.4f}-{rs[-1]:.4f} over {len(rs)} points")
 PY
   ;;
 flash-pair)
