@@ -20,6 +20,18 @@ struct Interval {
 // Percentile bootstrap CI of the median: `resamples` resamples, seeded, so results are reproducible.
 Interval bootstrap_median_ci(std::span<const double>, double confidence = 0.95, int resamples = 2000,
                              uint64_t seed = 0x5eed);
+// 95% CI of the median from batch medians, for samples in the order they were taken: the samples are
+// cut into `batches` contiguous batches (2..31) and the interval is the overall median +- t(batches - 1)
+// x (standard deviation of the batch medians) / sqrt(batches). Unlike the bootstrap, which treats the
+// samples as independent, it widens when neighbouring samples move together (a GPU clock held on one
+// step for tens of milliseconds). [NaN, NaN] with fewer samples than batches.
+Interval batch_median_ci(std::span<const double> samples_in_order, int batches = 10);
+
+// The median's 95% CI that sampling stops on and the results report: the wider of the two above, the
+// batch interval once there are at least kMinSamplesPerBatch samples per batch (default batches).
+inline constexpr int kCiBatches = 10;
+inline constexpr int kMinSamplesPerBatch = 3;
+Interval median_ci(std::span<const double> samples_in_order);
 
 LatencySummary summarize(std::span<const double> samples_us);
 

@@ -24,11 +24,12 @@ struct MeasureOptions {
   int warmup_calls = 3;
   double warmup_seconds = 0.2;       // and untimed calls until this long has passed
   int min_samples = 10;
-  // High enough that min_seconds_per_point binds for short calls too: at 200, calls under about 1 ms
-  // stopped at the cap after 40-110 ms of samples, a few of the clock's steps (the fa-bench A/A misses
-  // of 17:51 and 18:20 were mostly such fused-sm90 points; with 1000, 96.5% within 1% in one try).
-  int max_samples = 1000;
-  double target_rel_ci = 0.005;      // stop once the median's 95% CI half-width / median is below
+  // High enough that the times bind, not the count, for short calls too: at 200, calls under about
+  // 1 ms stopped after 40-110 ms of samples, a few of the clock's steps; at 1000, a 0.17 ms call whose
+  // batch medians still spread (core::median_ci) stopped after 0.17 s. 20000 calls of the shortest
+  // fa-bench call (about 0.1 ms with its flush) outlast the 2 s budget.
+  int max_samples = 20000;
+  double target_rel_ci = 0.005;      // stop once the 95% CI (core::median_ci) half-width / median is below
   double min_seconds_per_point = 0.25;  // sample at least this long, even once converged
   double max_seconds_per_point = 2;  // sampling time budget per point
   bool cold_l2 = true;               // flush L2 before every sample (default); false = warm

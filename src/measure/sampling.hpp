@@ -20,9 +20,9 @@ struct SampleSet {
 };
 
 // Calls fn() untimed options.warmup_calls times and until options.warmup_seconds have passed, then
-// samples until at least min_samples were taken over at least min_seconds_per_point and the bootstrap
-// 95% CI half-width of the median is below target_rel_ci of the median, or max_samples /
-// max_seconds_per_point is reached.
+// samples until at least min_samples were taken over at least min_seconds_per_point and the median's
+// 95% CI half-width (core::median_ci: the bootstrap's, or the batch medians' where wider) is below
+// target_rel_ci of the median, or max_samples / max_seconds_per_point is reached.
 SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options);
 
 }  // namespace attnprof::measure

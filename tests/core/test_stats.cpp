@@ -68,6 +68,77 @@ TEST_CASE("bootstrap CI of the median: contains it, reproducible, order-independ
   CHECK_THROWS(bootstrap_median_ci(x, 0.95, 0));
 }
 
+namespace {
+
+// n samples around 100 with a small, deterministic, independent-looking jitter, plus `step` on the
+// samples whose index i has (i / run) % period == period - 1: runs of `run` samples held on a level,
+// as a GPU clock held on one step for a while makes them.
+std::vector<double> held_levels(int n, int run, int period, double step) {
+  std::vector<double> x;
+  for (int i = 0; i < n; ++i)
+    x.push_back(100 + 0.05 * std::sin(i * 2.39996) + ((i / run) % period == period - 1 ? step : 0));
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("batch-median CI: wide where neighbouring samples move together, like the bootstrap where not") {
+  // 7 runs of 30 at 100, then 3 of 30 at 103 (one cycle of 300 samples, 10 batches of 30): the median
+  // sits in the level at 100, so the bootstrap, which sees only the values, is sure of it to 0.1%; the
+  // batches see the level move.
+  std::vector<double> x;
+  for (int i = 0; i < 300; ++i) x.push_back(100 + 0.05 * std::sin(i * 2.39996) + (i >= 210 ? 3 : 0));
+  const Interval boot = bootstrap_median_ci(x);
+  const Interval batch = batch_median_ci(x);
+  CHECK(boot.high - boot.low < 0.2);
+  CHECK(batch.high - batch.low > 2.0);
+  CHECK(batch.low <= median(x));
+  CHECK(median(x) <= batch.high);
+  // median_ci takes the wider.
+  const Interval both = median_ci(x);
+  CHECK(both.low == batch.low);
+  CHECK(both.high == batch.high);
+
+  // Order matters to the batches, not to the bootstrap: the same values, interleaved so that every batch
+  // holds 7 parts of 100 to 3 of 103, give batches that agree.
+  std::vector<double> mixed;
+  for (int i = 0; i < 30; ++i)
+    for (int b = 0; b < 10; ++b) mixed.push_back(x[static_cast<size_t>(b * 30 + i)]);
+  const Interval batch_mixed = batch_median_ci(mixed);
+  CHECK(batch_mixed.high - batch_mixed.low < 0.2);
+  const Interval boot_mixed = bootstrap_median_ci(mixed);
+  CHECK(boot_mixed.low == boot.low);
+  CHECK(boot_mixed.high == boot.high);
+
+  // Independent noise: the two intervals are of the same size.
+  std::vector<double> noise;
+  uint64_t state = 42;
+  for (int i = 0; i < 1000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    noise.push_back(100 + static_cast<double>(state >> 11) / 9007199254740992.0);  // uniform [100, 101)
+  }
+  const double boot_width = bootstrap_median_ci(noise).high - bootstrap_median_ci(noise).low;
+  const double batch_width = batch_median_ci(noise).high - batch_median_ci(noise).low;
+  CHECK(batch_width > 0.4 * boot_width);
+  CHECK(batch_width < 2.5 * boot_width);
+
+  // Runs that come and go faster than a batch average out.
+  const Interval fast = batch_median_ci(held_levels(3000, 10, 4, 3.0));
+  CHECK(fast.high - fast.low < 0.3);
+
+  const Interval constant = batch_median_ci(std::vector<double>(40, 3.5));
+  CHECK(constant.low == 3.5);
+  CHECK(constant.high == 3.5);
+  CHECK(std::isnan(batch_median_ci(std::vector<double>(9, 1.0)).low));  // fewer samples than batches
+  CHECK_THROWS(batch_median_ci(x, 1));
+  CHECK_THROWS(batch_median_ci(x, 32));
+  // Below kMinSamplesPerBatch per batch, median_ci is the bootstrap's.
+  const std::vector<double> few(x.begin() + 195, x.begin() + 224);  // 29 samples, the level moves at 15
+  const Interval few_ci = median_ci(few);
+  CHECK(few_ci.low == bootstrap_median_ci(few).low);
+  CHECK(few_ci.high == bootstrap_median_ci(few).high);
+}
+
 TEST_CASE("summarize fills every field") {
   const std::vector<double> x{10, 12, 11, 13, 30, 11, 12, 10, 11, 12};
   const LatencySummary s = summarize(x);

@@ -1,5 +1,6 @@
 // The shared sampling loop (src/measure/sampling.cpp) driven by fake measurements.
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -7,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/stats.hpp"
 #include "measure/sampling.hpp"
 
 using attnprof::measure::MeasureOptions;
@@ -73,6 +75,42 @@ TEST_CASE("sampling: slow noisy samples stop on the time budget and keep every s
   CHECK(int(set.total_us.size()) == timed_calls);
   CHECK(set.total_us.size() < 100);
   CHECK(set.total_us.size() >= 2);
+}
+
+TEST_CASE("sampling: samples held on levels keep sampling until the levels average out", "[sampling]") {
+  // Runs of 30 samples: 7 at 100, then 3 at 103, repeated (a clock held on one step, then another).
+  // At the first check, 300 samples, the bootstrap alone is sure of the median (210 of them sit at 100)
+  // and would stop; the batch medians see the level move, and sampling goes on until whole cycles
+  // fill the batches.
+  MeasureOptions o = by_count(0, 300, 20000);
+  int64_t i = 0;
+  const auto set = sample_adaptively(
+      [&] {
+        const double level = (i / 30) % 10 >= 7 ? 103.0 : 100.0;
+        const double jitter = 0.05 * std::sin(static_cast<double>(i) * 2.39996);
+        ++i;
+        return std::vector<double>{level + jitter};
+      },
+      o);
+  CHECK(set.stop_reason == "converged");
+  INFO("stopped after " << set.total_us.size() << " samples");
+  CHECK(set.total_us.size() > 1000);  // whole cycles of 300 in most batches
+  CHECK(set.total_us.size() < 20000);
+  const double med = attnprof::core::median(set.total_us);
+  CHECK(med > 99.9);
+  CHECK(med < 100.5);
+  // The same values in an order that does not hold a level converge at the first check.
+  MeasureOptions shuffled = by_count(0, 300, 20000);
+  int64_t j = 0;
+  const auto quick = sample_adaptively(
+      [&] {
+        const double level = j % 10 >= 7 ? 103.0 : 100.0;
+        ++j;
+        return std::vector<double>{level + 0.05 * std::sin(static_cast<double>(j) * 2.39996)};
+      },
+      shuffled);
+  CHECK(quick.stop_reason == "converged");
+  CHECK(quick.total_us.size() == 300);
 }
 
 TEST_CASE("sampling: malformed samples are errors", "[sampling]") {
