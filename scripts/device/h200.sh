@@ -517,11 +517,17 @@ PY
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-slow/results.json" --md "$out/gate-slow.md" 2>&1 | tail -n 12; echo "planted-slowdown exit ${PIPESTATUS[0]}"
   log "A/A: the fa-bench sweep (144 points, default sampling, no counters) twice"
   for run in 1 2; do
+    t0=$(date +%s.%N)
     "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters --out "$out/aa-fa-bench-$run" >/dev/null 2>&1
-    echo "fa-bench run $run exit $?"
+    echo "fa-bench run $run exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
   done
   python3 - "$out/aa-fa-bench-1/results.json" "$out/aa-fa-bench-2/results.json" <<'PY' | tee "$out/aa-fa-bench.txt"
 import json, sys
+for f in sys.argv[1:]:
+    recs = [r for r in json.load(open(f))["records"] if r["status"] == "ok"]
+    n = sorted(len(r["samples_us"]) for r in recs)
+    print(f"{f}: samples per point {n[0]}-{n[-1]} (median {n[len(n) // 2]}), "
+          f"{sum(sum(r['samples_us']) for r in recs) / 1e6:.1f} s of sampled GPU time")
 a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:])
 diffs = sorted((abs(r["latency"]["p50_us"] / b[k]["latency"]["p50_us"] - 1), k) for k, r in a.items()
                if k in b and r["status"] == "ok" and b[k]["status"] == "ok")
