@@ -31,13 +31,14 @@
 #   ncu-compare     : `fused` and PyTorch's FlashAttention-2 under Nsight Compute (full set, per-SASS-opcode
 #                     instructions and stall samples) at bf16 hdim 128 seq 1024 and 4096, on the same inputs,
 #                     side by side (ncu_compare.py)
+#   aa              : the fa-bench A/A alone (sampling options in $ATTNPROF_AA_SAMPLING)
 #   ncu-writes      : one fused call's DRAM bytes under Nsight Compute's kernel and application replay, with
 #                     its cache control on and off, beside attnprof's counters of the same call
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|fused-tiles|flash-pair|ncu-compare|ncu-writes|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -68,6 +69,46 @@ run_gpu_tests() {
     echo "exit $? $t" | tee -a "$out/gpu-tests.log"
     grep -E "^MEASURE|FAILED|REQUIRE|CHECK|with expansion|^  |test cases|assertions|cases, " "$out/$(basename "$t").log" | tail -n 60
   done
+}
+
+# The fa-bench sweep (144 points, no counters) twice with the same sampling; $1: label, rest: sampling
+# options. Prints each run's wall time and samples per point, how many P50s agree within 0.5/1/2%, the
+# largest differences beside the two runs' median SM clocks, and the regression gate's verdict on the pair.
+fa_bench_aa() {
+  local label=$1; shift
+  for run in 1 2; do
+    t0=$(date +%s.%N)
+    "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters "$@" --out "$out/aa-$label-$run" >/dev/null 2>&1
+    echo "fa-bench $label run $run exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
+  done
+  python3 - "$out/aa-$label-1/results.json" "$out/aa-$label-2/results.json" "$label" <<'PY' | tee "$out/aa-$label.txt"
+import json, sys
+for f in sys.argv[1:3]:
+    recs = [r for r in json.load(open(f))["records"] if r["status"] == "ok"]
+    n = sorted(len(r["samples_us"]) for r in recs)
+    print(f"{f}: samples per point {n[0]}-{n[-1]} (median {n[len(n) // 2]}), "
+          f"{sum(sum(r['samples_us']) for r in recs) / 1e6:.1f} s of sampled GPU time")
+a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:3])
+rows = []
+for k, r in a.items():
+    o = b.get(k)
+    if not o or r["status"] != "ok" or o["status"] != "ok": continue
+    d = r["latency"]["p50_us"] / o["latency"]["p50_us"] - 1
+    ca, cb = r["clock"].get("sm_mhz_median") or 0, o["clock"].get("sm_mhz_median") or 0
+    dc = (ca / cb - 1) if ca and cb else float("nan")
+    rows.append((abs(d), d, dc, k, r["latency"]["n"], o["latency"]["n"]))
+rows.sort()
+n = len(rows)
+print(sys.argv[3], "points", n)
+for lim in (0.005, 0.01, 0.02):
+    w = sum(x[0] <= lim for x in rows)
+    print(f"  P50 within {lim:.1%}: {w}/{n} ({100 * w / max(n, 1):.1f}%)")
+print("  median |diff| %.3f%%" % (100 * rows[n // 2][0]))
+for x in rows[-8:]:
+    print(f"  {100 * x[1]:+.2f}% P50, clock median {100 * x[2]:+.2f}%  {x[3]}  samples {x[4]}/{x[5]}")
+PY
+  "$bin/attnprof" compare "$out/aa-$label-1/results.json" "$out/aa-$label-2/results.json" --md "$out/aa-$label-gate.md" 2>&1 \
+      | tail -n 4; echo "$label A/A gate exit ${PIPESTATUS[0]}"
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/gpu.csv"
@@ -145,6 +186,10 @@ print(f"  ncu {sys.argv[2]} writes [MB] in launch order:", " ".join(line))
 PY
   done
   ;;
+aa)
+  log "fa-bench A/A, ${ATTNPROF_AA_SAMPLING:-default sampling}"
+  fa_bench_aa "${ATTNPROF_AA_LABEL:-aa}" ${ATTNPROF_AA_SAMPLING:-}
+  ;;
 ncu-writes)
   # Does Nsight Compute's extra in-range DRAM write (4-6% above attnprof at fa-bench shapes) come from its
   # kernel replay? The same single call (the "attnprof verify" range, fixed seed) under each replay mode
@@ -209,39 +254,10 @@ for f in sys.argv[1:]:
             meds = [statistics.median(s[i:i + w]) for i in range(0, len(s) - w + 1, w)]
             print(f"  P50 of consecutive windows of {w} samples: spread {100 * (max(meds) / min(meds) - 1):.2f}%")
 PY
-  aa() {  # $1: label, rest: sampling options
-    local label=$1; shift
-    for run in 1 2; do
-      t0=$(date +%s)
-      "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters "$@" --out "$out/aa-$label-$run" >/dev/null 2>&1
-      echo "fa-bench $label run $run exit $? wall $(( $(date +%s) - t0 )) s"
-    done
-    python3 - "$out/aa-$label-1/results.json" "$out/aa-$label-2/results.json" "$label" <<'PY' | tee "$out/aa-$label.txt"
-import json, sys
-a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:3])
-rows = []
-for k, r in a.items():
-    o = b.get(k)
-    if not o or r["status"] != "ok" or o["status"] != "ok": continue
-    d = r["latency"]["p50_us"] / o["latency"]["p50_us"] - 1
-    ca, cb = r["clock"].get("sm_mhz_median") or 0, o["clock"].get("sm_mhz_median") or 0
-    dc = (ca / cb - 1) if ca and cb else float("nan")
-    rows.append((abs(d), d, dc, k, r["latency"]["n"], o["latency"]["n"]))
-rows.sort()
-n = len(rows)
-print(sys.argv[3], "points", n)
-for lim in (0.005, 0.01, 0.02):
-    w = sum(x[0] <= lim for x in rows)
-    print(f"  P50 within {lim:.1%}: {w}/{n} ({100 * w / max(n, 1):.1f}%)")
-print("  median |diff| %.3f%%" % (100 * rows[n // 2][0]))
-for x in rows[-8:]:
-    print(f"  {100 * x[1]:+.2f}% P50, clock median {100 * x[2]:+.2f}%  {x[3]}  samples {x[4]}/{x[5]}")
-PY
-  }
   log "fa-bench A/A, default sampling"
-  aa default
+  fa_bench_aa default
   log "fa-bench A/A, ${ATTNPROF_AA_SAMPLING:-}"
-  aa timed ${ATTNPROF_AA_SAMPLING:-}
+  fa_bench_aa timed ${ATTNPROF_AA_SAMPLING:-}
   ;;
 fused-tiles)
   kernels=${ATTNPROF_TILE_KERNEL:-fused}
@@ -516,30 +532,7 @@ PY
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-b/results.json" --md "$out/gate-aa.md" 2>&1 | tail -n 12; echo "A/A exit ${PIPESTATUS[0]}"
   "$bin/attnprof" compare "$out/gate-a/results.json" "$out/gate-slow/results.json" --md "$out/gate-slow.md" 2>&1 | tail -n 12; echo "planted-slowdown exit ${PIPESTATUS[0]}"
   log "A/A: the fa-bench sweep (144 points, default sampling, no counters) twice"
-  for run in 1 2; do
-    t0=$(date +%s.%N)
-    "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters --out "$out/aa-fa-bench-$run" >/dev/null 2>&1
-    echo "fa-bench run $run exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
-  done
-  python3 - "$out/aa-fa-bench-1/results.json" "$out/aa-fa-bench-2/results.json" <<'PY' | tee "$out/aa-fa-bench.txt"
-import json, sys
-for f in sys.argv[1:]:
-    recs = [r for r in json.load(open(f))["records"] if r["status"] == "ok"]
-    n = sorted(len(r["samples_us"]) for r in recs)
-    print(f"{f}: samples per point {n[0]}-{n[-1]} (median {n[len(n) // 2]}), "
-          f"{sum(sum(r['samples_us']) for r in recs) / 1e6:.1f} s of sampled GPU time")
-a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:])
-diffs = sorted((abs(r["latency"]["p50_us"] / b[k]["latency"]["p50_us"] - 1), k) for k, r in a.items()
-               if k in b and r["status"] == "ok" and b[k]["status"] == "ok")
-n = len(diffs)
-for lim in (0.005, 0.01, 0.02):
-    w = sum(d <= lim for d, _ in diffs)
-    print(f"P50 within {lim:.1%}: {w}/{n} ({100 * w / max(n, 1):.1f}%)")
-print("median |diff| %.3f%%" % (100 * diffs[n // 2][0]))
-for d, k in diffs[-6:]:
-    print(f"  {100 * d:.2f}%  {k}  p50 {a[k]['latency']['p50_us']:.1f} vs {b[k]['latency']['p50_us']:.1f} us, samples {a[k]['latency']['n']}/{b[k]['latency']['n']}")
-PY
-  "$bin/attnprof" compare "$out/aa-fa-bench-1/results.json" "$out/aa-fa-bench-2/results.json" --md "$out/aa-fa-bench-gate.md" 2>&1 | tail -n 4; echo "fa-bench A/A gate exit ${PIPESTATUS[0]}"
+  fa_bench_aa fa-bench
   ;;
 ncu-compare)
   # Why `fused` and PyTorch's FlashAttention-2 differ at one shape: both profiled by Nsight Compute with
