@@ -19,9 +19,10 @@
 #                     (latency against the clock of each batch), and the fa-bench A/A (144 points, no
 #                     counters) twice with the default sampling and twice with $ATTNPROF_AA_SAMPLING
 #   fused-tiles     : the fused kernel's tile variants at fa-bench seq >= 1024 (hdim 128, or
-#                     $ATTNPROF_TILE_HDIMS): their GPU tests, then sweeps of each variant (and of a baseline
-#                     binary in $ATTNPROF_BASE_BIN, if set) in alternating order, twice, beside PyTorch's
-#                     FlashAttention-2 (flash only); $ATTNPROF_TILE_KERNEL sweeps another kernel (fused-sm90)
+#                     $ATTNPROF_TILE_HDIMS): the kernel GPU tests, then sweeps of each variant (and of a
+#                     baseline binary in $ATTNPROF_BASE_BIN, if set) in alternating order, twice, beside
+#                     PyTorch's FlashAttention-2 (flash only; ATTNPROF_TILE_FLASH=0 skips it), and each run's
+#                     ratio to the first; $ATTNPROF_TILE_KERNEL sweeps other kernels ("fused,fused-sm90")
 #   flash-pair      : `fused` against PyTorch's FlashAttention-2 at fa-bench seq >= 1024 (hdim 128, or
 #                     $ATTNPROF_TILE_HDIMS) in two interleaved rounds (flash then fused, fused then flash),
 #                     each side sampled as sdpa_anchor.py does (5 calls, median of 30) and at steady
