@@ -25,7 +25,7 @@ struct LatencySummary {
   int64_t n = 0;
   double mean_us = 0, stddev_us = 0, rel_stddev = 0;
   double min_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
-  double p50_ci_low_us = 0, p50_ci_high_us = 0;  // bootstrap 95% CI of the median
+  double p50_ci_low_us = 0, p50_ci_high_us = 0;  // 95% CI of the median (core::median_ci)
 };
 
 // One stage of a multi-kernel implementation (the reference's QK^T, softmax, PV).
