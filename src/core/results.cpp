@@ -291,6 +291,7 @@ void to_json(json& j, const Record& r) {
        {"tflops", num(r.tflops)},
        {"launch_overhead_us", num(r.launch_overhead_us)},
        {"timing_mode", r.timing_mode},
+       {"sampling_stop", r.sampling_stop},
        {"clock", r.clock},
        {"counters", r.counters},
        {"occupancy", r.occupancy},
@@ -312,6 +313,7 @@ void from_json(const json& j, Record& r) {
   r.tflops = get_num(j, "tflops");
   r.launch_overhead_us = get_num(j, "launch_overhead_us");
   r.timing_mode = get_or<std::string>(j, "timing_mode", "");
+  r.sampling_stop = get_or<std::string>(j, "sampling_stop", "");
   r.clock = get_or<ClockInfo>(j, "clock", {});
   r.counters = get_or<Counters>(j, "counters", {});
   r.occupancy = get_or<Occupancy>(j, "occupancy", {});

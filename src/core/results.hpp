@@ -14,7 +14,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 2;
+inline constexpr int kSchemaMinor = 3;
 
 enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
 std::string_view to_string(Status);
@@ -122,6 +122,10 @@ struct Record {
   double tflops = 0;                      // cost.flops / latency.p50
   double launch_overhead_us = 0;          // host-side launch cost of one call, measured apart
   std::string timing_mode;                // "cold" (L2 flushed) or "warm"; "+graph" when replayed
+  // Why sampling stopped: "converged" (the median's CI within --target-ci), "time_budget"
+  // (--max-seconds spent first) or "max_samples"; empty when the point was not sampled (and in files
+  // before schema 1.3).
+  std::string sampling_stop;
   ClockInfo clock;
   Counters counters;
   Occupancy occupancy;

@@ -234,6 +234,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += kv("min / max us", number_text(l.min_us) + " / " + number_text(l.max_us));
   h += kv("stddev / mean", number_text(l.rel_stddev));
   h += kv("timing mode", r.timing_mode);
+  if (!r.sampling_stop.empty()) h += kv("sampling stopped", r.sampling_stop);
   h += kv("launch overhead us", number_text(r.launch_overhead_us));
   h += kv("TFLOP/s", number_text(r.tflops));
   h += kv("SM clock MHz under load (min / median / max; device max)",

@@ -22,6 +22,7 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   rec.reason = "max error 0.5 over tolerance 0.01";
   rec.samples_us = {10.5, 11.25, std::nan("")};
   rec.latency.p50_us = 10.875;
+  rec.sampling_stop = "time_budget";
   rec.verification.lse_max_abs_err = INFINITY;
   rec.occupancy.achieved_pct = 42.5;
   rec.counters.total["dram__bytes_read.sum"] = 1.0e9;
@@ -44,6 +45,7 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   CHECK(b.shape == rec.shape);
   CHECK(b.status == Status::incorrect);
   CHECK(b.reason == rec.reason);
+  CHECK(b.sampling_stop == "time_budget");
   REQUIRE(b.samples_us.size() == 3);
   CHECK(b.samples_us[1] == 11.25);
   CHECK(std::isnan(b.samples_us[2]));
@@ -62,6 +64,21 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   CHECK(back.context.device.name == "NVIDIA H200");
   CHECK(back.context.ceilings.peak_flops_per_s.at("bf16") == 7.8e14);
   CHECK(point_key(b) == point_key(rec));
+}
+
+TEST_CASE("results of schema 1.2 read with an empty sampling_stop") {
+  const std::string path = "schema12_test.json";
+  {
+    std::ofstream f(path);
+    f << R"({"schema_version": "1.2", "context": {}, "records": [)"
+      << R"({"shape": {"batch": 1, "heads": 2, "kv_heads": 2, "seq_q": 64, "seq_k": 64, "hdim": 64,)"
+      << R"( "causal": false, "dtype": "bf16"}, "kernel": "fused", "status": "ok"}]})";
+  }
+  const Results back = read_results(path);
+  std::remove(path.c_str());
+  REQUIRE(back.records.size() == 1);
+  CHECK(back.records[0].sampling_stop.empty());
+  CHECK(back.context.schema_minor == 2);
 }
 
 TEST_CASE("the reader rejects other major versions, non-JSON and missing files with InputError") {

@@ -339,6 +339,7 @@ class CudaBackend final : public Backend {
       Timing timing = time_call(call, static_cast<int>(stage_names.size()), stream, options,
                                 info_.sm_clock_max_mhz, *flusher_);
       rec.samples_us = timing.samples.total_us;
+      rec.sampling_stop = timing.samples.stop_reason;
       rec.latency = core::summarize(rec.samples_us);
       rec.stages = stages_of(stage_names, timing.samples);
       rec.launch_overhead_us = timing.launch_overhead_us;
