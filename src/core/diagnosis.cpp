@@ -528,6 +528,17 @@ json diagnose(const Record& r, const Context& ctx) {
     evidence.push_back(fmt::format("latency spread {:.1f}% (stddev/mean) is over {:.0f}%",
                                    r.latency.rel_stddev * 100, kNoisyRelStddev * 100));
   }
+  const double ci_half = r.latency.p50_us > 0
+                             ? 0.5 * (r.latency.p50_ci_high_us - r.latency.p50_ci_low_us) / r.latency.p50_us
+                             : 0.0;
+  if (r.sampling_stop == "time_budget" && ci_half > kNoisyP50CiHalfWidth) {
+    flag(kFlagNoisy);
+    evidence.push_back(fmt::format(
+        "sampling spent its whole time budget ({} samples) and the P50 is known to +-{:.1f}% (95% CI over "
+        "batches of consecutive samples): the SM clock kept moving; a longer --warmup-seconds or "
+        "--max-seconds pins it better",
+        r.latency.n, ci_half * 100));
+  }
   if (!r.verification.checked) {
     flag(kFlagUnverified);
     evidence.push_back("output not verified against the float64 reference");

@@ -50,6 +50,9 @@ inline constexpr int kFusedQueryTileRows = 128;          // query rows per block
 inline constexpr double kExcessTrafficRatio = 1.3;       // measured DRAM bytes / cost-model minimum
 inline constexpr double kSpShareExcess = 0.5;            // S/P bytes / all bytes (materialised)
 inline constexpr double kNoisyRelStddev = 0.05;          // latency stddev / mean
+// A point whose sampling spent its whole time budget with the P50's 95% CI half-width above this share
+// of the P50 (core::median_ci) is noisy too: its clock kept moving for the whole budget.
+inline constexpr double kNoisyP50CiHalfWidth = 0.01;
 inline constexpr double kClockNoteBelowFraction = 0.95;  // median SM clock under load / maximum
 inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
 inline constexpr double kNearRoofPct = 70;               // achieved / attainable: near the roof

@@ -246,6 +246,23 @@ TEST_CASE("throttled and noisy flags") {
   d = diagnose(r, gpu_context());
   CHECK_FALSE(has_flag(d, kFlagThrottled));
   CHECK_FALSE(has_flag(d, kFlagNoisy));
+
+  // Sampling that spent its time budget with the P50 known to +-1.5%: noisy, with the reason.
+  r.latency.p50_us = 100;
+  r.latency.p50_ci_low_us = 98.5;
+  r.latency.p50_ci_high_us = 101.5;
+  r.latency.n = 2000;
+  r.sampling_stop = "time_budget";
+  d = diagnose(r, gpu_context());
+  CHECK(has_flag(d, kFlagNoisy));
+  CHECK_THAT(evidence_text(d), Catch::Contains("P50 is known to +-1.5%"));
+  // The same interval after converging (a wider --target-ci), or a budget-stopped P50 known to 0.5%: not.
+  r.sampling_stop = "converged";
+  CHECK_FALSE(has_flag(diagnose(r, gpu_context()), kFlagNoisy));
+  r.sampling_stop = "time_budget";
+  r.latency.p50_ci_low_us = 99.5;
+  r.latency.p50_ci_high_us = 100.5;
+  CHECK_FALSE(has_flag(diagnose(r, gpu_context()), kFlagNoisy));
 }
 
 TEST_CASE("the SM clock under load is in the evidence when it is well below the maximum") {
