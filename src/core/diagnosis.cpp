@@ -535,8 +535,8 @@ json diagnose(const Record& r, const Context& ctx) {
     flag(kFlagNoisy);
     evidence.push_back(fmt::format(
         "sampling spent its whole time budget ({} samples) and the P50 is known to +-{:.1f}% (95% CI over "
-        "batches of consecutive samples): the SM clock kept moving; a longer --warmup-seconds or "
-        "--max-seconds pins it better",
+        "batches of consecutive samples): the timings kept drifting (on a GPU, the SM clock stepping); a "
+        "longer --warmup-seconds or --max-seconds pins it better",
         r.latency.n, ci_half * 100));
   }
   if (!r.verification.checked) {
