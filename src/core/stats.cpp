@@ -114,13 +114,26 @@ Interval batch_median_ci(std::span<const double> xs, int batches) {
   return {center - half, center + half};
 }
 
+namespace {
+
+bool batch_interval_applies(size_t n) { return n >= static_cast<size_t>(kCiBatches * kMinSamplesPerBatch); }
+double half_width_of(const Interval& ci) { return 0.5 * (ci.high - ci.low); }
+
+}  // namespace
+
 Interval median_ci(std::span<const double> xs) {
   Interval ci = bootstrap_median_ci(xs);
-  if (xs.size() >= static_cast<size_t>(kCiBatches * kMinSamplesPerBatch)) {
+  if (batch_interval_applies(xs.size())) {
     const Interval b = batch_median_ci(xs, kCiBatches);
     if (b.high - b.low > ci.high - ci.low) ci = b;
   }
   return ci;
+}
+
+bool median_ci_within(std::span<const double> xs, double half_width) {
+  if (batch_interval_applies(xs.size()) && half_width_of(batch_median_ci(xs, kCiBatches)) > half_width)
+    return false;
+  return half_width_of(bootstrap_median_ci(xs)) <= half_width;
 }
 
 LatencySummary summarize(std::span<const double> samples_us) {

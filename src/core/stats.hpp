@@ -32,6 +32,11 @@ Interval batch_median_ci(std::span<const double> samples_in_order, int batches =
 inline constexpr int kCiBatches = 10;
 inline constexpr int kMinSamplesPerBatch = 3;
 Interval median_ci(std::span<const double> samples_in_order);
+// Whether median_ci's half-width is at most `half_width`, deciding on the batch interval (O(n)) before
+// the bootstrap (2000 resamples of n: 38 ms at 1000 samples, 360 ms at 10000 on a 2-core build
+// machine), which runs only when the batch interval is narrow enough. The sampling loop asks this
+// between samples, while the GPU idles.
+bool median_ci_within(std::span<const double> samples_in_order, double half_width);
 
 LatencySummary summarize(std::span<const double> samples_us);
 

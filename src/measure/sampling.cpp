@@ -22,10 +22,7 @@ int64_t next_check_after(int64_t n) { return n + std::max<int64_t>(1, n / 8); }
 // their batch medians spread 1-2% (docs/measurement.md). The batch interval keeps such a point sampling
 // until the clock's steps average out, or the time budget is spent.
 bool converged(const std::vector<double>& samples, double target_rel_ci) {
-  const double median = core::median(samples);
-  const core::Interval ci = core::median_ci(samples);
-  const double half_width = 0.5 * (ci.high - ci.low);
-  return half_width <= target_rel_ci * median;
+  return core::median_ci_within(samples, target_rel_ci * core::median(samples));
 }
 
 }  // namespace

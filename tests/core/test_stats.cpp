@@ -132,6 +132,13 @@ TEST_CASE("batch-median CI: wide where neighbouring samples move together, like 
   CHECK(std::isnan(batch_median_ci(std::vector<double>(9, 1.0)).low));  // fewer samples than batches
   CHECK_THROWS(batch_median_ci(x, 1));
   CHECK_THROWS(batch_median_ci(x, 32));
+  // median_ci_within decides as median_ci's half-width would, whichever interval is the wider.
+  for (const std::vector<double>* v : {&x, &mixed, &noise}) {
+    const Interval ci = median_ci(*v);
+    const double half = 0.5 * (ci.high - ci.low);
+    CHECK(median_ci_within(*v, half * 1.001));
+    CHECK_FALSE(median_ci_within(*v, half * 0.999));
+  }
   // Below kMinSamplesPerBatch per batch, median_ci is the bootstrap's.
   const std::vector<double> few(x.begin() + 195, x.begin() + 224);  // 29 samples, the level moves at 15
   const Interval few_ci = median_ci(few);
