@@ -33,7 +33,6 @@ constexpr int kSmemPadElems = 8;  // 16 bytes of padding per shared-memory row (
 
 constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
 
-
 constexpr TileConfig tile_config(int hdim, TileVariant variant) {
   switch (variant) {
     case TileVariant::fast:
