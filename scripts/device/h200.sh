@@ -112,6 +112,20 @@ PY
       | tail -n 4; echo "$label A/A gate exit ${PIPESTATUS[0]}"
 }
 
+# Nsight Compute on the one fused call in the "attnprof verify" range of a sweep of shape $1 (seed 7):
+# replay mode $2, cache control $3, metrics $4, label $5 (optional). Writes $out/ncu-$2-$3[-$5].csv and
+# prints its DRAM, duration and tensor lines.
+ncu_fused_call() {
+  local shape=$1 replay=$2 cc=$3 metrics=$4 tag="ncu-$2-$3${5:+-$5}" t0
+  t0=$(date +%s.%N)
+  ncu --clock-control none --replay-mode "$replay" --cache-control "$cc" --nvtx --nvtx-include "attnprof verify/" \
+      -k regex:fused_attention --metrics "$metrics" --csv \
+      "$bin/attnprof" sweep --axes "$shape" --kernels fused --backend cuda --seed 7 --out "$out/$tag" --no-counters \
+      --min-samples 3 --max-samples 3 > "$out/$tag.csv" 2>"$out/$tag.err"
+  echo "ncu --replay-mode $replay --cache-control $cc${5:+ ($5)}: exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
+  grep -E "dram__bytes|gpu__time|tensor" "$out/$tag.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
+}
+
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/gpu.csv"
 
 case "$phase" in
@@ -152,12 +166,7 @@ PY
   s="batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"
   "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree" --min-samples 5 --max-samples 5 >/dev/null 2>&1
   for cc in all none; do
-    ncu --clock-control none --cache-control "$cc" --nvtx --nvtx-include "attnprof verify/" -k regex:fused_attention \
-        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv \
-        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/ncu-$cc" --no-counters \
-        --min-samples 3 --max-samples 3 > "$out/ncu-$cc.csv" 2>"$out/ncu-$cc.err"
-    echo "ncu --cache-control $cc exit $?"
-    grep -E "dram__bytes|gpu__time" "$out/ncu-$cc.csv" | awk -F'","' '{print "  ncu '$cc'", $(NF-2), $(NF-1), $NF}'
+    ncu_fused_call "$s" kernel "$cc" gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
   done
   python3 -c "
 import json
@@ -206,23 +215,11 @@ c = r['counters']
 print('  attnprof', {k: c['total'][k] for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
       'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'])"
   for mode in kernel:all kernel:none application:all application:none; do
-    rm_=${mode%%:*}; cc=${mode#*:}
-    t0=$(date +%s.%N)
-    ncu --clock-control none --replay-mode "$rm_" --cache-control "$cc" --nvtx --nvtx-include "attnprof verify/" \
-        -k regex:fused_attention --metrics "$metrics" --csv \
-        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/ncu-$rm_-$cc" --no-counters \
-        --min-samples 3 --max-samples 3 > "$out/ncu-$rm_-$cc.csv" 2>"$out/ncu-$rm_-$cc.err"
-    echo "ncu --replay-mode $rm_ --cache-control $cc: exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
-    grep -E "dram__bytes|gpu__time" "$out/ncu-$rm_-$cc.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
+    ncu_fused_call "$s" "${mode%%:*}" "${mode#*:}" "$metrics"
   done
   # The agreement phase's metric set (several passes: tensor operations too) under application replay.
-  agree=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
-  ncu --clock-control none --replay-mode application --cache-control all --nvtx --nvtx-include "attnprof verify/" \
-      -k regex:fused_attention --metrics "$agree" --csv \
-      "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/ncu-app-agree" --no-counters \
-      --min-samples 3 --max-samples 3 > "$out/ncu-app-agree.csv" 2>"$out/ncu-app-agree.err"
-  echo "ncu application replay, the agreement set: exit $?"
-  grep -E "dram__bytes|gpu__time|tensor" "$out/ncu-app-agree.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
+  ncu_fused_call "$s" application all "$metrics,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__inst_executed_pipe_tensor_op_hmma.sum" \
+      agreement-set
   tail -n 3 "$out"/ncu-*.err
   ;;
 clock)
