@@ -77,18 +77,26 @@ run_gpu_tests() {
 # largest differences beside the two runs' median SM clocks, and the regression gate's verdict on the pair.
 fa_bench_aa() {
   local label=$1; shift
+  # The GPU's clock, power, temperature and clock-event reasons every 200 ms while the two sweeps run.
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+      --format=csv,noheader -lms 200 > "$out/aa-$label-smi.csv" 2>/dev/null &
+  local smi=$!
   for run in 1 2; do
     t0=$(date +%s.%N)
     "$bin/attnprof" sweep --preset fa-bench --backend cuda --no-counters "$@" --out "$out/aa-$label-$run" >/dev/null 2>&1
     echo "fa-bench $label run $run exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
   done
+  kill "$smi" 2>/dev/null
   python3 - "$out/aa-$label-1/results.json" "$out/aa-$label-2/results.json" "$label" <<'PY' | tee "$out/aa-$label.txt"
 import json, sys
 for f in sys.argv[1:3]:
     recs = [r for r in json.load(open(f))["records"] if r["status"] == "ok"]
     n = sorted(len(r["samples_us"]) for r in recs)
+    stops = {}
+    for r in recs: stops[r.get("sampling_stop") or "?"] = stops.get(r.get("sampling_stop") or "?", 0) + 1
     print(f"{f}: samples per point {n[0]}-{n[-1]} (median {n[len(n) // 2]}), "
-          f"{sum(sum(r['samples_us']) for r in recs) / 1e6:.1f} s of sampled GPU time")
+          f"{sum(sum(r['samples_us']) for r in recs) / 1e6:.1f} s of sampled GPU time, "
+          f"{sum(r['wall_s'] for r in recs):.1f} s of point wall time, stops {stops}")
 a, b = ({r["key"]: r for r in json.load(open(f))["records"]} for f in sys.argv[1:3])
 rows = []
 for k, r in a.items():

@@ -460,6 +460,61 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
   REQUIRE_THROWS_AS(backend->measure(shape, any, options), attnprof::InputError);
 }
 
+// The fused kernel, then its first output row overwritten: a kernel that runs and returns wrong numbers.
+class CorruptingKernel final : public kernels::Kernel {
+ public:
+  explicit CorruptingKernel(const kernels::Kernel& inner) : inner_(inner) {}
+  std::string name() const override { return inner_.name(); }
+  kernels::Backend backend() const override { return inner_.backend(); }
+  core::KernelKind kind() const override { return inner_.kind(); }
+  std::string description() const override { return "fused, first row of O overwritten"; }
+  std::string unsupported_reason(const core::Shape& s) const override { return inner_.unsupported_reason(s); }
+  size_t workspace_bytes(const core::Shape& s) const override { return inner_.workspace_bytes(s); }
+  std::vector<std::string> stage_names() const override { return inner_.stage_names(); }
+  std::vector<kernels::LaunchInfo> launch_info(const core::Shape& s) const override { return inner_.launch_info(s); }
+  void launch(const kernels::AttentionArgs& args, kernels::StageHook* hook) const override {
+    inner_.launch(args, hook);
+    // 0x7f7f is about 3.4e38 in bf16: far over any tolerance, and finite.
+    REQUIRE(cudaMemsetAsync(args.o, 0x7f, 8, static_cast<cudaStream_t>(args.stream)) == cudaSuccess);
+  }
+
+ private:
+  const kernels::Kernel& inner_;
+};
+
+TEST_CASE("backend: a kernel that writes wrong numbers is reported incorrect, and still timed", "[gpu]") {
+  auto backend = m::make_cuda_backend(0);
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  REQUIRE(fused != nullptr);
+  m::MeasureOptions options;
+  options.min_samples = 10;
+  options.max_samples = 30;
+  options.counters = false;
+  core::Shape shape;
+  shape.batch = 1;
+  shape.heads = shape.kv_heads = 4;
+  shape.seq_q = shape.seq_k = 2048;
+  shape.hdim = 64;
+  shape.dtype = core::DType::bf16;
+
+  const core::Record good = backend->measure(shape, *fused, options);
+  INFO(good.reason);
+  REQUIRE(good.status == core::Status::ok);
+  REQUIRE(good.verification.checked);
+  REQUIRE(good.verification.passed);
+
+  const CorruptingKernel corrupting(*fused);
+  const core::Record bad = backend->measure(shape, corrupting, options);
+  std::printf("MEASURE corrupted fused %s: status %s '%s', %zu samples\n", shape.label().c_str(),
+              std::string(core::to_string(bad.status)).c_str(), bad.reason.c_str(), bad.samples_us.size());
+  REQUIRE(bad.status == core::Status::incorrect);
+  REQUIRE(bad.reason.find("O max abs error") != std::string::npos);
+  REQUIRE(bad.verification.checked);
+  REQUIRE(!bad.verification.passed);
+  REQUIRE(bad.verification.unwritten == 0);
+  REQUIRE(bad.samples_us.size() >= 10);  // timed all the same: the record says how fast the wrong kernel is
+}
+
 TEST_CASE("batched counters: copies of known size attributed to their point by the markers", "[gpu][batch]") {
   OnDevice dev;
   auto& [info, stream, flusher] = dev;
