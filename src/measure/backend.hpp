@@ -16,22 +16,22 @@
 namespace attnprof::measure {
 
 struct MeasureOptions {
-  // The GPU's power manager moves the SM clock in steps every few tens of milliseconds, and an idle
-  // GPU (a point's verification runs on the CPU) comes back at a higher clock than it holds under
-  // load. A timed warm-up lets the clock settle, and a minimum sampling time spreads the samples over
-  // several steps: on the H200 this took the fa-bench A/A from 83-94% to 98% of P50s within 1%
-  // (docs/measurement.md).
+  // The H200 runs attention at its power cap: the power manager moves the SM clock in steps every few
+  // tens of milliseconds, and after an idle (a point's verification runs on the CPU) it takes about
+  // half a second of load to settle. A 0.6 s timed warm-up starts the samples in the settled regime,
+  // and a minimum sampling time spreads them over several steps; with a 0.2 s warm-up the fa-bench A/A
+  // ranged 87.5-97.9% of P50s within 1%, with 0.6 s 96.5-96.6% (docs/measurement.md).
   int warmup_calls = 3;
-  double warmup_seconds = 0.2;       // and untimed calls until this long has passed
+  double warmup_seconds = 0.6;       // and untimed calls until this long has passed
   int min_samples = 10;
   // High enough that the times bind, not the count, for short calls too: at 200, calls under about
   // 1 ms stopped after 40-110 ms of samples, a few of the clock's steps; at 1000, a 0.17 ms call whose
   // batch medians still spread (core::median_ci) stopped after 0.17 s. 20000 calls of the shortest
-  // fa-bench call (about 0.1 ms with its flush) outlast the 2 s budget.
+  // fa-bench call (about 0.1 ms with its flush) outlast the 1 s budget.
   int max_samples = 20000;
   double target_rel_ci = 0.005;      // stop once the 95% CI (core::median_ci) half-width / median is below
   double min_seconds_per_point = 0.25;  // sample at least this long, even once converged
-  double max_seconds_per_point = 2;  // sampling time budget per point
+  double max_seconds_per_point = 1;  // sampling time budget per point
   bool cold_l2 = true;               // flush L2 before every sample (default); false = warm
   bool counters = true;              // collect CUPTI counters (CUDA backend)
   // Points per counter session. 1: measure() collects a point's counters itself, in a session of

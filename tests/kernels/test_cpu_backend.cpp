@@ -79,7 +79,7 @@ TEST_CASE("measure options serialise", "[backend]") {
   CHECK(j.at("max_samples") == 77);
   CHECK(j.at("extra_metrics").size() == 1);
   CHECK(j.at("cold_l2") == true);
-  CHECK(j.at("warmup_seconds") == 0.2);
+  CHECK(j.at("warmup_seconds") == 0.6);
   CHECK(j.at("min_seconds_per_point") == 0.25);
   m::MeasureOptions back;
   o.warmup_seconds = 0.5;
