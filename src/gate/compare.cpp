@@ -180,6 +180,26 @@ void compare_counters(const core::Record& b, const core::Record& c, const Counte
   if (pc.counters.empty()) pc.counters_note = "no counter collected on both sides";
 }
 
+// What latency alone says of two sample sets: a significant change beyond the threshold, or same.
+Verdict latency_verdict(const std::vector<double>& sb, const std::vector<double>& sc, double alpha,
+                        double threshold) {
+  const double mb = core::median(sb);
+  if (!(mb > 0)) return Verdict::same;
+  const double ratio = core::median(sc) / mb;
+  const MannWhitney mw = mann_whitney_u(sc, sb);
+  if (mw.p_greater < alpha && ratio > 1.0 + threshold) return Verdict::slower;
+  if (mw.p_less < alpha && ratio < 1.0 / (1.0 + threshold)) return Verdict::faster;
+  return Verdict::same;
+}
+
+// The samples without their `drop` slowest: a throttled sample is one whose clock was under 75% of
+// the maximum, so the slowest are where the throttled ones are, or the worst case if not.
+std::vector<double> without_slowest(std::vector<double> v, int64_t drop) {
+  std::sort(v.begin(), v.end());
+  v.resize(v.size() - static_cast<size_t>(std::clamp<int64_t>(drop, 0, static_cast<int64_t>(v.size()))));
+  return v;
+}
+
 std::string status_text(const core::Record& r) {
   std::string s(core::to_string(r.status));
   if (!r.reason.empty()) s += " (" + r.reason + ")";
@@ -258,10 +278,26 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
     noise.push_back(fmt::format("baseline spread {:.1f}% > {:.1f}%", 100 * pc.baseline_rel_stddev, 100 * o.max_rel_stddev));
   if (pc.candidate_rel_stddev > o.max_rel_stddev)
     noise.push_back(fmt::format("candidate spread {:.1f}% > {:.1f}%", 100 * pc.candidate_rel_stddev, 100 * o.max_rel_stddev));
-  if (b.clock.throttled_samples > 0)
-    noise.push_back(fmt::format("baseline throttled in {} samples", b.clock.throttled_samples));
-  if (c.clock.throttled_samples > 0)
-    noise.push_back(fmt::format("candidate throttled in {} samples", c.clock.throttled_samples));
+  // Throttled samples (a clock under 75% of the maximum) make the point inconclusive unless they could
+  // not have decided it: at most a quarter of either side's samples, the verdict the same without each
+  // side's that many slowest samples, and not `slower` (a slower candidate on a throttling GPU is for a
+  // re-run to confirm). Otherwise an A/A on a GPU that dips under its power cap now and then could
+  // never pass, and a throttled baseline could hide a regression.
+  if (b.clock.throttled_samples > 0 || c.clock.throttled_samples > 0) {
+    const std::string throttled =
+        fmt::format("throttled in {} of {} baseline and {} of {} candidate samples", b.clock.throttled_samples,
+                    sb.size(), c.clock.throttled_samples, sc.size());
+    const bool few = 4 * b.clock.throttled_samples <= static_cast<int64_t>(sb.size()) &&
+                     4 * c.clock.throttled_samples <= static_cast<int64_t>(sc.size());
+    const bool robust = few && latency != Verdict::slower &&
+                        latency_verdict(without_slowest(sb, b.clock.throttled_samples),
+                                        without_slowest(sc, c.clock.throttled_samples), o.alpha,
+                                        pc.threshold) == latency;
+    if (robust)
+      pc.reason += fmt::format("; {}: the same verdict without that many of each side's slowest", throttled);
+    else
+      noise.push_back(throttled);
+  }
   if (mann_whitney_min_p(pc.candidate_n, pc.baseline_n) >= o.alpha)
     noise.push_back(fmt::format("{} vs {} samples cannot reach p < {}", pc.baseline_n, pc.candidate_n, o.alpha));
   if (!noise.empty()) {

@@ -19,8 +19,9 @@ struct MeasureOptions {
   // The H200 runs attention at its power cap: the power manager moves the SM clock in steps every few
   // tens of milliseconds, and after an idle (a point's verification runs on the CPU) it takes about
   // half a second of load to settle. A 0.6 s timed warm-up starts the samples in the settled regime,
-  // and a minimum sampling time spreads them over several steps; with a 0.2 s warm-up the fa-bench A/A
-  // ranged 87.5-97.9% of P50s within 1%, with 0.6 s 96.5-96.6% (docs/measurement.md).
+  // and a minimum sampling time spreads them over several steps. With a 0.2 s warm-up the fa-bench A/A
+  // read 87.5-97.9% of P50s within 1% (91-94% in the latest tries); with 0.6 s and this 1 s budget,
+  // 97.2% (docs/measurement.md).
   int warmup_calls = 3;
   double warmup_seconds = 0.6;       // and untimed calls until this long has passed
   int min_samples = 10;

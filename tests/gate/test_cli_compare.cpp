@@ -53,8 +53,10 @@ class Fixture {
     core::write_results(results(same_samples, other_same), path("same.json"));
     core::write_results(results(slow_samples, other_same), path("slow.json"));
     auto throttled = results(same_samples, other_same);
-    throttled.records[0].clock.throttled_samples = 3;
+    throttled.records[0].clock.throttled_samples = 10;  // of 30: over a quarter
     core::write_results(throttled, path("throttled.json"));
+    throttled.records[0].clock.throttled_samples = 3;   // a dip that cannot have decided the point
+    core::write_results(throttled, path("dipped.json"));
     auto h100 = results(same_samples, other_same);
     h100.context.device.name = "NVIDIA H100 80GB HBM3";
     core::write_results(h100, path("h100.json"));
@@ -155,6 +157,11 @@ TEST_CASE("attnprof compare: exit codes 0, 1, 2, 3 through the real binary") {
     INFO(r.out << r.err);
     CHECK(r.exit_code == 3);
     CHECK(r.out.find("INCONCLUSIVE") != std::string::npos);
+  }
+  SECTION("a candidate throttled in 3 of 30 samples, the same without them, passes: 0") {
+    const auto r = f.run(base + " " + f.path("dipped.json"));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
   }
   SECTION("another GPU model is refused with 2 and one line, unless allowed") {
     auto r = f.run(base + " " + f.path("h100.json"));

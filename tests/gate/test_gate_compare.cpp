@@ -102,6 +102,47 @@ TEST_CASE("per-kernel threshold overrides the global one") {
   CHECK(compare_one(b, c, o).points[0].verdict == Verdict::slower);
 }
 
+TEST_CASE("throttled samples: inconclusive unless they could not have decided the point") {
+  std::mt19937_64 rng(21);
+  // An A/A on a GPU that dipped under its power cap in a few batches: the same verdict without them.
+  auto b = make_record("fused", latency_samples(rng, 200, 100.0, 0.005));
+  auto c = make_record("fused", latency_samples(rng, 200, 100.0, 0.005));
+  b.clock.throttled_samples = 10;
+  c.clock.throttled_samples = 20;
+  auto cmp = compare_one(b, c);
+  INFO(cmp.points[0].reason);
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[0].reason.find("throttled in 10 of 200 baseline and 20 of 200 candidate samples") !=
+        std::string::npos);
+  CHECK(cmp.points[0].reason.find("the same verdict without") != std::string::npos);
+  CHECK(cmp.exit_code == kExitOk);
+
+  // More than a quarter of a side throttled: inconclusive, whatever the verdict.
+  c.clock.throttled_samples = 51;
+  cmp = compare_one(b, c);
+  CHECK(cmp.points[0].verdict == Verdict::noisy);
+  CHECK(cmp.points[0].latency_verdict == "same");
+  CHECK(cmp.exit_code == kExitInconclusive);
+
+  // A throttled baseline hiding a regression: its 25 slow samples lift its median to about 101, so
+  // the candidate's 103.2 reads +2.2% (within the 3% threshold); without them the baseline's median
+  // is 100 and the candidate +3.2% slower. The verdict depends on the throttled samples: inconclusive.
+  std::vector<double> base, cand;
+  for (int i = 0; i < 75; ++i) base.push_back(97.0 + 6.0 * i / 74.0);
+  for (int i = 0; i < 25; ++i) base.push_back(106.0 + 0.04 * i);
+  for (int i = 0; i < 100; ++i) cand.push_back(100.2 + 6.0 * i / 99.0);
+  auto hiding = make_record("fused", base);
+  hiding.clock.throttled_samples = 25;
+  cmp = compare_one(hiding, make_record("fused", cand));
+  INFO(cmp.points[0].reason);
+  CHECK(cmp.points[0].latency_verdict == "same");
+  CHECK(cmp.points[0].verdict == Verdict::noisy);
+  CHECK(cmp.points[0].reason.find("throttled in 25 of 100 baseline") != std::string::npos);
+  // The same baseline unthrottled: the comparison stands.
+  hiding.clock.throttled_samples = 0;
+  CHECK(compare_one(hiding, make_record("fused", cand)).points[0].verdict == Verdict::same);
+}
+
 TEST_CASE("noisy: spread over the ceiling, throttled clocks, too few samples -> exit 3") {
   std::mt19937_64 rng(8);
   const auto b = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
