@@ -35,11 +35,13 @@
 #   aa              : the fa-bench A/A alone (sampling options in $ATTNPROF_AA_SAMPLING)
 #   ncu-writes      : one fused call's DRAM bytes under Nsight Compute's kernel and application replay, with
 #                     its cache control on and off, beside attnprof's counters of the same call
+#   ncu-floor       : Nsight Compute's in-range DRAM writes for a fused call that writes 16.9 KB and a mid-size
+#                     one, cache control on and off, beside attnprof's counters of the same calls
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -229,6 +231,25 @@ print('  attnprof', {k: c['total'][k] for k in ('gpu__time_duration.sum', 'dram_
   ncu_fused_call "$s" application all "$metrics,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__inst_executed_pipe_tensor_op_hmma.sum" \
       agreement-set
   tail -n 3 "$out"/ncu-*.err
+  ;;
+ncu-floor)
+  # Does Nsight Compute count DRAM writes that are not the kernel's? One fused call that writes almost
+  # nothing (O and LSE: 16.9 KB) and one mid-size call, each under ncu with its cache control on and off,
+  # beside attnprof's own counters of the same call (seed 7).
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  for s in "batch=1;heads=1;seq=128;hdim=64;dtype=bf16" "batch=1;heads=16;seq=1024;hdim=64;dtype=bf16"; do
+    tag=$(echo "$s" | tr -cd '[:alnum:]')
+    log "$s"
+    "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/attnprof-$tag" \
+        --min-samples 5 --max-samples 5 2>&1 | tail -n 1
+    python3 -c "
+import json
+r = json.load(open('$out/attnprof-$tag/results.json'))['records'][0]
+c = r['counters']
+print('  attnprof', {k: c['total'].get(k) for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
+      'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'])"
+    for cc in all none; do ncu_fused_call "$s" kernel "$cc" "$metrics" "$tag"; done
+  done
   ;;
 clock)
   log "timer GPU tests"
