@@ -180,16 +180,20 @@ void compare_counters(const core::Record& b, const core::Record& c, const Counte
   if (pc.counters.empty()) pc.counters_note = "no counter collected on both sides";
 }
 
-// What latency alone says of two sample sets: a significant change beyond the threshold, or same.
+// The latency rule: a change is slower or faster when it is significant and beyond the threshold.
+Verdict latency_rule(double ratio, double p_slower, double p_faster, double alpha, double threshold) {
+  if (p_slower < alpha && ratio > 1.0 + threshold) return Verdict::slower;
+  if (p_faster < alpha && ratio < 1.0 / (1.0 + threshold)) return Verdict::faster;
+  return Verdict::same;
+}
+
+// The rule applied to two sample sets.
 Verdict latency_verdict(const std::vector<double>& sb, const std::vector<double>& sc, double alpha,
                         double threshold) {
   const double mb = core::median(sb);
-  if (!(mb > 0)) return Verdict::same;
-  const double ratio = core::median(sc) / mb;
-  const MannWhitney mw = mann_whitney_u(sc, sb);
-  if (mw.p_greater < alpha && ratio > 1.0 + threshold) return Verdict::slower;
-  if (mw.p_less < alpha && ratio < 1.0 / (1.0 + threshold)) return Verdict::faster;
-  return Verdict::same;
+  if (sb.empty() || sc.empty() || !(mb > 0)) return Verdict::same;
+  const MannWhitney mw = mann_whitney_u(sc, sb);  // x = candidate: "greater" means slower
+  return latency_rule(core::median(sc) / mb, mw.p_greater, mw.p_less, alpha, threshold);
 }
 
 // The samples without their `drop` slowest: a throttled sample is one whose clock was under 75% of
@@ -247,13 +251,11 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
 
   // What latency alone says.
   const double change = pc.ratio - 1.0;
-  Verdict latency = Verdict::same;
-  if (pc.p_slower < o.alpha && pc.ratio > 1.0 + pc.threshold) {
-    latency = Verdict::slower;
+  const Verdict latency = latency_rule(pc.ratio, pc.p_slower, pc.p_faster, o.alpha, pc.threshold);
+  if (latency == Verdict::slower) {
     pc.reason = fmt::format("median {} (p = {} < {}, over the {} threshold)", pct(change), p_text(pc.p_slower),
                             o.alpha, pct(pc.threshold));
-  } else if (pc.p_faster < o.alpha && pc.ratio < 1.0 / (1.0 + pc.threshold)) {
-    latency = Verdict::faster;
+  } else if (latency == Verdict::faster) {
     pc.reason = fmt::format("median {} (p = {} < {})", pct(change), p_text(pc.p_faster), o.alpha);
   } else {
     const double p = change >= 0 ? pc.p_slower : pc.p_faster;
