@@ -533,11 +533,18 @@ json diagnose(const Record& r, const Context& ctx) {
                              : 0.0;
   if (r.sampling_stop == "time_budget" && ci_half > kNoisyP50CiHalfWidth) {
     flag(kFlagNoisy);
+    const bool dipped = r.clock.sm_mhz_median > 0 && r.clock.sm_mhz_min > 0 &&
+                        r.clock.sm_mhz_min < (1 - kClockDipFraction) * r.clock.sm_mhz_median;
+    const std::string why =
+        dipped ? fmt::format("the SM clock dipped to {:.0f} MHz, {:.0f}% under its median {:.0f} MHz, within the "
+                             "window (a power-capped GPU's power manager does this)",
+                             r.clock.sm_mhz_min, 100 * (1 - r.clock.sm_mhz_min / r.clock.sm_mhz_median),
+                             r.clock.sm_mhz_median)
+               : std::string("the timings kept drifting (on a GPU, the SM clock stepping)");
     evidence.push_back(fmt::format(
         "sampling spent its whole time budget ({} samples) and the P50 is known to +-{:.1f}% (95% CI over "
-        "batches of consecutive samples): the timings kept drifting (on a GPU, the SM clock stepping); a "
-        "longer --warmup-seconds or --max-seconds pins it better",
-        r.latency.n, ci_half * 100));
+        "batches of consecutive samples): {}; a longer --warmup-seconds or --max-seconds pins it better",
+        r.latency.n, ci_half * 100, why));
   }
   if (!r.verification.checked) {
     flag(kFlagUnverified);

@@ -53,6 +53,10 @@ inline constexpr double kNoisyRelStddev = 0.05;          // latency stddev / mea
 // A point whose sampling spent its whole time budget with the P50's 95% CI half-width above this share
 // of the P50 (core::median_ci) is noisy too: its clock kept moving for the whole budget.
 inline constexpr double kNoisyP50CiHalfWidth = 0.01;
+// A noisy time-budgeted point whose lowest clock batch sits this far under its median clock has the
+// dip named as the cause: on the H200 the power manager lowers the clock by about 8% some 0.8 s into a
+// heavy point's load (docs/measurement.md).
+inline constexpr double kClockDipFraction = 0.04;
 inline constexpr double kClockNoteBelowFraction = 0.95;  // median SM clock under load / maximum
 inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
 inline constexpr double kNearRoofPct = 70;               // achieved / attainable: near the roof

@@ -256,6 +256,18 @@ TEST_CASE("throttled and noisy flags") {
   d = diagnose(r, gpu_context());
   CHECK(has_flag(d, kFlagNoisy));
   CHECK_THAT(evidence_text(d), Catch::Contains("P50 is known to +-1.5%"));
+  CHECK_THAT(evidence_text(d), Catch::Contains("the timings kept drifting"));
+  // With a clock batch 10% under the median clock, the dip is named as the cause.
+  r.clock.sm_mhz_median = 1800;
+  r.clock.sm_mhz_min = 1620;
+  d = diagnose(r, gpu_context());
+  CHECK(has_flag(d, kFlagNoisy));
+  CHECK_THAT(evidence_text(d), Catch::Contains("the SM clock dipped to 1620 MHz, 10% under its median 1800 MHz"));
+  // A 2% dip is the clock stepping, not named.
+  r.clock.sm_mhz_min = 1764;
+  CHECK_THAT(evidence_text(diagnose(r, gpu_context())), Catch::Contains("the timings kept drifting"));
+  r.clock.sm_mhz_median = 0;
+  r.clock.sm_mhz_min = 0;
   // The same interval after converging (a wider --target-ci), or a budget-stopped P50 known to 0.5%: not.
   r.sampling_stop = "converged";
   CHECK_FALSE(has_flag(diagnose(r, gpu_context()), kFlagNoisy));
