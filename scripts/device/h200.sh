@@ -136,6 +136,20 @@ ncu_fused_call() {
   grep -E "dram__bytes|gpu__time|tensor" "$out/$tag.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
 }
 
+# attnprof's own counters of one fused call of shape $1 (results in $2; further arguments go to the
+# sweep): duration, DRAM bytes, the L2 tail, the analytic write and the counter session.
+attnprof_fused_counters() {
+  local shape=$1 dir=$2; shift 2
+  "$bin/attnprof" sweep --axes "$shape" --kernels fused --backend cuda --out "$dir" --min-samples 5 --max-samples 5 \
+      "$@" 2>&1 | tail -n 1
+  python3 -c "
+import json
+r = json.load(open('$dir/results.json'))['records'][0]
+c = r['counters']
+print('  attnprof', {k: c['total'].get(k) for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
+      'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'], 'session', c.get('session'))"
+}
+
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/gpu.csv"
 
 case "$phase" in
@@ -174,15 +188,10 @@ for k, s, d, c, w, t, m in tails:
 PY
   log "the same fused shape: attnprof's counters against Nsight Compute's (one pass: DRAM bytes, duration)"
   s="batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"
-  "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree" --min-samples 5 --max-samples 5 >/dev/null 2>&1
+  attnprof_fused_counters "$s" "$out/agree"
   for cc in all none; do
     ncu_fused_call "$s" kernel "$cc" gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
   done
-  python3 -c "
-import json
-c = json.load(open('$out/agree/results.json'))['records'][0]['counters']
-print('  attnprof', {k: c['total'][k] for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
-      'L2 tail', c.get('dram_write_tail_bytes'), 'session', c.get('session'))"
   log "Nsight Compute on the sampling loop (attnprof's flush, then the call): each kernel's DRAM writes, cache control all and none"
   for cc in all none; do
     ncu --clock-control none --cache-control "$cc" -k regex:'fused_attention|attnprof_l2_flush' --launch-count 40 \
@@ -216,14 +225,7 @@ ncu-writes)
   # and cache control, beside attnprof's own counters of that call.
   s="batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"
   metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
-  "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/attnprof" \
-      --min-samples 5 --max-samples 5 2>&1 | tail -n 1
-  python3 -c "
-import json
-r = json.load(open('$out/attnprof/results.json'))['records'][0]
-c = r['counters']
-print('  attnprof', {k: c['total'][k] for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
-      'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'])"
+  attnprof_fused_counters "$s" "$out/attnprof" --seed 7
   for mode in kernel:all kernel:none application:all application:none; do
     ncu_fused_call "$s" "${mode%%:*}" "${mode#*:}" "$metrics"
   done
@@ -240,14 +242,7 @@ ncu-floor)
   for s in "batch=1;heads=1;seq=128;hdim=64;dtype=bf16" "batch=1;heads=16;seq=1024;hdim=64;dtype=bf16"; do
     tag=$(echo "$s" | tr -cd '[:alnum:]')
     log "$s"
-    "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 --out "$out/attnprof-$tag" \
-        --min-samples 5 --max-samples 5 2>&1 | tail -n 1
-    python3 -c "
-import json
-r = json.load(open('$out/attnprof-$tag/results.json'))['records'][0]
-c = r['counters']
-print('  attnprof', {k: c['total'].get(k) for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
-      'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'])"
+    attnprof_fused_counters "$s" "$out/attnprof-$tag" --seed 7
     for cc in all none; do ncu_fused_call "$s" kernel "$cc" "$metrics" "$tag"; done
   done
   ;;
