@@ -389,13 +389,7 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
   m::MeasureOptions options;
   options.min_samples = 10;
   options.max_samples = 30;
-  core::Shape shape;
-  shape.batch = 2;
-  shape.heads = 8;
-  shape.kv_heads = 8;
-  shape.seq_q = shape.seq_k = 1024;
-  shape.hdim = 64;
-  shape.dtype = core::DType::bf16;
+  const core::Shape shape{2, 8, 8, 1024, 1024, 64, false, core::DType::bf16};
 
   REQUIRE(!backend->kernels().empty());
   for (const kernels::Kernel* kernel : backend->kernels()) {
@@ -490,12 +484,7 @@ TEST_CASE("backend: a kernel that writes wrong numbers is reported incorrect, an
   options.min_samples = 10;
   options.max_samples = 30;
   options.counters = false;
-  core::Shape shape;
-  shape.batch = 1;
-  shape.heads = shape.kv_heads = 4;
-  shape.seq_q = shape.seq_k = 2048;
-  shape.hdim = 64;
-  shape.dtype = core::DType::bf16;
+  const core::Shape shape{1, 4, 4, 2048, 2048, 64, false, core::DType::bf16};
 
   const core::Record good = backend->measure(shape, *fused, options);
   INFO(good.reason);
@@ -665,12 +654,7 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
   per_point.seed = 1234;
   m::MeasureOptions batched = per_point;
   batched.counter_batch = 8;
-  core::Shape a;
-  a.batch = 2;
-  a.heads = a.kv_heads = 8;
-  a.seq_q = a.seq_k = 1024;
-  a.hdim = 64;
-  a.dtype = core::DType::bf16;
+  const core::Shape a{2, 8, 8, 1024, 1024, 64, false, core::DType::bf16};
   core::Shape b = a;
   b.seq_q = b.seq_k = 2048;
   b.hdim = 128;
