@@ -37,11 +37,14 @@
 #                     its cache control on and off, beside attnprof's counters of the same call
 #   ncu-floor       : Nsight Compute's in-range DRAM writes for a fused call that writes 16.9 KB and a mid-size
 #                     one, cache control on and off, beside attnprof's counters of the same calls
+#   ncu-state       : where Nsight Compute's extra in-range DRAM writes come from: the fused call and attnprof's
+#                     L2 flush inside attnprof's cold sampling loop (L2 empty before each call), under
+#                     application and kernel replay, cache control on and off, beside attnprof's counters
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|ncu-state|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -244,6 +247,30 @@ ncu-floor)
     log "$s"
     attnprof_fused_counters "$s" "$out/attnprof-$tag" --seed 7
     for cc in all none; do ncu_fused_call "$s" kernel "$cc" "$metrics" "$tag"; done
+  done
+  ;;
+ncu-state)
+  # Nsight Compute counts ~3 MB more DRAM writes than attnprof in a large fused call's range. Profile the
+  # 3rd-5th fused calls of attnprof's own cold sampling loop, where attnprof's flush has left L2 empty
+  # and clean (the state Nsight Compute's cache control makes): application replay saves and restores
+  # no memory, kernel replay does; with cache control on, Nsight Compute flushes again first. Then
+  # attnprof's read-only flush kernel under the same settings (before it: the previous call's dirty lines).
+  s="batch=8;heads=16;seq=2048;hdim=128;dtype=bf16"
+  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  pin=(--min-samples 8 --max-samples 8 --warmup-seconds 0 --min-seconds 0)
+  log "$s: attnprof's own counters"
+  attnprof_fused_counters "$s" "$out/attnprof" --seed 7
+  for k in fused_attention attnprof_l2_flush; do
+    for replay in application kernel; do
+      for cc in none all; do
+        tag="ncu-$k-$replay-$cc"; t0=$(date +%s.%N)
+        ncu --clock-control none --replay-mode "$replay" --cache-control "$cc" -k regex:"$k" --launch-skip 2 --launch-count 3 \
+            --metrics "$metrics" --csv "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --seed 7 \
+            --out "$out/$tag" --no-counters "${pin[@]}" > "$out/$tag.csv" 2>"$out/$tag.err"
+        echo "$k --replay-mode $replay --cache-control $cc: exit $? in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
+        grep -E "dram__bytes|gpu__time" "$out/$tag.csv" | awk -F'","' '{print "   ", $(NF-2), $(NF-1), $NF}'
+      done
+    done
   done
   ;;
 clock)
