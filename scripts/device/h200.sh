@@ -40,11 +40,15 @@
 #   ncu-state       : where Nsight Compute's extra in-range DRAM writes come from: the fused call and attnprof's
 #                     L2 flush inside attnprof's cold sampling loop (L2 empty before each call), under
 #                     application and kernel replay, cache control on and off, beside attnprof's counters
+#   done-when       : `attnprof sweep --preset fa-bench` with every default (counters on), then a check that
+#                     every point's JSON has its latency statistics, raw samples, SM clock, verification,
+#                     counters (with passes, profiling time and L2 tail), occupancy, the reference's
+#                     three-stage breakdown and a diagnosis; the report's HTML, Markdown and CSV beside it
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|ncu-state|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|ncu-state|done-when|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -272,6 +276,58 @@ ncu-state)
       done
     done
   done
+  ;;
+done-when)
+  log "fa-bench with the defaults, counters on (SIGTERM at 480 s keeps every finished point)"
+  start_clock_log
+  t0=$(date +%s.%N)
+  timeout -s TERM 480 "$bin/attnprof" sweep --preset fa-bench --backend cuda --out "$out/fa-bench" \
+      --html "$out/fa-bench/report.html" --md "$out/fa-bench/summary.md" --csv "$out/fa-bench/points.csv" 2>&1 | tail -n 4
+  echo "sweep exit ${PIPESTATUS[0]} in $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
+  python3 - "$out/fa-bench/results.json" <<'PY' | tee "$out/done-when.txt"
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+recs = doc["records"]
+def num(x): return isinstance(x, (int, float)) and math.isfinite(x)
+need_total = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum", "lts__t_bytes.sum",
+              "lts__t_sector_hit_rate.pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+              "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active",
+              "sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum")
+problems, kernels = [], {}
+for r in recs:
+    k = r["key"]; kernels[r["kernel"]] = kernels.get(r["kernel"], 0) + 1
+    lat, c, occ, v = r.get("latency", {}), r.get("counters", {}), r.get("occupancy") or {}, r.get("verification", {})
+    checks = {
+        "status ok": r.get("status") == "ok",
+        "verified": v.get("checked") and v.get("passed"),
+        "latency": all(num(lat.get(f)) for f in ("p50_us", "p90_us", "p99_us", "p50_ci_low_us", "p50_ci_high_us", "stddev_us")),
+        "raw samples": len(r.get("samples_us", [])) == lat.get("n", -1) >= 10,
+        "sampling stop": r.get("sampling_stop") in ("converged", "time_budget", "max_samples"),
+        "clock": num((r.get("clock") or {}).get("sm_mhz_median")),
+        "counters ok": c.get("status") == "ok" and c.get("passes", 0) > 0 and num(c.get("profiling_ms")),
+        "counter totals": all(num((c.get("total") or {}).get(m)) for m in need_total),
+        "per-kernel counters": len(c.get("per_kernel", [])) == (3 if r["kernel"] == "reference" else 1),
+        "L2 tail": num(c.get("dram_write_tail_bytes")),
+        "occupancy": all(num(occ.get(f)) for f in ("theoretical_pct", "achieved_pct", "waves")) and bool(occ.get("limiter")),
+        "stages": (len(r.get("stages", [])) == 3 and all(num(s.get("share_of_p50")) and num(s.get("share_of_p99")) for s in r["stages"]))
+                  if r["kernel"] == "reference" else True,
+        "diagnosis": bool((r.get("diagnosis") or {}).get("verdict")),
+        "tflops": num(r.get("tflops")),
+    }
+    bad = [name for name, ok in checks.items() if not ok]
+    if bad: problems.append((k, bad, r.get("reason", "")))
+print(f"schema {doc.get('schema_version')}, {len(recs)} points {kernels}, git {doc['context'].get('git_revision')}")
+print(f"points with every field: {len(recs) - len(problems)} of {len(recs)}")
+for k, bad, why in problems[:20]: print("  MISSING", k, bad, why)
+w = [r["counters"]["dram_write_tail_bytes"] + r["counters"]["total"]["dram__bytes_write.sum"] for r in recs if r.get("counters", {}).get("status") == "ok"]
+ratios = sorted((r["counters"]["dram_write_tail_bytes"] + r["counters"]["total"]["dram__bytes_write.sum"]) / r["cost"]["min_bytes_write"]
+                for r in recs if r.get("counters", {}).get("status") == "ok")
+if ratios: print(f"DRAM written + L2 tail / analytic: {ratios[0]:.4f}-{ratios[-1]:.4f} (median {ratios[len(ratios) // 2]:.4f})")
+stops = {}
+for r in recs: stops[r.get("sampling_stop")] = stops.get(r.get("sampling_stop"), 0) + 1
+print("sampling stops", stops, "| counter sessions", len({json.dumps(r["counters"].get("session"), sort_keys=True) for r in recs}))
+PY
+  ls -la "$out/fa-bench"
   ;;
 clock)
   log "timer GPU tests"
