@@ -44,11 +44,13 @@
 #                     every point's JSON has its latency statistics, raw samples, SM clock, verification,
 #                     counters (with passes, profiling time and L2 tail), occupancy, the reference's
 #                     three-stage breakdown and a diagnosis; the report's HTML, Markdown and CSV beside it
+#   targets         : the measurement targets against Nsight Compute on one build: the three agreement shapes
+#                     (DRAM bytes, duration, tensor operations, side by side) and the 24-point overhead sweep
 #   multi-gpu       : (a machine with two or more GPUs) quick and fa-bench with --devices all against
 #                     --devices 0, every point once, per-device shares, per-point P50 agreement through
 #                     the regression gate, wall-time speed-up; two shards on two GPUs merged
 set -uo pipefail
-phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|ncu-state|done-when|multi-gpu}"
+phase="${1:?usage: h200.sh tests-and-sweep|gpu-tests|tail|check|agreement|clock|aa|fused-tiles|flash-pair|ncu-compare|ncu-writes|ncu-floor|ncu-state|done-when|targets|multi-gpu}"
 bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"
 # Everything is written to a work folder and packed into $OUT/<phase>.tgz at the end: only a few files
 # come back from such a call.
@@ -155,6 +157,73 @@ r = json.load(open('$dir/results.json'))['records'][0]
 c = r['counters']
 print('  attnprof', {k: c['total'].get(k) for k in ('gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum')},
       'L2 tail', c.get('dram_write_tail_bytes'), 'analytic write', r['cost']['min_bytes_write'], 'session', c.get('session'))"
+}
+
+# Nsight Compute against attnprof on the fused kernel at three fa-bench shapes: DRAM bytes, duration and
+# tensor operations of the one verification call of each point (the NVTX range "attnprof verify"), the
+# same single call whose counters attnprof collects; prints both, side by side.
+ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
+agreement_shapes() {
+  local shapes=("batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" "batch=4;heads=16;seq=4096;hdim=128;causal=1;dtype=fp16")
+  local metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__ops_path_tensor_src_fp16.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
+  local i=0 s
+  for s in "${shapes[@]}"; do
+    i=$((i+1))
+    log "agreement shape $i: $s"
+    "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree$i" --min-samples 10 --max-samples 10 2>&1 | tail -n 3
+    ncu "${ncu_filter[@]}" -k regex:fused_attention --metrics "$metrics" --csv \
+        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/ncu$i" --no-counters --min-samples 3 --max-samples 3 \
+        > "$out/ncu$i.csv" 2>"$out/ncu$i.err"; echo "ncu exit $?"
+    python3 - "$out/agree$i/results.json" "$out/ncu$i.csv" <<'PY' | tee -a "$out/agreement.txt"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))["records"][0]
+c = r["counters"]; t = c["total"]
+rows = [x for x in csv.reader(open(sys.argv[2])) if len(x) > 3]
+head = rows[0]; name, value = head.index("Metric Name"), head.index("Metric Value")
+ncu = {x[name]: float(x[value].replace(",", "")) for x in rows[1:]}
+print(r["key"])
+for m in sorted(ncu):
+    a = t.get(m)
+    if isinstance(a, (int, float)) and ncu[m]:
+        print(f"  {m:45s} attnprof {a:16.6g}  ncu {ncu[m]:16.6g}  {100 * (a / ncu[m] - 1):+6.2f}%")
+rw = t["dram__bytes_read.sum"] + t["dram__bytes_write.sum"]
+nrw = ncu["dram__bytes_read.sum"] + ncu["dram__bytes_write.sum"]
+print(f"  read + write in range: {100 * (rw / nrw - 1):+.2f}%; attnprof write + L2 tail vs analytic: "
+      f"{100 * ((t['dram__bytes_write.sum'] + c['dram_write_tail_bytes']) / r['cost']['min_bytes_write'] - 1):+.2f}%; "
+      f"tensor ops vs dense FLOPs: {100 * (max(t.get('sm__ops_path_tensor_src_bf16_dst_fp32.sum', 0), t.get('sm__ops_path_tensor_src_fp16.sum', 0)) / r['cost']['flops'] - 1):+.2f}%")
+PY
+  done
+}
+
+# The 24-point sweep of both kernels with counters (batched, and a session per point), without counters,
+# and under Nsight Compute collecting attnprof's metric set (read from the batched run's results) on the
+# same kernels of one call per point; wall times and ratios in $out/overhead.txt.
+overhead_vs_ncu() {
+  log "overhead: 24-point sweep with counters vs Nsight Compute on the same kernels"
+  local axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16" allmetrics t0 t1 t2 t3 t4
+  # Sampling pinned (10 samples, no timed warm-up) for both tools, as in every earlier overhead figure.
+  local two=(--kernels reference,fused --backend cuda --min-samples 10 --max-samples 10 --warmup-seconds 0 --min-seconds 0)
+  t0=$(date +%s.%N)
+  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead" 2>&1 | tail -n 2
+  t1=$(date +%s.%N)
+  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-batch1" --counter-batch 1 >/dev/null 2>&1
+  t2=$(date +%s.%N)
+  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-nocounters" --no-counters >/dev/null 2>&1
+  t3=$(date +%s.%N)
+  allmetrics=$(python3 -c "import json; print(','.join(sorted(json.load(open('$out/overhead/results.json'))['records'][0]['counters']['total'])))")
+  echo "Nsight Compute collects attnprof's $(echo "$allmetrics" | tr ',' '\n' | wc -l) metrics: $allmetrics"
+  local n0 n1
+  n0=$(date +%s.%N)
+  timeout 400 ncu "${ncu_filter[@]}" -k regex:'fused_attention|fused_sm90|softmax|gemm|nvjet|xmma|cutlass' --metrics "$allmetrics" --csv \
+      "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-ncu" --no-counters >"$out/overhead-ncu.csv" 2>"$out/overhead-ncu.err"
+  echo "ncu exit $?"
+  n1=$(date +%s.%N)
+  echo "kernels profiled by ncu: $(grep gpu__time_duration "$out/overhead-ncu.csv" | wc -l)"
+  python3 -c "
+batched, single, none, ncu = $t1 - $t0, $t2 - $t1, $t3 - $t2, $n1 - $n0
+print(f'with_counters_batched_s {batched:.1f} with_counters_per_point_s {single:.1f} no_counters_s {none:.1f} ncu_s {ncu:.1f}')
+print(f'whole-run ratio ncu/batched {ncu/batched:.2f}  ncu/per-point {ncu/single:.2f}  (at most ncu/none = {ncu/none:.2f} with free counters)')
+print(f'counter-phase ratio (ncu - none)/(batched - none) {(ncu-none)/max(batched-none,1e-9):.2f}  per-point {(ncu-none)/max(single-none,1e-9):.2f}')" | tee "$out/overhead.txt"
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/gpu.csv"
@@ -276,6 +345,10 @@ ncu-state)
       done
     done
   done
+  ;;
+targets)
+  agreement_shapes
+  overhead_vs_ncu
   ;;
 done-when)
   log "fa-bench with the defaults, counters on (SIGTERM at 480 s keeps every finished point)"
@@ -517,7 +590,6 @@ for r in json.load(open(sys.argv[1]))["records"]:
         print("   ", l["name"], round(l["time_share"] * 100), "%", round((l["dram_bytes_per_s"] or 0) / 1e12, 2), "TB/s", l["compute_sol_pct"], l["memory_sol_pct"], l["verdict"])
 PY
   log "Nsight Compute DRAM agreement after the read-based L2 flush"
-  ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
   metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum
   i=0
   for spec in "fused|batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "fused|batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" \
@@ -559,44 +631,8 @@ agreement)
   else
     run_gpu_tests
   fi
-  # Nsight Compute profiles only the kernels of the one verification call of each point (the NVTX
-  # range "attnprof verify"), the same single call whose counters attnprof collects.
-  ncu_filter=(--clock-control none --nvtx --nvtx-include "attnprof verify/")
-  shapes=("batch=8;heads=16;seq=2048;hdim=128;dtype=bf16" "batch=2;heads=32;seq=8192;hdim=64;dtype=bf16" "batch=4;heads=16;seq=4096;hdim=128;causal=1;dtype=fp16")
-  metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__ops_path_tensor_src_fp16.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
-  i=0
-  for s in "${shapes[@]}"; do
-    i=$((i+1))
-    log "agreement shape $i: $s"
-    "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/agree$i" --min-samples 10 --max-samples 10 2>&1 | tail -n 3
-    ncu "${ncu_filter[@]}" -k regex:fused_attention --metrics "$metrics" --csv \
-        "$bin/attnprof" sweep --axes "$s" --kernels fused --backend cuda --out "$out/ncu$i" --no-counters --min-samples 3 --max-samples 3 \
-        > "$out/ncu$i.csv" 2>"$out/ncu$i.err"; echo "ncu exit $?"
-    grep -c gpu__time_duration "$out/ncu$i.csv"
-  done
-  log "overhead: 24-point sweep with counters vs Nsight Compute on the same kernels"
-  axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16"
-  # Sampling pinned (10 samples, no timed warm-up) for both tools, as in every earlier overhead figure.
-  two=(--kernels reference,fused --backend cuda --min-samples 10 --max-samples 10 --warmup-seconds 0 --min-seconds 0)
-  allmetrics=$(cat .devcarry/shared/attnprof-metrics.txt)
-  t0=$(date +%s.%N)
-  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead" 2>&1 | tail -n 2
-  t1=$(date +%s.%N)
-  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-batch1" --counter-batch 1 >/dev/null 2>&1
-  t2=$(date +%s.%N)
-  "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-nocounters" --no-counters >/dev/null 2>&1
-  t3=$(date +%s.%N)
-  timeout 400 ncu "${ncu_filter[@]}" -k regex:'fused_attention|fused_sm90|softmax|gemm|nvjet|xmma|cutlass' --metrics "$allmetrics" --csv \
-      "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-ncu" --no-counters >"$out/overhead-ncu.csv" 2>"$out/overhead-ncu.err"
-  echo "ncu exit $?"
-  t4=$(date +%s.%N)
-  echo "kernels profiled by ncu: $(grep gpu__time_duration "$out/overhead-ncu.csv" | wc -l)"
-  python3 -c "
-t0,t1,t2,t3,t4=$t0,$t1,$t2,$t3,$t4
-batched,single,none,ncu=t1-t0,t2-t1,t3-t2,t4-t3
-print(f'with_counters_batched_s {batched:.1f} with_counters_per_point_s {single:.1f} no_counters_s {none:.1f} ncu_s {ncu:.1f}')
-print(f'whole-run ratio ncu/batched {ncu/batched:.2f}  ncu/per-point {ncu/single:.2f}')
-print(f'counter-phase ratio (ncu - none)/(batched - none) {(ncu-none)/max(batched-none,1e-9):.2f}  per-point {(ncu-none)/max(single-none,1e-9):.2f}')" | tee "$out/overhead.txt"
+  agreement_shapes
+  overhead_vs_ncu
   log "A/A: P50 of the same 24-point sweep in three runs (batched counters, per-point counters, none)"
   python3 - "$out/overhead/results.json" "$out/overhead-batch1/results.json" "$out/overhead-nocounters/results.json" <<'PY' | tee "$out/aa-p50.txt"
 import json, sys
