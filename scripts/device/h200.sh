@@ -178,9 +178,11 @@ agreement_shapes() {
 import csv, json, sys
 r = json.load(open(sys.argv[1]))["records"][0]
 c = r["counters"]; t = c["total"]
-rows = [x for x in csv.reader(open(sys.argv[2])) if len(x) > 3]
-head = rows[0]; name, value = head.index("Metric Name"), head.index("Metric Value")
-ncu = {x[name]: float(x[value].replace(",", "")) for x in rows[1:]}
+# The CSV shares stdout with Nsight Compute's ==PROF== lines and attnprof's own output: start at its header.
+rows = list(csv.reader(open(sys.argv[2])))
+at = next(i for i, x in enumerate(rows) if "Metric Name" in x)
+head = rows[at]; name, value = head.index("Metric Name"), head.index("Metric Value")
+ncu = {x[name]: float(x[value].replace(",", "")) for x in rows[at + 1:] if len(x) == len(head)}
 print(r["key"])
 for m in sorted(ncu):
     a = t.get(m)
@@ -190,7 +192,8 @@ rw = t["dram__bytes_read.sum"] + t["dram__bytes_write.sum"]
 nrw = ncu["dram__bytes_read.sum"] + ncu["dram__bytes_write.sum"]
 print(f"  read + write in range: {100 * (rw / nrw - 1):+.2f}%; attnprof write + L2 tail vs analytic: "
       f"{100 * ((t['dram__bytes_write.sum'] + c['dram_write_tail_bytes']) / r['cost']['min_bytes_write'] - 1):+.2f}%; "
-      f"tensor ops vs dense FLOPs: {100 * (max(t.get('sm__ops_path_tensor_src_bf16_dst_fp32.sum', 0), t.get('sm__ops_path_tensor_src_fp16.sum', 0)) / r['cost']['flops'] - 1):+.2f}%")
+      f"tensor ops vs the dense FLOPs: {100 * (max(t.get('sm__ops_path_tensor_src_bf16_dst_fp32.sum', 0), t.get('sm__ops_path_tensor_src_fp16.sum', 0)) / r['cost']['flops_dense'] - 1):+.2f}%"
+      + (" (causal: half of it is masked; the diagonal tiles are computed whole)" if r["shape"]["causal"] else ""))
 PY
   done
 }
