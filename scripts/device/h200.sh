@@ -203,7 +203,7 @@ PY
 # same kernels of one call per point; wall times and ratios in $out/overhead.txt.
 overhead_vs_ncu() {
   log "overhead: 24-point sweep with counters vs Nsight Compute on the same kernels"
-  local axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16" allmetrics t0 t1 t2 t3 t4
+  local axes="batch=4;heads=16;seq=1024,2048,4096;hdim=64,128;causal=0,1;dtype=bf16" allmetrics t0 t1 t2 t3 n0 n1
   # Sampling pinned (10 samples, no timed warm-up) for both tools, as in every earlier overhead figure.
   local two=(--kernels reference,fused --backend cuda --min-samples 10 --max-samples 10 --warmup-seconds 0 --min-seconds 0)
   t0=$(date +%s.%N)
@@ -215,7 +215,6 @@ overhead_vs_ncu() {
   t3=$(date +%s.%N)
   allmetrics=$(python3 -c "import json; print(','.join(sorted(json.load(open('$out/overhead/results.json'))['records'][0]['counters']['total'])))")
   echo "Nsight Compute collects attnprof's $(echo "$allmetrics" | tr ',' '\n' | wc -l) metrics: $allmetrics"
-  local n0 n1
   n0=$(date +%s.%N)
   timeout 400 ncu "${ncu_filter[@]}" -k regex:'fused_attention|fused_sm90|softmax|gemm|nvjet|xmma|cutlass' --metrics "$allmetrics" --csv \
       "$bin/attnprof" sweep --axes "$axes" "${two[@]}" --out "$out/overhead-ncu" --no-counters >"$out/overhead-ncu.csv" 2>"$out/overhead-ncu.err"
@@ -395,7 +394,6 @@ for r in recs:
 print(f"schema {doc.get('schema_version')}, {len(recs)} points {kernels}, git {doc['context'].get('git_revision')}")
 print(f"points with every field: {len(recs) - len(problems)} of {len(recs)}")
 for k, bad, why in problems[:20]: print("  MISSING", k, bad, why)
-w = [r["counters"]["dram_write_tail_bytes"] + r["counters"]["total"]["dram__bytes_write.sum"] for r in recs if r.get("counters", {}).get("status") == "ok"]
 ratios = sorted((r["counters"]["dram_write_tail_bytes"] + r["counters"]["total"]["dram__bytes_write.sum"]) / r["cost"]["min_bytes_write"]
                 for r in recs if r.get("counters", {}).get("status") == "ok")
 if ratios: print(f"DRAM written + L2 tail / analytic: {ratios[0]:.4f}-{ratios[-1]:.4f} (median {ratios[len(ratios) // 2]:.4f})")
