@@ -5,29 +5,61 @@
 namespace attnprof::kernels {
 
 namespace {
-std::vector<const Kernel*>& table() {
+std::vector<const Kernel*>& builtin_table() {
   static std::vector<const Kernel*> kernels;
   return kernels;
 }
+std::vector<std::unique_ptr<Kernel>>& owned_table() {
+  static std::vector<std::unique_ptr<Kernel>> kernels;
+  return kernels;
+}
+
+class DefaultCall final : public Call {
+ public:
+  DefaultCall(const Kernel& kernel, const AttentionArgs& args) : kernel_(kernel), args_(args) {}
+  void launch(StageHook* hook) override { kernel_.launch(args_, hook); }
+
+ private:
+  const Kernel& kernel_;
+  AttentionArgs args_;
+};
 }  // namespace
 
 std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+std::string_view to_string(Layout l) { return l == Layout::bhsd ? "bhsd" : "bshd"; }
 
-Registrar::Registrar(const Kernel* kernel) { table().push_back(kernel); }
+std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {
+  return std::make_unique<DefaultCall>(*this, args);
+}
+
+Registrar::Registrar(const Kernel* kernel) { builtin_table().push_back(kernel); }
+
+void register_owned(std::unique_ptr<Kernel> kernel) { owned_table().push_back(std::move(kernel)); }
+
+std::vector<const Kernel*> all_registered() {
+  std::vector<const Kernel*> out = builtin_table();
+  // Registration order depends on link order: sort so "reference" comes before "fused" etc. stably.
+  std::stable_sort(out.begin(), out.end(), [](const Kernel* a, const Kernel* b) { return a->name() > b->name(); });
+  for (const auto& k : owned_table()) out.push_back(k.get());
+  return out;
+}
 
 std::vector<const Kernel*> registered(Backend backend) {
   std::vector<const Kernel*> out;
-  for (const Kernel* k : table())
+  for (const Kernel* k : all_registered())
     if (k->backend() == backend) out.push_back(k);
-  // Registration order depends on link order: sort so "reference" comes before "fused" etc. stably.
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Kernel* a, const Kernel* b) { return a->name() > b->name(); });
   return out;
 }
 
 const Kernel* find(Backend backend, std::string_view name) {
-  for (const Kernel* k : table())
+  for (const Kernel* k : all_registered())
     if (k->backend() == backend && k->name() == name) return k;
+  return nullptr;
+}
+
+const Kernel* find_any(std::string_view name) {
+  for (const Kernel* k : all_registered())
+    if (k->name() == name) return k;
   return nullptr;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,12 @@ namespace attnprof::kernels {
 
 enum class Backend { cpu, cuda };
 std::string_view to_string(Backend);
+
+// How Q, K, V and O sit in memory. bhsd is core/shape.hpp's convention and every built-in kernel's;
+// bshd ([batch, seq, heads, hdim], FlashAttention's) exists for plugin kernels that take only it.
+// LSE is [batch, heads, seq_q] in both.
+enum class Layout { bhsd, bshd };
+std::string_view to_string(Layout);
 
 // Pointers are device pointers for CUDA kernels and host pointers for CPU kernels. Tensors follow the
 // layout in core/shape.hpp. For CPU kernels every tensor (Q, K, V, O) is fp32 whatever shape.dtype says.
@@ -29,6 +36,7 @@ struct AttentionArgs {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   void* stream = nullptr;  // cudaStream_t for CUDA kernels
+  Layout layout = Layout::bhsd;  // of q, k, v, o
 };
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
@@ -49,6 +57,15 @@ struct StageHook {
   virtual void after_last() = 0;
 };
 
+// One prepared call of a kernel on fixed buffers: what the timer, the verification and the counter
+// passes launch. Kernel::prepare makes it, outside every timed region.
+class Call {
+ public:
+  virtual ~Call() = default;
+  // Enqueues one call. Throws std::runtime_error on a launch failure.
+  virtual void launch(StageHook* hook = nullptr) = 0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -67,13 +84,32 @@ class Kernel {
   virtual std::vector<LaunchInfo> launch_info(const core::Shape&) const { return {}; }
   // Enqueues one call. Throws std::runtime_error on a launch failure.
   virtual void launch(const AttentionArgs&, StageHook* hook = nullptr) const = 0;
+  // Untimed set-up for calls on `args`' buffers (a plugin's planning, handles, JIT). The default
+  // call launches launch(args, hook). Throws std::runtime_error when preparing fails.
+  virtual std::unique_ptr<Call> prepare(const AttentionArgs& args) const;
+
+  // What the measurement must do for this kernel; the built-in kernels take every default.
+  virtual Layout layout() const { return Layout::bhsd; }
+  virtual bool writes_lse() const { return true; }
+  // Output depends only on the inputs: counter passes may replay the call without restoring them.
+  virtual bool pure() const { return true; }
+  virtual bool graph_capturable() const { return true; }
+  // The workspace is zeroed before every call, outside the timed region.
+  virtual bool needs_zeroed_workspace() const { return false; }
+  // "built-in", or the plugin's name and path: where the kernel comes from.
+  virtual std::string origin() const { return "built-in"; }
 };
 
+// Built-in kernels first (in a stable order), then plugin kernels in the order they were loaded.
 std::vector<const Kernel*> registered(Backend);
+std::vector<const Kernel*> all_registered();
 const Kernel* find(Backend, std::string_view name);  // nullptr if absent
+const Kernel* find_any(std::string_view name);       // any backend; nullptr if absent
 
 struct Registrar {
   explicit Registrar(const Kernel* kernel);
 };
+// A kernel made at run time (a plugin's): the registry owns it from here.
+void register_owned(std::unique_ptr<Kernel> kernel);
 
 }  // namespace attnprof::kernels

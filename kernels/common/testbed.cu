@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/layout.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
 
@@ -44,11 +45,12 @@ __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
+// Element i of the buffer (in the kernel's layout) holds canonical element canonical_index(map, i).
 template <typename T>
-__global__ void fill_kernel(T* out, int64_t elems, uint64_t seed, int tensor, int q_scale_log2) {
+__global__ void fill_kernel(T* out, int64_t elems, TensorMap map, uint64_t seed, int tensor, int q_scale_log2) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems;
        i += int64_t{gridDim.x} * blockDim.x)
-    out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(i), q_scale_log2));
+    out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(canonical_index(map, i)), q_scale_log2));
 }
 
 // O: NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
@@ -68,16 +70,19 @@ __global__ void count_bad_kernel(const T* o, int64_t o_elems, const float* lse, 
 
 // Copies the sampled rows of O (converted to float) and LSE into compact buffers.
 template <typename T>
-__global__ void gather_rows_kernel(const T* o, const float* lse, const int64_t* rows, int row_count,
+__global__ void gather_rows_kernel(const T* o, TensorMap o_map, const float* lse, const int64_t* rows, int row_count,
                                    int hdim, float* o_rows, float* lse_rows) {
   const int64_t total = int64_t{row_count} * hdim;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t r = i / hdim, c = i % hdim;
-    o_rows[i] = to_float(o[rows[r] * hdim + c]);
+    o_rows[i] = to_float(o[physical_row_offset(o_map, rows[r]) + c]);
     if (c == 0) lse_rows[r] = lse[rows[r]];
   }
 }
+
+TensorMap q_map(const core::Shape& s, Layout l) { return {s.heads, s.seq_q, s.hdim, l == Layout::bshd}; }
+TensorMap kv_map(const core::Shape& s, Layout l) { return {s.kv_heads, s.seq_k, s.hdim, l == Layout::bshd}; }
 
 void* device_alloc(size_t bytes, size_t& total) {
   void* p = nullptr;
@@ -98,8 +103,13 @@ void dispatch_dtype(core::DType dtype, Fn&& fn) {
 
 }  // namespace
 
-CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q_scale_log2)
-    : shape_(shape), workspace_bytes_(workspace_bytes), q_scale_log2_(q_scale_log2) {
+CudaProblem::CudaProblem(const core::Shape& shape, const Kernel& kernel)
+    : CudaProblem(shape, kernel.workspace_bytes(shape), 0, kernel.layout(), kernel.writes_lse()) {}
+
+CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q_scale_log2, Layout layout,
+                         bool check_lse)
+    : shape_(shape), workspace_bytes_(workspace_bytes), q_scale_log2_(q_scale_log2), layout_(layout),
+      check_lse_(check_lse) {
   if (q_scale_log2 < 0 || q_scale_log2 > kMaxQScaleLog2)
     throw std::invalid_argument("CudaProblem: q_scale_log2 must be in [0, " + std::to_string(kMaxQScaleLog2) + "]");
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
@@ -127,9 +137,10 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
   dispatch_dtype(shape_.dtype, [&](auto tag) {
     using T = decltype(tag);
     const int64_t q_elems = shape_.q_elems(), kv_elems = shape_.kv_elems();
-    fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, seed, 0, q_scale_log2_);
-    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, seed, 1, 0);
-    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, seed, 2, 0);
+    const TensorMap qm = q_map(shape_, layout_), kvm = kv_map(shape_, layout_);
+    fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, qm, seed, 0, q_scale_log2_);
+    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, kvm, seed, 1, 0);
+    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, kvm, seed, 2, 0);
   });
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
 }
@@ -140,6 +151,11 @@ void CudaProblem::poison_outputs(void* stream) {
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.q_elems() * elem, s));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
+}
+
+void CudaProblem::zero_workspace(void* stream) {
+  if (workspace_ != nullptr)
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(workspace_, 0, workspace_bytes_, static_cast<cudaStream_t>(stream)));
 }
 
 AttentionArgs CudaProblem::args(void* stream) const {
@@ -153,6 +169,7 @@ AttentionArgs CudaProblem::args(void* stream) const {
   a.workspace = workspace_;
   a.workspace_bytes = workspace_bytes_;
   a.stream = stream;
+  a.layout = layout_;
   return a;
 }
 
@@ -184,10 +201,10 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
       using T = decltype(tag);
       const auto* o = static_cast<const T*>(o_);
       count_bad_kernel<T><<<blocks_for(shape_.q_elems()), kThreads, 0, s>>>(
-          o, shape_.q_elems(), lse_, shape_.lse_elems(), bad_dev);
+          o, shape_.q_elems(), lse_, check_lse_ ? shape_.lse_elems() : 0, bad_dev);
       if (row_count > 0)
         gather_rows_kernel<T><<<blocks_for(int64_t{row_count} * hdim), kThreads, 0, s>>>(
-            o, lse_, rows_dev, row_count, hdim, o_rows_dev, lse_rows_dev);
+            o, q_map(shape_, layout_), lse_, rows_dev, row_count, hdim, o_rows_dev, lse_rows_dev);
     });
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
     ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(&bad, bad_dev, sizeof(bad), cudaMemcpyDeviceToHost, s));
@@ -208,7 +225,7 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
                   static_cast<void*>(o_rows_dev), static_cast<void*>(lse_rows_dev)})
     if (p) cudaFree(p);
 
-  return verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad), q_scale_log2_);
+  return verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad), q_scale_log2_, check_lse_);
 }
 
 }  // namespace attnprof::kernels

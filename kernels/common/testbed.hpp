@@ -27,14 +27,19 @@ inline constexpr int kMaxQScaleLog2 = 8;
 class CudaProblem {
  public:
   // q_scale_log2: Q's values times 2^q_scale_log2 (kernels/common/random.hpp), in [0, kMaxQScaleLog2];
-  // fill_inputs and verify both use it. Throws DeviceOutOfMemory, CudaError.
-  CudaProblem(const core::Shape&, size_t workspace_bytes, int q_scale_log2 = 0);
+  // fill_inputs and verify both use it. layout: of Q, K, V, O as the kernel takes them. check_lse
+  // false: the kernel writes no LSE, which verify then ignores. Throws DeviceOutOfMemory, CudaError.
+  CudaProblem(const core::Shape&, size_t workspace_bytes, int q_scale_log2 = 0, Layout layout = Layout::bhsd,
+              bool check_lse = true);
+  // Convenience for a kernel of the registry: its workspace, layout and LSE.
+  CudaProblem(const core::Shape&, const Kernel&);
   ~CudaProblem();
   CudaProblem(const CudaProblem&) = delete;
   CudaProblem& operator=(const CudaProblem&) = delete;
 
   void fill_inputs(uint64_t seed, void* stream);
   void poison_outputs(void* stream);
+  void zero_workspace(void* stream);
   AttentionArgs args(void* stream) const;
   // Synchronises the stream, then checks as described above.
   core::Verification verify(uint64_t seed, int max_rows, void* stream) const;
@@ -47,6 +52,8 @@ class CudaProblem {
   float* lse_ = nullptr;
   size_t workspace_bytes_ = 0, allocated_bytes_ = 0;
   int q_scale_log2_ = 0;
+  Layout layout_ = Layout::bhsd;
+  bool check_lse_ = true;
 };
 
 }  // namespace attnprof::kernels

@@ -32,8 +32,9 @@ float round_to(core::DType, float);
 // o_rows: rows.size() * hdim values as the kernel wrote them (converted to float); lse_rows likewise.
 // unwritten: poisoned or non-finite elements counted over the WHOLE of O and LSE by the caller.
 // q_scale_log2: the inputs' Q scale (kernels/common/random.hpp), 0 unless a test widened the scores.
+// check_lse false: the kernel writes no LSE (a plugin may not); lse_rows is then ignored.
 core::Verification verify_rows(const core::Shape&, uint64_t seed, const std::vector<int64_t>& rows,
                                const std::vector<float>& o_rows, const std::vector<float>& lse_rows,
-                               int64_t unwritten, int q_scale_log2 = 0);
+                               int64_t unwritten, int q_scale_log2 = 0, bool check_lse = true);
 
 }  // namespace attnprof::kernels

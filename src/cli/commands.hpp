@@ -17,5 +17,6 @@ void add_compare(CLI::App&, Run&);
 void add_merge(CLI::App&, Run&);
 void add_devices(CLI::App&, Run&);
 void add_explain(CLI::App&, Run&);
+void add_kernels(CLI::App&, Run&);
 
 }  // namespace attnprof::cli

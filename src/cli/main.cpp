@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   cli::add_merge(app, run);
   cli::add_devices(app, run);
   cli::add_explain(app, run);
+  cli::add_kernels(app, run);
 
   try {
     app.parse(argc, argv);

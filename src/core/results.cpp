@@ -210,8 +210,32 @@ void from_json(const json& j, Occupancy& o) {
   if (it != j.end() && !it->is_null()) o.achieved_pct = get_num(j, "achieved_pct");
 }
 
+void to_json(json& j, const Launch& l) {
+  j = {{"name", l.name},
+       {"grid", l.grid},
+       {"block", l.block},
+       {"cluster", l.cluster},
+       {"registers_per_thread", l.registers_per_thread},
+       {"static_smem_bytes", l.static_smem_bytes},
+       {"dynamic_smem_bytes", l.dynamic_smem_bytes},
+       {"duration_us", num(l.duration_us)},
+       {"occupancy", l.occupancy}};
+}
+void from_json(const json& j, Launch& l) {
+  l.name = get_or<std::string>(j, "name", "");
+  l.grid = get_or<std::array<int64_t, 3>>(j, "grid", {});
+  l.block = get_or<std::array<int64_t, 3>>(j, "block", {});
+  l.cluster = get_or<std::array<int64_t, 3>>(j, "cluster", {});
+  l.registers_per_thread = get_or<int64_t>(j, "registers_per_thread", 0);
+  l.static_smem_bytes = get_or<int64_t>(j, "static_smem_bytes", 0);
+  l.dynamic_smem_bytes = get_or<int64_t>(j, "dynamic_smem_bytes", 0);
+  l.duration_us = get_num(j, "duration_us");
+  l.occupancy = get_or<Occupancy>(j, "occupancy", {});
+}
+
 void to_json(json& j, const Verification& v) {
   j = {{"checked", v.checked},
+       {"lse_checked", v.lse_checked},
        {"seed", v.seed},
        {"rows_checked", v.rows_checked},
        {"rows_total", v.rows_total},
@@ -225,6 +249,7 @@ void to_json(json& j, const Verification& v) {
 }
 void from_json(const json& j, Verification& v) {
   v.checked = get_or<bool>(j, "checked", false);
+  v.lse_checked = get_or<bool>(j, "lse_checked", true);
   v.seed = get_or<uint64_t>(j, "seed", 0);
   v.rows_checked = get_or<int64_t>(j, "rows_checked", 0);
   v.rows_total = get_or<int64_t>(j, "rows_total", 0);
@@ -295,6 +320,8 @@ void to_json(json& j, const Record& r) {
        {"clock", r.clock},
        {"counters", r.counters},
        {"occupancy", r.occupancy},
+       {"launches", r.launches},
+       {"layout", r.layout},
        {"verification", r.verification},
        {"cost", r.cost},
        {"diagnosis", r.diagnosis},
@@ -317,6 +344,8 @@ void from_json(const json& j, Record& r) {
   r.clock = get_or<ClockInfo>(j, "clock", {});
   r.counters = get_or<Counters>(j, "counters", {});
   r.occupancy = get_or<Occupancy>(j, "occupancy", {});
+  r.launches = get_or<std::vector<Launch>>(j, "launches", {});
+  r.layout = get_or<std::string>(j, "layout", "bhsd");
   r.verification = get_or<Verification>(j, "verification", {});
   r.cost = get_or<Cost>(j, "cost", {});
   r.diagnosis = j.contains("diagnosis") ? j.at("diagnosis") : json(nullptr);
@@ -367,7 +396,7 @@ void to_json(json& j, const Context& c) {
        {"host", c.host},                 {"backend", c.backend},
        {"device", c.device},             {"ceilings", c.ceilings},
        {"sweep", c.sweep},               {"options", c.options},
-       {"notices", c.notices}};
+       {"plugins", c.plugins},           {"notices", c.notices}};
 }
 void from_json(const json& j, Context& c) {
   c.tool_version = get_or<std::string>(j, "tool_version", "");
@@ -381,6 +410,7 @@ void from_json(const json& j, Context& c) {
   c.sweep = j.contains("sweep") ? j.at("sweep") : json(nullptr);
   c.options = j.contains("options") ? j.at("options") : json(nullptr);
   c.notices = get_or<std::vector<std::string>>(j, "notices", {});
+  c.plugins = j.contains("plugins") && j.at("plugins").is_array() ? j.at("plugins") : json::array();
 }
 
 void to_json(json& j, const Results& r) {

@@ -1,6 +1,7 @@
 // The results model: what a sweep produces and every later stage (report, diagnosis, gate, merge)
 // reads. Serialised as JSON schema v1 (docs/results-schema.md). Units live in the field names.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -14,7 +15,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 3;
+inline constexpr int kSchemaMinor = 4;
 
 enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
 std::string_view to_string(Status);
@@ -77,8 +78,19 @@ struct Occupancy {
   std::optional<double> achieved_pct;     // from sm__warps_active counter
 };
 
+// One kernel launch of a call as CUPTI's activity API recorded it: what ran, whatever launched it (the
+// kernel's own code, cuBLAS, a plugin's library), with the theoretical occupancy its resources imply.
+struct Launch {
+  std::string name;                        // demangled
+  std::array<int64_t, 3> grid{}, block{}, cluster{};  // cluster: {0,0,0} when none
+  int64_t registers_per_thread = 0, static_smem_bytes = 0, dynamic_smem_bytes = 0;
+  double duration_us = 0;                  // of the recorded (untimed, warm) call
+  Occupancy occupancy;                     // theoretical; achieved_pct from its counter range if any
+};
+
 struct Verification {
   bool checked = false;
+  bool lse_checked = true;                   // false: the kernel writes no LSE (a plugin's choice)
   uint64_t seed = 0;
   int64_t rows_checked = 0, rows_total = 0;  // rows of O compared with the float64 reference
   int64_t unwritten = 0;                     // output elements still poisoned (or non-finite)
@@ -129,6 +141,9 @@ struct Record {
   ClockInfo clock;
   Counters counters;
   Occupancy occupancy;
+  // Every launch of one call, from CUPTI (CUDA backend; empty when not recorded).
+  std::vector<Launch> launches;
+  std::string layout = "bhsd";            // of Q, K, V, O as the kernel took them
   Verification verification;
   Cost cost;
   nlohmann::json diagnosis;               // filled by analysis (src/core/diagnosis.hpp); may be null
@@ -161,6 +176,7 @@ struct Context {
   Ceilings ceilings;
   nlohmann::json sweep;                   // {"spec": ..., "preset": ..., "shard": "K/N", "points": N}
   nlohmann::json options;                 // measurement options in force
+  nlohmann::json plugins = nlohmann::json::array();  // each loaded plugin: path, name, version, sha256
   std::vector<std::string> notices;       // e.g. "no GPU: ran the CPU backend"
 };
 
@@ -180,6 +196,7 @@ ATTNPROF_JSON_DECL(KernelCounters)
 ATTNPROF_JSON_DECL(Counters)
 ATTNPROF_JSON_DECL(Occupancy)
 ATTNPROF_JSON_DECL(Verification)
+ATTNPROF_JSON_DECL(Launch)
 ATTNPROF_JSON_DECL(Cost)
 ATTNPROF_JSON_DECL(ClockInfo)
 ATTNPROF_JSON_DECL(Record)

@@ -20,6 +20,7 @@
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/stats.hpp"
+#include "kernels/common/layout.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
 #include "kernels/cpu/parallel.hpp"
@@ -243,9 +244,12 @@ class CpuBackend final : public Backend {
 
     const uint64_t seed = options.seed != 0 ? options.seed : fresh_seed();
     rec.verification.seed = seed;
+    const bool bshd = kernel.layout() == kernels::Layout::bshd;
+    rec.layout = std::string(kernels::to_string(kernel.layout()));
+    const kernels::TensorMap q_map{s.heads, s.seq_q, s.hdim, bshd}, kv_map{s.kv_heads, s.seq_k, s.hdim, bshd};
     HostTensor q(s.q_elems()), k(s.kv_elems()), v(s.kv_elems()), o(s.q_elems()), lse(s.lse_elems());
     HostTensor workspace(static_cast<int64_t>((kernel.workspace_bytes(s) + sizeof(float) - 1) / sizeof(float)));
-    fill_inputs(seed, q, k, v);
+    fill_inputs(seed, q_map, kv_map, q, k, v);
     o.fill(std::numeric_limits<float>::quiet_NaN());
     lse.fill(std::numeric_limits<float>::quiet_NaN());
 
@@ -258,10 +262,15 @@ class CpuBackend final : public Backend {
     args.lse = lse.data();
     args.workspace = workspace.size() == 0 ? nullptr : workspace.data();
     args.workspace_bytes = static_cast<size_t>(workspace.size()) * sizeof(float);
+    args.layout = kernel.layout();
 
-    kernel.launch(args);
+    // Untimed: a plugin's planning and allocation happen here.
+    const std::unique_ptr<kernels::Call> call = kernel.prepare(args);
+    const bool zero_workspace = kernel.needs_zeroed_workspace() && workspace.size() > 0;
+    if (zero_workspace) workspace.fill(0.0f);
+    call->launch();
     if (options.verify) {
-      rec.verification = verify(s, seed, o, lse, options.verify_rows);
+      rec.verification = verify(s, seed, q_map, o, lse, options.verify_rows, kernel.writes_lse());
       // An incorrect kernel is still timed, as on CUDA: how fast a wrong answer comes is worth seeing.
       if (!rec.verification.passed) {
         rec.status = core::Status::incorrect;
@@ -278,9 +287,10 @@ class CpuBackend final : public Backend {
     StageClock stage_clock(stage_names.size());
     const SampleFn one_call = [&] {
       check_timeout(t0, options);
+      if (zero_workspace) workspace.fill(0.0f);
       if (options.cold_l2) kernels::cpu::flush_caches(flush_buffer_);
       const auto start = Clock::now();
-      kernel.launch(args, staged ? &stage_clock : nullptr);
+      call->launch(staged ? &stage_clock : nullptr);
       std::vector<double> sample{std::chrono::duration<double, std::micro>(Clock::now() - start).count()};
       if (staged) {
         const auto stages = stage_clock.stage_us();
@@ -302,23 +312,27 @@ class CpuBackend final : public Backend {
       throw std::runtime_error(fmt::format("point exceeded its {:.0f} s timeout", options.point_timeout_s));
   }
 
-  static void fill_inputs(uint64_t seed, HostTensor& q, HostTensor& k, HostTensor& v) {
+  // Each element of a tensor, in the kernel's layout, holds its canonical element's value.
+  static void fill_inputs(uint64_t seed, const kernels::TensorMap& q_map, const kernels::TensorMap& kv_map,
+                          HostTensor& q, HostTensor& k, HostTensor& v) {
     int tensor = 0;
     for (HostTensor* t : {&q, &k, &v}) {
       float* data = t->data();
       const int id = tensor++;
+      const kernels::TensorMap& map = id == 0 ? q_map : kv_map;
       kernels::parallel_for(t->size(), 1 << 16, [&](int64_t lo, int64_t hi) {
-        for (int64_t e = lo; e < hi; ++e) data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(e));
+        for (int64_t e = lo; e < hi; ++e)
+          data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(kernels::canonical_index(map, e)));
       });
     }
   }
 
-  static core::Verification verify(const core::Shape& s, uint64_t seed, const HostTensor& o,
-                                   const HostTensor& lse, int max_rows) {
+  static core::Verification verify(const core::Shape& s, uint64_t seed, const kernels::TensorMap& o_map,
+                                   const HostTensor& o, const HostTensor& lse, int max_rows, bool check_lse) {
     // Poisoned (NaN) or non-finite O; LSE may legitimately be -inf (a row that sees no key).
     int64_t unwritten = 0;
     for (int64_t e = 0; e < o.size(); ++e) unwritten += !std::isfinite(o.data()[e]);
-    for (int64_t e = 0; e < lse.size(); ++e) {
+    for (int64_t e = 0; check_lse && e < lse.size(); ++e) {
       const float x = lse.data()[e];
       unwritten += std::isnan(x) || x == std::numeric_limits<float>::infinity();
     }
@@ -326,10 +340,11 @@ class CpuBackend final : public Backend {
     std::vector<float> o_rows, lse_rows;
     o_rows.reserve(rows.size() * static_cast<size_t>(s.hdim));
     for (int64_t r : rows) {
-      o_rows.insert(o_rows.end(), o.data() + r * s.hdim, o.data() + (r + 1) * s.hdim);
+      const float* row = o.data() + kernels::physical_row_offset(o_map, r);
+      o_rows.insert(o_rows.end(), row, row + s.hdim);
       lse_rows.push_back(lse.data()[r]);
     }
-    return kernels::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten);
+    return kernels::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten, 0, check_lse);
   }
 
   static void fill_stages(const std::vector<std::string>& names, std::vector<std::vector<double>>& stage_us,

@@ -19,6 +19,7 @@
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
 #include "core/version.hpp"
+#include "kernels/plugin/plugin.hpp"
 #include "report/report.hpp"
 #include "run/counter_phase.hpp"
 #include "run/journal.hpp"
@@ -103,10 +104,18 @@ class Progress {
 };
 
 // What makes a journal belong to this sweep: resuming into another one would mix two sweeps.
-json sweep_identity(const json& sweep, const std::string& backend, const std::string& device_name) {
-  return {{"spec", sweep.at("spec")},       {"preset", sweep.at("preset")},
-          {"shard", sweep.at("shard")},     {"kernels", sweep.at("kernels")},
-          {"backend", backend},             {"device", device_name}};
+// A plugin is part of it by content: a rebuilt plugin is another sweep.
+json sweep_identity(const json& sweep, const std::string& backend, const std::string& device_name,
+                    const std::vector<kernels::PluginInfo>& plugins) {
+  json identity = {{"spec", sweep.at("spec")},       {"preset", sweep.at("preset")},
+                   {"shard", sweep.at("shard")},     {"kernels", sweep.at("kernels")},
+                   {"backend", backend},             {"device", device_name}};
+  if (!plugins.empty()) {
+    json hashes = json::array();
+    for (const auto& p : plugins) hashes.push_back(p.sha256);
+    identity["plugins"] = hashes;
+  }
+  return identity;
 }
 
 void write_report(const std::string& path, const char* what,
@@ -177,6 +186,11 @@ int run_sweep(const SweepRequest& req) {
     throw InputError(fmt::format("--point-timeout {} must be positive", o.point_timeout_s));
   if (o.counter_batch < 1) throw InputError(fmt::format("--counter-batch {} must be >= 1", o.counter_batch));
 
+  // Plugins first: a bad one stops the sweep before any device work (exit 2). Workers load them too.
+  const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(req.plugins);
+  std::vector<std::string> plugin_paths;
+  for (const auto& p : plugins) plugin_paths.push_back(p.path);
+
   // The backend this process opens is for the context (device, ceilings) and the kernel list; the
   // points themselves run in workers.
   std::vector<std::string> notices;
@@ -199,8 +213,11 @@ int run_sweep(const SweepRequest& req) {
       if (it == available.end()) {
         std::string known;
         for (const auto* k : available) known += (known.empty() ? "" : ", ") + k->name();
-        throw InputError(fmt::format("unknown kernel '{}' for the {} backend (available: {})", name,
-                                     backend_name, known));
+        if (const kernels::Kernel* other = kernels::find_any(name))
+          throw InputError(fmt::format("kernel '{}' is a {} kernel, but this sweep runs the {} backend (available: {})",
+                                       name, kernels::to_string(other->backend()), backend_name, known));
+        throw InputError(fmt::format("unknown kernel '{}' for the {} backend (available: {}; a plugin's kernels "
+                                     "need --plugin)", name, backend_name, known));
       }
       if (std::none_of(kernels.begin(), kernels.end(), [&](const KernelRef& k) { return k.name == name; }))
         kernels.push_back({name, (*it)->kind()});
@@ -232,6 +249,7 @@ int run_sweep(const SweepRequest& req) {
                {"kernels", kernel_names},
                {"devices", devices}};
   ctx.options = json(req.options);
+  ctx.plugins = plugins;
   if (all_points.size() < req.spec.shapes.size() * kernels.size())
     notices.push_back("the spec lists some shapes twice: each point is measured once");
   ctx.notices = notices;
@@ -246,7 +264,7 @@ int run_sweep(const SweepRequest& req) {
   const std::string results_path = (fs::path(req.out_dir) / kResultsFile).string();
 
   // Points already done (--resume), by key.
-  const json identity = sweep_identity(ctx.sweep, backend_name, ctx.device.name);
+  const json identity = sweep_identity(ctx.sweep, backend_name, ctx.device.name, plugins);
   std::map<std::string, core::Record> done;
   if (req.resume) {
     if (fs::exists(journal_path)) {
@@ -286,7 +304,7 @@ int run_sweep(const SweepRequest& req) {
       ctx.device.name, json(devices).dump(), req.out_dir));
   backend.reset();  // the workers own the device from here
 
-  PoolConfig pool_config{backend_name, devices, req.options, ""};
+  PoolConfig pool_config{backend_name, devices, req.options, "", plugin_paths};
   PoolEvents events;
   events.finished = [&](const Point& p, core::Record record) {
     journal.append(record);

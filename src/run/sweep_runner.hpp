@@ -15,6 +15,7 @@ struct SweepRequest {
   core::SweepSpec spec;
   std::string spec_source;                 // "preset", "axes" or "file:<path>"
   std::vector<std::string> kernel_names;   // empty: every kernel of the backend
+  std::vector<std::string> plugins;        // shared libraries of kernels (include/attnprof/plugin.h)
   std::string backend = "auto";            // auto | cuda | cpu
   std::string devices = "0";               // "0,1" or "all"
   std::string out_dir = "reports/latest";

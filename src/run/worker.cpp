@@ -16,6 +16,7 @@
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "kernels/plugin/plugin.hpp"
 
 namespace attnprof::run {
 
@@ -102,6 +103,7 @@ int worker_main() {
     const json config = json::parse(line);
     device = config.at("device").get<int>();
     options = config.at("options").get<measure::MeasureOptions>();
+    kernels::load_plugins(config.value("plugins", std::vector<std::string>{}));
     std::vector<std::string> notices;
     backend = measure::make_backend(config.at("backend").get<std::string>(), device, &notices);
   } catch (const std::exception& e) {

@@ -204,7 +204,8 @@ class Pool {
                                  std::chrono::duration<double>(kWorkerStartTimeoutS));
     const json config{{"backend", config_.backend},
                       {"device", device},
-                      {"options", json(config_.options)}};
+                      {"options", json(config_.options)},
+                      {"plugins", config_.plugins}};
     send(*w, config);
     return w;
   }

@@ -25,6 +25,7 @@ struct PoolConfig {
   std::vector<int> devices;
   measure::MeasureOptions options;
   std::string executable;              // this binary; empty: /proc/self/exe
+  std::vector<std::string> plugins;    // --plugin paths, loaded by every worker
 };
 
 // A counter group (--counter-batch): points already timed whose counters one worker collects in one

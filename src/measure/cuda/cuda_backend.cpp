@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <set>
@@ -26,6 +27,7 @@
 #include "measure/cuda/cuda_util.hpp"
 #include "measure/cuda/cupti_profiler.hpp"
 #include "measure/cuda/device.hpp"
+#include "measure/cuda/launch_records.hpp"
 #include "measure/cuda/occupancy.hpp"
 #include "measure/cuda/timer.hpp"
 
@@ -82,20 +84,34 @@ std::optional<double> achieved_occupancy(const core::Counters& counters,
 }
 
 // Auto-range names are launch indices: name each range after its launch (or stage) when the call
-// made exactly the launches the kernel declares; then the achieved occupancy of the dominant launch.
+// made exactly the launches the kernel declares, else after CUPTI's launch records; then the achieved
+// occupancy of the dominant launch.
 void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
   const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(rec.shape);
   const std::vector<std::string> stage_names = kernel.stage_names();
   auto& per_kernel = rec.counters.per_kernel;
+  const bool by_records = launches.empty() && per_kernel.size() == rec.launches.size();
   for (size_t i = 0; i < per_kernel.size(); ++i) {
     if (per_kernel.size() == launches.size() && !launches[i].kernel_name.empty()) {
       per_kernel[i].kernel = launches[i].kernel_name;
+    } else if (by_records) {
+      per_kernel[i].kernel = rec.launches[i].name;
     } else if (per_kernel.size() == stage_names.size()) {
       per_kernel[i].kernel = stage_names[i];
     }
   }
+  if (rec.counters.status != "ok") return;
+  constexpr const char* kWarpsActive = "sm__warps_active.avg.pct_of_peak_sustained_active";
+  if (per_kernel.size() == rec.launches.size()) {
+    for (size_t i = 0; i < per_kernel.size(); ++i) {
+      const auto it = per_kernel[i].metrics.find(kWarpsActive);
+      if (it != per_kernel[i].metrics.end()) rec.launches[i].occupancy.achieved_pct = it->second;
+    }
+  }
   if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
-    if (rec.counters.status == "ok") rec.occupancy.achieved_pct = achieved_occupancy(rec.counters, launches, *launch);
+    rec.occupancy.achieved_pct = achieved_occupancy(rec.counters, launches, *launch);
+  } else if (const core::Launch* longest = longest_launch(rec.launches)) {
+    rec.occupancy.achieved_pct = longest->occupancy.achieved_pct;
   }
 }
 
@@ -179,7 +195,7 @@ class CudaBackend final : public Backend {
         continue;
       }
       members.push_back({&rec, kernel});
-      items.push_back({core::footprint_bytes(rec.shape, kernel->kind()),
+      items.push_back({footprint_of(rec.shape, *kernel),
                        batch_ranges(static_cast<int64_t>(kernel->launch_info(rec.shape).size()), options.cold_l2)});
     }
     if (members.empty()) return;
@@ -190,7 +206,20 @@ class CudaBackend final : public Backend {
     validate_extra_metrics(options.extra_metrics);
     size_t free_bytes = 0, total_bytes = 0;
     check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const auto groups = form_batches(items, kBatchMemoryShare * static_cast<double>(free_bytes), kMaxBatchRanges,
+    // A kernel that is not pure is replayed launch by launch with its memory restored (kernel replay),
+    // which a shared session cannot do: it gets a session of its own.
+    std::vector<BatchMember> pure_members;
+    std::vector<BatchItem> pure_items;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (members[i].kernel->pure()) {
+        pure_members.push_back(members[i]);
+        pure_items.push_back(items[i]);
+      } else {
+        collect_group({members[i]}, options);
+      }
+    }
+    members = std::move(pure_members);
+    const auto groups = form_batches(pure_items, kBatchMemoryShare * static_cast<double>(free_bytes), kMaxBatchRanges,
                                      options.counter_batch);
     for (const auto& group : groups) {
       std::vector<BatchMember> batch;
@@ -214,29 +243,34 @@ class CudaBackend final : public Backend {
       cudaStream_t stream = stream_->get();
       void* stream_arg = static_cast<void*>(stream);
       std::vector<std::unique_ptr<kernels::CudaProblem>> problems;
-      std::vector<kernels::AttentionArgs> args;
+      std::vector<std::unique_ptr<kernels::Call>> calls;
       for (const BatchMember& m : batch) {
-        problems.push_back(std::make_unique<kernels::CudaProblem>(m.rec->shape, m.kernel->workspace_bytes(m.rec->shape)));
+        problems.push_back(std::make_unique<kernels::CudaProblem>(m.rec->shape, *m.kernel));
         problems.back()->fill_inputs(m.rec->verification.seed, stream_arg);
-        args.push_back(problems.back()->args(stream_arg));
+        calls.push_back(m.kernel->prepare(problems.back()->args(stream_arg)));
       }
       check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       CounterProfiler& profiler = CounterProfiler::instance();
       std::vector<CounterProfiler::BatchPoint> points;
       for (size_t i = 0; i < batch.size(); ++i) {
-        const kernels::Kernel& kernel = *batch[i].kernel;
-        const kernels::AttentionArgs& call_args = args[i];
+        kernels::Call& call = *calls[i];
+        kernels::CudaProblem& problem = *problems[i];
+        const bool zero = batch[i].kernel->needs_zeroed_workspace();
+        const auto launch = [&call, &problem, zero, stream_arg] {
+          if (zero) problem.zero_workspace(stream_arg);
+          call.launch();
+        };
         // Cold: L2 flushed before the call, as before each pass of a session of its own. Warm: the
         // call once before, so that L2 holds what the previous pass of its own session left there.
         std::function<void()> before = options.cold_l2 ? std::function<void()>([this, stream] { flusher_->flush(stream); })
-                                                       : std::function<void()>([&kernel, &call_args] { kernel.launch(call_args); });
-        points.push_back({std::move(before), [&kernel, &call_args] { kernel.launch(call_args); }, options.cold_l2});
+                                                       : std::function<void()>(launch);
+        points.push_back({std::move(before), launch, options.cold_l2});
       }
       std::vector<core::Counters> counters;
       if (points.size() == 1) {
         const std::function<void()> before_pass = options.cold_l2 ? points[0].before_pass : std::function<void()>([] {});
         counters.push_back(profiler.collect(before_pass, points[0].call, stream, options.extra_metrics,
-                                            options.cold_l2 ? L2Flusher::kLaunches : 0));
+                                            options.cold_l2 ? L2Flusher::kLaunches : 0, !batch[0].kernel->pure()));
       } else {
         int64_t ranges = kRangesPerBatch;
         for (const BatchMember& m : batch)
@@ -288,6 +322,16 @@ class CudaBackend final : public Backend {
     validated_.insert(key);
   }
 
+  // Device memory one point needs: the cost model's footprint, or the tensors plus the kernel's
+  // declared workspace when that is larger (a plugin's workspace is its own).
+  static double footprint_of(const core::Shape& shape, const kernels::Kernel& kernel) {
+    const double elem = core::dtype_bytes(shape.dtype);
+    const double tensors = elem * (2.0 * static_cast<double>(shape.q_elems()) + 2.0 * static_cast<double>(shape.kv_elems())) +
+                           4.0 * static_cast<double>(shape.lse_elems());
+    return std::max(core::footprint_bytes(shape, kernel.kind()),
+                    tensors + static_cast<double>(kernel.workspace_bytes(shape)));
+  }
+
   void run_point(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options,
                  core::Record& rec) {
     rec.cost = core::cost_of(shape, kernel.kind());
@@ -297,7 +341,7 @@ class CudaBackend final : public Backend {
       return;
     }
     // Refuse before allocating: a failed multi-GiB cudaMalloc is slow and fragments the heap.
-    const double footprint = core::footprint_bytes(shape, kernel.kind());
+    const double footprint = footprint_of(shape, kernel);
     size_t free_bytes = 0, total_bytes = 0;
     check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     if (footprint > static_cast<double>(free_bytes)) {
@@ -310,14 +354,21 @@ class CudaBackend final : public Backend {
     cudaStream_t stream = stream_->get();
     void* stream_arg = static_cast<void*>(stream);
     const uint64_t seed = options.seed != 0 ? options.seed : seed_rng_();
-    kernels::CudaProblem problem(shape, kernel.workspace_bytes(shape));
-    const kernels::AttentionArgs args = problem.args(stream_arg);
+    kernels::CudaProblem problem(shape, kernel);
+    rec.layout = std::string(kernels::to_string(kernel.layout()));
+    // Untimed: a plugin's planning, handles and allocation happen here.
+    const std::unique_ptr<kernels::Call> call = kernel.prepare(problem.args(stream_arg));
+    const bool zero_workspace = kernel.needs_zeroed_workspace();
+    const auto before_call = [&] {
+      if (zero_workspace) problem.zero_workspace(stream_arg);
+    };
 
     {
       const kernels::ScopedNvtxRange range("attnprof verify");
       problem.fill_inputs(seed, stream_arg);
       problem.poison_outputs(stream_arg);
-      kernel.launch(args);
+      before_call();
+      call->launch();
       if (options.verify) {
         rec.verification = problem.verify(seed, options.verify_rows, stream_arg);
         if (!rec.verification.passed) {
@@ -332,12 +383,29 @@ class CudaBackend final : public Backend {
       }
     }
 
+    {
+      // Every launch of one call, whoever made it, from an untimed call of its own.
+      const kernels::ScopedNvtxRange range("attnprof launches");
+      LaunchRecording recording = record_launches([&] {
+        before_call();
+        call->launch();
+      }, stream);
+      rec.launches = std::move(recording.launches);
+      for (core::Launch& launch : rec.launches) launch.occupancy = occupancy_of_record(launch, sm_);
+      if (!recording.error.empty())
+        std::fprintf(stderr, "attnprof: launch records unavailable at %s, %s: %s\n", shape.label().c_str(),
+                     kernel.name().c_str(), recording.error.c_str());
+    }
+
     const std::vector<std::string> stage_names = kernel.stage_names();
     {
       const kernels::ScopedNvtxRange range("attnprof time");
-      const CallFn call = [&](cudaStream_t, kernels::StageHook* hook) { kernel.launch(args, hook); };
-      Timing timing = time_call(call, static_cast<int>(stage_names.size()), stream, options,
-                                info_.sm_clock_max_mhz, *flusher_);
+      const CallFn timed_call = [&](cudaStream_t, kernels::StageHook* hook) { call->launch(hook); };
+      CallTraits traits;
+      traits.graph_capturable = kernel.graph_capturable();
+      if (zero_workspace) traits.before_call = [&](cudaStream_t) { before_call(); };
+      Timing timing = time_call(timed_call, static_cast<int>(stage_names.size()), stream, options,
+                                info_.sm_clock_max_mhz, *flusher_, traits);
       rec.samples_us = timing.samples.total_us;
       rec.sampling_stop = timing.samples.stop_reason;
       rec.latency = core::summarize(rec.samples_us);
@@ -354,7 +422,11 @@ class CudaBackend final : public Backend {
           [&] {
             if (options.cold_l2) flusher_->flush(stream);
           },
-          [&] { kernel.launch(args); }, stream, options.extra_metrics, options.cold_l2 ? L2Flusher::kLaunches : 0);
+          [&] {
+            before_call();
+            call->launch();
+          },
+          stream, options.extra_metrics, options.cold_l2 ? L2Flusher::kLaunches : 0, !kernel.pure());
     } else if (options.counters) {
       if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
         rec.counters = *failure;  // unavailable in this process: nothing to collect later
@@ -364,8 +436,14 @@ class CudaBackend final : public Backend {
       }
     }
 
+    // Theoretical occupancy: the occupancy API where the kernel names its function, else the launch
+    // record of the call's longest launch (a library's or a plugin's kernel).
     const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(shape);
-    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) rec.occupancy = occupancy_of(*launch, sm_);
+    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
+      rec.occupancy = occupancy_of(*launch, sm_);
+    } else if (const core::Launch* longest = longest_launch(rec.launches)) {
+      rec.occupancy = longest->occupancy;
+    }
     attribute_counters(rec, kernel);
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   }

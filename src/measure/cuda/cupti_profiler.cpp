@@ -387,9 +387,14 @@ int64_t CounterProfiler::planned_passes(const std::vector<std::string>& extra_me
 
 core::Counters CounterProfiler::collect(const std::function<void()>& before_pass, const std::function<void()>& call,
                                         cudaStream_t stream, const std::vector<std::string>& extra_metrics,
-                                        int before_launches) {
+                                        int before_launches, bool kernel_replay) {
   if (init_failure_) return *init_failure_;
   const auto t0 = std::chrono::steady_clock::now();
+  struct ReplayScope {
+    bool& flag;
+    ~ReplayScope() { flag = false; }
+  } replay_scope{force_kernel_replay_};
+  force_kernel_replay_ = kernel_replay;
   const std::vector<std::string> metrics = with_defaults(extra_metrics);
   core::Counters counters;
   if (before_launches <= 0) {
@@ -434,7 +439,7 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
   core::Counters counters;
   try {
     const Config& config = config_for(metrics);
-    if (!user_replay_refused_) {
+    if (!user_replay_refused_ && !force_kernel_replay_) {
       try {
         counters = collect_with(true, config, before_pass, call, stream, max_ranges);
       } catch (const CuptiFailure& failure) {

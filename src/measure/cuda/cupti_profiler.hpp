@@ -57,9 +57,11 @@ class CounterProfiler {
   // ranges are dropped too. 0: before_pass runs outside (a warm-up call).
   // Returns status "ok", or "unavailable" with reason and fix. Never throws for a counter failure;
   // CUDA errors of the call itself propagate.
+  // kernel_replay: CUPTI replays each launch with device memory saved and restored, for a call that
+  // is not pure (its output depends on more than its inputs), where replaying the whole call is not safe.
   core::Counters collect(const std::function<void()>& before_pass, const std::function<void()>& call,
                          cudaStream_t stream, const std::vector<std::string>& extra_metrics,
-                         int before_launches = 0);
+                         int before_launches = 0, bool kernel_replay = false);
 
   // One point of a batched session: `before_pass` readies the device for the call (the L2 flush when
   // cold, the call itself when warm), `call` is the point's attention call. before_is_begin_marker:
@@ -105,6 +107,7 @@ class CounterProfiler {
   std::vector<uint8_t> availability_;
   std::map<std::string, std::unique_ptr<Config>> configs_;
   bool user_replay_refused_ = false;
+  bool force_kernel_replay_ = false;  // for the collect() in progress
 };
 
 }  // namespace attnprof::measure

@@ -244,11 +244,13 @@ class Graph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-double median_launch_overhead_us(const CallFn& call, cudaStream_t stream, double call_us) {
+double median_launch_overhead_us(const CallFn& call, const std::function<void()>& before_call, cudaStream_t stream,
+                                  double call_us) {
   // Enough enqueues for a stable median, fewer when each call is long (the GPU work is waited for).
   const int launches = call_us > 10'000 ? 5 : 21;
   std::vector<double> host_us;
   for (int i = 0; i < launches; ++i) {
+    before_call();
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     const auto t0 = std::chrono::steady_clock::now();
     call(stream, nullptr);
@@ -279,15 +281,21 @@ void L2Flusher::flush(cudaStream_t stream) {
 }
 
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
-                 double sm_clock_max_mhz, L2Flusher& flusher) {
+                 double sm_clock_max_mhz, L2Flusher& flusher, const CallTraits& traits) {
   Timing timing;
   const bool cold = options.cold_l2;
   timing.timing_mode = cold ? "cold" : "warm";
+  // Enqueued before every call, before the flush: outside the timed region, and out of L2 when cold.
+  const auto before_call = [&] {
+    if (traits.before_call) traits.before_call(stream);
+  };
 
   // One call to warm lazy loading and caches, then one event-timed call decides between event
   // timing and graph replay.
   Event start, stop;
+  before_call();
   call(stream, nullptr);
+  before_call();
   if (cold) flusher.flush(stream);
   start.record(stream);
   call(stream, nullptr);
@@ -295,13 +303,14 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
   const double probe_us = elapsed_ms(start, stop) * 1e3;
 
   // Host enqueue cost, measured apart from GPU time.
-  timing.launch_overhead_us = median_launch_overhead_us(call, stream, probe_us);
+  timing.launch_overhead_us = median_launch_overhead_us(call, before_call, stream, probe_us);
 
   StageEvents stage_events(std::max(stage_count, 1), stream);
   const bool want_stages = stage_count > 1;
   // Event-timed sample: flush, bracket one call, read stage events.
   auto event_sample = [&](ClockLog& clocks) {
     clocks.before_call();
+    before_call();
     if (cold) flusher.flush(stream);
     stage_events.reset();
     start.record(stream);
@@ -317,19 +326,27 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
 
   std::optional<int64_t> graph_calls;
   Graph with_calls, flush_only;
-  if (probe_us < kGraphThresholdUs) {
+  const bool has_before = static_cast<bool>(traits.before_call);
+  if (probe_us < kGraphThresholdUs && !traits.graph_capturable) {
+    timing.note = "the kernel is not graph-capturable: short calls timed with events, launch gaps included";
+  } else if (probe_us < kGraphThresholdUs) {
     // Enough calls per graph launch that the replay lasts ~1 ms.
     const double flush_us = cold ? 40 : 0;
     const auto n = static_cast<int64_t>(std::clamp(std::ceil(1000.0 / (probe_us + flush_us + 1)), 4.0, 100.0));
     std::string failure = with_calls.capture(stream, [&] {
       for (int64_t i = 0; i < n; ++i) {
+        before_call();
         if (cold) flusher.flush(stream);
         call(stream, nullptr);
       }
     });
-    if (failure.empty() && cold) {
+    // The graph of what surrounds the calls, timed and subtracted: the flushes and before_call work.
+    if (failure.empty() && (cold || has_before)) {
       failure = flush_only.capture(stream, [&] {
-        for (int64_t i = 0; i < n; ++i) flusher.flush(stream);
+        for (int64_t i = 0; i < n; ++i) {
+          before_call();
+          if (cold) flusher.flush(stream);
+        }
       });
     }
     if (failure.empty()) {
@@ -352,7 +369,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     timing.samples = sample_adaptively(
         [&] {
           double flush_us = 0;
-          if (cold) {
+          if (cold || has_before) {
             start.record(stream);
             flush_only.launch(stream);
             stop.record(stream);

@@ -57,8 +57,15 @@ struct Timing {
   std::string note;                  // e.g. why graph replay was not possible
 };
 
+// What a kernel asks of the timer (kernels/registry.hpp): whether its calls may be captured into a
+// graph, and work enqueued before every call outside the timed region (a plugin's zeroed workspace).
+struct CallTraits {
+  bool graph_capturable = true;
+  std::function<void(cudaStream_t)> before_call;  // may be empty
+};
+
 // Runs the timing phase for `call` (stage_count > 1 records per-stage times).
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,
-                 double sm_clock_max_mhz, L2Flusher& flusher);
+                 double sm_clock_max_mhz, L2Flusher& flusher, const CallTraits& traits = {});
 
 }  // namespace attnprof::measure

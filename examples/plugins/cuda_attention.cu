@@ -1,0 +1,160 @@
+// An attnprof plugin with one CUDA kernel: attention forward written for clarity, not speed.
+// One warp computes one query row: for each visible key it takes the dot product q.k across the
+// warp, then updates the online softmax (running max m, running sum l) and the output accumulator.
+// Lane t holds elements t, t + 32, ... of the row, so hdim may be any multiple of 32 up to 256.
+// Tensors are read through their strides, so both of attnprof's layouts (BHSD, BSHD) work.
+//
+// Build outside attnprof (docs/plugins.md):
+//   nvcc -shared -Xcompiler -fPIC -O2 -arch=sm_90 -I<attnprof>/include cuda_attention.cu -o cuda_attention.so
+// Run:
+//   attnprof sweep --plugin ./cuda_attention.so --kernels example-cuda,fused --axes "seq=512,1024;hdim=64,128"
+#include <attnprof/plugin.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+__device__ float to_float(float x) { return x; }
+__device__ float to_float(__half x) { return __half2float(x); }
+__device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ T from_float(float x);
+template <> __device__ float from_float<float>(float x) { return x; }
+template <> __device__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+struct Problem {
+  attnprof_shape shape;
+  attnprof_tensors t;
+};
+
+// Element (b, h, s, d) of a tensor: its address from the strides attnprof handed over.
+template <typename T>
+__device__ const T& at(const attnprof_tensor& x, int64_t b, int64_t h, int64_t s, int64_t d) {
+  const T* base = reinterpret_cast<const T*>(x.data);
+  return base[b * x.stride[0] + h * x.stride[1] + s * x.stride[2] + d * x.stride[3]];
+}
+
+// kPerLane = hdim / 32: the row's elements each lane holds.
+template <typename T, int kPerLane>
+__global__ void attention_rows(Problem p) {
+  const attnprof_shape& n = p.shape;
+  const int lane = threadIdx.x % 32;
+  const int64_t row = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32;  // (b * heads + h) * seq_q + i
+  if (row >= n.batch * n.heads * n.seq_q) return;
+  const int64_t i = row % n.seq_q, h = (row / n.seq_q) % n.heads, b = row / (n.seq_q * n.heads);
+  const int64_t kv_h = h / (n.heads / n.kv_heads);
+  // Bottom-right causal mask: row i sees keys 0 .. i + seq_k - seq_q.
+  const int64_t visible = n.causal ? min(n.seq_k, max(int64_t{0}, i + n.seq_k - n.seq_q + 1)) : n.seq_k;
+
+  float q[kPerLane], acc[kPerLane];
+  for (int e = 0; e < kPerLane; ++e) {
+    q[e] = to_float(at<T>(p.t.q, b, h, i, lane + 32 * e)) * static_cast<float>(p.t.softmax_scale);
+    acc[e] = 0.f;
+  }
+  float row_max = -INFINITY, row_sum = 0.f;
+  for (int64_t j = 0; j < visible; ++j) {
+    float score = 0.f;
+    for (int e = 0; e < kPerLane; ++e) score += q[e] * to_float(at<T>(p.t.k, b, kv_h, j, lane + 32 * e));
+    for (int offset = 16; offset > 0; offset /= 2) score += __shfl_xor_sync(0xffffffffu, score, offset);
+    const float new_max = fmaxf(row_max, score);
+    const float rescale = expf(row_max - new_max);  // 0 on the first key (row_max = -inf)
+    const float weight = expf(score - new_max);
+    row_sum = row_sum * rescale + weight;
+    for (int e = 0; e < kPerLane; ++e)
+      acc[e] = acc[e] * rescale + weight * to_float(at<T>(p.t.v, b, kv_h, j, lane + 32 * e));
+    row_max = new_max;
+  }
+  T* o = reinterpret_cast<T*>(p.t.o.data);
+  for (int e = 0; e < kPerLane; ++e) {
+    const int64_t d = lane + 32 * e;
+    o[b * p.t.o.stride[0] + h * p.t.o.stride[1] + i * p.t.o.stride[2] + d * p.t.o.stride[3]] =
+        from_float<T>(row_sum > 0.f ? acc[e] / row_sum : 0.f);
+  }
+  if (lane == 0 && p.t.lse.data != 0) {
+    float* lse = reinterpret_cast<float*>(p.t.lse.data);
+    lse[b * p.t.lse.stride[0] + h * p.t.lse.stride[1] + i * p.t.lse.stride[2]] =
+        row_sum > 0.f ? row_max + logf(row_sum) : -INFINITY;
+  }
+}
+
+template <typename T>
+cudaError_t launch_rows(const Problem& p, cudaStream_t stream) {
+  const int64_t rows = p.shape.batch * p.shape.heads * p.shape.seq_q;
+  const dim3 grid(static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock)), block(32 * kWarpsPerBlock);
+  switch (p.shape.hdim / 32) {
+    case 1: attention_rows<T, 1><<<grid, block, 0, stream>>>(p); break;
+    case 2: attention_rows<T, 2><<<grid, block, 0, stream>>>(p); break;
+    case 3: attention_rows<T, 3><<<grid, block, 0, stream>>>(p); break;
+    case 4: attention_rows<T, 4><<<grid, block, 0, stream>>>(p); break;
+    case 5: attention_rows<T, 5><<<grid, block, 0, stream>>>(p); break;
+    case 6: attention_rows<T, 6><<<grid, block, 0, stream>>>(p); break;
+    case 7: attention_rows<T, 7><<<grid, block, 0, stream>>>(p); break;
+    case 8: attention_rows<T, 8><<<grid, block, 0, stream>>>(p); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+int supports(void*, const attnprof_shape* s, char* reason, size_t size) {
+  if (s->hdim % 32 != 0 || s->hdim > 256) {
+    snprintf(reason, size, "hdim %lld: this example takes multiples of 32 up to 256", static_cast<long long>(s->hdim));
+    return 0;
+  }
+  if (s->batch * s->heads * s->seq_q > int64_t{kWarpsPerBlock} * 0x7fffffff) {
+    snprintf(reason, size, "more query rows than one grid dimension holds");
+    return 0;
+  }
+  return 1;
+}
+
+int prepare(void*, const attnprof_shape* shape, const attnprof_tensors* tensors, void** state, char*, size_t) {
+  Problem* p = static_cast<Problem*>(malloc(sizeof(Problem)));
+  p->shape = *shape;
+  p->t = *tensors;
+  *state = p;
+  return ATTNPROF_OK;
+}
+
+int launch(void* state, attnprof_stream stream, char* error, size_t size) {
+  const Problem& p = *static_cast<Problem*>(state);
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (p.t.element_dtype) {
+    case ATTNPROF_DTYPE_FP16: e = launch_rows<__half>(p, stream); break;
+    case ATTNPROF_DTYPE_BF16: e = launch_rows<__nv_bfloat16>(p, stream); break;
+    case ATTNPROF_DTYPE_FP32: e = launch_rows<float>(p, stream); break;
+  }
+  if (e == cudaSuccess) return ATTNPROF_OK;
+  snprintf(error, size, "attention_rows launch: %s", cudaGetErrorString(e));
+  return 1;
+}
+
+void release(void*, void* state) { free(state); }
+
+const attnprof_kernel kKernels[] = {{
+    sizeof(attnprof_kernel),
+    "example-cuda",
+    "one warp per query row, online softmax, any layout (examples/plugins/cuda_attention.cu)",
+    ATTNPROF_BACKEND_CUDA,
+    ATTNPROF_COST_ATTENTION_FWD,
+    ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD,
+    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE | ATTNPROF_KERNEL_WRITES_LSE,
+    nullptr,
+    supports,
+    nullptr,  // no workspace
+    prepare,
+    launch,
+    release,
+}};
+
+const attnprof_plugin kPlugin = ATTNPROF_PLUGIN_INIT(1, "example-cuda", "1.0", kKernels);
+
+}  // namespace
+
+extern "C" ATTNPROF_PLUGIN_EXPORT const attnprof_plugin* attnprof_plugin_entry(void) { return &kPlugin; }

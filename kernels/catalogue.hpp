@@ -1,0 +1,24 @@
+// What `attnprof kernels` lists: every registered kernel (built-in and plugin), its backend, where it
+// comes from, what it asks of the measurement, and which shapes it supports, found by asking its
+// unsupported_reason() over a fixed grid of probe shapes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attnprof::kernels {
+
+struct CatalogueEntry {
+  std::string name, backend, origin, description, layout;
+  std::vector<std::string> flags;  // "pure", "graph", "zero-workspace", "lse"
+  std::vector<int> hdims;          // of the probe grid, those that run in some dtype
+  std::vector<std::string> dtypes; // likewise
+  bool causal = false, gqa = false, seq_q_ne_seq_k = false;
+  std::string example_refusal;     // one probe shape's reason, when some probe is refused
+};
+void to_json(nlohmann::json&, const CatalogueEntry&);
+
+std::vector<CatalogueEntry> catalogue();
+
+}  // namespace attnprof::kernels

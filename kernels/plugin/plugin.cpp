@@ -1,0 +1,286 @@
+#include "kernels/plugin/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attnprof/plugin.h"
+#include "core/errors.hpp"
+#include "core/sha256.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kKnownLayouts = ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD;
+constexpr uint32_t kKnownFlags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE |
+                                 ATTNPROF_KERNEL_ZERO_WORKSPACE | ATTNPROF_KERNEL_WRITES_LSE;
+constexpr uint32_t kMaxKernels = 256;
+constexpr size_t kMaxNameLength = 64;
+constexpr size_t kMessageBytes = 512;
+
+// A plugin's message as one line of at most kMessageBytes: control characters become spaces.
+std::string one_line(const char* text, const char* fallback) {
+  std::string s = text != nullptr && text[0] != '\0' ? std::string(text, strnlen(text, kMessageBytes)) : fallback;
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == ':' || c == '-';
+  });
+}
+
+attnprof_shape to_c(const core::Shape& s) {
+  attnprof_shape c{};
+  c.batch = s.batch;
+  c.heads = s.heads;
+  c.kv_heads = s.kv_heads;
+  c.seq_q = s.seq_q;
+  c.seq_k = s.seq_k;
+  c.hdim = s.hdim;
+  c.causal = s.causal ? 1 : 0;
+  c.dtype = s.dtype == core::DType::fp32 ? ATTNPROF_DTYPE_FP32
+            : s.dtype == core::DType::fp16 ? ATTNPROF_DTYPE_FP16
+                                           : ATTNPROF_DTYPE_BF16;
+  return c;
+}
+
+// Strides in elements for (batch, head, seq, hdim) of a [batch, heads, seq, hdim] tensor.
+attnprof_tensor tensor_of(const void* data, Layout layout, int64_t heads, int64_t seq, int64_t hdim) {
+  attnprof_tensor t{};
+  t.data = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(data));
+  if (layout == Layout::bhsd) {
+    t.stride[0] = heads * seq * hdim, t.stride[1] = seq * hdim, t.stride[2] = hdim, t.stride[3] = 1;
+  } else {
+    t.stride[0] = seq * heads * hdim, t.stride[1] = hdim, t.stride[2] = heads * hdim, t.stride[3] = 1;
+  }
+  return t;
+}
+
+// A plugin function that threw (C++ plugins can) is a failure of that call, not of attnprof.
+template <typename Fn>
+auto guarded(const std::string& what, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{} threw: {}", what, one_line(e.what(), "an exception")));
+  } catch (...) {
+    throw std::runtime_error(fmt::format("{} threw an exception that is not a std::exception", what));
+  }
+}
+
+class PluginCall final : public Call {
+ public:
+  PluginCall(const attnprof_kernel& k, std::string name, void* state, void* stream)
+      : k_(k), name_(std::move(name)), state_(state), stream_(static_cast<attnprof_stream>(stream)) {}
+  ~PluginCall() override {
+    if (k_.release == nullptr) return;
+    try {
+      k_.release(k_.user, state_);
+    } catch (...) {
+      // Nothing to report to from a destructor; the point's record already holds its outcome.
+    }
+  }
+  PluginCall(const PluginCall&) = delete;
+  PluginCall& operator=(const PluginCall&) = delete;
+
+  void launch(StageHook*) override {
+    std::array<char, kMessageBytes> error{};
+    const int rc = guarded(name_ + ": launch()", [&] { return k_.launch(state_, stream_, error.data(), error.size()); });
+    if (rc != ATTNPROF_OK)
+      throw std::runtime_error(fmt::format("{}: launch() failed ({}): {}", name_, rc, one_line(error.data(), "no message")));
+  }
+
+ private:
+  const attnprof_kernel& k_;
+  std::string name_;
+  void* state_;
+  attnprof_stream stream_;
+};
+
+class PluginKernel final : public Kernel {
+ public:
+  PluginKernel(const attnprof_kernel& k, std::string origin) : k_(k), origin_(std::move(origin)) {}
+
+  std::string name() const override { return k_.name; }
+  Backend backend() const override { return k_.backend == ATTNPROF_BACKEND_CUDA ? Backend::cuda : Backend::cpu; }
+  core::KernelKind kind() const override { return core::KernelKind::fused; }
+  std::string description() const override { return one_line(k_.description, ""); }
+  std::string origin() const override { return origin_; }
+  Layout layout() const override { return (k_.layouts & ATTNPROF_LAYOUT_BHSD) != 0 ? Layout::bhsd : Layout::bshd; }
+  bool writes_lse() const override { return (k_.flags & ATTNPROF_KERNEL_WRITES_LSE) != 0; }
+  bool pure() const override { return (k_.flags & ATTNPROF_KERNEL_PURE) != 0; }
+  bool graph_capturable() const override { return (k_.flags & ATTNPROF_KERNEL_GRAPH_CAPTURABLE) != 0; }
+  bool needs_zeroed_workspace() const override { return (k_.flags & ATTNPROF_KERNEL_ZERO_WORKSPACE) != 0; }
+
+  std::string unsupported_reason(const core::Shape& shape) const override {
+    const attnprof_shape c = to_c(shape);
+    std::array<char, kMessageBytes> reason{};
+    const int runs = guarded(name() + ": supports()",
+                             [&] { return k_.supports(k_.user, &c, reason.data(), reason.size()); });
+    return runs != 0 ? std::string() : one_line(reason.data(), "the plugin's supports() refused it without a reason");
+  }
+
+  size_t workspace_bytes(const core::Shape& shape) const override {
+    if (k_.workspace_bytes == nullptr) return 0;
+    const attnprof_shape c = to_c(shape);
+    return static_cast<size_t>(guarded(name() + ": workspace_bytes()", [&] { return k_.workspace_bytes(k_.user, &c); }));
+  }
+
+  std::unique_ptr<Call> prepare(const AttentionArgs& args) const override {
+    const core::Shape& s = args.shape;
+    const attnprof_shape c = to_c(s);
+    attnprof_tensors t{};
+    t.struct_size = sizeof(attnprof_tensors);
+    t.layout = args.layout == Layout::bhsd ? ATTNPROF_LAYOUT_BHSD : ATTNPROF_LAYOUT_BSHD;
+    t.element_dtype = backend() == Backend::cpu ? ATTNPROF_DTYPE_FP32 : c.dtype;
+    t.q = tensor_of(args.q, args.layout, s.heads, s.seq_q, s.hdim);
+    t.k = tensor_of(args.k, args.layout, s.kv_heads, s.seq_k, s.hdim);
+    t.v = tensor_of(args.v, args.layout, s.kv_heads, s.seq_k, s.hdim);
+    t.o = tensor_of(args.o, args.layout, s.heads, s.seq_q, s.hdim);
+    t.lse = tensor_of(writes_lse() ? args.lse : nullptr, Layout::bhsd, s.heads, s.seq_q, 1);
+    t.workspace = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.workspace));
+    t.workspace_bytes = args.workspace_bytes;
+    t.softmax_scale = core::softmax_scale(s);
+    void* state = nullptr;
+    std::array<char, kMessageBytes> error{};
+    const int rc = guarded(name() + ": prepare()",
+                           [&] { return k_.prepare(k_.user, &c, &t, &state, error.data(), error.size()); });
+    if (rc != ATTNPROF_OK)
+      throw std::runtime_error(fmt::format("{}: prepare() failed ({}): {}", name(), rc, one_line(error.data(), "no message")));
+    return std::make_unique<PluginCall>(k_, name(), state, args.stream);
+  }
+
+  void launch(const AttentionArgs& args, StageHook* hook) const override { prepare(args)->launch(hook); }
+
+ private:
+  const attnprof_kernel& k_;
+  std::string origin_;
+};
+
+// Every field a kernel entry must have, checked before anything of it is called.
+void validate_kernel(const std::string& path, uint32_t index, const attnprof_kernel& k) {
+  const auto bad = [&](const std::string& what) {
+    return InputError(fmt::format("plugin '{}': kernel #{} {}", path, index, what));
+  };
+  if (k.struct_size != sizeof(attnprof_kernel))
+    throw bad(fmt::format("has struct_size {}, expected {} (built against another plugin.h?)", k.struct_size,
+                          sizeof(attnprof_kernel)));
+  if (k.name == nullptr) throw bad("has no name");
+  const std::string name(k.name, strnlen(k.name, kMaxNameLength + 1));
+  if (!valid_name(name))
+    throw bad(fmt::format("has the invalid name '{}' (1-{} characters of A-Z a-z 0-9 _ . : -)", one_line(name.c_str(), ""),
+                          kMaxNameLength));
+  const auto bad_named = [&](const std::string& what) {
+    return InputError(fmt::format("plugin '{}': kernel '{}' {}", path, name, what));
+  };
+  if (k.description == nullptr) throw bad_named("has no description");
+  if (k.backend != ATTNPROF_BACKEND_CPU && k.backend != ATTNPROF_BACKEND_CUDA)
+    throw bad_named(fmt::format("has the unknown backend {} (0 cpu, 1 cuda)", k.backend));
+  if (k.cost_model != ATTNPROF_COST_ATTENTION_FWD)
+    throw bad_named(fmt::format("has the unknown cost model {}", k.cost_model));
+  if ((k.layouts & kKnownLayouts) == 0 || (k.layouts & ~kKnownLayouts) != 0)
+    throw bad_named(fmt::format("has layouts 0x{:x}: at least one of ATTNPROF_LAYOUT_BHSD, _BSHD and no other bit", k.layouts));
+  if ((k.flags & ~kKnownFlags) != 0) throw bad_named(fmt::format("has unknown flag bits 0x{:x}", k.flags & ~kKnownFlags));
+  if (k.supports == nullptr) throw bad_named("has no supports() function");
+  if (k.prepare == nullptr) throw bad_named("has no prepare() function");
+  if (k.launch == nullptr) throw bad_named("has no launch() function");
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const PluginInfo& p) {
+  j = {{"path", p.path},       {"name", p.name},       {"version", p.version},
+       {"sha256", p.sha256},   {"abi_version", p.abi_version}, {"kernels", p.kernels}};
+}
+
+void from_json(const nlohmann::json& j, PluginInfo& p) {
+  j.at("path").get_to(p.path);
+  j.at("name").get_to(p.name);
+  j.at("version").get_to(p.version);
+  j.at("sha256").get_to(p.sha256);
+  j.at("abi_version").get_to(p.abi_version);
+  j.at("kernels").get_to(p.kernels);
+}
+
+PluginInfo load_plugin(const std::string& given_path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(given_path, ec);
+  const std::string path = ec ? given_path : absolute.lexically_normal().string();
+  if (!fs::exists(path, ec)) throw InputError(fmt::format("plugin '{}': no such file", given_path));
+  if (!fs::is_regular_file(path, ec)) throw InputError(fmt::format("plugin '{}': not a regular file", given_path));
+
+  PluginInfo info;
+  info.path = path;
+  info.sha256 = core::sha256_file(path);
+  // RTLD_LOCAL: two plugins may define the same symbols. Never closed: its kernels live in the registry.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr)
+    throw InputError(fmt::format("plugin '{}' is not a loadable shared library: {}", given_path,
+                                       one_line(::dlerror(), "dlopen failed")));
+  auto entry = reinterpret_cast<attnprof_plugin_entry_fn>(::dlsym(handle, ATTNPROF_PLUGIN_ENTRY_NAME));
+  if (entry == nullptr)
+    throw InputError(fmt::format("plugin '{}' exports no {}() (see docs/plugins.md)", given_path,
+                                       ATTNPROF_PLUGIN_ENTRY_NAME));
+  const attnprof_plugin* table = guarded(fmt::format("plugin '{}': {}()", given_path, ATTNPROF_PLUGIN_ENTRY_NAME),
+                                         [&] { return entry(); });
+  if (table == nullptr)
+    throw InputError(fmt::format("plugin '{}': {}() returned no table", given_path, ATTNPROF_PLUGIN_ENTRY_NAME));
+  if (table->abi_version != ATTNPROF_PLUGIN_ABI_VERSION)
+    throw InputError(fmt::format("plugin '{}' was built for plugin ABI version {}, this attnprof speaks version {}",
+                                       given_path, table->abi_version, ATTNPROF_PLUGIN_ABI_VERSION));
+  if (table->struct_size != sizeof(attnprof_plugin) || table->kernel_struct_size != sizeof(attnprof_kernel))
+    throw InputError(fmt::format(
+        "plugin '{}': struct sizes {}/{} differ from this attnprof's {}/{} (built against another plugin.h?)",
+        given_path, table->struct_size, table->kernel_struct_size, sizeof(attnprof_plugin), sizeof(attnprof_kernel)));
+  if (table->kernel_count == 0 || table->kernels == nullptr)
+    throw InputError(fmt::format("plugin '{}' declares no kernels", given_path));
+  if (table->kernel_count > kMaxKernels)
+    throw InputError(fmt::format("plugin '{}' declares {} kernels, more than {}", given_path,
+                                       table->kernel_count, kMaxKernels));
+  info.name = one_line(table->name, "unnamed");
+  info.version = one_line(table->version, "unversioned");
+  info.abi_version = static_cast<int>(table->abi_version);
+
+  // Check the whole table before registering any of it: a bad plugin leaves no kernel behind.
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < table->kernel_count; ++i) {
+    const attnprof_kernel& k = table->kernels[i];
+    validate_kernel(given_path, i, k);
+    const std::string name = k.name;
+    if (const Kernel* taken = find_any(name))
+      throw InputError(fmt::format("plugin '{}': kernel name '{}' is already taken ({})", given_path, name,
+                                         taken->origin()));
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw InputError(fmt::format("plugin '{}' declares the kernel '{}' twice", given_path, name));
+    names.push_back(name);
+  }
+  const std::string origin = fmt::format("plugin {} {} ({})", info.name, info.version, path);
+  for (uint32_t i = 0; i < table->kernel_count; ++i)
+    register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin));
+  info.kernels = names;
+  return info;
+}
+
+std::vector<PluginInfo> load_plugins(const std::vector<std::string>& paths) {
+  std::vector<PluginInfo> out;
+  for (const auto& path : paths) out.push_back(load_plugin(path));
+  return out;
+}
+
+}  // namespace attnprof::kernels

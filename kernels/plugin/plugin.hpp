@@ -1,0 +1,32 @@
+// Plugin kernels: shared libraries built against include/attnprof/plugin.h, loaded at run time.
+// load_plugin() opens one, checks its ABI version and struct sizes, validates every field of its
+// kernel table, and registers each kernel in the registry (kernels/registry.hpp) behind the same
+// Kernel interface as the built-in ones, so that the measurement, the reports and the gate never
+// know the difference. Every bad plugin is an InputError (exit 2) with one line naming the file.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attnprof::kernels {
+
+// What the results' context records of a loaded plugin, so a gate knows what it measured.
+struct PluginInfo {
+  std::string path;     // absolute
+  std::string name;     // the plugin's own name
+  std::string version;  // the plugin's own version string
+  std::string sha256;   // of the file's bytes
+  int abi_version = 0;
+  std::vector<std::string> kernels;
+};
+void to_json(nlohmann::json&, const PluginInfo&);
+void from_json(const nlohmann::json&, PluginInfo&);
+
+// Loads `path` and registers its kernels; throws InputError for every defect listed in
+// docs/plugins.md ("Errors"). A plugin stays loaded for the life of the process.
+PluginInfo load_plugin(const std::string& path);
+// Loads each path in order (the order of --plugin options).
+std::vector<PluginInfo> load_plugins(const std::vector<std::string>& paths);
+
+}  // namespace attnprof::kernels

@@ -1,0 +1,61 @@
+// attnprof kernels: every kernel this attnprof can run, built-in and from --plugin libraries, with
+// its backend, origin and what it supports (kernels/catalogue.hpp).
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/commands.hpp"
+#include "kernels/catalogue.hpp"
+#include "kernels/plugin/plugin.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+std::string yes_no(bool v) { return v ? "yes" : "no"; }
+
+void print_table(const std::vector<kernels::CatalogueEntry>& entries, std::ostream& out) {
+  for (const auto& e : entries) {
+    out << fmt::format("{}  [{}]  {}\n", e.name, e.backend, e.description);
+    out << fmt::format("    from {}; layout {}; flags {}\n", e.origin, e.layout,
+                       e.flags.empty() ? std::string("none") : fmt::format("{}", fmt::join(e.flags, ",")));
+    if (e.hdims.empty()) {
+      out << fmt::format("    supports none of the probe shapes ({})\n", e.example_refusal);
+    } else {
+      out << fmt::format("    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}\n", fmt::join(e.hdims, ","),
+                         fmt::join(e.dtypes, ","), yes_no(e.causal), yes_no(e.gqa), yes_no(e.seq_q_ne_seq_k));
+      if (!e.example_refusal.empty()) out << fmt::format("    e.g. refuses: {}\n", e.example_refusal);
+    }
+  }
+}
+
+}  // namespace
+
+void add_kernels(CLI::App& app, Run& run) {
+  struct Args {
+    std::vector<std::string> plugins;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("kernels", "List every kernel (built-in and --plugin), its backend and what it supports");
+  cmd->add_option("--plugin", args->plugins, "Shared library of your own kernels (docs/plugins.md); repeatable");
+  cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->callback([args, &run] {
+    const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(args->plugins);
+    const auto entries = kernels::catalogue();
+    if (args->json) {
+      std::cout << nlohmann::json{{"kernels", entries}, {"plugins", plugins}}.dump(2) << "\n";
+    } else {
+      for (const auto& p : plugins)
+        std::cout << fmt::format("plugin {} {} ({}, sha256 {})\n", p.name, p.version, p.path, p.sha256.substr(0, 16));
+      print_table(entries, std::cout);
+    }
+    run.exit_code = 0;
+  });
+}
+
+}  // namespace attnprof::cli

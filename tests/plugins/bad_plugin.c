@@ -1,0 +1,85 @@
+/* Plugins that are wrong in one way each, for the loader's error tests (tests/plugins/CMakeLists.txt
+ * builds this file once per defect). Every variant but NO_ENTRY exports a table whose one kernel
+ * would work on the CPU backend (it writes zeros), so each test sees exactly its one defect. */
+#include <attnprof/plugin.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef KERNEL_NAME
+#define KERNEL_NAME "bad-plugin-kernel"
+#endif
+
+static int supports(void* user, const attnprof_shape* s, char* reason, size_t size) {
+  (void)user, (void)s, (void)reason, (void)size;
+  return 1;
+}
+
+static int prepare(void* user, const attnprof_shape* s, const attnprof_tensors* t, void** state, char* e, size_t n) {
+  (void)user, (void)s, (void)e, (void)n;
+  *state = (void*)t;
+  return ATTNPROF_OK;
+}
+
+static int launch(void* state, attnprof_stream stream, char* error, size_t size) {
+  (void)stream, (void)state, (void)error, (void)size;
+  return ATTNPROF_OK;
+}
+
+static const attnprof_kernel kernels[] = {{
+    sizeof(attnprof_kernel),
+#if defined(NULL_NAME)
+    NULL,
+#else
+    KERNEL_NAME,
+#endif
+    "a plugin with one defect",
+#if defined(BAD_BACKEND)
+    7,
+#else
+    ATTNPROF_BACKEND_CPU,
+#endif
+    ATTNPROF_COST_ATTENTION_FWD,
+#if defined(NO_LAYOUT)
+    0,
+#else
+    ATTNPROF_LAYOUT_BHSD,
+#endif
+    ATTNPROF_KERNEL_PURE,
+    NULL,
+    supports,
+    NULL,
+    prepare,
+#if defined(NULL_LAUNCH)
+    NULL,
+#else
+    launch,
+#endif
+    NULL,
+}};
+
+#if !defined(NO_ENTRY)
+#if defined(ABI_MISMATCH)
+static const attnprof_plugin plugin = {ATTNPROF_PLUGIN_ABI_VERSION + 98, sizeof(attnprof_plugin), sizeof(attnprof_kernel),
+                                       1, "bad", "0", kernels};
+#elif defined(STRUCT_SIZE)
+static const attnprof_plugin plugin = {ATTNPROF_PLUGIN_ABI_VERSION, sizeof(attnprof_plugin) + 8, sizeof(attnprof_kernel),
+                                       1, "bad", "0", kernels};
+#elif defined(NO_TABLE)
+#define PLUGIN_NULL
+#else
+static const attnprof_plugin plugin = ATTNPROF_PLUGIN_INIT(1, "bad", "0", kernels);
+#endif
+
+ATTNPROF_PLUGIN_EXPORT const attnprof_plugin* attnprof_plugin_entry(void) {
+#if defined(PLUGIN_NULL)
+  (void)kernels;
+  return NULL;
+#else
+  return &plugin;
+#endif
+}
+#else
+/* Exports something, but not the entry point. */
+ATTNPROF_PLUGIN_EXPORT int not_an_attnprof_plugin(void) { return kernels[0].backend; }
+#endif
