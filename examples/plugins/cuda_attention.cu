@@ -17,6 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+// The name, layouts and flags are macros so that attnprof's GPU test can build a twin that takes
+// only BSHD and is neither pure nor graph-capturable (tests/plugins/CMakeLists.txt).
+#ifndef EXAMPLE_CUDA_NAME
+#define EXAMPLE_CUDA_NAME "example-cuda"
+#endif
+#ifndef EXAMPLE_CUDA_LAYOUTS
+#define EXAMPLE_CUDA_LAYOUTS (ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD)
+#endif
+#ifndef EXAMPLE_CUDA_FLAGS
+#define EXAMPLE_CUDA_FLAGS (ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE | ATTNPROF_KERNEL_WRITES_LSE)
+#endif
+
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
@@ -139,12 +151,12 @@ void release(void*, void* state) { free(state); }
 
 const attnprof_kernel kKernels[] = {{
     sizeof(attnprof_kernel),
-    "example-cuda",
+    EXAMPLE_CUDA_NAME,
     "one warp per query row, online softmax, any layout (examples/plugins/cuda_attention.cu)",
     ATTNPROF_BACKEND_CUDA,
     ATTNPROF_COST_ATTENTION_FWD,
-    ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD,
-    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE | ATTNPROF_KERNEL_WRITES_LSE,
+    EXAMPLE_CUDA_LAYOUTS,
+    EXAMPLE_CUDA_FLAGS,
     nullptr,
     supports,
     nullptr,  // no workspace
@@ -153,7 +165,7 @@ const attnprof_kernel kKernels[] = {{
     release,
 }};
 
-const attnprof_plugin kPlugin = ATTNPROF_PLUGIN_INIT(1, "example-cuda", "1.0", kKernels);
+const attnprof_plugin kPlugin = ATTNPROF_PLUGIN_INIT(1, EXAMPLE_CUDA_NAME, "1.0", kKernels);
 
 }  // namespace
 
