@@ -71,6 +71,12 @@ std::string describe_device(const core::Context& c) {
   if (!c.device.driver_version.empty()) s += ", driver " + c.device.driver_version;
   if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", max SM clock {:.0f} MHz", c.device.sm_clock_max_mhz);
   s += ", backend " + (c.backend.empty() ? std::string("?") : c.backend);
+  // The exact build of each plugin measured, so a gate's header says what it compared.
+  for (const auto& p : c.plugins) {
+    if (!p.is_object()) continue;
+    s += fmt::format(", plugin {} {} (sha256 {})", p.value("name", "?"), p.value("version", "?"),
+                     p.value("sha256", std::string("?")).substr(0, 12));
+  }
   return s;
 }
 
