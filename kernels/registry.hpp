@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,15 @@ class Call {
   virtual ~Call() = default;
   // Enqueues one call. Throws std::runtime_error on a launch failure.
   virtual void launch(StageHook* hook = nullptr) = 0;
+  // Untimed, after the launch that is verified: makes O (and LSE) hold that launch's result, for a
+  // call that computes into buffers of its own (a plugin's write_output). Nothing for the rest.
+  virtual void write_output() {}
+};
+
+// Thrown by Kernel::prepare when planning finds the shape cannot run: the point is "unsupported"
+// with this reason, as if unsupported_reason() had said so.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class Kernel {
@@ -96,6 +106,9 @@ class Kernel {
   virtual bool graph_capturable() const { return true; }
   // The workspace is zeroed before every call, outside the timed region.
   virtual bool needs_zeroed_workspace() const { return false; }
+  // The host side of a call may be slow (a plugin's: Python, library planning): event timing holds
+  // the stream until the call is enqueued, so GPU time never includes waiting for the host.
+  virtual bool host_side_heavy() const { return false; }
   // "built-in", or the plugin's name and path: where the kernel comes from.
   virtual std::string origin() const { return "built-in"; }
 };

@@ -5,7 +5,8 @@
 # ATTNPROF_SETUP_EXTRAS=0 skips the packages only tests need (chromium, slurm).
 set -euo pipefail
 
-packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2 python3)
+# python3-dev and python3-numpy: the Python bridge (kernels/python) and its CPU test with a numpy callable.
+packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2 python3 python3-dev python3-numpy)
 if [[ "${ATTNPROF_SETUP_EXTRAS:-1}" == 1 ]]; then
   # chromium: the HTML report's browser test. slurm-wlm + munge: the scale-out test.
   packages+=(chromium slurm-wlm munge)

@@ -15,10 +15,14 @@
  *   prepare(shape, tensors)    untimed: planning, JIT, handles, allocation belong here
  *   launch(state, stream)      many times: verification, warm-up, timing, counter passes. It must
  *                              only enqueue work on `stream` (no synchronisation, no allocation).
+ *   write_output(state, stream) optional, untimed: after the launch that attnprof verifies, for a
+ *                              kernel that computes into buffers of its own (a framework's allocator)
  *   release(state)             once, after the last launch
  * Every function may be called from a worker process of attnprof's, never from two threads at once.
  * Functions return ATTNPROF_OK (0) on success; on failure they write a one-line message into
- * `error` (at most error_size bytes, NUL included) and return another value.
+ * `error` (at most error_size bytes, NUL included) and return another value. prepare() may return
+ * ATTNPROF_UNSUPPORTED with the reason when only planning finds that the shape cannot run (the
+ * point is then "unsupported", not "failed").
  *
  * Guide: docs/plugins.md. Examples: examples/plugins/.
  */
@@ -39,6 +43,7 @@ extern "C" {
 #define ATTNPROF_PLUGIN_ENTRY_NAME "attnprof_plugin_entry"
 
 #define ATTNPROF_OK 0
+#define ATTNPROF_UNSUPPORTED 2 /* from prepare(): the shape cannot run; the message is the reason */
 
 /* The same types as the CUDA driver API's CUstream and CUdeviceptr (and the runtime's cudaStream_t):
  * a plugin passes them to cuLaunchKernel / <<<..., stream>>> unchanged. On the CPU backend the stream
@@ -125,6 +130,10 @@ typedef struct attnprof_kernel {
   int (*launch)(void* state, attnprof_stream stream, char* error, size_t error_size);
   /* May be NULL when prepare() keeps no state. */
   void (*release)(void* user, void* state);
+  /* May be NULL: launch() writes the tensors' O (and LSE) itself. Otherwise launch() computes into
+   * buffers of the plugin's own, and this enqueues the copy of the last launch's result into O (and
+   * LSE). Untimed: attnprof calls it only after the launch it verifies. */
+  int (*write_output)(void* state, attnprof_stream stream, char* error, size_t error_size);
 } attnprof_kernel;
 
 typedef struct attnprof_plugin {

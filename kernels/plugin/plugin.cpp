@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -106,6 +107,16 @@ class PluginCall final : public Call {
       throw std::runtime_error(fmt::format("{}: launch() failed ({}): {}", name_, rc, one_line(error.data(), "no message")));
   }
 
+  void write_output() override {
+    if (k_.write_output == nullptr) return;
+    std::array<char, kMessageBytes> error{};
+    const int rc = guarded(name_ + ": write_output()",
+                           [&] { return k_.write_output(state_, stream_, error.data(), error.size()); });
+    if (rc != ATTNPROF_OK)
+      throw std::runtime_error(
+          fmt::format("{}: write_output() failed ({}): {}", name_, rc, one_line(error.data(), "no message")));
+  }
+
  private:
   const attnprof_kernel& k_;
   std::string name_;
@@ -127,6 +138,8 @@ class PluginKernel final : public Kernel {
   bool pure() const override { return (k_.flags & ATTNPROF_KERNEL_PURE) != 0; }
   bool graph_capturable() const override { return (k_.flags & ATTNPROF_KERNEL_GRAPH_CAPTURABLE) != 0; }
   bool needs_zeroed_workspace() const override { return (k_.flags & ATTNPROF_KERNEL_ZERO_WORKSPACE) != 0; }
+  // Whatever a plugin does on the host (Python, planning) must not show as GPU time.
+  bool host_side_heavy() const override { return true; }
 
   std::string unsupported_reason(const core::Shape& shape) const override {
     const attnprof_shape c = to_c(shape);
@@ -161,6 +174,7 @@ class PluginKernel final : public Kernel {
     std::array<char, kMessageBytes> error{};
     const int rc = guarded(name() + ": prepare()",
                            [&] { return k_.prepare(k_.user, &c, &t, &state, error.data(), error.size()); });
+    if (rc == ATTNPROF_UNSUPPORTED) throw Unsupported(one_line(error.data(), "prepare() refused the shape without a reason"));
     if (rc != ATTNPROF_OK)
       throw std::runtime_error(fmt::format("{}: prepare() failed ({}): {}", name(), rc, one_line(error.data(), "no message")));
     return std::make_unique<PluginCall>(k_, name(), state, args.stream);
@@ -275,6 +289,42 @@ PluginInfo load_plugin(const std::string& given_path) {
     register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin));
   info.kernels = names;
   return info;
+}
+
+bool is_python_kernel(const std::string& name) { return name.starts_with("torch:") || name.starts_with("py:"); }
+
+std::string find_python_bridge(const std::string& given) {
+  constexpr const char* kFile = "attnprof_python.so";
+  std::vector<fs::path> candidates;
+  if (!given.empty()) {
+    candidates.push_back(given);
+  } else if (const char* env = std::getenv("ATTNPROF_PYTHON_BRIDGE"); env != nullptr && *env != '\0') {
+    candidates.push_back(env);
+  } else {
+    std::error_code ec;
+    const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    if (!ec) {
+      candidates.push_back(exe_dir / "python" / kFile);
+      candidates.push_back(exe_dir / ".." / "lib" / "attnprof" / kFile);
+    }
+  }
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
+  }
+  if (!given.empty()) throw InputError(fmt::format("--python-bridge '{}': no such file", given));
+  throw InputError(fmt::format(
+      "torch: and py: kernels need attnprof's Python bridge ({}), not found beside this attnprof: build it "
+      "(cmake --build build --target attnprof_python; docs/python.md) or give --python-bridge PATH",
+      kFile));
+}
+
+void configure_python_bridge(const std::vector<std::string>& kernel_names, const std::string& backend) {
+  std::string names;
+  for (const auto& n : kernel_names)
+    if (n.starts_with("py:")) names += (names.empty() ? "" : ",") + n;
+  ::setenv("ATTNPROF_PYTHON_KERNELS", names.c_str(), 1);
+  ::setenv("ATTNPROF_PYTHON_BACKEND", backend.c_str(), 1);
 }
 
 std::vector<PluginInfo> load_plugins(const std::vector<std::string>& paths) {

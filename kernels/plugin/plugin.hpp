@@ -29,4 +29,14 @@ PluginInfo load_plugin(const std::string& path);
 // Loads each path in order (the order of --plugin options).
 std::vector<PluginInfo> load_plugins(const std::vector<std::string>& paths);
 
+// Kernels of attnprof's Python bridge (docs/python.md): torch:BACKEND and py:MODULE:FUNCTION.
+bool is_python_kernel(const std::string& name);
+// Where the bridge is: `given` if not empty, else $ATTNPROF_PYTHON_BRIDGE, else python/attnprof_python.so
+// beside this executable, else ../lib/attnprof/attnprof_python.so from it. Throws InputError when none
+// exists, saying how to build it.
+std::string find_python_bridge(const std::string& given);
+// Before the bridge is loaded (here and in every worker): which py: kernels its table holds and on
+// which backend ("cuda" or "cpu"), through the environment the workers inherit.
+void configure_python_bridge(const std::vector<std::string>& kernel_names, const std::string& backend);
+
 }  // namespace attnprof::kernels

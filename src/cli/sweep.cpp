@@ -21,7 +21,7 @@ constexpr int kDefaultCounterBatch = 32;
 struct SweepArgs {
   std::string axes, preset, spec_file;
   std::vector<std::string> kernels, plugins;
-  std::string backend = "auto", devices = "0", out_dir = "reports/latest";
+  std::string backend = "auto", devices = "0", out_dir = "reports/latest", python_bridge;
   std::string html, md, csv, shard;
   bool resume = false, warm = false, no_counters = false, no_verify = false, worker = false;
   std::vector<std::string> metrics;
@@ -46,6 +46,7 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   }
   req.kernel_names = a.kernels;
   req.plugins = a.plugins;
+  req.python_bridge = a.python_bridge;
   req.backend = a.backend;
   req.devices = a.devices;
   req.out_dir = a.out_dir;
@@ -80,6 +81,8 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--plugin", args->plugins,
                   "Shared library of your own kernels (include/attnprof/plugin.h, docs/plugins.md); repeatable")
       ->allow_extra_args(false);
+  cmd->add_option("--python-bridge", args->python_bridge,
+                  "attnprof's Python bridge for torch: and py: kernels (docs/python.md); default: beside attnprof");
   cmd->add_option("--backend", args->backend, "auto (CUDA if a GPU is present, else CPU), cuda, cpu")
       ->capture_default_str();
   cmd->add_option("--devices", args->devices, "Device ids, e.g. 0,1, or all: one worker per device")

@@ -209,6 +209,9 @@ class CpuBackend final : public Backend {
     rec.counters.reason = "CPU backend: no hardware counters";
     try {
       run_point(shape, kernel, options, t0, rec);
+    } catch (const kernels::Unsupported& e) {
+      rec.status = core::Status::unsupported;
+      rec.reason = e.what();
     } catch (const std::bad_alloc&) {
       rec.status = core::Status::oom;
       rec.reason = "host memory allocation failed";
@@ -269,6 +272,7 @@ class CpuBackend final : public Backend {
     const bool zero_workspace = kernel.needs_zeroed_workspace() && workspace.size() > 0;
     if (zero_workspace) workspace.fill(0.0f);
     call->launch();
+    call->write_output();
     if (options.verify) {
       rec.verification = verify(s, seed, q_map, o, lse, options.verify_rows, kernel.writes_lse());
       // An incorrect kernel is still timed, as on CUDA: how fast a wrong answer comes is worth seeing.

@@ -186,16 +186,22 @@ int run_sweep(const SweepRequest& req) {
     throw InputError(fmt::format("--point-timeout {} must be positive", o.point_timeout_s));
   if (o.counter_batch < 1) throw InputError(fmt::format("--counter-batch {} must be >= 1", o.counter_batch));
 
-  // Plugins first: a bad one stops the sweep before any device work (exit 2). Workers load them too.
-  const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(req.plugins);
-  std::vector<std::string> plugin_paths;
-  for (const auto& p : plugins) plugin_paths.push_back(p.path);
-
   // The backend this process opens is for the context (device, ceilings) and the kernel list; the
   // points themselves run in workers.
   std::vector<std::string> notices;
   const std::string expected_backend =
       req.backend == "auto" ? (measure::cuda_available() ? "cuda" : "cpu") : req.backend;
+
+  // Plugins first: a bad one stops the sweep before any device work (exit 2). Workers load them too.
+  // torch: and py: kernels bring attnprof's Python bridge.
+  std::vector<std::string> plugin_paths = req.plugins;
+  if (std::any_of(req.kernel_names.begin(), req.kernel_names.end(), kernels::is_python_kernel)) {
+    kernels::configure_python_bridge(req.kernel_names, expected_backend);
+    plugin_paths.push_back(kernels::find_python_bridge(req.python_bridge));
+  }
+  const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(plugin_paths);
+  plugin_paths.clear();
+  for (const auto& p : plugins) plugin_paths.push_back(p.path);
   auto devices = resolve_devices(req.devices, expected_backend);
   auto backend = measure::make_backend(req.backend, devices.front(), &notices);
   const std::string backend_name = backend->name();

@@ -16,6 +16,7 @@ struct SweepRequest {
   std::string spec_source;                 // "preset", "axes" or "file:<path>"
   std::vector<std::string> kernel_names;   // empty: every kernel of the backend
   std::vector<std::string> plugins;        // shared libraries of kernels (include/attnprof/plugin.h)
+  std::string python_bridge;               // for torch: and py: kernels; empty: found beside attnprof
   std::string backend = "auto";            // auto | cuda | cpu
   std::string devices = "0";               // "0,1" or "all"
   std::string out_dir = "reports/latest";

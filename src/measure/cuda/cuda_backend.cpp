@@ -115,6 +115,12 @@ void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
   }
 }
 
+// Launches one call makes: as the kernel declares them, else as CUPTI recorded them (library and
+// plugin kernels declare none); what a batched counter session sizes its range capacity by.
+int64_t launches_per_call(const core::Record& rec, const kernels::Kernel& kernel) {
+  return static_cast<int64_t>(std::max(kernel.launch_info(rec.shape).size(), rec.launches.size()));
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device_index) : device_index_(device_index), seed_rng_(std::random_device{}()) {
@@ -161,6 +167,9 @@ class CudaBackend final : public Backend {
       run_point(shape, kernel, options, rec);
     } catch (const InputError&) {
       throw;
+    } catch (const kernels::Unsupported& e) {
+      rec.status = core::Status::unsupported;
+      rec.reason = e.what();
     } catch (const kernels::DeviceOutOfMemory& e) {
       rec.status = core::Status::oom;
       rec.reason = e.what();
@@ -196,7 +205,7 @@ class CudaBackend final : public Backend {
       }
       members.push_back({&rec, kernel});
       items.push_back({footprint_of(rec.shape, *kernel),
-                       batch_ranges(static_cast<int64_t>(kernel->launch_info(rec.shape).size()), options.cold_l2)});
+                       batch_ranges(launches_per_call(rec, *kernel), options.cold_l2)});
     }
     if (members.empty()) return;
     if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
@@ -274,7 +283,7 @@ class CudaBackend final : public Backend {
       } else {
         int64_t ranges = kRangesPerBatch;
         for (const BatchMember& m : batch)
-          ranges += batch_ranges(static_cast<int64_t>(m.kernel->launch_info(m.rec->shape).size()), options.cold_l2);
+          ranges += batch_ranges(launches_per_call(*m.rec, *m.kernel), options.cold_l2);
         counters = profiler.collect_batch(points, stream, options.extra_metrics,
                                           static_cast<size_t>(std::min(ranges, kMaxBatchRanges)));
       }
@@ -369,6 +378,7 @@ class CudaBackend final : public Backend {
       problem.poison_outputs(stream_arg);
       before_call();
       call->launch();
+      call->write_output();
       if (options.verify) {
         rec.verification = problem.verify(seed, options.verify_rows, stream_arg);
         if (!rec.verification.passed) {
@@ -403,6 +413,7 @@ class CudaBackend final : public Backend {
       const CallFn timed_call = [&](cudaStream_t, kernels::StageHook* hook) { call->launch(hook); };
       CallTraits traits;
       traits.graph_capturable = kernel.graph_capturable();
+      traits.hold_stream = kernel.host_side_heavy();
       if (zero_workspace) traits.before_call = [&](cudaStream_t) { before_call(); };
       Timing timing = time_call(timed_call, static_cast<int>(stage_names.size()), stream, options,
                                 info_.sm_clock_max_mhz, *flusher_, traits);

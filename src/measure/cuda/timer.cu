@@ -1,7 +1,9 @@
 #include "measure/cuda/timer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <cmath>
 #include <optional>
 
@@ -244,6 +246,17 @@ class Graph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+__global__ void attnprof_stream_hold_kernel(volatile int* flags, unsigned long long timeout_ns) {
+  const unsigned long long start = global_ns();
+  while (flags[0] == 0) {
+    if (global_ns() - start > timeout_ns) {
+      flags[1] = 1;
+      return;
+    }
+    __nanosleep(128);
+  }
+}
+
 double median_launch_overhead_us(const CallFn& call, const std::function<void()>& before_call, cudaStream_t stream,
                                   double call_us) {
   // Enough enqueues for a stable median, fewer when each call is long (the GPU work is waited for).
@@ -262,6 +275,36 @@ double median_launch_overhead_us(const CallFn& call, const std::function<void()>
 }
 
 }  // namespace
+
+StreamHold::StreamHold() {
+  void* host = nullptr;
+  check_cuda(cudaHostAlloc(&host, 2 * sizeof(int), cudaHostAllocMapped), "cudaHostAlloc (stream hold)");
+  host_ = static_cast<volatile int*>(host);
+  host_[0] = 1;
+  host_[1] = 0;
+  void* device = nullptr;
+  check_cuda(cudaHostGetDevicePointer(&device, host, 0), "cudaHostGetDevicePointer (stream hold)");
+  device_ = static_cast<int*>(device);
+}
+
+StreamHold::~StreamHold() {
+  if (host_ != nullptr) cudaFreeHost(const_cast<int*>(host_));
+}
+
+void StreamHold::hold(cudaStream_t stream) {
+  host_[0] = 0;
+  host_[1] = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  attnprof_stream_hold_kernel<<<1, 1, 0, stream>>>(device_, kTimeoutNs);
+  check_cuda(cudaGetLastError(), "attnprof_stream_hold_kernel launch");
+}
+
+void StreamHold::release() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  host_[0] = 1;
+}
+
+bool StreamHold::timed_out() const { return host_[1] != 0; }
 
 L2Flusher::L2Flusher(int64_t l2_bytes)
     : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2), state_(3 * sizeof(unsigned)) {
@@ -308,16 +351,24 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
   StageEvents stage_events(std::max(stage_count, 1), stream);
   const bool want_stages = stage_count > 1;
   // Event-timed sample: flush, bracket one call, read stage events.
+  std::optional<StreamHold> hold;
+  if (traits.hold_stream) hold.emplace();
   auto event_sample = [&](ClockLog& clocks) {
     clocks.before_call();
+    if (hold) hold->hold(stream);
     before_call();
     if (cold) flusher.flush(stream);
     stage_events.reset();
     start.record(stream);
     call(stream, want_stages ? &stage_events : nullptr);
     stop.record(stream);
+    if (hold) hold->release();
     clocks.after_call();
     std::vector<double> values{elapsed_ms(start, stop) * 1e3};
+    if (hold && hold->timed_out())
+      throw std::runtime_error("the call kept the host enqueueing for over " +
+                               std::to_string(StreamHold::kTimeoutNs / 1'000'000'000) +
+                               " s, or waited for the GPU inside launch() (a synchronisation in the timed call)");
     if (want_stages && stage_events.complete()) {
       for (double us : stage_events.stage_us()) values.push_back(us);
     }

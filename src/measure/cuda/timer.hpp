@@ -62,6 +62,29 @@ struct Timing {
 struct CallTraits {
   bool graph_capturable = true;
   std::function<void(cudaStream_t)> before_call;  // may be empty
+  // Hold the stream while the host enqueues each event-timed call (StreamHold): for calls whose host
+  // side is slow or unknown (a plugin's, Python's), so the GPU time has no gap waiting for the host.
+  bool hold_stream = false;
+};
+
+// nvbench's blocking kernel: one spinning block keeps the stream busy until the host has enqueued the
+// whole sample (flush, start event, call, stop event), so they then run back to back. The spin gives
+// up after kTimeoutNs: the host took that long to enqueue, or the call waited for the GPU, which
+// a launch() must never do; timed_out() then says so.
+class StreamHold {
+ public:
+  static constexpr unsigned long long kTimeoutNs = 2'000'000'000;
+  StreamHold();
+  ~StreamHold();
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
+  void hold(cudaStream_t stream);
+  void release();
+  bool timed_out() const;  // of the last hold; read after the stream has passed it
+
+ private:
+  volatile int* host_ = nullptr;  // [0]: released, [1]: timed out (mapped pinned memory)
+  int* device_ = nullptr;
 };
 
 // Runs the timing phase for `call` (stage_count > 1 records per-stage times).

@@ -1,0 +1,234 @@
+"""The Python side of attnprof's Python bridge (kernels/python/bridge.cpp, docs/python.md).
+
+The bridge embeds CPython in an attnprof plugin and calls this module: `supports` to ask whether a
+kernel runs a shape, `prepare` to wrap attnprof's buffers as tensors without a copy and make one call
+ready (imports, JIT, a first untimed call), then the returned object's `launch(stream)` for every call
+and `write_output(stream)` once, after the call attnprof verifies (stream: attnprof's CUstream, as an
+integer; PyTorch's current stream while the call runs).
+
+Kernels:
+  torch:flash, torch:cudnn, torch:efficient, torch:math
+      PyTorch's scaled_dot_product_attention pinned to one backend, with attnprof's semantics: causal
+      is bottom-right (PyTorch's is_causal is top-left when seq_q != seq_k, so a lower-right causal
+      bias is used there), grouped-query attention through enable_gqa, and a backend that refuses a
+      shape gives "unsupported" with PyTorch's own reasons.
+  py:MODULE:FUNCTION
+      any callable FUNCTION(q, k, v, causal=bool, scale=float) returning O of shape
+      [batch, heads, seq_q, hdim]: torch tensors on the CUDA backend (on attnprof's stream, which is
+      PyTorch's current stream during the call), float32 numpy arrays on the CPU backend.
+"""
+import ctypes
+import importlib
+import math
+import os
+import sys
+import warnings
+
+
+class Unsupported(Exception):
+    """Raised by prepare when the kernel cannot run the shape: the point becomes "unsupported"."""
+
+
+_TORCH_BACKENDS = ("flash", "cudnn", "efficient", "math")
+_TYPESTR = {"fp32": "<f4", "fp16": "<f2", "bf16": "<i2"}  # bf16: int16 viewed as bfloat16 afterwards
+_ITEMSIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def _describe(exc):
+    return f"{type(exc).__name__}: {exc}".replace("\n", " ").strip()
+
+
+# ---------------------------------------------------------------------------------------------- #
+# Buffers as tensors, without copies.
+
+class _CudaArray:
+    """An object with __cuda_array_interface__ over attnprof's device memory, for torch.as_tensor."""
+
+    def __init__(self, ptr, shape, strides, dtype):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": _TYPESTR[dtype],
+            "data": (ptr, False),
+            "strides": tuple(s * _ITEMSIZE[dtype] for s in strides),
+            "version": 3,
+            "stream": None,  # attnprof orders its own stream
+        }
+
+
+def _torch_tensor(desc, dtype):
+    import torch
+
+    t = torch.as_tensor(_CudaArray(desc["ptr"], desc["shape"], desc["strides"], dtype), device="cuda")
+    if dtype == "bf16":
+        t = t.view(torch.bfloat16)
+    if t.data_ptr() != desc["ptr"]:
+        raise RuntimeError("the tensor does not share attnprof's buffer")
+    return t
+
+
+def _numpy_array(desc):
+    import numpy as np
+
+    count = 1 + sum((n - 1) * s for n, s in zip(desc["shape"], desc["strides"]))
+    flat = np.ctypeslib.as_array((ctypes.c_float * count).from_address(desc["ptr"]))
+    return np.lib.stride_tricks.as_strided(flat, shape=tuple(desc["shape"]),
+                                           strides=tuple(4 * s for s in desc["strides"]))
+
+
+# ---------------------------------------------------------------------------------------------- #
+# One prepared call.
+
+class _Call:
+    def __init__(self, run, out, backend):
+        self._run = run
+        self._out = out
+        self._backend = backend
+        self._last = None
+        self._streams = {}
+
+    def _stream(self, handle):
+        import torch
+
+        if handle not in self._streams:
+            self._streams[handle] = torch.cuda.ExternalStream(handle)
+        return self._streams[handle]
+
+    def launch(self, stream):
+        if self._backend == "cpu":
+            self._last = self._run()
+            return
+        import torch
+
+        with torch.cuda.stream(self._stream(stream)):
+            before = torch.cuda.memory_stats().get("segment.all.allocated", 0)
+            self._last = self._run()
+            if torch.cuda.memory_stats().get("segment.all.allocated", 0) != before:
+                raise RuntimeError("the call allocated device memory (a new allocator segment) in the timed "
+                                   "region: allocate in prepare, or let the caching allocator serve it")
+
+    def write_output(self, stream):
+        if self._last is None:
+            raise RuntimeError("no call to copy the output of")
+        if self._backend == "cpu":
+            self._out[...] = self._last
+            return
+        import torch
+
+        with torch.cuda.stream(self._stream(stream)):
+            self._out.copy_(self._last)
+
+
+def _check_output(result, expected_shape, expected_dtype, backend):
+    shape = tuple(getattr(result, "shape", ()))
+    if shape != tuple(expected_shape):
+        raise RuntimeError(f"the callable returned shape {shape}, expected {tuple(expected_shape)} "
+                           "([batch, heads, seq_q, hdim])")
+    if backend == "cuda":
+        import torch
+
+        want = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[expected_dtype]
+        if not isinstance(result, torch.Tensor) or result.dtype != want or not result.is_cuda:
+            raise RuntimeError(f"the callable returned {getattr(result, 'dtype', type(result).__name__)} "
+                               f"on {getattr(result, 'device', 'the host')}, expected a CUDA {want} tensor")
+    else:
+        import numpy as np
+
+        if np.asarray(result).dtype != np.float32:
+            raise RuntimeError(f"the callable returned {np.asarray(result).dtype}, expected float32")
+
+
+def _torch_sdpa(which, shape, q, k, v):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backend = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+               "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[which]
+    sq, sk = shape["seq_q"], shape["seq_k"]
+    kwargs = {"scale": 1.0 / math.sqrt(shape["hdim"]), "enable_gqa": shape["heads"] != shape["kv_heads"]}
+    if shape["causal"]:
+        if sq > sk:
+            raise Unsupported(f"causal with seq_q {sq} > seq_k {sk}: rows that see no key, which PyTorch "
+                              "does not define")
+        if sq == sk:
+            kwargs["is_causal"] = True
+        elif sq > 1:  # attnprof's bottom-right mask; with one query row it masks nothing
+            from torch.nn.attention.bias import causal_lower_right
+
+            kwargs["attn_mask"] = causal_lower_right(sq, sk)
+
+    def run():
+        with sdpa_kernel([backend]):
+            return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------------- #
+# What the bridge calls.
+
+def _split(name):
+    if name.startswith("torch:"):
+        which = name[len("torch:"):]
+        if which not in _TORCH_BACKENDS:
+            raise ValueError(f"unknown PyTorch backend '{which}' (torch:flash, torch:cudnn, torch:efficient, torch:math)")
+        return "torch", which, None
+    if name.startswith("py:"):
+        parts = name.split(":")
+        if len(parts) != 3 or not parts[1] or not parts[2]:
+            raise ValueError(f"'{name}' is not py:MODULE:FUNCTION")
+        return "py", parts[1], parts[2]
+    raise ValueError(f"'{name}' is neither torch:BACKEND nor py:MODULE:FUNCTION")
+
+
+def supports(name, backend, shape):
+    """'' when the kernel may run the shape, else the reason (PyTorch's own refusals come at prepare)."""
+    kind, _, _ = _split(name)
+    if kind == "torch":
+        if backend != "cuda":
+            return "PyTorch's SDPA backends run on the CUDA backend"
+        if shape["dtype"] == "fp32" and name in ("torch:flash", "torch:cudnn"):
+            return f"{name} takes fp16 and bf16 only"
+    return ""
+
+
+def prepare(name, backend, shape, tensors):
+    """Wraps the buffers, makes the call ready and runs it once (untimed); returns the call."""
+    kind, first, second = _split(name)
+    dtype = tensors["element_dtype"]
+    if backend == "cuda":
+        q, k, v, o = (_torch_tensor(tensors[t], dtype) for t in ("q", "k", "v", "o"))
+    else:
+        q, k, v, o = (_numpy_array(tensors[t]) for t in ("q", "k", "v", "o"))
+
+    if kind == "torch":
+        run = _torch_sdpa(first, shape, q, k, v)
+    else:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            fn = getattr(importlib.import_module(first), second)
+        except Exception as exc:  # the module's own import errors too
+            raise RuntimeError(f"cannot load {first}.{second}: {_describe(exc)}") from exc
+        causal, scale = bool(shape["causal"]), 1.0 / math.sqrt(shape["hdim"])
+
+        def run():
+            return fn(q, k, v, causal=causal, scale=scale)
+
+    # One call now, untimed: JIT compilation and the allocator's first segments happen here, and
+    # a refusal or a wrong result type is found before any timing.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = run()
+            if backend == "cuda":
+                import torch
+
+                torch.cuda.synchronize()
+        except RuntimeError as exc:
+            reasons = [str(w.message).replace("\n", " ") for w in caught]
+            if kind == "torch" and "No available kernel" in str(exc):
+                raise Unsupported(f"PyTorch: {'; '.join(reasons) or _describe(exc)}") from exc
+            raise
+    _check_output(result, [shape["batch"], shape["heads"], shape["seq_q"], shape["hdim"]], dtype, backend)
+    return _Call(run, o, backend)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# attnprof's Python bridge on the CPU backend with numpy callables (tests/plugins/python/): a correct
+# attention beside a built-in kernel, verified against float64 with GQA and the causal mask; then a
+# module that does not import, a function that raises, returns the wrong shape, the wrong dtype or
+# wrong numbers: each a reason on its own points while the sweep goes on. Skips (77) when the bridge
+# was not built (no embeddable Python) or numpy is missing for the Python it embeds.
+# Usage: python_test.sh ATTNPROF BRIDGE_DIR
+source "$(dirname "$0")/../run/lib.sh"
+bridge="$2/attnprof_python.so"
+[[ -f "$bridge" ]] || { echo "no Python bridge: skipped"; exit 77; }
+attnprof="$(realpath "$attnprof")"
+here="$(cd "$(dirname "$0")/python" && pwd)"
+cd "$here"
+axes="batch=1;heads=4;kv_heads=2;seq=32,48;hdim=32;causal=0,1;dtype=fp32"
+run() {
+  local out="$1"
+  shift
+  "$attnprof" sweep --axes "$axes" "${fast[@]}" --out "$scratch/$out" "$@" >"$scratch/$out.log" 2>&1 ||
+    fail "sweep $*: $(tail -n 5 "$scratch/$out.log")"
+}
+run good --kernels py:np_attention:attention,fused
+python3 - "$scratch/good/results.json" <<'PY' || fail "the numpy callable's points"
+import json, sys
+res = json.load(open(sys.argv[1]))
+mine = [r for r in res["records"] if r["kernel"] == "py:np_attention:attention"]
+assert len(mine) == 4 and len(res["records"]) == 8
+for r in mine:
+    assert r["status"] == "ok", (r["key"], r["status"], r["reason"])
+    assert r["verification"]["passed"] and not r["verification"]["lse_checked"], r["verification"]
+    assert r["latency"]["n"] > 0 and r["diagnosis"]
+p = res["context"]["plugins"][0]
+assert p["name"] == "attnprof-python" and "py:np_attention:attention" in p["kernels"], p
+PY
+check() {
+  local name="$1" status="$2" text="$3"
+  run "$name" --kernels "py:$name,fused"
+  python3 - "$scratch/$name/results.json" "py:$name" "$status" "$text" <<'PY' || fail "py:$name: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+mine = [r for r in recs if r["kernel"] == sys.argv[2]]
+assert len(mine) == 4, len(mine)
+for r in mine:
+    assert r["status"] == sys.argv[3] and sys.argv[4] in r["reason"], (r["key"], r["status"], r["reason"])
+assert all(r["status"] == "ok" for r in recs if r["kernel"] == "fused")
+PY
+}
+check np_broken:attention failed "cannot load np_broken.attention: ModuleNotFoundError"
+check np_nosuch:attention failed "cannot load np_nosuch.attention: ModuleNotFoundError"
+check np_attention:raises failed "ValueError: the callable raised on purpose"
+check np_attention:wrong_shape failed "returned shape (1, 4, 1, 32)"
+check np_attention:wrong_dtype failed "returned float64, expected float32"
+check np_attention:wrong_numbers incorrect "verification failed"
+
+# PyTorch's entries are CUDA kernels: asked for on the CPU backend, one line and exit 2.
+rc=0
+"$attnprof" sweep --backend cpu --kernels torch:flash --axes "$axes" --out "$scratch/torch" >"$scratch/torch.log" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] && grep -q "'torch:flash' is a cuda kernel" "$scratch/torch.log" ||
+  fail "torch:flash on the CPU backend: exit $rc: $(cat "$scratch/torch.log")"
+echo "python bridge: ok"
