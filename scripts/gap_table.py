@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The gap table: attnprof's kernels against PyTorch's SDPA backends, from ONE attnprof sweep that ran
+them side by side (--kernels fused,fused-sm90,torch:flash,torch:cudnn,torch:efficient ...), so every
+figure has the same sampling, the same L2 state and the same statistic (P50).
+
+usage: python3 scripts/gap_table.py RESULTS.json [SDPA_SHAPES.json] > table.md
+
+Prefill rows (seq_q > 16) give TFLOP/s (cost.flops / P50); decode rows (seq_q <= 16) give the KV
+cache's bandwidth in TB/s (minimum bytes read / P50). `best/vendor` is the best attnprof kernel's
+speed over the faster of torch:flash and torch:cudnn. With SDPA_SHAPES.json (an sdpa_shapes.py run of
+the same shapes in the same device call), PyTorch's own-timed flash P50 is shown beside attnprof's
+measurement of torch:flash as a cross-check of the bridge.
+"""
+import json
+import math
+import sys
+
+OURS = ("fused", "fused-sm90", "fused-auto", "reference")
+VENDORS = ("torch:flash", "torch:cudnn")
+SHOWN = ("fused", "fused-sm90", "torch:flash", "torch:cudnn", "torch:efficient")
+
+
+def shape_key(s):
+    return (s["batch"], s["heads"], s.get("kv_heads", s["heads"]), s["seq_q"], s["seq_k"], s["hdim"],
+            bool(s["causal"]), s["dtype"])
+
+
+def label(s):
+    gqa = f"/{s['kv_heads']}" if s["kv_heads"] != s["heads"] else ""
+    causal = " causal" if s["causal"] else ""
+    return f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{causal} {s['dtype']}"
+
+
+def figure(r, decode):
+    p50 = r["latency"]["p50_us"]
+    if r["status"] != "ok" or not p50:
+        return None
+    if decode:
+        return r["cost"]["min_bytes_read"] / (p50 * 1e-6) / 1e12  # TB/s
+    return r["cost"]["flops"] / (p50 * 1e-6) / 1e12  # TFLOP/s
+
+
+def main():
+    res = json.load(open(sys.argv[1]))
+    anchor = {}
+    if len(sys.argv) > 2:
+        for row in json.load(open(sys.argv[2])):
+            if row.get("flash_ms") is not None:
+                anchor[shape_key(row)] = row["flash_ms"] * 1e3
+    groups = {}
+    for r in res["records"]:
+        groups.setdefault(shape_key(r["shape"]), {})[r["kernel"]] = r
+    ctx = res["context"]
+    print(f"attnprof {ctx['git_revision']} on {ctx['device']['name']}, {ctx['date_utc']}: "
+          f"`{ctx['command_line']}`\n")
+    header = ["shape", "unit"] + list(SHOWN) + ["best/vendor", "verified"]
+    if anchor:
+        header += ["flash P50 us (attnprof / PyTorch's own timing)"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    ratios = {"prefill": [], "decode": []}
+    for key, kernels in groups.items():
+        s = next(iter(kernels.values()))["shape"]
+        decode = s["seq_q"] <= 16
+        cells = [label(s), "TB/s" if decode else "TFLOP/s"]
+        for k in SHOWN:
+            r = kernels.get(k)
+            if r is None:
+                cells.append("")
+                continue
+            f = figure(r, decode)
+            cells.append(f"{f:.2f}" if decode and f is not None else f"{f:.0f}" if f is not None else r["status"])
+        ours = [figure(kernels[k], decode) for k in OURS if k in kernels]
+        vendor = [figure(kernels[k], decode) for k in VENDORS if k in kernels]
+        ours = [x for x in ours if x]
+        vendor = [x for x in vendor if x]
+        if ours and vendor:
+            ratio = max(ours) / max(vendor)
+            ratios["decode" if decode else "prefill"].append(ratio)
+            cells.append(f"{ratio:.2f}")
+        else:
+            cells.append("-")
+        ok = [r for r in kernels.values() if r["status"] == "ok"]
+        cells.append(f"{sum(r['verification']['passed'] for r in ok)}/{len(ok)}")
+        if anchor:
+            mine = kernels.get("torch:flash")
+            theirs = anchor.get(key)
+            cells.append(f"{mine['latency']['p50_us']:.1f} / {theirs:.1f}" if mine and mine["status"] == "ok" and theirs
+                         else "-")
+        print("| " + " | ".join(cells) + " |")
+    print()
+    for kind, values in ratios.items():
+        if values:
+            print(f"- {kind}: best attnprof kernel / faster of torch:flash and torch:cudnn: "
+                  f"{min(values):.2f}-{max(values):.2f}x over {len(values)} shapes "
+                  f"(geometric mean {math.exp(sum(map(math.log, values)) / len(values)):.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
