@@ -305,10 +305,21 @@ json diagnose(const Record& r, const Context& ctx) {
 
   // Verdict.
   std::string verdict;
-  const bool launch_bound =
-      p50_us > 0 && ((r.launch_overhead_us > 0 &&
-                      p50_us < kLaunchBoundOverheadFactor * r.launch_overhead_us) ||
-                     p50_us < kLaunchBoundAbsoluteUs);
+  // Launch-bound is a GPU-time finding: the call's launches are so short that their fixed cost
+  // (launch latency, ramp-up, drain) is a large part of the GPU time. The host's enqueue time is
+  // another matter (host-bound, below): it leaves the GPU idle between calls, not within one.
+  const int64_t launch_count =
+      std::max<int64_t>({1, static_cast<int64_t>(r.launches.size()), static_cast<int64_t>(r.stages.size())});
+  m["launches_per_call"] = launch_count;
+  const bool launch_bound = p50_us > 0 && p50_us < kLaunchBoundUsPerLaunch * static_cast<double>(launch_count);
+  if (p50_us > 0 && r.launch_overhead_us > kHostBoundOverheadFactor * p50_us) {
+    flag(kFlagHostBound);
+    evidence.push_back(fmt::format(
+        "enqueueing one call takes {:.3g} us on the host, longer than its {:.3g} us on the GPU: calls back to "
+        "back would leave the GPU waiting for the host (the GPU time above excludes that wait)",
+        r.launch_overhead_us, p50_us));
+    next_steps.push_back("capture the calls in a CUDA graph, or put more work in each call, so the host keeps ahead");
+  }
   m["saturated"] = nullptr;
   if (p50_us <= 0) {
     verdict = kVerdictUnknown;
@@ -317,9 +328,9 @@ json diagnose(const Record& r, const Context& ctx) {
   } else if (launch_bound) {
     verdict = kVerdictLaunch;
     evidence.push_back(fmt::format(
-        "P50 {:.3g} us is comparable to the {:.3g} us launch overhead (launch-bound below {:.0f}x "
-        "the overhead or {:.0f} us)",
-        p50_us, r.launch_overhead_us, kLaunchBoundOverheadFactor, kLaunchBoundAbsoluteUs));
+        "P50 {:.3g} us over {} kernel launch{}: under {:.0f} us of GPU time per launch, the fixed cost of "
+        "each launch is a large part of the call",
+        p50_us, launch_count, launch_count == 1 ? "" : "es", kLaunchBoundUsPerLaunch));
     next_steps.push_back(
         "the call takes about as long as launching it: put more work in one call (more heads, "
         "batch or sequence) or replay calls from a CUDA graph; kernel tuning will not show here");
@@ -558,7 +569,7 @@ json diagnose(const Record& r, const Context& ctx) {
   // Flags go out in the documented order whatever order they were raised in.
   static constexpr std::string_view kOrder[] = {kFlagUnderFilled, kFlagTailEffect,
                                                 kFlagExcessTraffic, kFlagThrottled,
-                                                kFlagNoisy, kFlagUnverified,
+                                                kFlagNoisy, kFlagHostBound, kFlagUnverified,
                                                 kFlagCountersUnavailable};
   json flags_json = json::array();
   for (auto f : kOrder)

@@ -36,13 +36,14 @@ inline constexpr std::string_view kFlagThrottled = "throttled";
 inline constexpr std::string_view kFlagNoisy = "noisy";
 inline constexpr std::string_view kFlagUnverified = "unverified";
 inline constexpr std::string_view kFlagCountersUnavailable = "counters-unavailable";
+inline constexpr std::string_view kFlagHostBound = "host-bound";
 
 // Thresholds (docs/diagnosis.md gives the reason for each).
 inline constexpr double kSolLatencyBelowPct = 60;      // both SOL % under this: latency-bound
 inline constexpr double kSolDominanceMarginPct = 10;   // one SOL % this far above the other wins
 inline constexpr double kSolSaturatedPct = 80;         // a SOL % over this: that unit is saturated
-inline constexpr double kLaunchBoundOverheadFactor = 5;  // p50 under 5x the launch overhead
-inline constexpr double kLaunchBoundAbsoluteUs = 10;     // or p50 under 10 us
+inline constexpr double kLaunchBoundUsPerLaunch = 10;    // GPU time under 10 us per kernel launch
+inline constexpr double kHostBoundOverheadFactor = 1;    // host enqueue time over the GPU time
 inline constexpr double kOccupancyBoundBelowPct = 50;    // latency-bound + low occupancy + limiter
 inline constexpr double kTailWasteShare = 0.2;           // idle share of the launched wave slots
 inline constexpr double kTailTileFillBelow = 0.5;        // last query tile under half full

@@ -1,5 +1,6 @@
 #include "run/worker.hpp"
 
+#include <execinfo.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -30,6 +31,19 @@ int env_index(const char* name) {
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
   return (end && *end == '\0') ? static_cast<int>(n) : -1;
+}
+
+// A crash in a worker (a plugin's, or attnprof's) prints where it happened before the worker dies, so
+// the sweep's log says more than "signal 11". Only async-signal-safe calls: backtrace_symbols_fd
+// writes straight to stderr.
+void print_crash(int signal_number) {
+  constexpr const char kHead[] = "attnprof worker: fatal signal; backtrace:\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kHead, sizeof(kHead) - 1);
+  void* frames[64];
+  const int count = ::backtrace(frames, 64);
+  ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
 }
 
 class Channel {
@@ -85,6 +99,7 @@ int worker_main() {
   // The parent owns the reaction to Ctrl-C and SIGTERM (the whole process group receives them).
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGTERM, SIG_IGN);
+  for (int crash : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) ::signal(crash, print_crash);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 3;  // the parent died before the line above took effect
 

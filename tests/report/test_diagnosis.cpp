@@ -133,15 +133,29 @@ TEST_CASE("latency-bound when both throughputs are under 60%, occupancy-bound wh
   CHECK(diagnose(r, gpu_context()).at("verdict") != kVerdictLatency);
 }
 
-TEST_CASE("launch-bound when P50 is within 5x the launch overhead or under 10 us") {
+TEST_CASE("launch-bound when the GPU time is under 10 us per kernel launch") {
   Record r = fused_record();
   r.latency.p50_us = 4;
   CHECK(diagnose(r, gpu_context()).at("verdict") == kVerdictLaunch);
-  r.latency.p50_us = 20;
-  r.launch_overhead_us = 5;  // 20 < 25
-  CHECK(diagnose(r, gpu_context()).at("verdict") == kVerdictLaunch);
-  r.latency.p50_us = 40;  // 40 >= 25 and >= 10
+  r.latency.p50_us = 12;  // one launch: 12 >= 10
   CHECK(diagnose(r, gpu_context()).at("verdict") != kVerdictLaunch);
+  r.launches.resize(3);  // three launches: 12 < 30
+  CHECK(diagnose(r, gpu_context()).at("verdict") == kVerdictLaunch);
+  CHECK(diagnose(r, gpu_context()).at("metrics").at("launches_per_call") == 3);
+  r.latency.p50_us = 31;
+  CHECK(diagnose(r, gpu_context()).at("verdict") != kVerdictLaunch);
+}
+
+TEST_CASE("a host enqueue slower than the GPU time is host-bound, not launch-bound") {
+  Record r = fused_record();
+  r.latency.p50_us = 80;
+  r.launch_overhead_us = 250;  // the whole call's host time, e.g. Python's
+  const json d = diagnose(r, gpu_context());
+  CHECK(d.at("verdict") != kVerdictLaunch);
+  CHECK(has_flag(d, kFlagHostBound));
+  CHECK_THAT(evidence_text(d), Catch::Contains("longer than its 80 us on the GPU"));
+  r.launch_overhead_us = 60;
+  CHECK_FALSE(has_flag(diagnose(r, gpu_context()), kFlagHostBound));
 }
 
 TEST_CASE("without ceilings or a known device there is no roofline verdict") {
