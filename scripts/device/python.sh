@@ -33,7 +33,7 @@ ls -la "$bin/python"
 log "semantics: small shapes, every torch: backend"
 "$bin/attnprof" sweep --kernels torch:flash,torch:cudnn,torch:efficient,torch:math,fused-sm90 \
   --axes "batch=2;heads=8;kv_heads=8,2;seq_q=1,128,256;seq_k=256,1024;hdim=64,128;causal=0,1;dtype=bf16" \
-  --max-seconds 0.1 --warmup-seconds 0.05 --no-counters --out "$work/semantics" >"$work/semantics.txt" 2>"$work/semantics.log"
+  --max-seconds 0.05 --warmup-seconds 0.05 --min-seconds 0.02 --no-counters --out "$work/semantics" >"$work/semantics.txt" 2>"$work/semantics.log"
 echo "exit $?"
 python3 - "$work/semantics/results.json" <<'PY'
 import collections, json, sys
