@@ -38,9 +38,10 @@ int write_all(int fd, std::string_view content) {
   return 0;
 }
 
-// A device or FIFO: written where it is, since rename cannot replace it.
+// A device, FIFO or stream: written where it is, since rename cannot replace it. O_APPEND: /dev/stdout
+// redirected to a file opens that file anew, and must not write over what is already in it.
 void write_in_place(const std::string& path, std::string_view content) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) write_failed(path, errno);
   int error = write_all(fd, content);
   if (::close(fd) != 0 && error == 0) error = errno;
@@ -83,11 +84,15 @@ bool comparable(const FileId& id) { return !id.st || S_ISREG(id.st->st_mode) || 
 }  // namespace
 
 void write_file(const std::string& given, std::string_view content) {
+  // /dev/stdout, /dev/fd/3, /proc/self/fd/1 name open streams (perhaps a file the shell redirected
+  // to), not files to replace: written where they are.
+  std::error_code ec;
+  const std::string absolute = fs::absolute(fs::path(given), ec).lexically_normal().string();
+  if (absolute.rfind("/dev/", 0) == 0 || absolute.rfind("/proc/", 0) == 0) return write_in_place(given, content);
   // Through a symbolic link the target is replaced, not the link (which rename alone would do).
   std::string path = given;
   struct stat lst {};
   if (::lstat(given.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    std::error_code ec;
     const fs::path target = fs::weakly_canonical(fs::path(given), ec);
     if (!ec) path = target.string();
   }
@@ -150,6 +155,10 @@ std::ifstream open_input(const std::string& path, std::string_view what) {
 
 json parse_json(std::string_view text) { return json::parse(text.begin(), text.end(), depth_guard()); }
 json parse_json(std::istream& in) { return json::parse(in, depth_guard()); }
+
+void throw_bad_int(const json& v, std::string_view key) {
+  throw InputError(fmt::format("field '{}' holds {}, not an integer in range", key, dump_json(v)));
+}
 
 std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 

@@ -41,38 +41,11 @@ double get_num(const json& j, const char* key, double fallback = 0) {
   return it->get<double>();
 }
 
-// An integer field, checked: nlohmann's get<int64_t> would wrap 2^64 and cast 1e30 (undefined).
-template <class T>
-T checked_int(const json& v, const char* key) {
-  const auto bad = [&] { return InputError(fmt::format("field '{}' holds {}, not an integer in range", key, v.dump())); };
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<uint64_t>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw bad();
-    return static_cast<T>(u);
-  }
-  if (v.is_number_integer()) {
-    const auto i = v.get<int64_t>();
-    if (std::is_unsigned_v<T> ? i < 0 : (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-                                         i > static_cast<int64_t>(std::numeric_limits<T>::max())))
-      throw bad();
-    return static_cast<T>(i);
-  }
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    // 2^63 as a double is the first value out of int64's range.
-    if (!(d == std::floor(d) && d >= static_cast<double>(std::numeric_limits<T>::min()) &&
-          d < std::ldexp(1.0, std::numeric_limits<T>::digits)))
-      throw bad();
-    return static_cast<T>(d);
-  }
-  throw bad();
-}
-
 template <class T>
 T get_or(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return checked_int<T>(*it, key);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return json_int<T>(*it, key);
   else return it->get<T>();
 }
 
@@ -437,12 +410,14 @@ void from_json(const json& j, Results& r) {
   // Exactly MAJOR.MINOR, each an int: sscanf("%d") would accept "1.3junk" and wrap 4294967297.
   int major = 0, minor = 0;
   const char* end = version.data() + version.size();
-  const auto [dot, ec1] = std::from_chars(version.data(), end, major);
-  const bool well_formed = ec1 == std::errc() && dot != version.data() && dot < end && *dot == '.' &&
-                           [&] {
-                             const auto [tail, ec2] = std::from_chars(dot + 1, end, minor);
-                             return ec2 == std::errc() && tail == end && tail != dot + 1;
-                           }() && major >= 0 && minor >= 0;
+  const auto major_end = std::from_chars(version.data(), end, major);
+  bool well_formed = major_end.ec == std::errc() && major_end.ptr != version.data() && major_end.ptr < end &&
+                     *major_end.ptr == '.';
+  if (well_formed) {
+    const auto minor_end = std::from_chars(major_end.ptr + 1, end, minor);
+    well_formed = minor_end.ec == std::errc() && minor_end.ptr == end && minor_end.ptr != major_end.ptr + 1 &&
+                  major >= 0 && minor >= 0;
+  }
   if (!well_formed) throw InputError(fmt::format("malformed schema_version '{}'", escape::one_line(version)));
   if (major != kSchemaMajor)
     throw InputError(fmt::format("results schema {} is not supported (this attnprof reads {}.x)",

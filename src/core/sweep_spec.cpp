@@ -355,7 +355,10 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
   }
   if (!doc.is_object() || doc.size() != 1)
     throw InputError(fmt::format("sweep file '{}' must hold exactly one of \"axes\", \"preset\", \"shapes\"", path));
-  const auto& [key, value] = *doc.items().begin();
+  // Not a structured binding of *doc.items().begin(): that binds to a temporary proxy (ASan:
+  // stack-use-after-scope).
+  const std::string key = doc.begin().key();
+  const json& value = doc.begin().value();
   if (key == "axes" || key == "preset") {
     if (!value.is_string())
       throw InputError(fmt::format("sweep file '{}': \"{}\" must be a string", path, key));

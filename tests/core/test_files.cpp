@@ -168,6 +168,10 @@ TEST_CASE("read_results: hostile files are InputErrors") {
                     Catch::Contains("not an integer in range"));
   CHECK_THROWS_WITH(read_results(file("1.3", R"(,"device_id":4294967296)")), Catch::Contains("not an integer in range"));
   CHECK_THROWS_WITH(read_results(file("1.3", R"(,"samples_us":7)")), Catch::Contains("not an array"));
+  // A shape size out of int64's range (found by fuzz_results under UBSan: an undefined cast before).
+  spit(s / "r.json", R"({"schema_version":"1.3","context":{},"records":[{"shape":{"batch":1e308,"heads":1,)"
+                     R"("seq_q":4,"hdim":8,"dtype":"bf16"},"kernel":"k","status":"ok"}]})");
+  CHECK_THROWS_WITH(read_results(s / "r.json"), Catch::Contains("'batch'") && Catch::Contains("not an integer in range"));
   std::string many = ",\"samples_us\":[1";
   for (int64_t i = 0; i < kMaxSamplesPerPoint; ++i) many += ",1";
   CHECK_THROWS_WITH(read_results(file("1.3", many + "]")), Catch::Contains("at most"));
