@@ -2,9 +2,12 @@
 // Registers every subcommand and owns the one catch that maps errors to exit codes
 // (docs/exit-codes.md): 0 ok, 1 regression, 2 bad input, 3 inconclusive, 4 environment. Every
 // message is escaped to one line: it may quote a path or a name with newlines or terminal escapes.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 
 #include <fmt/format.h>
@@ -52,6 +55,12 @@ int main(int argc, char** argv) {
     return kExitEnvironment;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnprof: internal error: %s\n", core::escape::one_line(e.what()).c_str());
+    return kExitEnvironment;
+  }
+  // Tables and summaries go to stdout: a full disk or a closed pipe there is a failed write too.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "attnprof: environment error: cannot write to standard output: %s\n", std::strerror(errno));
     return kExitEnvironment;
   }
   return run.exit_code;

@@ -88,6 +88,11 @@ case_write_failures() {
   # /dev/null and /dev/stdout are written in place, not renamed onto.
   run report "$x" --md "$tmp/null" --quiet; expect 0 ""
   [[ -L "$tmp/full" && -L "$tmp/null" ]] || fail "a device link was replaced"
+  # /dev/stdout is a stream written in place, even when the shell redirected it to a file.
+  timeout 60 "$bin" report "$x" --quiet --md /dev/stdout >"$tmp/stdout.md" 2>"$tmp/err"; rc=$?; expect 0 ""
+  grep -q "^## attnprof report" "$tmp/stdout.md" || fail "--md /dev/stdout did not reach the redirected file"
+  # Standard output is an output too.
+  timeout 60 "$bin" report "$x" >"$tmp/full" 2>"$tmp/err"; rc=$?; expect 4 "cannot write to standard output"
   # A file-size limit: a checked EFBIG, not a silent SIGXFSZ; no temporary file left, and the
   # previous report (atomic rename) still whole.
   mkdir -p "$tmp/lim"; echo old >"$tmp/lim/r.html"
