@@ -170,6 +170,9 @@ void check_distinct_paths(const std::vector<NamedPath>& inputs, const std::vecto
   for (const auto& out : outputs) {
     if (out.path.empty()) continue;
     FileId id = identify(out.path);
+    // Refused now, not after a sweep's work: write_file would refuse it at the end.
+    if (id.st && S_ISDIR(id.st->st_mode))
+      throw InputError(fmt::format("{} '{}' is a folder, not a file", out.option, escape::one_line(out.path)));
     if (!comparable(id)) continue;
     for (size_t i = 0; i < seen.size(); ++i) {
       if (!comparable(seen[i].second) || !same_file(id, seen[i].second)) continue;

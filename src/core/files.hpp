@@ -61,7 +61,8 @@ struct NamedPath {
 };
 // Refuses (InputError, exit 2), before any work, an output that is one of the inputs or another
 // output: same device and inode when both exist, else the same weakly-canonical path. Empty paths
-// (option not given) and existing non-regular files (/dev/null, /dev/stdout) are not compared.
+// (option not given) and existing non-regular files (/dev/null, /dev/stdout) are not compared. An
+// output that is an existing folder is refused too.
 void check_distinct_paths(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 [[noreturn]] void throw_bad_int(const nlohmann::json& v, std::string_view key);

@@ -284,6 +284,8 @@ int run_sweep(const SweepRequest& req) {
   for (const auto& n : notices) progress.message("attnprof: notice: " + n);
 
   std::error_code ec;
+  if (fs::exists(req.out_dir, ec) && !fs::is_directory(req.out_dir, ec))
+    throw InputError(fmt::format("--out '{}' is a file, not a folder", req.out_dir));
   fs::create_directories(req.out_dir, ec);
   if (ec) throw EnvironmentError(fmt::format("cannot create the output folder '{}': {}", req.out_dir, ec.message()));
   const OutputLock lock(req.out_dir);

@@ -111,6 +111,9 @@ case_write_failures() {
   run report "$x" --csv "$tmp/no/such/folder/p.csv" --quiet; expect 4 "cannot write"
   mkdir -p "$tmp/adir"
   run report "$x" --csv "$tmp/adir" --quiet; expect 2 "is a folder"
+  run sweep --axes "$tiny" "${fast[@]}" --out "$tmp/dirout" --html "$tmp/adir"; expect 2 "--html .*is a folder"
+  [[ ! -e "$tmp/dirout" ]] || fail "a sweep with a folder as --html started work"
+  run sweep --axes "$tiny" "${fast[@]}" --out "$x"; expect 2 "--out .*is a file"
 }
 
 case_non_utf8_path() {
