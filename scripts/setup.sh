@@ -8,8 +8,11 @@ set -euo pipefail
 # python3-dev and python3-numpy: the Python bridge (kernels/python) and its CPU test with a numpy callable.
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2 python3 python3-dev python3-numpy)
 if [[ "${ATTNPROF_SETUP_EXTRAS:-1}" == 1 ]]; then
-  # chromium: the HTML report's browser test. slurm-wlm + munge: the scale-out test.
-  packages+=(chromium slurm-wlm munge)
+  # chromium: the HTML report's browser test. slurm-wlm + munge: the scale-out test. clang + its
+  # runtime: libFuzzer for the fuzz targets (scripts/sanitize.sh falls back to a mutation driver).
+  packages+=(chromium slurm-wlm munge clang)
+  clang_rt="libclang-rt-$(clang++ --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p')-dev"
+  [[ $clang_rt != libclang-rt--dev ]] && packages+=("$clang_rt")
 fi
 
 missing=()

@@ -12,7 +12,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "core/errors.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
 #include "core/results.hpp"
 #include "gate/compare.hpp"
 #include "gate/render.hpp"
@@ -50,7 +53,7 @@ std::vector<std::string> write_rerun_spec(const gate::Comparison& cmp, const cor
                       {"seq_k", s.seq_k}, {"hdim", s.hdim}, {"causal", s.causal},
                       {"dtype", std::string(core::to_string(s.dtype))}});
   }
-  gate::write_text_file(path, shapes.empty() ? std::string("{}\n") : nlohmann::json{{"shapes", shapes}}.dump(1) + "\n");
+  core::write_file(path, shapes.empty() ? std::string("{}\n") : core::dump_json(nlohmann::json{{"shapes", shapes}}, 1) + "\n");
   return kernels;
 }
 
@@ -70,6 +73,9 @@ void run_compare(const CompareArgs& a, Run& run) {
   }
   for (const auto& token : a.counter_thresholds) apply_counter_threshold(token, o.counter_thresholds);
 
+  core::check_distinct_paths({{"baseline", a.baseline_path}, {"candidate", a.candidate_path}, {"--confirm", a.confirm_path}},
+                             {{"--md", a.md_path}, {"--junit", a.junit_path}, {"--json", a.json_path},
+                              {"--rerun-spec", a.rerun_spec_path}});
   const core::Results baseline = core::read_results(a.baseline_path);
   const core::Results candidate = core::read_results(a.candidate_path);
   gate::Comparison cmp = gate::compare(baseline, candidate, o, a.baseline_path, a.candidate_path);
@@ -79,7 +85,7 @@ void run_compare(const CompareArgs& a, Run& run) {
       std::string list;
       for (const auto& k : kernels) list += (list.empty() ? "" : ",") + k;
       std::printf("re-run the slower points: attnprof sweep --spec-file %s --kernels %s ..., then compare again with "
-                  "--confirm\n", a.rerun_spec_path.c_str(), list.c_str());
+                  "--confirm\n", core::escape::one_line(a.rerun_spec_path).c_str(), core::escape::one_line(list).c_str());
     }
   }
   if (!a.confirm_path.empty()) {
@@ -87,10 +93,10 @@ void run_compare(const CompareArgs& a, Run& run) {
     gate::confirm(cmp, gate::compare(baseline, rerun, o, a.baseline_path, a.confirm_path), a.confirm_path);
   }
 
-  if (!a.md_path.empty()) gate::write_text_file(a.md_path, gate::render_markdown(cmp));
-  if (!a.junit_path.empty()) gate::write_text_file(a.junit_path, gate::render_junit(cmp));
-  if (!a.json_path.empty()) gate::write_text_file(a.json_path, gate::render_json(cmp));
-  const std::string text = a.quiet ? cmp.summary + "\n" : gate::render_terminal(cmp);
+  if (!a.md_path.empty()) core::write_file(a.md_path, gate::render_markdown(cmp));
+  if (!a.junit_path.empty()) core::write_file(a.junit_path, gate::render_junit(cmp));
+  if (!a.json_path.empty()) core::write_file(a.json_path, gate::render_json(cmp));
+  const std::string text = a.quiet ? core::escape::terminal(cmp.summary) + "\n" : gate::render_terminal(cmp);
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
   run.exit_code = cmp.exit_code;
@@ -108,16 +114,19 @@ void add_compare(CLI::App& app, Run& run) {
   cmd->add_option("candidate", args->candidate_path, "Candidate results JSON")->required();
   auto& o = args->options;
   cmd->add_option("--alpha", o.alpha, "Significance level of the one-sided Mann-Whitney U test")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite);
   cmd->add_option("--threshold", o.threshold, "Smallest slowdown that fails, as a fraction (0.03 = 3%)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite);
   cmd->add_option("--kernel-threshold", args->kernel_thresholds,
                   "Per-kernel slowdown threshold KERNEL=FRACTION, e.g. fused=0.05 (repeatable, or comma-separated)")
       ->delimiter(',')
       ->allow_extra_args(false);
   cmd->add_option("--max-rel-stddev", o.max_rel_stddev,
                   "Spread ceiling (stddev / mean) of either side; above it a point is noisy")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & CLI::PositiveNumber);
   cmd->add_flag("--counters", o.counters,
                 "Also fail on counter regressions: DRAM bytes, tensor ops, achieved occupancy");
   cmd->add_option("--counter-threshold", args->counter_thresholds,
@@ -125,12 +134,20 @@ void add_compare(CLI::App& app, Run& run) {
                   "tensor=0.02 occupancy=0.05 (repeatable, or comma-separated)")
       ->delimiter(',')
       ->allow_extra_args(false);
-  cmd->add_flag("--fail-on-missing", o.fail_on_missing, "A baseline point missing from the candidate fails");
+  // A gate that passes when the candidate lost points is a hole: missing points fail by default.
+  auto* allow_missing = cmd->add_flag("--allow-missing{false}", o.fail_on_missing,
+                                      "Let a baseline point missing from the candidate pass (default: it fails "
+                                      "the gate, exit 1)");
+  cmd->add_flag("--fail-on-missing", o.fail_on_missing, "A baseline point missing from the candidate fails (the default)")
+      ->excludes(allow_missing);
   cmd->add_flag("--allow-device-mismatch", o.allow_device_mismatch,
                 "Compare across GPU model, driver, max SM clock or backend (printed in the verdict)");
   cmd->add_option("--confidence", o.confidence, "Confidence of the bootstrap interval of the median ratio")
-      ->capture_default_str();
-  cmd->add_option("--resamples", o.bootstrap_resamples, "Bootstrap resamples")->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite);
+  cmd->add_option("--resamples", o.bootstrap_resamples, "Bootstrap resamples")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 100000));
   cmd->add_option("--seed", o.seed, "Bootstrap seed")->capture_default_str();
   cmd->add_option("--confirm", args->confirm_path,
                   "A second run of the candidate (e.g. of the slower points only): a slower point fails only "

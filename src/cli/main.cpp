@@ -1,18 +1,27 @@
 // attnprof: why attention kernels are as fast or slow as they are.
 // Registers every subcommand and owns the one catch that maps errors to exit codes
-// (docs/exit-codes.md): 0 ok, 1 regression, 2 bad input, 3 inconclusive, 4 environment.
+// (docs/exit-codes.md): 0 ok, 1 regression, 2 bad input, 3 inconclusive, 4 environment. Every
+// message is escaped to one line: it may quote a path or a name with newlines or terminal escapes.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
+#include "core/escape.hpp"
 #include "core/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace attnprof;
+  // A file-size limit (ulimit -f) would otherwise kill the process by SIGXFSZ mid-write with no
+  // message; ignored, the write fails with EFBIG, which core::write_file reports (exit 4).
+  std::signal(SIGXFSZ, SIG_IGN);
   cli::Run run;
   for (int i = 0; i < argc; ++i) run.command_line += (i ? " " : "") + std::string(argv[i]);
 
@@ -37,16 +46,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "attnprof: %s (see --help)\n", e.what());
+    std::fprintf(stderr, "attnprof: %s (see --help)\n", core::escape::one_line(e.what()).c_str());
     return kExitBadInput;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "attnprof: error: %s\n", e.what());
+    std::fprintf(stderr, "attnprof: error: %s\n", core::escape::one_line(e.what()).c_str());
     return kExitBadInput;
   } catch (const EnvironmentError& e) {
-    std::fprintf(stderr, "attnprof: environment error: %s\n", e.what());
+    std::fprintf(stderr, "attnprof: environment error: %s\n", core::escape::one_line(e.what()).c_str());
     return kExitEnvironment;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnprof: internal error: %s\n", e.what());
+    std::fprintf(stderr, "attnprof: internal error: %s\n", core::escape::one_line(e.what()).c_str());
+    return kExitEnvironment;
+  }
+  // Tables and summaries go to stdout: a full disk or a closed pipe there is a failed write too.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "attnprof: environment error: cannot write to standard output: %s\n", std::strerror(errno));
     return kExitEnvironment;
   }
   return run.exit_code;

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
 #include "core/results.hpp"
 #include "run/merge.hpp"
 
@@ -19,12 +21,15 @@ struct MergeArgs {
 };
 
 void run_merge(const MergeArgs& a, Run& run) {
+  std::vector<core::NamedPath> named;
+  for (const auto& path : a.inputs) named.push_back({"input", path});
+  core::check_distinct_paths(named, {{"-o", a.output}});
   std::vector<run::MergeInput> inputs;
   for (const auto& path : a.inputs) inputs.push_back({path, core::read_results(path)});
   const core::Results merged = run::merge_results(inputs, a.options);
   core::write_results(merged, a.output);
   std::fprintf(stderr, "attnprof: merged %zu file(s), %zu points -> %s\n", inputs.size(),
-               merged.records.size(), a.output.c_str());
+               merged.records.size(), core::escape::one_line(a.output).c_str());
   run.exit_code = 0;
 }
 

@@ -1,11 +1,14 @@
 // attnprof sweep: declares the options, builds a run::SweepRequest and calls run::run_sweep. The
 // hidden `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp).
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "core/errors.hpp"
+#include "core/results.hpp"
 #include "core/sweep_spec.hpp"
 #include "run/sweep_runner.hpp"
 #include "run/worker.hpp"
@@ -40,6 +43,7 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   } else if (!a.spec_file.empty()) {
     req.spec = core::load_sweep_file(a.spec_file);
     req.spec_source = "file:" + a.spec_file;
+    req.spec_path = a.spec_file;
   } else {
     req.spec = core::preset(a.preset.empty() ? "quick" : a.preset);
     req.spec_source = "preset";
@@ -71,10 +75,13 @@ void add_sweep(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "sweep", "Measure every (shape, kernel) point of a sweep -> DIR/results.json (+ reports)");
   auto* axes = cmd->add_option("--axes", args->axes,
-                               "Sweep grammar, e.g. \"batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128\"");
-  auto* preset = cmd->add_option("--preset", args->preset, "Named sweep: quick (default), fa-bench, long-context");
+                               "Sweep grammar, e.g. \"batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128\"")
+                   ->check(kNonEmpty);
+  auto* preset = cmd->add_option("--preset", args->preset, "Named sweep: quick (default), fa-bench, long-context")
+                     ->check(kNonEmpty);
   auto* file = cmd->add_option("--spec-file", args->spec_file,
-                               "JSON sweep file: {\"axes\": ...} | {\"preset\": ...} | {\"shapes\": [...]}");
+                               "JSON sweep file: {\"axes\": ...} | {\"preset\": ...} | {\"shapes\": [...]}")
+                   ->check(kNonEmpty);
   axes->excludes(preset, file);
   preset->excludes(file);
   cmd->add_option("--kernels", args->kernels, "Kernels to run (default: all of the backend)")->delimiter(',');
@@ -88,42 +95,58 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--devices", args->devices, "Device ids, e.g. 0,1, or all: one worker per device")
       ->capture_default_str();
   cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmpty);
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
   cmd->add_option("--md", args->md, "Also write a Markdown summary to this file");
   cmd->add_option("--csv", args->csv, "Also write one CSV row per point to this file");
   cmd->add_flag("--resume", args->resume, "Skip the points already in DIR's journal (same sweep only)");
-  cmd->add_option("--shard", args->shard, "Run only slice K of N (K/N), balanced by estimated cost");
+  cmd->add_option("--shard", args->shard, "Run only slice K of N (K/N), balanced by estimated cost")
+      ->check(kNonEmpty);
 
   auto& o = args->options;
-  cmd->add_option("--warmup", o.warmup_calls, "Untimed calls before sampling")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup_calls, "Untimed calls before sampling")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--warmup-seconds", o.warmup_seconds, "...and untimed calls until this long has passed [s]")
-      ->capture_default_str();
-  cmd->add_option("--min-samples", o.min_samples, "Samples always taken")->capture_default_str();
-  cmd->add_option("--max-samples", o.max_samples, "Most samples per point")->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & CLI::NonNegativeNumber);
+  cmd->add_option("--min-samples", o.min_samples, "Samples always taken")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, core::kMaxSamplesPerPoint));
+  cmd->add_option("--max-samples", o.max_samples, "Most samples per point")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, core::kMaxSamplesPerPoint));
   cmd->add_option("--min-seconds", o.min_seconds_per_point,
                   "Sample at least this long per point, even once the median has converged; --max-seconds wins [s]")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & CLI::NonNegativeNumber);
   cmd->add_option("--max-seconds", o.max_seconds_per_point, "Sampling time budget per point [s]")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & CLI::PositiveNumber);
   cmd->add_option("--target-ci", o.target_rel_ci,
-                  "Stop sampling when the median's 95% CI half-width is below this fraction of it")
-      ->capture_default_str();
+                  "Stop sampling when the median's 95% CI half-width is below this fraction of it (0: never early)")
+      ->capture_default_str()
+      ->check(kFinite & CLI::Range(0.0, 1.0));
   cmd->add_flag("--warm", args->warm, "Do not flush L2 between samples (default: cold)");
   cmd->add_flag("--no-counters", args->no_counters, "Do not collect CUPTI counters");
   o.counter_batch = kDefaultCounterBatch;
   cmd->add_option("--counter-batch", o.counter_batch,
                   "Points whose counters share one CUPTI session (its ~30 replay passes are paid once per "
                   "group); 1: a session per point")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--metrics", args->metrics, "Extra CUPTI metrics to collect, comma-separated")
       ->delimiter(',');
   cmd->add_flag("--no-verify", args->no_verify, "Skip the check against the float64 reference");
-  cmd->add_option("--verify-rows", o.verify_rows, "Rows of O checked against float64")->capture_default_str();
+  cmd->add_option("--verify-rows", o.verify_rows, "Rows of O checked against float64 (--no-verify checks none)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   cmd->add_option("--seed", o.seed, "Input seed (0: a fresh seed per point)")->capture_default_str();
   cmd->add_option("--point-timeout", o.point_timeout_s,
                   "A point running longer is killed and recorded as failed [s]")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & CLI::PositiveNumber);
   // The worker process of the failure isolation; not for people.
   cmd->add_flag("--worker", args->worker)->group("");
   cmd->callback([args, &run] { run_sweep_command(*args, run); });

@@ -1,6 +1,8 @@
 #include "core/results.hpp"
 
+#include <charconv>
 #include <cmath>
+#include <type_traits>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -9,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
 
 namespace attnprof::core {
 
@@ -41,7 +45,8 @@ template <class T>
 T get_or(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return json_int<T>(*it, key);
+  else return it->get<T>();
 }
 
 json nums(const std::vector<double>& v) {
@@ -54,6 +59,10 @@ std::vector<double> get_nums(const json& j, const char* key) {
   std::vector<double> out;
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) throw InputError(fmt::format("field '{}' is not an array", key));
+  if (it->size() > static_cast<size_t>(kMaxSamplesPerPoint))
+    throw InputError(fmt::format("field '{}' holds {} values (at most {} are read)", key, it->size(),
+                                 kMaxSamplesPerPoint));
   json wrap;
   for (const auto& x : *it) {
     wrap["x"] = x;
@@ -138,6 +147,8 @@ void to_json(json& j, const Stage& s) {
 void from_json(const json& j, Stage& s) {
   s.name = j.at("name").get<std::string>();
   s.samples_us = get_nums(j, "samples_us");
+  for (double v : s.samples_us)
+    if (v < 0) throw InputError(fmt::format("stage sample {} is negative", v));
   s.p50_us = get_num(j, "p50_us");
   s.p99_us = get_num(j, "p99_us");
   s.share_of_p50 = get_num(j, "share_of_p50");
@@ -335,6 +346,8 @@ void from_json(const json& j, Record& r) {
   r.status = j.at("status").get<Status>();
   r.reason = get_or<std::string>(j, "reason", "");
   r.samples_us = get_nums(j, "samples_us");
+  for (double v : r.samples_us)
+    if (v < 0) throw InputError(fmt::format("latency sample {} is negative", v));
   r.latency = get_or<LatencySummary>(j, "latency", {});
   r.stages = get_or<std::vector<Stage>>(j, "stages", {});
   r.tflops = get_num(j, "tflops");
@@ -422,48 +435,65 @@ void to_json(json& j, const Results& r) {
 void from_json(const json& j, Results& r) {
   if (!j.is_object() || !j.contains("schema_version"))
     throw InputError("not an attnprof results file: no 'schema_version'");
+  if (!j.at("schema_version").is_string()) throw InputError("schema_version is not a string");
   const auto version = j.at("schema_version").get<std::string>();
+  // Exactly MAJOR.MINOR, each an int: sscanf("%d") would accept "1.3junk" and wrap 4294967297.
   int major = 0, minor = 0;
-  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2)
-    throw InputError(fmt::format("malformed schema_version '{}'", version));
+  const char* end = version.data() + version.size();
+  const auto major_end = std::from_chars(version.data(), end, major);
+  bool well_formed = major_end.ec == std::errc() && major_end.ptr != version.data() && major_end.ptr < end &&
+                     *major_end.ptr == '.';
+  if (well_formed) {
+    const auto minor_end = std::from_chars(major_end.ptr + 1, end, minor);
+    well_formed = minor_end.ec == std::errc() && minor_end.ptr == end && minor_end.ptr != major_end.ptr + 1 &&
+                  major >= 0 && minor >= 0;
+  }
+  if (!well_formed) throw InputError(fmt::format("malformed schema_version '{}'", escape::one_line(version)));
   if (major != kSchemaMajor)
     throw InputError(fmt::format("results schema {} is not supported (this attnprof reads {}.x)",
                                  version, kSchemaMajor));
+  if (!j.contains("context") || !j.at("context").is_object()) throw InputError("no 'context' object");
+  if (!j.contains("records") || !j.at("records").is_array()) throw InputError("no 'records' array");
   r.context = j.at("context").get<Context>();
   r.context.schema_major = major;
   r.context.schema_minor = minor;
   r.records = j.at("records").get<std::vector<Record>>();
 }
 
-Results read_results(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read results file '{}'", path));
+namespace {
+
+// `parse` yields the JSON (from a stream or a text); every failure becomes one InputError line.
+template <class Parse>
+Results results_from(const std::string& shown, Parse parse) {
   json j;
   try {
-    j = json::parse(in);
+    j = parse();
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("'{}': {}", shown, e.what()));
   } catch (const json::exception& e) {
-    throw InputError(fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+    throw InputError(fmt::format("'{}' is not valid JSON: {}", shown, e.what()));
   }
   try {
     return j.get<Results>();
   } catch (const InputError& e) {
-    throw InputError(fmt::format("'{}': {}", path, e.what()));
+    throw InputError(fmt::format("'{}': {}", shown, e.what()));
   } catch (const json::exception& e) {
-    throw InputError(fmt::format("'{}' is not a valid attnprof results file: {}", path, e.what()));
+    throw InputError(fmt::format("'{}' is not a valid attnprof results file: {}", shown, e.what()));
   }
 }
 
-void write_results(const Results& r, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw EnvironmentError(fmt::format("cannot write '{}'", tmp));
-    out << json(r).dump(1) << '\n';
-    if (!out) throw EnvironmentError(fmt::format("write to '{}' failed", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw EnvironmentError(fmt::format("cannot rename '{}' to '{}'", tmp, path));
+}  // namespace
+
+Results read_results(const std::string& path) {
+  std::ifstream in = open_input(path, "results file");
+  return results_from(escape::one_line(path), [&] { return parse_json(in); });
 }
+
+Results parse_results(std::string_view text, const std::string& name) {
+  return results_from(escape::one_line(name), [&] { return parse_json(text); });
+}
+
+void write_results(const Results& r, const std::string& path) { write_file(path, dump_json(json(r), 1) + '\n'); }
 
 std::string point_key(const Record& r) { return r.shape.label() + " | " + r.kernel; }
 

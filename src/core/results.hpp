@@ -16,6 +16,9 @@ namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
 inline constexpr int kSchemaMinor = 4;
+// Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
+// bootstrap costs resamples x samples, so millions per point would run for minutes.
+inline constexpr int64_t kMaxSamplesPerPoint = 100000;
 
 enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
 std::string_view to_string(Status);
@@ -209,7 +212,10 @@ ATTNPROF_JSON_DECL(Results)
 // Reads a results file; throws InputError (one line) when it is unreadable, not JSON, not a results
 // file, or of another major schema version.
 Results read_results(const std::string& path);
-// Writes atomically: a temporary file next to `path`, then rename.
+// The same from the text of a results file; `name` is for messages.
+Results parse_results(std::string_view text, const std::string& name);
+// Writes through core::write_file (atomic, every write checked); bytes that are not UTF-8 (a path in
+// the command line) are written as U+FFFD rather than losing the file.
 void write_results(const Results&, const std::string& path);
 // The key that matches a point across runs: shape label + kernel.
 std::string point_key(const Record&);

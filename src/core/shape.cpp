@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/files.hpp"
 
 namespace attnprof::core {
 
@@ -61,12 +62,13 @@ void to_json(nlohmann::json& j, const Shape& s) {
 }
 
 void from_json(const nlohmann::json& j, Shape& s) {
-  s.batch = j.at("batch").get<int64_t>();
-  s.heads = j.at("heads").get<int64_t>();
-  s.kv_heads = j.value("kv_heads", s.heads);
-  s.seq_q = j.at("seq_q").get<int64_t>();
-  s.seq_k = j.value("seq_k", s.seq_q);
-  s.hdim = j.at("hdim").get<int64_t>();
+  const auto size = [&](const char* key) { return json_int<int64_t>(j.at(key), key); };
+  s.batch = size("batch");
+  s.heads = size("heads");
+  s.kv_heads = j.contains("kv_heads") ? size("kv_heads") : s.heads;
+  s.seq_q = size("seq_q");
+  s.seq_k = j.contains("seq_k") ? size("seq_k") : s.seq_q;
+  s.hdim = size("hdim");
   s.causal = j.value("causal", false);
   s.dtype = j.at("dtype").get<DType>();
 }

@@ -6,15 +6,15 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
 
 namespace attnprof::core {
 
@@ -339,20 +339,26 @@ SweepSpec preset(std::string_view name) {
 }
 
 SweepSpec load_sweep_file(const std::string& path) {
+  return parse_sweep_file(read_file(path, "sweep file", kMaxSpecFileBytes), path);
+}
+
+SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
   using nlohmann::json;
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read sweep file '{}'", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  const std::string path = escape::one_line(name);  // for messages only
   json doc;
   try {
-    doc = json::parse(buffer.str());
+    doc = parse_json(text);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("sweep file '{}': {}", path, e.what()));
   } catch (const json::exception& e) {
     throw InputError(fmt::format("sweep file '{}' is not valid JSON ({})", path, e.what()));
   }
   if (!doc.is_object() || doc.size() != 1)
     throw InputError(fmt::format("sweep file '{}' must hold exactly one of \"axes\", \"preset\", \"shapes\"", path));
-  const auto& [key, value] = *doc.items().begin();
+  // Not a structured binding of *doc.items().begin(): that binds to a temporary proxy (ASan:
+  // stack-use-after-scope).
+  const std::string key = doc.begin().key();
+  const json& value = doc.begin().value();
   if (key == "axes" || key == "preset") {
     if (!value.is_string())
       throw InputError(fmt::format("sweep file '{}': \"{}\" must be a string", path, key));
@@ -367,22 +373,31 @@ SweepSpec load_sweep_file(const std::string& path) {
 
   // Each shape object is turned into the single-shape text form so it gets the very same checks.
   SweepSpec out;
-  out.text = value.dump();
+  out.text = dump_json(value);
   for (size_t i = 0; i < value.size(); ++i) {
     const json& obj = value[i];
     const auto where = fmt::format("sweep file '{}' shapes[{}]", path, i);
     if (!obj.is_object() || obj.empty()) throw InputError(fmt::format("{}: not a non-empty object", where));
     std::string text;
     for (const auto& [k, v] : obj.items()) {
+      // A key is an axis name and nothing more: "seq=16,hdim" would otherwise smuggle a second
+      // axis into the text form.
+      if (k.empty() || k.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos)
+        throw InputError(fmt::format("{}: '{}' is not an axis name", where, escape::one_line(k)));
+      // Each axis takes the JSON type of its values: a boolean for causal, a dtype name for dtype,
+      // an integer for every size ("128" as a string is refused, not read as 128).
       std::string item;
-      if (v.is_boolean()) {
-        item = v.get<bool>() ? "1" : "0";
-      } else if (v.is_number_integer()) {
-        item = std::to_string(v.get<int64_t>());
-      } else if (v.is_string() && v.get<std::string>().find_first_of(",=:") == std::string::npos) {
+      if (k == "causal" && (v.is_boolean() || v == 0 || v == 1)) {
+        item = v == true || v == 1 ? "1" : "0";
+      } else if (k == "dtype" && v.is_string() &&
+                 v.get<std::string>().find_first_of(",=:;| ") == std::string::npos) {
         item = v.get<std::string>();
+      } else if (k != "causal" && k != "dtype" && (v.is_number_integer() || v.is_number_unsigned()) &&
+                 !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX})) {
+        item = std::to_string(v.get<int64_t>());
       } else {
-        throw InputError(fmt::format("{}: value {} of '{}' is not an integer, boolean or name", where, v.dump(), k));
+        const char* expected = k == "causal" ? "a boolean or 0/1" : k == "dtype" ? "a dtype name" : "an integer";
+        throw InputError(fmt::format("{}: value {} of '{}' is not {}", where, dump_json(v), k, expected));
       }
       text += fmt::format("{}{}={}", text.empty() ? "" : ",", k, item);
     }

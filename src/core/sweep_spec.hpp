@@ -32,7 +32,11 @@ SweepSpec parse_axes(std::string_view spec);
 SweepSpec preset(std::string_view name);
 std::vector<std::string> preset_names();
 // A sweep from a JSON file: {"axes": "..."} or {"preset": "..."} or {"shapes": [ {shape}, ... ]}.
+// Refuses (InputError) files over core::kMaxSpecFileBytes, JSON nested deeper than
+// core::kMaxJsonDepth, keys that are not axis names and values of the wrong JSON type.
 SweepSpec load_sweep_file(const std::string& path);
+// The same from the file's text; `name` is for messages.
+SweepSpec parse_sweep_file(std::string_view text, const std::string& name);
 
 // One shape: "batch=8,heads=16,seq=2048,hdim=128,dtype=bf16" (comma-separated key=value, one value
 // per key; the same axes as a sweep, each given at most once). Throws InputError naming the token.

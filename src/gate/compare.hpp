@@ -49,7 +49,8 @@ struct Options {
   double max_rel_stddev = 0.10;        // spread ceiling (stddev / mean) of either side -> noisy
   bool counters = false;               // also gate on hardware counters
   CounterThresholds counter_thresholds;
-  bool fail_on_missing = false;        // a baseline point absent from the candidate fails the gate
+  bool fail_on_missing = true;         // a baseline point absent from the candidate fails the gate
+                                       // (--allow-missing turns it off)
   bool allow_device_mismatch = false;  // compare across GPU model, driver, max clock or backend
   double confidence = 0.95;            // of the bootstrap interval of the median ratio
   int bootstrap_resamples = 2000;

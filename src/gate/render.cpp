@@ -1,12 +1,12 @@
 #include "gate/render.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "core/errors.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
 
 namespace attnprof::gate {
 
@@ -74,15 +74,10 @@ int severity(const PointComparison& p) {
   }
 }
 
-std::string md_cell(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n' || ch == '\r') out += ' ';
-    else out += ch;
-  }
-  return out;
-}
+// The Markdown goes into PR comments, which render inline HTML: every text from the results files
+// (kernel and device names, reasons, labels) is escaped as `attnprof report --md` escapes it.
+std::string md_cell(std::string_view s) { return core::escape::markdown(s); }
+std::string tty(std::string_view s) { return core::escape::terminal(s); }
 
 std::string md_row(const std::vector<std::string>& row) {
   std::string s = "|";
@@ -122,14 +117,18 @@ std::string mismatch_line(const Comparison& c) {
 
 std::string render_terminal(const Comparison& c) {
   std::vector<std::vector<std::string>> rows{kHeader};
-  for (const auto& p : c.points) rows.push_back(cells(p));
+  for (const auto& p : c.points) {
+    auto row = cells(p);
+    for (auto& cell : row) cell = tty(cell);
+    rows.push_back(std::move(row));
+  }
   if (auto g = geomean_cells(c); !g.empty()) rows.push_back(g);
   std::vector<size_t> width(kHeader.size(), 0);
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  std::string out = fmt::format("baseline:  {} ({})\ncandidate: {} ({})\n", c.baseline_label, c.baseline_device,
-                                c.candidate_label, c.candidate_device);
-  if (!c.device_differences.empty()) out += mismatch_line(c) + "\n";
+  std::string out = fmt::format("baseline:  {} ({})\ncandidate: {} ({})\n", tty(c.baseline_label),
+                                tty(c.baseline_device), tty(c.candidate_label), tty(c.candidate_device));
+  if (!c.device_differences.empty()) out += tty(mismatch_line(c)) + "\n";
   out += "rules: " + options_line(c) + "\n\n";
   for (size_t r = 0; r < rows.size(); ++r) {
     std::string line;
@@ -148,18 +147,19 @@ std::string render_terminal(const Comparison& c) {
     if (p.verdict == Verdict::same && p.counters_note.empty()) continue;
     if (!header) out += "\n";
     header = true;
-    out += fmt::format("{:<18} {}: {}{}\n", verdict_text(p), p.key, p.reason,
-                       p.counters_note.empty() ? "" : " [" + p.counters_note + "]");
+    out += fmt::format("{:<18} {}: {}{}\n", verdict_text(p), tty(p.key), tty(p.reason),
+                       p.counters_note.empty() ? "" : " [" + tty(p.counters_note) + "]");
   }
-  out += "\n" + c.summary + "\n";
+  out += "\n" + tty(c.summary) + "\n";
   return out;
 }
 
 std::string render_markdown(const Comparison& c) {
   const char* icon = c.exit_code == 0 ? ":white_check_mark:" : c.exit_code == 1 ? ":x:" : ":warning:";
   std::string out = fmt::format("### {} attnprof compare: {}\n\n", icon, md_cell(c.summary));
-  out += fmt::format("- baseline: `{}` ({})\n- candidate: `{}` ({})\n- rules: {}\n", c.baseline_label,
-                     md_cell(c.baseline_device), c.candidate_label, md_cell(c.candidate_device), options_line(c));
+  out += fmt::format("- baseline: {} ({})\n- candidate: {} ({})\n- rules: {}\n", md_cell(c.baseline_label),
+                     md_cell(c.baseline_device), md_cell(c.candidate_label), md_cell(c.candidate_device),
+                     md_cell(options_line(c)));
   if (c.geomean_points > 0)
     out += fmt::format("- geometric mean of the median ratio over {} points: {} (CI {})\n", c.geomean_points,
                        change_text(c.geomean_ratio), ci_text(c.geomean_ci));
@@ -172,7 +172,8 @@ std::string render_markdown(const Comparison& c) {
   if (!changed.empty()) {
     out += fmt::format("\n{}\n", md_table(changed));
     for (const auto* p : changed)
-      out += fmt::format("- **{}** {}, `{}`: {}\n", verdict_text(*p), p->kernel, p->shape, p->reason);
+      out += fmt::format("- **{}** {}, {}: {}\n", verdict_text(*p), md_cell(p->kernel), md_cell(p->shape),
+                         md_cell(p->reason));
   } else {
     out += "\nNo point changed.\n";
   }
@@ -182,7 +183,8 @@ std::string render_markdown(const Comparison& c) {
   return out;
 }
 
-std::string xml_escape(std::string_view s) {
+std::string xml_escape(std::string_view raw) {
+  const std::string s = core::escape::valid_utf8(raw);
   std::string out;
   out.reserve(s.size());
   for (char ch : s) {
@@ -247,14 +249,6 @@ std::string render_junit(const Comparison& c) {
   return out;
 }
 
-std::string render_json(const Comparison& c) { return nlohmann::json(c).dump(2) + "\n"; }
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw EnvironmentError(fmt::format("cannot write '{}'", path));
-  out << text;
-  out.flush();
-  if (!out) throw EnvironmentError(fmt::format("write to '{}' failed", path));
-}
+std::string render_json(const Comparison& c) { return core::dump_json(nlohmann::json(c), 2) + "\n"; }
 
 }  // namespace attnprof::gate

@@ -20,10 +20,7 @@ std::string render_junit(const Comparison&);
 std::string render_json(const Comparison&);
 
 // Escapes text for XML 1.0 attributes and content; characters XML 1.0 cannot carry (C0 controls
-// other than tab, newline, carriage return) become U+FFFD.
+// other than tab, newline, carriage return) and bytes that are not UTF-8 become U+FFFD.
 std::string xml_escape(std::string_view);
-
-// Writes `text` to `path`; throws EnvironmentError when it cannot.
-void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace attnprof::gate

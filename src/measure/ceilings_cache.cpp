@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/files.hpp"
+
 namespace attnprof::measure {
 
 namespace fs = std::filesystem;
@@ -77,21 +79,11 @@ bool save_ceilings(const std::string& key, const core::Ceilings& c) {
   fs::create_directories(dir, ec);
   if (ec) return false;
   const fs::path target = file_for(key);
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return false;
-    nlohmann::json j = {{"format", kCacheFormat}, {"key", key}, {"ceilings", c}};
-    out << j.dump(2) << '\n';
-    if (!out.flush()) {
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return false;
+  try {
+    core::write_file(target.string(),
+                     core::dump_json(nlohmann::json{{"format", kCacheFormat}, {"key", key}, {"ceilings", c}}, 2) + '\n');
+  } catch (const std::exception&) {
+    return false;  // a cache: not being able to save it costs a re-measurement next time, nothing more
   }
   return true;
 }

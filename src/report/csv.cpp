@@ -1,11 +1,13 @@
 // RFC 4180 CSV: CRLF line ends; a field holding a comma, a double quote, CR or LF (or leading or
-// trailing space) is enclosed in double quotes with inner quotes doubled. One row per point; a
+// trailing space) is enclosed in double quotes with inner quotes doubled. A text cell that a
+// spreadsheet would run as a formula is prefixed with ' first (core::escape::csv_formula_guard). One row per point; a
 // column per stage (p50) and per counter seen anywhere in the file, empty where a point lacks it.
 #include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "core/escape.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -15,7 +17,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string csv_field(std::string_view s) {
+std::string csv_field(std::string_view cell) {
+  const std::string guarded = core::escape::csv_formula_guard(cell);
+  const std::string_view s = guarded;
   const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
                      (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!quote) return std::string(s);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/escape.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -12,26 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string md(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '`': out += "\\`"; break;
-      case '*': out += "\\*"; break;
-      case '_': out += "\\_"; break;
-      case '[': out += "\\["; break;
-      case ']': out += "\\]"; break;
-      case '\n':
-      case '\r': out += ' '; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string md(std::string_view s) { return core::escape::markdown(s); }
 
 std::string md_number(const json& j, std::string_view key, int decimals, double scale = 1) {
   auto v = detail::number_at(j, key);
@@ -68,7 +50,7 @@ void write_markdown(const core::Results& results, std::ostream& out) {
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(row.label),
                        md(row.kernel), row.status, fixed(row.p50_us, 2), fixed(row.p99_us, 2),
                        fixed(row.tflops, 1), fixed(row.pct_of_roof, 1),
-                       row.verdict.empty() ? "-" : row.verdict, md(join(row.flags, ", ")));
+                       row.verdict.empty() ? "-" : md(row.verdict), md(join(row.flags, ", ")));
   }
 
   const json comparison = core::compare_kernels(results);

@@ -36,8 +36,8 @@ void write_terminal(const core::Results& results, std::ostream& out) {
   for (const auto& row : rows) {
     cells.push_back({printable(row.label), printable(row.kernel), row.status, fixed(row.p50_us, 2),
                      fixed(row.p99_us, 2), fixed(row.tflops, 1), fixed(row.pct_of_roof, 1),
-                     row.verdict.empty() ? "-" : row.verdict,
-                     row.flags.empty() ? "" : join(row.flags, ",")});
+                     row.verdict.empty() ? "-" : printable(row.verdict),
+                     row.flags.empty() ? "" : printable(join(row.flags, ","))});
   }
   std::array<size_t, kColumns> width{};
   for (size_t c = 0; c < kColumns; ++c) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/escape.hpp"
 
 namespace attnprof::report::detail {
 
@@ -62,12 +63,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  return out;
-}
+std::string printable(std::string_view s) { return core::escape::terminal(s); }
 
 std::string html_escape(std::string_view s) {
   std::string out;

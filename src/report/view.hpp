@@ -31,7 +31,7 @@ std::optional<double> number_at(const nlohmann::json&, std::string_view key);
 // "-" when absent, else the value with `decimals` digits after the point.
 std::string fixed(std::optional<double>, int decimals);
 std::string join(const std::vector<std::string>&, std::string_view separator);
-// Replaces control characters (a terminal escape in a kernel name) with '?'.
+// core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);
 std::string html_escape(std::string_view);
 // "4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)"

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/files.hpp"
 
 namespace attnprof::run {
 
@@ -30,7 +31,7 @@ void write_all(int fd, const std::string& text, const std::string& path) {
 }
 
 std::string header_line(const json& identity) {
-  return json{{"attnprof_journal", kJournalVersion}, {"identity", identity}}.dump() + '\n';
+  return core::dump_json(json{{"attnprof_journal", kJournalVersion}, {"identity", identity}}) + '\n';
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ JournalWriter::JournalWriter(std::string path, const json& identity,
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw EnvironmentError(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));
     std::string text = header_line(identity);
-    for (const auto& r : existing) text += json(r).dump() + '\n';
+    for (const auto& r : existing) text += core::dump_json(json(r)) + '\n';
     try {
       write_all(fd, text, tmp);
     } catch (...) {
@@ -117,7 +118,7 @@ JournalWriter::~JournalWriter() {
 
 void JournalWriter::append(const core::Record& record) {
   // One write of the whole line: a kill leaves at most a torn last line, which the reader drops.
-  write_all(fd_, json(record).dump() + '\n', path_);
+  write_all(fd_, core::dump_json(json(record)) + '\n', path_);
   if (::fsync(fd_) != 0)
     throw EnvironmentError(fmt::format("cannot sync '{}': {}", path_, std::strerror(errno)));
 }

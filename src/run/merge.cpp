@@ -16,16 +16,36 @@ using nlohmann::json;
 
 namespace {
 
+// The context's sweep block is untyped JSON from a file: a field of the wrong type is bad input.
 std::string sweep_field(const core::Context& c, const char* key) {
   if (!c.sweep.is_object()) return "";
   auto it = c.sweep.find(key);
-  if (it == c.sweep.end() || !it->is_string()) return "";
+  if (it == c.sweep.end() || it->is_null()) return "";
+  if (!it->is_string()) throw InputError(fmt::format("context.sweep.{} is not a string", key));
   return it->get<std::string>();
 }
 
 std::vector<std::string> sweep_kernels(const core::Context& c) {
   if (!c.sweep.is_object() || !c.sweep.contains("kernels")) return {};
-  return c.sweep.at("kernels").get<std::vector<std::string>>();
+  const json& k = c.sweep.at("kernels");
+  if (!k.is_array() || !std::all_of(k.begin(), k.end(), [](const json& e) { return e.is_string(); }))
+    throw InputError("context.sweep.kernels is not a list of names");
+  return k.get<std::vector<std::string>>();
+}
+
+// Each input's context, checked once so every later read of it is safe.
+void check_context(const MergeInput& in) {
+  try {
+    sweep_field(in.results.context, "spec");
+    sweep_field(in.results.context, "preset");
+    sweep_field(in.results.context, "shard");
+    sweep_kernels(in.results.context);
+    const json& sweep = in.results.context.sweep;
+    if (sweep.is_object() && sweep.contains("points_total") && !sweep.at("points_total").is_number_unsigned())
+      throw InputError("context.sweep.points_total is not a count");
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("'{}': {}", in.name, e.what()));
+  }
 }
 
 }  // namespace
@@ -60,6 +80,7 @@ core::Results merge_results(const std::vector<MergeInput>& inputs, const MergeOp
   const auto& c0 = first.results.context;
   for (const auto& in : inputs) {
     const auto& c = in.results.context;
+    check_context(in);
     if (!c.sweep.is_object() || !c.sweep.contains("spec"))
       throw InputError(fmt::format("'{}' has no sweep in its context: not written by attnprof sweep", in.name));
     if (sweep_field(c, "spec") != sweep_field(c0, "spec") ||
@@ -108,6 +129,11 @@ core::Results merge_results(const std::vector<MergeInput>& inputs, const MergeOp
   int64_t missing = 0;
   std::string first_missing;
   if (!expected.empty()) {
+    // A record of a point the sweep does not have would pass for a measurement of this sweep.
+    const std::set<std::string> planned(expected.begin(), expected.end());
+    for (const auto& [key, file] : origin)
+      if (!planned.count(key))
+        throw InputError(fmt::format("'{}' holds point '{}', which is not in the sweep", file, key));
     for (const auto& key : expected)
       if (!origin.count(key)) {
         if (missing++ == 0) first_missing = key;
@@ -121,7 +147,7 @@ core::Results merge_results(const std::vector<MergeInput>& inputs, const MergeOp
       const size_t ib = rb == rank.end() ? expected.size() : rb->second;
       return ia < ib;
     });
-  } else if (c0.sweep.contains("points_total") && c0.sweep.at("points_total").is_number_integer()) {
+  } else if (c0.sweep.contains("points_total") && c0.sweep.at("points_total").is_number_unsigned()) {
     missing = std::max<int64_t>(0, c0.sweep.at("points_total").get<int64_t>() -
                                        static_cast<int64_t>(records.size()));
   }

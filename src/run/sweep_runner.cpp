@@ -1,5 +1,7 @@
 #include "run/sweep_runner.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +11,9 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -18,6 +22,8 @@
 
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
 #include "core/version.hpp"
 #include "kernels/plugin/plugin.hpp"
 #include "report/report.hpp"
@@ -38,6 +44,35 @@ namespace {
 
 constexpr const char* kResultsFile = "results.json";
 constexpr const char* kJournalFile = "results.journal.jsonl";
+constexpr const char* kLockFile = ".lock";
+
+// Holds an exclusive flock on DIR/.lock for the sweep's life: a second sweep into the same folder
+// would replace the first's results and journal, and the first could then no longer resume. The
+// kernel releases the lock when the process ends, however it ends, so a crashed sweep never leaves
+// a stale lock behind. O_CLOEXEC: the workers need not hold it.
+class OutputLock {
+ public:
+  OutputLock(const std::string& dir) {
+    const std::string path = (fs::path(dir) / kLockFile).string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0)
+      throw EnvironmentError(fmt::format("cannot open the lock file '{}': {}", path, std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      if (error == EWOULDBLOCK)
+        throw InputError(fmt::format("the output folder '{}' is in use by another running attnprof sweep "
+                                     "(it holds '{}'); choose another --out", dir, path));
+      throw EnvironmentError(fmt::format("cannot lock '{}': {}", path, std::strerror(error)));
+    }
+  }
+  ~OutputLock() { ::close(fd_); }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 int cuda_device_count() {
 #if defined(ATTNPROF_HAVE_CUDA)
@@ -78,6 +113,7 @@ class Progress {
     std::string line = fmt::format("[{}/{}] {} | {} {} {}", done_, total_, r.shape.label(), r.kernel,
                                    p50, core::to_string(r.status));
     if (r.status != core::Status::ok && !r.reason.empty()) line += ": " + r.reason;
+    line = core::escape::one_line(line);  // a reason or path may hold newlines, ESC, non-UTF-8 bytes
     if (tty_) {
       // Keep the in-place line within a typical terminal width so \r can overwrite it.
       if (line.size() > 118) line = line.substr(0, 115) + "...";
@@ -90,7 +126,7 @@ class Progress {
 
   void message(const std::string& text) {
     end_line();
-    std::fprintf(stderr, "%s\n", text.c_str());
+    std::fprintf(stderr, "%s\n", core::escape::one_line(text).c_str());
     std::fflush(stderr);
   }
 
@@ -118,18 +154,17 @@ json sweep_identity(const json& sweep, const std::string& backend, const std::st
   return identity;
 }
 
-void write_report(const std::string& path, const char* what,
-                  void (*writer)(const core::Results&, std::ostream&), const core::Results& results) {
+void write_report(const std::string& path, void (*writer)(const core::Results&, std::ostream&),
+                  const core::Results& results) {
   if (path.empty()) return;
   const fs::path p(path);
   if (p.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(p.parent_path(), ec);
   }
-  std::ofstream out(path);
-  if (!out) throw EnvironmentError(fmt::format("cannot write the {} report '{}'", what, path));
-  writer(results, out);
-  if (!out) throw EnvironmentError(fmt::format("write to '{}' failed", path));
+  std::ostringstream text;
+  writer(results, text);
+  core::write_file(path, text.str());
 }
 
 }  // namespace
@@ -159,6 +194,10 @@ std::vector<int> resolve_devices(const std::string& text, const std::string& bac
   }
   if (backend_name == "cuda") {
     const int count = cuda_device_count();
+    if (count == 0)
+      throw EnvironmentError(measure::cuda_available() ? "--backend cuda: no CUDA device is visible"
+                                                       : "--backend cuda: no usable CUDA device (no GPU, or a "
+                                                         "binary built without CUDA)");
     for (int id : devices)
       if (id >= count)
         throw InputError(fmt::format("no CUDA device {} ({} visible)", id, count));
@@ -168,6 +207,11 @@ std::vector<int> resolve_devices(const std::string& text, const std::string& bac
 
 int run_sweep(const SweepRequest& req) {
   const auto sweep_start = std::chrono::steady_clock::now();
+  const auto in_out = [&](const char* name) { return (fs::path(req.out_dir) / name).string(); };
+  core::check_distinct_paths({{"--spec-file", req.spec_path}},
+                             {{"--out", in_out(kResultsFile)}, {"--out", in_out(kJournalFile)},
+                              {"--out", in_out(kLockFile)}, {"--html", req.html_path},
+                              {"--md", req.markdown_path}, {"--csv", req.csv_path}});
   if (req.backend != "auto" && req.backend != "cuda" && req.backend != "cpu")
     throw InputError(fmt::format("unknown backend '{}' (expected auto, cuda or cpu)", req.backend));
   const auto& o = req.options;
@@ -264,8 +308,11 @@ int run_sweep(const SweepRequest& req) {
   for (const auto& n : notices) progress.message("attnprof: notice: " + n);
 
   std::error_code ec;
+  if (fs::exists(req.out_dir, ec) && !fs::is_directory(req.out_dir, ec))
+    throw InputError(fmt::format("--out '{}' is a file, not a folder", req.out_dir));
   fs::create_directories(req.out_dir, ec);
   if (ec) throw EnvironmentError(fmt::format("cannot create the output folder '{}': {}", req.out_dir, ec.message()));
+  const OutputLock lock(req.out_dir);
   const std::string journal_path = (fs::path(req.out_dir) / kJournalFile).string();
   const std::string results_path = (fs::path(req.out_dir) / kResultsFile).string();
 
@@ -277,7 +324,7 @@ int run_sweep(const SweepRequest& req) {
       Journal journal = read_journal(journal_path);
       if (journal.identity != identity)
         throw InputError(fmt::format("--resume: '{}' belongs to another sweep ({}), not this one ({})",
-                                     journal_path, journal.identity.dump(), identity.dump()));
+                                     journal_path, core::dump_json(journal.identity), core::dump_json(identity)));
       std::set<std::string> mine;
       for (const auto& p : points) mine.insert(p.key);
       for (auto& r : journal.records) {
@@ -360,20 +407,20 @@ int run_sweep(const SweepRequest& req) {
                                       pending, req.out_dir));
   core::annotate(results);
   core::write_results(results, results_path);
-  write_report(req.html_path, "HTML", &report::write_html, results);
-  write_report(req.markdown_path, "Markdown", &report::write_markdown, results);
-  write_report(req.csv_path, "CSV", &report::write_csv, results);
+  write_report(req.html_path, &report::write_html, results);
+  write_report(req.markdown_path, &report::write_markdown, results);
+  write_report(req.csv_path, &report::write_csv, results);
 
   if (!outcome.fatal.empty())
     throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, results_path));
   if (outcome.interrupted) {
     std::fprintf(stderr, "attnprof: interrupted: wrote %zu of %zu points to %s (%zu left; --resume continues)\n",
-                 results.records.size(), points.size(), results_path.c_str(), missing);
+                 results.records.size(), points.size(), core::escape::one_line(results_path).c_str(), missing);
     return kExitInterrupted;
   }
   report::write_terminal(results, std::cout);
   std::cout.flush();
-  std::fprintf(stderr, "attnprof: wrote %s\n", results_path.c_str());
+  std::fprintf(stderr, "attnprof: wrote %s\n", core::escape::one_line(results_path).c_str());
   return kExitOk;
 }
 

@@ -14,6 +14,7 @@ namespace attnprof::run {
 struct SweepRequest {
   core::SweepSpec spec;
   std::string spec_source;                 // "preset", "axes" or "file:<path>"
+  std::string spec_path;                   // the --spec-file read, for the output collision check
   std::vector<std::string> kernel_names;   // empty: every kernel of the backend
   std::vector<std::string> plugins;        // shared libraries of kernels (include/attnprof/plugin.h)
   std::string python_bridge;               // for torch: and py: kernels; empty: found beside attnprof
@@ -28,7 +29,9 @@ struct SweepRequest {
 };
 
 // Runs the sweep; returns the exit code (0, or kExitInterrupted after a signal). Throws InputError /
-// EnvironmentError for what stops a sweep before or outside any point.
+// EnvironmentError for what stops a sweep before or outside any point. Before any work it refuses
+// (InputError) outputs that name the spec file, each other or the files in --out, and an --out
+// folder whose lock another running sweep holds.
 int run_sweep(const SweepRequest&);
 
 // "0,2" or "all" for the backend named (cuda: every visible device; cpu: device 0).

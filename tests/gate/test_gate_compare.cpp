@@ -217,7 +217,7 @@ TEST_CASE("error verdicts: a point broken by the candidate fails, one broken bef
   CHECK(cmp.exit_code == kExitInconclusive);  // and nothing was compared
 }
 
-TEST_CASE("missing and new points; --fail-on-missing") {
+TEST_CASE("missing and new points: a missing point fails unless --allow-missing") {
   std::mt19937_64 rng(10);
   const auto a = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
   const auto a2 = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
@@ -233,12 +233,13 @@ TEST_CASE("missing and new points; --fail-on-missing") {
   CHECK(cmp.points[1].key == core::point_key(only_base));
   CHECK(cmp.points[2].verdict == Verdict::added);
   CHECK(gate::to_string(Verdict::added) == "new");
-  CHECK(cmp.exit_code == kExitOk);
-  CHECK(cmp.counts[Verdict::missing] == 1);
-  o.fail_on_missing = true;
-  cmp = gate::compare(base, cand, o);
   CHECK(cmp.points[1].fails);
   CHECK(cmp.exit_code == kExitRegression);
+  CHECK(cmp.counts[Verdict::missing] == 1);
+  o.fail_on_missing = false;  // --allow-missing
+  cmp = gate::compare(base, cand, o);
+  CHECK_FALSE(cmp.points[1].fails);
+  CHECK(cmp.exit_code == kExitOk);
 }
 
 TEST_CASE("a gate with nothing to compare is inconclusive, not a pass") {

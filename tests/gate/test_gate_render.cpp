@@ -78,9 +78,9 @@ TEST_CASE("JUnit: well-formed, escaped, one testcase per point, failures for reg
   REQUIRE(check.ok);
   CHECK(check.elements.at("testsuites") == 1);
   CHECK(check.elements.at("testcase") == 7);
-  CHECK(check.elements.at("failure") == 2);  // slower, error
-  CHECK(check.elements.at("skipped") == 3);  // noisy, missing, new
-  CHECK(xml.find("tests=\"7\" failures=\"2\"") != std::string::npos);
+  CHECK(check.elements.at("failure") == 3);  // slower, error, missing
+  CHECK(check.elements.at("skipped") == 2);  // noisy, new
+  CHECK(xml.find("tests=\"7\" failures=\"3\"") != std::string::npos);
   CHECK(xml.find("classname=\"attnprof.compare.fu&lt;sed&gt;&amp;\"") != std::string::npos);
   CHECK(xml.find("&lt;0.01&gt; &amp; &quot;rows&quot; &apos;x&apos;") != std::string::npos);
   CHECK(xml.find("<failure type=\"slower\"") != std::string::npos);
@@ -142,4 +142,15 @@ TEST_CASE("device mismatch allowed is printed in every output") {
   CHECK(gate::render_markdown(cmp).find("DEVICE MISMATCH ALLOWED") != std::string::npos);
   CHECK(gate::render_junit(cmp).find("device_mismatch") != std::string::npos);
   CHECK(gate::render_json(cmp).find("575.51.03") != std::string::npos);
+}
+
+TEST_CASE("Markdown and terminal: markup and escapes from the results are inert") {
+  const auto cmp = mixed_comparison("<script>alert(1)</script>\x1b[2J");
+  const std::string md = gate::render_markdown(cmp);
+  CHECK(md.find("<script") == std::string::npos);
+  CHECK(md.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(md.find('\x1b') == std::string::npos);
+  const std::string t = gate::render_terminal(cmp);
+  CHECK(t.find('\x1b') == std::string::npos);
+  CHECK(t.find("\\x1b[2J") != std::string::npos);
 }
