@@ -55,9 +55,12 @@ void FusedAutoKernel::launch(const AttentionArgs& a, StageHook* hook) const {
   k->launch(a, hook);
 }
 
+// An alias of CUDA kernels: without the CUDA backend there is nothing for it to choose.
+#if ATTNPROF_HAVE_CUDA
 namespace {
 const FusedAutoKernel kInstance{"fused-sm90", "fused"};
 const Registrar kReg{&kInstance};
 }  // namespace
+#endif
 
 }  // namespace attnprof::kernels
