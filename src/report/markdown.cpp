@@ -67,7 +67,7 @@ void write_markdown(const core::Results& results, std::ostream& out) {
   for (const auto& row : rows) {
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(row.label),
                        md(row.kernel), row.status, fixed(row.p50_us, 2), fixed(row.p99_us, 2),
-                       fixed(row.tflops, 1), fixed(row.pct_of_roof, 1),
+                       significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
                        row.verdict.empty() ? "-" : row.verdict, md(join(row.flags, ", ")));
   }
 
