@@ -39,6 +39,7 @@ int run_report(const ReportOptions& options, std::ostream& out) {
   if (!options.html_path.empty()) write_file(options.html_path, results, write_html);
   if (!options.markdown_path.empty()) write_file(options.markdown_path, results, write_markdown);
   if (!options.csv_path.empty()) write_file(options.csv_path, results, write_csv);
+  if (!options.openmetrics_path.empty()) write_file(options.openmetrics_path, results, write_openmetrics);
   return kExitOk;
 }
 

@@ -357,6 +357,7 @@ int run_sweep(const SweepRequest& req) {
   write_report(req.html_path, "HTML", &report::write_html, results);
   write_report(req.markdown_path, "Markdown", &report::write_markdown, results);
   write_report(req.csv_path, "CSV", &report::write_csv, results);
+  write_report(req.openmetrics_path, "OpenMetrics", &report::write_openmetrics, results);
 
   if (!outcome.fatal.empty())
     throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, results_path));
