@@ -22,6 +22,7 @@
 #include "kernels/plugin/plugin.hpp"
 #include "report/report.hpp"
 #include "run/counter_phase.hpp"
+#include "run/estimate.hpp"
 #include "run/journal.hpp"
 #include "run/worker_pool.hpp"
 
@@ -302,6 +303,9 @@ int run_sweep(const SweepRequest& req) {
       "attnprof: {} points ({} to run{}) on the {} backend ({}), device(s) {} -> {}", points.size(),
       queue.size(), req.shard.sharded() ? ", shard " + to_string(req.shard) : "", backend_name,
       ctx.device.name, json(devices).dump(), req.out_dir));
+  progress.message("attnprof: estimate: " +
+                   describe(estimate_sweep({queue.begin(), queue.end()}, req.options, backend_name, ctx.ceilings),
+                            backend_name, req.options));
   backend.reset();  // the workers own the device from here
 
   PoolConfig pool_config{backend_name, devices, req.options, "", plugin_paths};
