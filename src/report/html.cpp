@@ -261,10 +261,13 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   if (!r.sampling_stop.empty()) h += kv("sampling stopped", r.sampling_stop);
   h += kv("launch overhead us", number_text(r.launch_overhead_us));
   h += kv("TFLOP/s", number_text(r.tflops));
-  h += kv("SM clock MHz under load (min / median / max; device max)",
-          number_text(r.clock.sm_mhz_min) + " / " + number_text(r.clock.sm_mhz_median) + " / " +
-              number_text(r.clock.sm_mhz_max) + "; " + number_text(r.clock.sm_mhz_unthrottled));
-  h += kv("throttled samples", std::to_string(r.clock.throttled_samples));
+  // The CPU backend reads no clock under load: its zeros would read as a stopped clock.
+  if (r.backend != "cpu" || r.clock.sm_mhz_median > 0) {
+    h += kv("SM clock MHz under load (min / median / max; device max)",
+            number_text(r.clock.sm_mhz_min) + " / " + number_text(r.clock.sm_mhz_median) + " / " +
+                number_text(r.clock.sm_mhz_max) + "; " + number_text(r.clock.sm_mhz_unthrottled));
+    h += kv("throttled samples", std::to_string(r.clock.throttled_samples));
+  }
   h += kv("wall s", number_text(r.wall_s));
   h += "</div>";
 
