@@ -23,7 +23,8 @@ ul.notices li { color: #7a4d00; }
 .table-wrap { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
-td.n, th.n { text-align: right; white-space: nowrap; }
+td.n, th.n { text-align: right; }
+td.n { white-space: nowrap; }
 td:first-child { white-space: nowrap; }
 /* Short words (kernel names, verdicts) stay on one line; only the flags wrap. */
 #points-table td { white-space: nowrap; }
@@ -74,9 +75,9 @@ pre { background: var(--alt); padding: 6px 8px; overflow-x: auto; font-size: 12p
 .kv { display: grid; grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)); gap: 0 16px; }
 .kv div { border-bottom: 1px dotted var(--line); overflow-wrap: anywhere; }
 .kv b { font-weight: 500; color: var(--muted); margin-right: 6px; }
+.panel svg { max-width: 560px; }
 @media (max-width: 860px) {
   body { padding: 8px 10px 32px; }
-  .panels { grid-template-columns: minmax(0, 1fr); }
 }
 )CSS";
 }
@@ -343,16 +344,16 @@ std::string_view report_js() {
     var clip = el('clipPath', {id: 'roof-clip'}, el('defs', {}, svg));
     el('rect', {x: g.left, y: g.top, width: g.right - g.left, height: g.bottom - g.top}, clip);
     var roofG = el('g', {'clip-path': 'url(#roof-clip)'}, svg);
-    // Labels above their roof, except one that would touch the label above it (bf16 and fp16 peaks a
-    // few percent apart): that one goes below its line.
+    // Labels above their roof; one that would touch another (bf16 and fp16 peaks a few percent apart)
+    // is stacked above it rather than below its line, where the markers near the roof are.
     var labelYs = [];
-    roofs.slice().sort(function (a, b) { return b.peak - a.peak; }).forEach(function (r) {
+    roofs.slice().sort(function (a, b) { return a.peak - b.peak; }).forEach(function (r) {
       var i = roofs.indexOf(r);
       var pts = [[xlo, Math.min(r.peak, bw * xlo)], [r.ridge, r.peak], [xhi, r.peak]];
       el('polyline', {'class': 'roof', points: pts.map(function (q) { return xs(q[0]) + ',' + ys(q[1]); }).join(' '),
                       'stroke-dasharray': i ? '6 3' : 'none'}, roofG);
       var y = ys(r.peak) - 5;
-      if (labelYs.some(function (other) { return Math.abs(other - y) < 13; })) y = ys(r.peak) + 13;
+      while (labelYs.some(function (other) { return Math.abs(other - y) < 13; })) y -= 13;
       labelYs.push(y);
       label(roofG, g.right - 4, y, r.dtype + ' peak ' + short(r.peak / 1e12) + ' TFLOP/s, ridge ' +
             short(r.ridge) + ' FLOP/B', {'text-anchor': 'end'});

@@ -76,6 +76,19 @@ f.addEventListener('load', function () {
 """
 
 
+# A screenshot of one section: the report framed at the window's size and scrolled to the section.
+SHOT_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body>
+<iframe id="f" src="report.html" style="width:%(width)dpx;height:%(height)dpx;border:0;display:block"></iframe>
+<script>
+var f = document.getElementById('f');
+f.addEventListener('load', function () {
+  var target = f.contentDocument.getElementById('%(section)s');
+  if (target) f.contentWindow.scrollTo(0, target.getBoundingClientRect().top - 8);
+});
+</script></body></html>
+"""
+
+
 def chromium(browser, args, timeout=180):
     profile = tempfile.mkdtemp(prefix="attnprof-chromium-")
     common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -208,13 +221,18 @@ def main():
 
     if shots_dir:
         os.makedirs(shots_dir, exist_ok=True)
-        for name, size, fragment in (("report-roofline.png", "1400,1250", "#roofline"),
-                                     ("report-sweep.png", "1400,1500", "#sweep"),
-                                     ("report-comparison.png", "1400,900", "#comparison"),
-                                     ("report-800px.png", "800,1400", "#roofline")):
+        for name, width, height, section in (("h200-fa-bench-report.png", 1400, 2600, "top"),
+                                             ("report-roofline.png", 1400, 820, "roofline"),
+                                             ("report-sweep.png", 1400, 1500, "sweep"),
+                                             ("report-comparison.png", 1400, 700, "comparison"),
+                                             ("report-800px.png", 800, 1400, "roofline")):
+            page = os.path.join(out_dir, f"shot-{name}.html")
+            with open(page, "w") as f:
+                f.write(SHOT_PAGE % {"width": width, "height": height, "section": section})
             target = os.path.join(shots_dir, name)
-            s = chromium(browser, [f"--window-size={size}", "--hide-scrollbars", "--virtual-time-budget=5000",
-                                   "--screenshot=" + target, url + fragment])
+            s = chromium(browser, ["--allow-file-access-from-files", f"--window-size={width},{height}",
+                                   "--hide-scrollbars", "--virtual-time-budget=5000", "--screenshot=" + target,
+                                   "file://" + os.path.abspath(page)])
             if s.returncode != 0 or not os.path.exists(target):
                 failures.append(f"screenshot {name} failed: {s.stderr[-500:]}")
 
