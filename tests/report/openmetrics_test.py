@@ -249,6 +249,26 @@ def main():
                 failures.append(f"{target}: prometheus_client rejected it: {e}")
         print(f"openmetrics: {path}: {len(families)} families, {sum(len(f['samples']) for f in families.values())} "
               f"samples, strict parser ok; {official_note}")
+    # The dashboard and the alert rules of the docs query only what the export writes.
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+    samples = set()
+    for path in results[-1:]:
+        with open(os.path.join(out_dir, os.path.basename(os.path.dirname(os.path.abspath(path))) +
+                               ".openmetrics.txt"), encoding="utf-8") as f:
+            for fam in parse(f.read()).values():
+                samples.update(name for name, _, _ in fam["samples"])
+    import json
+    with open(os.path.join(docs, "grafana-attnprof.json")) as f:
+        dashboard = json.load(f)
+    queries = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    queries += [v["definition"] for v in dashboard["templating"]["list"] if "definition" in v]
+    with open(os.path.join(docs, "openmetrics.md")) as f:
+        queries += re.findall(r"expr: (.*)", f.read())
+    for q in queries:
+        for name in re.findall(r"\b(attnprof_[a-z0-9_]+)", q):
+            if name not in samples:
+                failures.append(f"docs query {q!r} names {name}, which the export does not write")
+    print(f"openmetrics: {len(queries)} queries of docs/grafana-attnprof.json and docs/openmetrics.md checked")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
