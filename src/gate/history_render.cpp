@@ -181,7 +181,7 @@ std::string render_history_html(const History& h) {
     out += "</ul>";
   }
   out += "<h2>Points, worst regressions first</h2><p class=\"note\">P50 in us with its 95% interval per run. In "
-         "the line, whiskers are the intervals, a red triangle is a step the gate calls slower, a green one a "
+         "the line (each on its own scale, so that a 3% step shows), whiskers are the intervals, a red triangle is a step the gate calls slower, a green one a "
          "step it calls faster (hover for the gate's reason).</p><div class=\"table-wrap\"><table id=\"history\">"
          "<thead><tr><th>point</th><th>kernel</th><th>P50 by run</th>";
   for (size_t i = 0; i < h.runs.size(); ++i)
