@@ -8,7 +8,8 @@ set -euo pipefail
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2 python3)
 if [[ "${ATTNPROF_SETUP_EXTRAS:-1}" == 1 ]]; then
   # chromium: the HTML report's browser test. slurm-wlm + munge: the scale-out test.
-  packages+=(chromium slurm-wlm munge)
+  # python3-prometheus-client: its OpenMetrics parser reads the export beside the test's own.
+  packages+=(chromium slurm-wlm munge python3-prometheus-client)
 fi
 
 missing=()
