@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`attnprof report --openmetrics` read back by a strict OpenMetrics 1.0 text parser.
+"""`attnprof report --openmetrics` (and `sweep --openmetrics`) read back by a strict OpenMetrics 1.0
+text parser.
 
 The parser below follows the format's rules (https://github.com/OpenObservability/OpenMetrics,
 specification/OpenMetrics.md, "Text format"): lines end in LF with no blank lines, the text ends
@@ -249,6 +250,25 @@ def main():
                 failures.append(f"{target}: prometheus_client rejected it: {e}")
         print(f"openmetrics: {path}: {len(families)} families, {sum(len(f['samples']) for f in families.values())} "
               f"samples, strict parser ok; {official_note}")
+    # `attnprof sweep --openmetrics` writes the same text at the end of a sweep (a small CPU one).
+    sweep_dir = os.path.join(out_dir, "sweep")
+    sweep_file = os.path.join(sweep_dir, "points.prom")
+    r = subprocess.run([binary, "sweep", "--backend", "cpu", "--axes", "batch=1;heads=2;seq=64,128;hdim=64;dtype=bf16",
+                        "--out", sweep_dir, "--openmetrics", sweep_file, "--max-seconds", "0.05", "--min-seconds", "0",
+                        "--warmup-seconds", "0"], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0 or not os.path.exists(sweep_file):
+        failures.append(f"attnprof sweep --openmetrics failed ({r.returncode}): {r.stderr[-1000:]}")
+    else:
+        with open(sweep_file, encoding="utf-8") as f:
+            try:
+                families = parse(f.read())
+                n = len(families.get("attnprof_latency_p50_seconds", {}).get("samples", []))
+                if n != 4:
+                    failures.append(f"the sweep's export has {n} P50 samples for its 4 points")
+                print(f"openmetrics: attnprof sweep --openmetrics: {n} points, strict parser ok")
+            except Invalid as e:
+                failures.append(f"{sweep_file}: {e}")
+
     # The dashboard and the alert rules of the docs query only what the export writes.
     docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
     samples = set()
