@@ -10,7 +10,8 @@ packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2 pytho
 if [[ "${ATTNPROF_SETUP_EXTRAS:-1}" == 1 ]]; then
   # chromium: the HTML report's browser test. slurm-wlm + munge: the scale-out test. clang + its
   # runtime: libFuzzer for the fuzz targets (scripts/sanitize.sh falls back to a mutation driver).
-  packages+=(chromium slurm-wlm munge clang)
+  # python3-prometheus-client: its OpenMetrics parser reads the export beside the test's own.
+  packages+=(chromium slurm-wlm munge clang python3-prometheus-client)
   clang_rt="libclang-rt-$(clang++ --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p')-dev"
   [[ $clang_rt != libclang-rt--dev ]] && packages+=("$clang_rt")
 fi

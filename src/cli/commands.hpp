@@ -18,5 +18,6 @@ void add_merge(CLI::App&, Run&);
 void add_devices(CLI::App&, Run&);
 void add_explain(CLI::App&, Run&);
 void add_kernels(CLI::App&, Run&);
+void add_history(CLI::App&, Run&);
 
 }  // namespace attnprof::cli

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   cli::add_devices(app, run);
   cli::add_explain(app, run);
   cli::add_kernels(app, run);
+  cli::add_history(app, run);
 
   try {
     app.parse(argc, argv);

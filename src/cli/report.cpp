@@ -1,4 +1,4 @@
-// attnprof report RESULTS.json [--html F] [--md F] [--csv F] [--quiet]
+// attnprof report RESULTS.json [--html F] [--md F] [--csv F] [--openmetrics F] [--quiet]
 #include <iostream>
 #include <memory>
 
@@ -17,6 +17,8 @@ void add_report(CLI::App& app, Run& run) {
   cmd->add_option("--html", options->html_path, "write a self-contained HTML report here");
   cmd->add_option("--md", options->markdown_path, "write a Markdown summary here (CI job summary)");
   cmd->add_option("--csv", options->csv_path, "write one CSV row per point here");
+  cmd->add_option("--openmetrics", options->openmetrics_path,
+                  "write the points as OpenMetrics text here (Prometheus; docs/openmetrics.md)");
   cmd->add_flag("-q,--quiet", options->quiet, "do not print the table");
   cmd->callback([options, &run] { run.exit_code = report::run_report(*options, std::cout); });
 }

@@ -25,7 +25,7 @@ struct SweepArgs {
   std::string axes, preset, spec_file;
   std::vector<std::string> kernels, plugins;
   std::string backend = "auto", devices = "0", out_dir = "reports/latest", python_bridge;
-  std::string html, md, csv, shard;
+  std::string html, md, csv, openmetrics, shard;
   bool resume = false, warm = false, no_counters = false, no_verify = false, worker = false;
   std::vector<std::string> metrics;
   measure::MeasureOptions options;
@@ -57,6 +57,7 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.html_path = a.html;
   req.markdown_path = a.md;
   req.csv_path = a.csv;
+  req.openmetrics_path = a.openmetrics;
   req.resume = a.resume;
   if (!a.shard.empty()) req.shard = run::parse_shard(a.shard);
   req.options = a.options;
@@ -100,6 +101,8 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
   cmd->add_option("--md", args->md, "Also write a Markdown summary to this file");
   cmd->add_option("--csv", args->csv, "Also write one CSV row per point to this file");
+  cmd->add_option("--openmetrics", args->openmetrics,
+                  "Also write the points as OpenMetrics text (Prometheus) to this file");
   cmd->add_flag("--resume", args->resume, "Skip the points already in DIR's journal (same sweep only)");
   cmd->add_option("--shard", args->shard, "Run only slice K of N (K/N), balanced by estimated cost")
       ->check(kNonEmpty);

@@ -212,7 +212,8 @@ json diagnose(const Record& r, const Context& ctx) {
     flag(kFlagCountersUnavailable);
     std::string why = r.backend == "cpu" ? "CPU backend: no hardware counters"
                                          : fmt::format("counters {}", r.counters.status);
-    if (!r.counters.reason.empty()) why += ": " + r.counters.reason;
+    // The CPU backend's reason is that same sentence: once is enough.
+    if (!r.counters.reason.empty() && r.counters.reason != why) why += ": " + r.counters.reason;
     evidence.push_back(why + "; FLOPs and DRAM bytes come from the cost model");
   }
 
@@ -387,6 +388,10 @@ json diagnose(const Record& r, const Context& ctx) {
                                                              ? "bytes of shared memory"
                                                              : "threads"));
         }
+      } else if (r.backend == "cpu") {
+        next_steps.push_back(
+            "neither unit is busy: keep every core busy with independent (batch, head, query-tile) work, "
+            "vectorise the inner products, and block K/V so that they stay in cache");
       } else {
         next_steps.push_back(
             "neither unit is busy: put more work in flight per SM (more blocks or warps, deeper "
@@ -551,7 +556,9 @@ json diagnose(const Record& r, const Context& ctx) {
                              "window (a power-capped GPU's power manager does this)",
                              r.clock.sm_mhz_min, 100 * (1 - r.clock.sm_mhz_min / r.clock.sm_mhz_median),
                              r.clock.sm_mhz_median)
-               : std::string("the timings kept drifting (on a GPU, the SM clock stepping)");
+               : std::string(r.backend == "cpu" ? "the timings kept drifting (other work on the host, the CPU's "
+                                                  "clock and threads moving)"
+                                                : "the timings kept drifting (on a GPU, the SM clock stepping)");
     evidence.push_back(fmt::format(
         "sampling spent its whole time budget ({} samples) and the P50 is known to +-{:.1f}% (95% CI over "
         "batches of consecutive samples): {}; a longer --warmup-seconds or --max-seconds pins it better",

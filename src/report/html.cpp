@@ -8,6 +8,7 @@
 #include "core/diagnosis.hpp"
 #include "report/html_assets.hpp"
 #include "report/report.hpp"
+#include "report/rules.hpp"
 #include "report/view.hpp"
 
 namespace attnprof::report {
@@ -44,11 +45,6 @@ json num_or_null(std::optional<double> v) {
   return *v;
 }
 
-std::string series_label(const core::Shape& s) {
-  return fmt::format("b{} h{}/{} d{}{} {}", s.batch, s.heads, s.kv_heads, s.hdim,
-                     s.causal ? " causal" : "", core::to_string(s.dtype));
-}
-
 std::string number_text(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -60,6 +56,25 @@ std::string num_cell(std::optional<double> v, int decimals) {
   if (!v) return "<td class=\"n\" data-v=\"\">-</td>";
   return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>",
                      std::isfinite(*v) ? fmt::format("{}", *v) : "", fixed(v, decimals));
+}
+// The same with significant digits, for values that span decades (TFLOP/s of a CPU and of an H200).
+std::string sig_cell(std::optional<double> v, int digits, int min_decimals = 0) {
+  if (!v) return "<td class=\"n\" data-v=\"\">-</td>";
+  return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>",
+                     std::isfinite(*v) ? fmt::format("{}", *v) : "", detail::significant(v, digits, min_decimals));
+}
+
+// A verdict or flag as a link to its rule in the report's "How to read a verdict" section.
+std::string verdict_link(std::string_view verdict) {
+  if (verdict.empty()) return "-";
+  const std::string anchor = detail::verdict_anchor(verdict);
+  if (anchor.empty()) return e(verdict);
+  return fmt::format("<a class=\"verdict\" href=\"#{}\">{}</a>", anchor, e(verdict));
+}
+std::string flag_link(std::string_view flag) {
+  const std::string anchor = detail::flag_anchor(flag);
+  if (anchor.empty()) return "<span class=\"flag\">" + e(flag) + "</span>";
+  return fmt::format("<a class=\"flag\" href=\"#{}\">{}</a>", anchor, e(flag));
 }
 
 std::string kv(std::string_view key, std::string_view value) {
@@ -84,14 +99,18 @@ void context_block(const core::Context& ctx, std::string& h) {
   auto row = [&](std::string_view k, const std::string& v) {
     h += fmt::format("<dt>{}</dt><dd>{}</dd>", e(k), e(v.empty() ? "-" : v));
   };
-  row("GPU / device", d.name);
-  row("compute capability", d.compute_capability);
-  row("SMs (or CPU threads)", d.sm_count ? std::to_string(d.sm_count) : "");
-  row("L2 / memory", fmt::format("{:.1f} MiB / {:.1f} GiB", d.l2_bytes / 1048576.0,
-                                 d.memory_bytes / 1073741824.0));
-  row("driver / runtime", d.driver_version + " / " + d.runtime_version);
-  row("clocks", fmt::format("SM max {:.0f} MHz, memory {:.0f} MHz", d.sm_clock_max_mhz,
-                            d.mem_clock_mhz));
+  // The CPU backend fills the same fields with the host's threads, last-level cache and clock.
+  const bool cpu = ctx.backend == "cpu";
+  row(cpu ? "device" : "GPU", d.name);
+  if (!cpu) row("compute capability", d.compute_capability);
+  row(cpu ? "threads" : "SMs", d.sm_count ? std::to_string(d.sm_count) : "");
+  row(cpu ? "last-level cache / memory" : "L2 / memory",
+      fmt::format("{:.1f} MiB / {:.1f} GiB", d.l2_bytes / 1048576.0, d.memory_bytes / 1073741824.0));
+  if (!cpu) row("driver / runtime", d.driver_version + " / " + d.runtime_version);
+  if (cpu)
+    row("clock", d.sm_clock_max_mhz > 0 ? fmt::format("max {:.0f} MHz", d.sm_clock_max_mhz) : "");
+  else
+    row("clocks", fmt::format("SM max {:.0f} MHz, memory {:.0f} MHz", d.sm_clock_max_mhz, d.mem_clock_mhz));
   row("backend", ctx.backend);
   row("host", ctx.host);
   row("attnprof", ctx.tool_version + " (revision " + ctx.git_revision + ")");
@@ -119,8 +138,10 @@ void context_block(const core::Context& ctx, std::string& h) {
 }
 
 void points_table(const std::vector<detail::Row>& rows, std::string& h) {
-  h += "<section id=\"points\"><h2>Points</h2><p class=\"note\">Click a column to sort; click a "
-       "point to open its drill-down.</p><table class=\"sortable\" id=\"points-table\"><thead><tr>"
+  h += "<section id=\"points\"><h2>Points</h2><p class=\"key\"><b>Labels:</b> " + e(detail::label_key()) +
+       "</p><p class=\"note\">Click a column to sort; click a point to open its drill-down, a verdict or "
+       "flag for its rule. The filters above apply here too.</p><div class=\"table-wrap\">"
+       "<table class=\"sortable\" id=\"points-table\"><thead><tr>"
        "<th>point</th><th>kernel</th><th>status</th><th class=\"n\">P50 us</th>"
        "<th class=\"n\">P99 us</th><th class=\"n\">TFLOP/s</th><th class=\"n\">% of roof</th>"
        "<th class=\"n\">FLOP/B</th><th class=\"n\">DRAM GB</th><th>verdict</th><th>flags</th>"
@@ -128,17 +149,17 @@ void points_table(const std::vector<detail::Row>& rows, std::string& h) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     std::string flags;
-    for (const auto& f : r.flags) flags += "<span class=\"flag\">" + e(f) + "</span>";
+    for (const auto& f : r.flags) flags += flag_link(f);
     h += fmt::format(
-        "<tr><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}"
-        "<td>{}</td><td>{}</td></tr>",
-        i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), num_cell(r.p50_us, 2),
-        num_cell(r.p99_us, 2), num_cell(r.tflops, 1), num_cell(r.pct_of_roof, 1),
-        num_cell(r.intensity_flop_per_byte, 2),
-        num_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3),
-        e(r.verdict.empty() ? "-" : r.verdict), flags);
+        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}"
+        "<td>{}</td><td class=\"flags\">{}</td></tr>",
+        i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), sig_cell(r.p50_us, 4, 2),
+        sig_cell(r.p99_us, 4, 2), sig_cell(r.tflops, 3, 1), num_cell(r.pct_of_roof, 1),
+        sig_cell(r.intensity_flop_per_byte, 3),
+        sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), verdict_link(r.verdict),
+        flags);
   }
-  h += "</tbody></table></section>\n";
+  h += "</tbody></table></div></section>\n";
 }
 
 void comparison_block(const json& comparison, std::string& h) {
@@ -148,15 +169,18 @@ void comparison_block(const json& comparison, std::string& h) {
          "ran ok.</p></section>\n";
     return;
   }
-  h += "<table class=\"sortable\" id=\"comparison-table\"><thead><tr><th>shape</th>"
+  h += "<div class=\"table-wrap\"><table class=\"sortable\" id=\"comparison-table\"><thead><tr><th>shape</th>"
        "<th class=\"n\">speedup</th><th class=\"n\">reference P50 us</th>"
        "<th class=\"n\">fused P50 us</th><th class=\"n\">DRAM saved GB</th>"
        "<th class=\"n\">intensity ref FLOP/B</th><th class=\"n\">intensity fused FLOP/B</th>"
-       "<th class=\"n\">S/P time / gain</th><th>summary</th></tr></thead><tbody>";
+       "<th class=\"n\">S/P time / gain</th></tr></thead>";
   for (const auto& c : comparison) {
     auto saved = number_at(c, "bytes_saved");
     auto share = number_at(c, "sp_explained_share");
-    h += fmt::format("<tr><td>{}</td>{}{}{}{}{}{}{}<td>{}</td></tr>",
+    // One body per shape: its numbers, then its summary across the whole width (a summary column
+    // beside eight numbers is squeezed to a few words per line).
+    h += fmt::format("<tbody><tr class=\"numbers\"><td>{}</td>{}{}{}{}{}{}{}</tr>"
+                     "<tr class=\"summary\"><td colspan=\"8\">{}</td></tr></tbody>",
                      e(c["shape"].get<std::string>()), num_cell(number_at(c, "speedup"), 2),
                      num_cell(number_at(c, "reference_p50_us"), 2),
                      num_cell(number_at(c, "fused_p50_us"), 2),
@@ -166,7 +190,7 @@ void comparison_block(const json& comparison, std::string& h) {
                      num_cell(share ? std::optional(*share * 100) : std::nullopt, 0),
                      e(c["summary"].get<std::string>()));
   }
-  h += "</tbody></table><p class=\"note\">S/P time / gain: the time the reference's S and P "
+  h += "</table></div><p class=\"note\">S/P time / gain: the time the reference's S and P "
        "traffic takes at the bandwidth ceiling, as a share of the P50 the fused kernel saves.</p>"
        "</section>\n";
 }
@@ -193,8 +217,8 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   if (!r.reason.empty()) h += "<p><b>Reason:</b> " + e(r.reason) + "</p>";
 
   if (row.diagnosis.is_object()) {
-    h += "<h3>Diagnosis</h3><p><b>" + e(row.verdict) + "</b>";
-    for (const auto& f : row.flags) h += " <span class=\"flag\">" + e(f) + "</span>";
+    h += "<h3>Diagnosis</h3><p><b>" + verdict_link(row.verdict) + "</b>";
+    for (const auto& f : row.flags) h += " " + flag_link(f);
     h += "</p><ul>";
     for (const auto& line : row.diagnosis.value("evidence", json::array()))
       if (line.is_string()) h += "<li>" + e(line.get<std::string>()) + "</li>";
@@ -237,10 +261,13 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   if (!r.sampling_stop.empty()) h += kv("sampling stopped", r.sampling_stop);
   h += kv("launch overhead us", number_text(r.launch_overhead_us));
   h += kv("TFLOP/s", number_text(r.tflops));
-  h += kv("SM clock MHz under load (min / median / max; device max)",
-          number_text(r.clock.sm_mhz_min) + " / " + number_text(r.clock.sm_mhz_median) + " / " +
-              number_text(r.clock.sm_mhz_max) + "; " + number_text(r.clock.sm_mhz_unthrottled));
-  h += kv("throttled samples", std::to_string(r.clock.throttled_samples));
+  // The CPU backend reads no clock under load: its zeros would read as a stopped clock.
+  if (r.backend != "cpu" || r.clock.sm_mhz_median > 0) {
+    h += kv("SM clock MHz under load (min / median / max; device max)",
+            number_text(r.clock.sm_mhz_min) + " / " + number_text(r.clock.sm_mhz_median) + " / " +
+                number_text(r.clock.sm_mhz_max) + "; " + number_text(r.clock.sm_mhz_unthrottled));
+    h += kv("throttled samples", std::to_string(r.clock.throttled_samples));
+  }
   h += kv("wall s", number_text(r.wall_s));
   h += "</div>";
 
@@ -324,6 +351,18 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += "</div></details>\n";
 }
 
+void rules_block(std::string& h) {
+  h += "<section id=\"rules\"><h2>How to read a verdict</h2><p class=\"note\">The diagnosis decides the "
+       "verdicts in this order and adds the flags independently; docs/diagnosis.md has each rule's evidence "
+       "and the reason for each threshold, under the same anchors.</p><dl class=\"rules\">";
+  for (const auto& r : detail::verdict_rules())
+    h += fmt::format("<dt id=\"{}\">{}</dt><dd>{}</dd>", r.anchor, e(r.name), e(r.text));
+  h += "</dl><h3>Flags</h3><dl class=\"rules\">";
+  for (const auto& r : detail::flag_rules())
+    h += fmt::format("<dt id=\"{}\">{}</dt><dd>{}</dd>", r.anchor, e(r.name), e(r.text));
+  h += "</dl></section>\n";
+}
+
 json chart_data(const core::Results& results, const std::vector<detail::Row>& rows) {
   const auto& c = results.context.ceilings;
   json flops = json::object();
@@ -340,8 +379,13 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
                       {"status", r.status},
                       {"materialized", core::is_materialized(rec)},
                       {"dtype", std::string(core::to_string(rec.shape.dtype))},
-                      {"series", series_label(rec.shape)},
+                      {"batch", rec.shape.batch},
+                      {"heads", rec.shape.heads},
+                      {"kv_heads", rec.shape.kv_heads},
                       {"seq_q", rec.shape.seq_q},
+                      {"seq_k", rec.shape.seq_k},
+                      {"hdim", rec.shape.hdim},
+                      {"causal", rec.shape.causal},
                       {"p50_us", num_or_null(r.p50_us)},
                       {"p99_us", num_or_null(r.p99_us)},
                       {"tflops", num_or_null(r.tflops)},
@@ -376,21 +420,24 @@ void write_html(const core::Results& results, std::ostream& out) {
        std::to_string(rows.size()) + " points, " + std::to_string(ok_points) + " ok</p></header>\n";
   context_block(ctx, h);
 
+  h += "<div class=\"filters\" id=\"filters\" aria-label=\"filters of the charts and the points table\"></div>";
   h += "<section id=\"roofline\"><h2>Roofline</h2><p class=\"note\">Log-log. One marker per (shape, "
        "kernel) that ran ok, at its measured arithmetic intensity and achieved FLOP/s (counters "
-       "where present, else the cost model). Ceilings: " +
+       "where present, else the cost model): its shape names the kernel, its fill the verdict. Ceilings: " +
        e(detail::ceilings_summary(ctx.ceilings)) +
        ". Hover a marker for details; click it to open its drill-down.</p>"
        "<div class=\"chart\" id=\"roofline-chart\"></div>"
        "<noscript><p>The charts need JavaScript; the tables below do not.</p></noscript></section>\n";
-  h += "<section id=\"sweep\"><h2>Throughput and latency vs sequence length</h2>"
+  h += "<section id=\"sweep\"><h2>Throughput and latency vs <span id=\"sweep-axis\">sequence length</span></h2>"
+       "<p class=\"note\">One panel per dtype, head dimension and mask; in each, one line per kernel.</p>"
        "<h3>TFLOP/s (FlashAttention convention: causal FLOPs halved)</h3>"
        "<div class=\"chart\" id=\"tflops-chart\"></div>"
-       "<h3>Latency P50 (solid) and P99 (dashed)</h3>"
+       "<h3>Latency: P50 (thick) and P99 (thin)</h3>"
        "<div class=\"chart\" id=\"latency-chart\"></div></section>\n";
   points_table(rows, h);
   comparison_block(core::compare_kernels(results), h);
   not_ok_block(rows, h);
+  rules_block(h);
   h += "<section id=\"details\"><h2>Drill-down</h2>";
   for (size_t i = 0; i < rows.size(); ++i) drill_down(rows[i], i, h);
   h += "</section>\n<div id=\"tip\" hidden></div>\n";

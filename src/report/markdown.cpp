@@ -32,7 +32,7 @@ void write_markdown(const core::Results& results, std::ostream& out) {
   out << "## attnprof report\n\n";
   out << fmt::format("- **Device**: {}{}{} · backend {}\n", md(dev.name.empty() ? "unknown" : dev.name),
                      dev.compute_capability.empty() ? "" : " (cc " + md(dev.compute_capability) + ")",
-                     dev.sm_count ? fmt::format(", {} SMs", dev.sm_count) : "", md(ctx.backend));
+                     dev.sm_count ? fmt::format(", {} {}", dev.sm_count, ctx.backend == "cpu" ? "threads" : "SMs") : "", md(ctx.backend));
   if (!dev.driver_version.empty() || !dev.runtime_version.empty())
     out << fmt::format("- **Driver / runtime**: {} / {} · SM clock max {:.0f} MHz, memory clock "
                        "{:.0f} MHz\n",
@@ -49,7 +49,7 @@ void write_markdown(const core::Results& results, std::ostream& out) {
   for (const auto& row : rows) {
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(row.label),
                        md(row.kernel), row.status, fixed(row.p50_us, 2), fixed(row.p99_us, 2),
-                       fixed(row.tflops, 1), fixed(row.pct_of_roof, 1),
+                       significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
                        row.verdict.empty() ? "-" : md(row.verdict), md(join(row.flags, ", ")));
   }
 

@@ -21,10 +21,13 @@ void write_csv(const core::Results&, std::ostream&);
 // One self-contained HTML file (no network): context, roofline and sweep charts, sortable table,
 // drill-down per point, comparison, failures.
 void write_html(const core::Results&, std::ostream&);
+// OpenMetrics text (what Prometheus scrapes): TFLOP/s, P50/P99, DRAM bytes against the minimum, % of
+// roof, verdict and status per point, labelled by kernel, shape, device, backend and revision.
+void write_openmetrics(const core::Results&, std::ostream&);
 
 struct ReportOptions {
   std::string results_path;
-  std::string html_path, markdown_path, csv_path;  // empty: not written
+  std::string html_path, markdown_path, csv_path, openmetrics_path;  // empty: not written
   bool quiet = false;                              // no terminal table
 };
 

@@ -1,5 +1,6 @@
 #include "report/view.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -51,6 +52,15 @@ std::vector<Row> make_rows(const core::Results& results) {
 std::string fixed(std::optional<double> v, int decimals) {
   if (!v) return "-";
   if (std::isnan(*v)) return "nan";
+  return fmt::format("{:.{}f}", *v, decimals);
+}
+
+std::string significant(std::optional<double> v, int digits, int min_decimals) {
+  if (!v) return "-";
+  if (!std::isfinite(*v)) return std::isnan(*v) ? "nan" : (*v > 0 ? "inf" : "-inf");
+  if (*v == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(*v))));
+  const int decimals = std::clamp(std::max(digits - 1 - magnitude, min_decimals), 0, 6);
   return fmt::format("{:.{}f}", *v, decimals);
 }
 

@@ -30,6 +30,10 @@ std::optional<double> number_at(const nlohmann::json&, std::string_view key);
 
 // "-" when absent, else the value with `decimals` digits after the point.
 std::string fixed(std::optional<double>, int decimals);
+// "-" when absent, else the value with at least `digits` significant digits and `min_decimals`
+// decimals, no exponent, at most 6 decimals: values a thousand times apart both read (a CPU's
+// 0.0123 TFLOP/s and an H200's 459.4 with digits 3, min_decimals 1).
+std::string significant(std::optional<double>, int digits, int min_decimals = 0);
 std::string join(const std::vector<std::string>&, std::string_view separator);
 // core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);

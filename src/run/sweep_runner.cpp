@@ -28,6 +28,7 @@
 #include "kernels/plugin/plugin.hpp"
 #include "report/report.hpp"
 #include "run/counter_phase.hpp"
+#include "run/estimate.hpp"
 #include "run/journal.hpp"
 #include "run/worker_pool.hpp"
 
@@ -211,7 +212,8 @@ int run_sweep(const SweepRequest& req) {
   core::check_distinct_paths({{"--spec-file", req.spec_path}},
                              {{"--out", in_out(kResultsFile)}, {"--out", in_out(kJournalFile)},
                               {"--out", in_out(kLockFile)}, {"--html", req.html_path},
-                              {"--md", req.markdown_path}, {"--csv", req.csv_path}});
+                              {"--md", req.markdown_path}, {"--csv", req.csv_path},
+                              {"--openmetrics", req.openmetrics_path}});
   if (req.backend != "auto" && req.backend != "cuda" && req.backend != "cpu")
     throw InputError(fmt::format("unknown backend '{}' (expected auto, cuda or cpu)", req.backend));
   const auto& o = req.options;
@@ -355,6 +357,9 @@ int run_sweep(const SweepRequest& req) {
       "attnprof: {} points ({} to run{}) on the {} backend ({}), device(s) {} -> {}", points.size(),
       queue.size(), req.shard.sharded() ? ", shard " + to_string(req.shard) : "", backend_name,
       ctx.device.name, json(devices).dump(), req.out_dir));
+  progress.message("attnprof: estimate: " +
+                   describe(estimate_sweep({queue.begin(), queue.end()}, req.options, backend_name, ctx.ceilings),
+                            backend_name, req.options));
   backend.reset();  // the workers own the device from here
 
   PoolConfig pool_config{backend_name, devices, req.options, "", plugin_paths};
@@ -410,6 +415,7 @@ int run_sweep(const SweepRequest& req) {
   write_report(req.html_path, &report::write_html, results);
   write_report(req.markdown_path, &report::write_markdown, results);
   write_report(req.csv_path, &report::write_csv, results);
+  write_report(req.openmetrics_path, &report::write_openmetrics, results);
 
   if (!outcome.fatal.empty())
     throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, results_path));

@@ -21,7 +21,7 @@ struct SweepRequest {
   std::string backend = "auto";            // auto | cuda | cpu
   std::string devices = "0";               // "0,1" or "all"
   std::string out_dir = "reports/latest";
-  std::string html_path, markdown_path, csv_path;
+  std::string html_path, markdown_path, csv_path, openmetrics_path;
   bool resume = false;
   ShardSpec shard;
   measure::MeasureOptions options;

@@ -1,0 +1,149 @@
+// OpenMetrics text exposition (https://openmetrics.io, the format Prometheus scrapes and its node
+// exporter's textfile collector reads): one gauge family per measured quantity, one sample per point,
+// labelled by kernel, the shape's fields, device, backend and revision. Metric families are written
+// whole, one after another, with TYPE, UNIT and HELP first, and the text ends with "# EOF", as the
+// format requires. docs/openmetrics.md lists the families and an alert rule.
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+#include "report/view.hpp"
+
+namespace attnprof::report {
+
+namespace {
+
+// Label values: backslash, double quote and line feed are the three escapes the format has.
+std::string label_value(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Numbers in their shortest round-trip form; the format spells the specials NaN, +Inf and -Inf.
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", v);
+}
+
+struct Label {
+  std::string name, value;
+};
+
+std::string label_set(const std::vector<Label>& labels) {
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i)
+    out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].name, label_value(labels[i].value));
+  return out + "}";
+}
+
+std::vector<Label> point_labels(const core::Results& results, const detail::Row& row) {
+  const auto& s = row.record->shape;
+  const auto& ctx = results.context;
+  return {{"kernel", row.kernel},
+          {"batch", std::to_string(s.batch)},
+          {"heads", std::to_string(s.heads)},
+          {"kv_heads", std::to_string(s.kv_heads)},
+          {"seq_q", std::to_string(s.seq_q)},
+          {"seq_k", std::to_string(s.seq_k)},
+          {"hdim", std::to_string(s.hdim)},
+          {"causal", s.causal ? "1" : "0"},
+          {"dtype", std::string(core::to_string(s.dtype))},
+          {"device", ctx.device.name},
+          {"backend", ctx.backend},
+          {"revision", ctx.git_revision}};
+}
+
+struct Family {
+  std::string name, type, unit, help;
+  // The value of one point, or nothing when the point has none (not measured, no counters).
+  std::function<std::optional<double>(const detail::Row&)> value;
+};
+
+std::optional<double> finite(std::optional<double> v) {
+  if (v && !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+void write_openmetrics(const core::Results& results, std::ostream& out) {
+  const auto rows = detail::make_rows(results);
+  const auto& ctx = results.context;
+  auto min_bytes = [](const detail::Row& r) {
+    return r.record->cost.min_bytes_read + r.record->cost.min_bytes_write;
+  };
+  const std::vector<Family> families = {
+      {"attnprof_tflops", "gauge", "", "Achieved TFLOP/s at the P50 (FlashAttention convention: causal FLOPs halved)",
+       [](const detail::Row& r) { return r.measured ? finite(r.tflops) : std::nullopt; }},
+      {"attnprof_latency_p50_seconds", "gauge", "seconds", "Median latency of one call",
+       [](const detail::Row& r) { return r.p50_us ? std::optional(*r.p50_us * 1e-6) : std::nullopt; }},
+      {"attnprof_latency_p99_seconds", "gauge", "seconds", "99th percentile latency of one call",
+       [](const detail::Row& r) { return r.p99_us ? std::optional(*r.p99_us * 1e-6) : std::nullopt; }},
+      {"attnprof_dram_bytes", "gauge", "bytes",
+       "DRAM bytes read and written per call (counters when collected, else the cost model's minimum)",
+       [](const detail::Row& r) { return finite(r.dram_bytes); }},
+      {"attnprof_min_dram_bytes", "gauge", "bytes", "The cost model's minimum DRAM bytes per call (Q, K, V read, O written)",
+       [&](const detail::Row& r) { return r.measured ? std::optional(min_bytes(r)) : std::nullopt; }},
+      {"attnprof_dram_over_minimum_ratio", "gauge", "ratio", "DRAM bytes per call over the cost model's minimum",
+       [&](const detail::Row& r) -> std::optional<double> {
+         if (!r.dram_bytes || !(min_bytes(r) > 0)) return std::nullopt;
+         return finite(*r.dram_bytes / min_bytes(r));
+       }},
+      {"attnprof_roof_percent", "gauge", "percent", "Achieved FLOP/s as a percentage of the roofline at the point's intensity",
+       [](const detail::Row& r) { return finite(r.pct_of_roof); }},
+  };
+
+  for (const auto& f : families) {
+    out << fmt::format("# TYPE {} {}\n", f.name, f.type);
+    if (!f.unit.empty()) out << fmt::format("# UNIT {} {}\n", f.name, f.unit);
+    out << fmt::format("# HELP {} {}\n", f.name, f.help);
+    for (const auto& row : rows)
+      if (const auto v = f.value(row))
+        out << f.name << label_set(point_labels(results, row)) << ' ' << number(*v) << '\n';
+  }
+
+  // The verdict as an info family: one sample of value 1 per diagnosed point, the verdict and flags
+  // in its labels, so that a query can select on them.
+  out << "# TYPE attnprof_point_verdict info\n"
+         "# HELP attnprof_point_verdict Diagnosis of the point (docs/diagnosis.md)\n";
+  for (const auto& row : rows) {
+    if (!row.measured) continue;
+    auto labels = point_labels(results, row);
+    labels.push_back({"verdict", row.verdict.empty() ? "unknown" : row.verdict});
+    labels.push_back({"flags", detail::join(row.flags, ",")});
+    out << "attnprof_point_verdict_info" << label_set(labels) << " 1\n";
+  }
+  out << "# TYPE attnprof_point_status info\n"
+         "# HELP attnprof_point_status Status of every point of the sweep (ok, incorrect, unsupported, failed, ...)\n";
+  for (const auto& row : rows) {
+    auto labels = point_labels(results, row);
+    labels.push_back({"status", row.status});
+    out << "attnprof_point_status_info" << label_set(labels) << " 1\n";
+  }
+  out << "# TYPE attnprof_run info\n"
+         "# HELP attnprof_run The run these points come from\n"
+      << "attnprof_run_info"
+      << label_set({{"device", ctx.device.name},
+                    {"backend", ctx.backend},
+                    {"revision", ctx.git_revision},
+                    {"version", ctx.tool_version},
+                    {"date", ctx.date_utc},
+                    {"host", ctx.host}})
+      << " 1\n";
+  out << "# EOF\n";
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,99 @@
+#include "report/rules.hpp"
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+
+namespace attnprof::report::detail {
+
+namespace {
+
+Rule verdict(std::string_view name, std::string text) {
+  return {std::string(name), "verdict-" + std::string(name), std::move(text)};
+}
+Rule flag(std::string_view name, std::string text) {
+  return {std::string(name), "flag-" + std::string(name), std::move(text)};
+}
+
+const Rule* find(const std::vector<Rule>& rules, std::string_view name) {
+  for (const auto& r : rules)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<Rule>& verdict_rules() {
+  using namespace core;
+  static const std::vector<Rule> rules = {
+      verdict(kVerdictLaunch,
+              fmt::format("GPU time under {:g} us per kernel launch of the call: each launch's fixed cost is a "
+                          "large part of it, so fewer, larger launches are the lever.",
+                          kLaunchBoundUsPerLaunch)),
+      verdict(kVerdictLatency,
+              fmt::format("compute and memory throughput (speed of light) both under {:g}% of peak: neither "
+                          "unit is busy, so more independent work in flight is the lever.",
+                          kSolLatencyBelowPct)),
+      verdict(kVerdictOccupancy,
+              fmt::format("latency-bound, and theoretical occupancy is under {:g}% with a named limiter "
+                          "(registers, shared memory): too little resident work to hide latency; the limiter "
+                          "says what to cut.",
+                          kOccupancyBoundBelowPct)),
+      verdict(kVerdictCompute,
+              fmt::format("compute throughput at least {:g} points above memory throughput, or the two within "
+                          "{:g} points and the measured intensity above the ridge point of the roofline.",
+                          kSolDominanceMarginPct, kSolDominanceMarginPct)),
+      verdict(kVerdictMemory,
+              fmt::format("memory throughput at least {:g} points above compute throughput, or the two within "
+                          "{:g} points and the measured intensity below the ridge point of the roofline.",
+                          kSolDominanceMarginPct, kSolDominanceMarginPct)),
+      verdict(kVerdictUnknown, "no P50, or no ceilings to compare against (a run that recorded none)."),
+  };
+  return rules;
+}
+
+const std::vector<Rule>& flag_rules() {
+  using namespace core;
+  static const std::vector<Rule> rules = {
+      flag(kFlagUnderFilled, "fewer blocks than the device holds at once (under one wave): part of it idles."),
+      flag(kFlagTailEffect,
+           fmt::format("over {:g}% of the launched wave slots idle, or the last {}-row query tile of the fused "
+                       "kernel less than {:g}% full.",
+                       kTailWasteShare * 100, kFusedQueryTileRows, kTailTileFillBelow * 100)),
+      flag(kFlagExcessTraffic,
+           fmt::format("measured DRAM bytes over {:g}x the cost model's minimum, or S/P traffic over {:g}% of "
+                       "a materialising kernel's minimum bytes.",
+                       kExcessTrafficRatio, kSpShareExcess * 100)),
+      flag(kFlagThrottled, "a sample ran under 75% of the maximum clock: the latency is not representative."),
+      flag(kFlagNoisy,
+           fmt::format("latency spread (stddev / mean) over {:g}%, or the P50's 95% interval wider than "
+                       "{:g}% after the whole sampling budget.",
+                       kNoisyRelStddev * 100, kNoisyP50CiHalfWidth * 100)),
+      flag(kFlagHostBound,
+           fmt::format("enqueueing one call on the host takes over {:g}x its GPU time: calls back to back would "
+                       "leave the GPU waiting (a CUDA graph or more work per call is the lever).",
+                       kHostBoundOverheadFactor)),
+      flag(kFlagUnverified, "no check against the float64 reference: a speed with no correctness behind it."),
+      flag(kFlagCountersUnavailable,
+           "no hardware counters: FLOPs and bytes come from the cost model (the CPU backend has none)."),
+  };
+  return rules;
+}
+
+std::string verdict_anchor(std::string_view verdict) {
+  const Rule* r = find(verdict_rules(), verdict);
+  return r ? r->anchor : std::string();
+}
+
+std::string flag_anchor(std::string_view flag) {
+  const Rule* r = find(flag_rules(), flag);
+  return r ? r->anchor : std::string();
+}
+
+std::string_view label_key() {
+  return "b2 h4/2 s256x256 d64 causal bf16 reads: batch 2; 4 query heads sharing 2 key/value heads "
+         "(h16/16 is plain multi-head attention); 256 queries x 256 keys; head dimension 64; the causal "
+         "mask (absent: none); dtype bf16.";
+}
+
+}  // namespace attnprof::report::detail
