@@ -26,7 +26,7 @@ struct SweepArgs {
   std::vector<std::string> kernels, plugins;
   std::string backend = "auto", devices = "0", out_dir = "reports/latest", python_bridge;
   std::string html, md, csv, openmetrics, shard;
-  bool resume = false, warm = false, no_counters = false, no_verify = false, worker = false;
+  bool resume = false, overwrite = false, warm = false, no_counters = false, no_verify = false, worker = false;
   std::vector<std::string> metrics;
   measure::MeasureOptions options;
 };
@@ -59,6 +59,7 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.csv_path = a.csv;
   req.openmetrics_path = a.openmetrics;
   req.resume = a.resume;
+  req.overwrite = a.overwrite;
   if (!a.shard.empty()) req.shard = run::parse_shard(a.shard);
   req.options = a.options;
   req.options.cold_l2 = !a.warm;
@@ -104,6 +105,9 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--openmetrics", args->openmetrics,
                   "Also write the points as OpenMetrics text (Prometheus) to this file");
   cmd->add_flag("--resume", args->resume, "Skip the points already in DIR's journal (same sweep only)");
+  cmd->add_flag("--overwrite", args->overwrite,
+                "Replace another sweep's results in DIR (without it, a sweep into a folder that holds another "
+                "sweep's results exits 2)")->excludes(cmd->get_option("--resume"));
   cmd->add_option("--shard", args->shard, "Run only slice K of N (K/N), balanced by estimated cost")
       ->check(kNonEmpty);
 

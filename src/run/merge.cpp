@@ -61,11 +61,14 @@ std::vector<std::string> expected_keys(const core::Context& context) {
       auto spec = core::preset(preset_name);
       if (spec.text != spec_text) return {};  // the preset changed since: the text is what ran
       shapes = std::move(spec.shapes);
+    } else if (spec_text.starts_with("[")) {
+      // A sweep file's shape list: its text is the list's compact JSON (docs/sweep-spec.md).
+      shapes = core::parse_sweep_file(fmt::format("{{\"shapes\": {}}}", spec_text), "the sweep's shapes").shapes;
     } else {
       shapes = core::parse_axes(spec_text).shapes;
     }
   } catch (const InputError&) {
-    return {};  // a shape list from a file: not recomputable from the text
+    return {};  // a spec this attnprof cannot recompute (a newer grammar): nothing to check against
   }
   std::vector<KernelRef> kernels;
   for (const auto& name : kernel_names) kernels.push_back({name, core::KernelKind::fused});

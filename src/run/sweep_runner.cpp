@@ -16,6 +16,7 @@
 #include <sstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -46,6 +47,9 @@ namespace {
 constexpr const char* kResultsFile = "results.json";
 constexpr const char* kJournalFile = "results.journal.jsonl";
 constexpr const char* kLockFile = ".lock";
+// The reports scripts/run.sh puts beside the results: replaced with them (--overwrite).
+constexpr const char* kReportFile = "report.html";
+constexpr const char* kSummaryFile = "summary.md";
 
 // Holds an exclusive flock on DIR/.lock for the sweep's life: a second sweep into the same folder
 // would replace the first's results and journal, and the first could then no longer resume. The
@@ -341,6 +345,28 @@ int run_sweep(const SweepRequest& req) {
                                            : std::string()));
     } else {
       progress.message(fmt::format("attnprof: --resume: no journal at '{}', starting afresh", journal_path));
+    }
+  } else if (fs::exists(journal_path) || fs::exists(results_path)) {
+    // A sweep never silently replaces another sweep's results; the same sweep measured again may.
+    std::optional<json> theirs;
+    try {
+      if (fs::exists(journal_path)) theirs = read_journal(journal_path).identity;
+    } catch (const std::exception&) {
+      theirs.reset();  // unreadable: whose it is cannot be told
+    }
+    const bool same_sweep = theirs && *theirs == identity;
+    if (!same_sweep && !req.overwrite)
+      throw InputError(fmt::format("'{}' holds the results of another sweep: choose another --out, --resume to "
+                                   "continue that sweep, or --overwrite to replace them",
+                                   req.out_dir));
+    if (!same_sweep) {
+      // The reports scripts/run.sh writes beside them belong to that sweep too.
+      for (const char* stale : {kReportFile, kSummaryFile}) {
+        std::error_code ec;
+        const fs::path path = fs::path(req.out_dir) / stale;
+        if (path != fs::path(req.html_path) && path != fs::path(req.markdown_path)) fs::remove(path, ec);
+      }
+      progress.message(fmt::format("attnprof: --overwrite: replacing another sweep's results in '{}'", req.out_dir));
     }
   }
   std::vector<core::Record> existing;

@@ -23,6 +23,7 @@ struct SweepRequest {
   std::string out_dir = "reports/latest";
   std::string html_path, markdown_path, csv_path, openmetrics_path;
   bool resume = false;
+  bool overwrite = false;                  // replace another sweep's results in out_dir
   ShardSpec shard;
   measure::MeasureOptions options;
   std::string command_line;

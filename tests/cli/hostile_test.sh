@@ -221,6 +221,15 @@ import copy
 r = copy.deepcopy(d["records"][0]); r["shape"]["seq_q"] = r["shape"]["seq_k"] = 4096; d["records"].append(r)'
   run merge "$tmp/extra.json" -o "$tmp/m.json"; expect 2 "not in the sweep"
   [[ ! -e "$tmp/m.json" ]] || fail "merge wrote a file with a foreign point"
+  # The same for a sweep of a shapes file, whose spec is the list itself.
+  echo '{"shapes": [{"batch": 1, "heads": 2, "seq": 32, "hdim": 32, "dtype": "fp32"}]}' >"$tmp/s3.json"
+  run sweep --spec-file "$tmp/s3.json" --backend cpu --kernels fused --max-seconds 0.05 --min-samples 3 \
+    --max-samples 5 --warmup 1 --out "$tmp/s3"; expect 0 ""
+  mutate "$tmp/s3/results.json" "$tmp/extra3.json" '
+import copy
+r = copy.deepcopy(d["records"][0]); r["shape"]["seq_q"] = r["shape"]["seq_k"] = 4096; d["records"].append(r)'
+  run merge "$tmp/extra3.json" -o "$tmp/m3.json"; expect 2 "not in the sweep"
+  run merge "$tmp/s3/results.json" -o "$tmp/m3.json"; expect 0 ""
   [[ ! -e "$tmp/e" ]] || fail "a refused sweep created its folder"
 }
 
@@ -249,6 +258,23 @@ case_output_lock() {
   expect 0 ""
 }
 
+case_other_sweep() {
+  local out="$tmp/kept"
+  run sweep --axes "$tiny" "${fast[@]}" --out "$out" --html "$out/report.html"; expect 0 ""
+  local before; before=$(sha256sum "$out/results.json")
+  # Another sweep into the same folder is refused, and the first's files stay as they were.
+  run sweep --axes "batch=1;heads=2;seq=64;hdim=32;dtype=fp32" "${fast[@]}" --out "$out"
+  expect 2 "'.*kept' holds the results of another sweep"
+  [[ $(sha256sum "$out/results.json") == "$before" ]] || fail "another sweep replaced the results"
+  # The same sweep again may replace its own results.
+  run sweep --axes "$tiny" "${fast[@]}" --out "$out"; expect 0 ""
+  # --overwrite replaces them, and the report beside them that belonged to the old sweep goes too.
+  run sweep --axes "batch=1;heads=2;seq=64;hdim=32;dtype=fp32" "${fast[@]}" --out "$out" --overwrite; expect 0 ""
+  [[ ! -e "$out/report.html" ]] || fail "--overwrite left the old sweep's report.html"
+  python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["records"]) == 2' "$out/results.json" ||
+    fail "--overwrite did not write the new sweep's results"
+}
+
 case_missing_points_fail() {
   mutate "$x" "$tmp/half.json" 'd["records"] = d["records"][: len(d["records"]) // 2]'
   run compare "$x" "$tmp/half.json"; [[ $rc == 1 ]] || fail "a candidate that lost half its points exited $rc"
@@ -257,7 +283,7 @@ case_missing_points_fail() {
 }
 
 all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance cuda_without_gpu
-     output_lock missing_points_fail)
+     output_lock other_sweep missing_points_fail)
 for current in "${@:-${all[@]}}"; do
   before=$failures
   "case_$current"
