@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "core/files.hpp"
 #include "core/results.hpp"
 #include "gate/history.hpp"
 #include "gate/render.hpp"
@@ -22,11 +23,14 @@ struct HistoryArgs {
 };
 
 void run_history(const HistoryArgs& a) {
+  std::vector<core::NamedPath> inputs;
+  for (const auto& path : a.runs) inputs.push_back({"run", path});
+  core::check_distinct_paths(inputs, {{"--html", a.html_path}, {"--md", a.md_path}});
   std::vector<core::Results> runs;
   for (const auto& path : a.runs) runs.push_back(core::read_results(path));
   const gate::History h = gate::build_history(runs, a.runs, a.options);
-  if (!a.md_path.empty()) gate::write_text_file(a.md_path, gate::render_history_markdown(h));
-  if (!a.html_path.empty()) gate::write_text_file(a.html_path, gate::render_history_html(h));
+  if (!a.md_path.empty()) core::write_file(a.md_path, gate::render_history_markdown(h));
+  if (!a.html_path.empty()) core::write_file(a.html_path, gate::render_history_html(h));
   if (!a.quiet) std::fputs(gate::render_history_terminal(h).c_str(), stdout);
   std::fflush(stdout);
 }

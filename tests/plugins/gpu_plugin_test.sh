@@ -63,4 +63,17 @@ for k in ["example-cuda", "example-cuda-bshd", "example-cublas", "fused", "refer
           f"occupancy {r['occupancy']['theoretical_pct']:.0f}% ({r['occupancy']['limiter']}), launches: " +
           "; ".join(f"{l['name'][:60]} grid {l['grid']} block {l['block']} regs {l['registers_per_thread']}" for l in r["launches"]))
 PY
+
+# A plugin that leaves a sticky CUDA error fails its points; the restarted workers measure the rest.
+"$attnprof" sweep --backend cuda --plugin "$tests/sticky_plugin.so" --kernels plugin-sticky,fused \
+  --axes "batch=1;heads=4;seq=128,256;hdim=64;dtype=bf16" --max-seconds 0.1 --out "$out/sticky" >"$out/sticky.log" 2>&1 ||
+  { echo "FAIL: sticky sweep: $(tail -n 20 "$out/sticky.log")" >&2; exit 1; }
+python3 - "$out/sticky/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+bad = [r for r in recs if r["kernel"] == "plugin-sticky"]
+assert len(bad) == 2 and all(r["status"] == "failed" and "sticky" in r["reason"] for r in bad), [(r["status"], r["reason"]) for r in bad]
+assert all(r["status"] == "ok" and r["verification"]["passed"] for r in recs if r["kernel"] == "fused"), [(r["key"], r["status"]) for r in recs]
+print("sticky: plugin points failed with", bad[0]["reason"][:120])
+PY
 echo "gpu plugins: ok"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# On a GPU with PyTorch: the Python bridge's py: callables (tests/plugins/python/torch_misbehave.py):
+# a correct one is measured and verified; one that synchronises inside the timed call and one that
+# allocates new device memory in every call fail their points with the reason; the sweep goes on.
+# Usage: python_gpu_test.sh ATTNPROF. Skips (77) without a GPU, PyTorch or the bridge.
+set -euo pipefail
+attnprof="$(realpath "$1")"
+nvidia-smi -L >/dev/null 2>&1 || { echo "no GPU: skipped"; exit 77; }
+python3 -c "import torch" 2>/dev/null || { echo "no PyTorch: skipped"; exit 77; }
+out="${ATTNPROF_GPU_TEST_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/attnprof-python-gpu.XXXXXX")}"
+mkdir -p "$out"
+cd "$(dirname "$0")/python"
+"$attnprof" sweep --backend cuda \
+  --kernels py:torch_misbehave:attention,py:torch_misbehave:synchronizes,py:torch_misbehave:allocates,fused \
+  --axes "batch=2;heads=8;kv_heads=2;seq=256;hdim=64;causal=0,1;dtype=bf16" --max-seconds 0.2 --no-counters \
+  --out "$out/misbehave" >"$out/misbehave.log" 2>&1 || { echo "FAIL: $(tail -n 20 "$out/misbehave.log")" >&2; exit 1; }
+python3 - "$out/misbehave/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+def of(name):
+    return [r for r in recs if r["kernel"] == name]
+for r in of("py:torch_misbehave:attention") + of("fused"):
+    assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+for r in of("py:torch_misbehave:synchronizes"):
+    assert r["status"] == "failed" and "waited for the GPU inside launch()" in r["reason"], (r["key"], r["reason"])
+for r in of("py:torch_misbehave:allocates"):
+    assert r["status"] == "failed" and "allocated new device memory" in r["reason"], (r["key"], r["reason"])
+for name in ("py:torch_misbehave:synchronizes", "py:torch_misbehave:allocates"):
+    print(name, "->", of(name)[0]["reason"][:150])
+PY
+echo "python bridge on the GPU: ok"
