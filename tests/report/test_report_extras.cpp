@@ -126,14 +126,14 @@ TEST_CASE("rules: every verdict and flag the diagnosis can give has a rule and a
     CHECK(doc.find("<a id=\"" + anchor + "\"></a>") != std::string::npos);
   }
   for (std::string_view f : {kFlagUnderFilled, kFlagTailEffect, kFlagExcessTraffic, kFlagThrottled, kFlagNoisy,
-                             kFlagUnverified, kFlagCountersUnavailable}) {
+                             kFlagHostBound, kFlagUnverified, kFlagCountersUnavailable}) {
     const std::string anchor = report::detail::flag_anchor(f);
     CHECK(anchor == "flag-" + std::string(f));
     CHECK(doc.find("<a id=\"" + anchor + "\"></a>") != std::string::npos);
   }
   CHECK(report::detail::verdict_anchor("no-such-verdict").empty());
   CHECK(report::detail::verdict_rules().size() == 6);
-  CHECK(report::detail::flag_rules().size() == 7);
+  CHECK(report::detail::flag_rules().size() == 8);
 }
 
 TEST_CASE("significant digits: CPU and GPU throughputs both read") {
