@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/escape.hpp"
 #include "gate/history.hpp"
 #include "gate/render.hpp"
 
@@ -42,22 +43,8 @@ std::string rule_text(const History& h) {
                      h.options.alpha, 100 * h.options.threshold);
 }
 
-// Markdown cells: '|' would split a cell and '<' could open inline HTML.
-std::string md(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\n':
-      case '\r': out += ' '; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+// Markdown cells: the one escaping every Markdown renderer uses.
+std::string md(std::string_view s) { return core::escape::markdown(s); }
 
 std::string run_name(size_t i) { return fmt::format("run {}", i + 1); }
 
