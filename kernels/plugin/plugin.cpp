@@ -14,6 +14,7 @@
 
 #include "attnprof/plugin.h"
 #include "core/errors.hpp"
+#include "core/escape.hpp"
 #include "core/sha256.hpp"
 #include "kernels/registry.hpp"
 
@@ -30,12 +31,11 @@ constexpr uint32_t kMaxKernels = 256;
 constexpr size_t kMaxNameLength = 64;
 constexpr size_t kMessageBytes = 512;
 
-// A plugin's message as one line of at most kMessageBytes: control characters become spaces.
+// A plugin's message (at most kMessageBytes of it) as every one-line message is escaped: control
+// characters visible, bytes that are not UTF-8 as \xNN, so it can travel in JSON and print on one line.
 std::string one_line(const char* text, const char* fallback) {
-  std::string s = text != nullptr && text[0] != '\0' ? std::string(text, strnlen(text, kMessageBytes)) : fallback;
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return s;
+  if (text == nullptr || text[0] == '\0') return fallback;
+  return core::escape::one_line(std::string_view(text, strnlen(text, kMessageBytes)));
 }
 
 bool valid_name(std::string_view name) {

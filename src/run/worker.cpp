@@ -17,6 +17,7 @@
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "core/files.hpp"
 #include "kernels/plugin/plugin.hpp"
 
 namespace attnprof::run {
@@ -50,7 +51,8 @@ class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
   void send(const json& message) {
-    const std::string line = message.dump() + '\n';
+    // A byte that is not UTF-8 (in a reason a plugin or a library wrote) cannot break the protocol.
+    const std::string line = core::dump_json(message) + '\n';
     size_t done = 0;
     while (done < line.size()) {
       const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);

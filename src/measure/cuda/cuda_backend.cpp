@@ -334,11 +334,9 @@ class CudaBackend final : public Backend {
   // Device memory one point needs: the cost model's footprint, or the tensors plus the kernel's
   // declared workspace when that is larger (a plugin's workspace is its own).
   static double footprint_of(const core::Shape& shape, const kernels::Kernel& kernel) {
-    const double elem = core::dtype_bytes(shape.dtype);
-    const double tensors = elem * (2.0 * static_cast<double>(shape.q_elems()) + 2.0 * static_cast<double>(shape.kv_elems())) +
-                           4.0 * static_cast<double>(shape.lse_elems());
+    // The fused footprint is the tensors alone.
     return std::max(core::footprint_bytes(shape, kernel.kind()),
-                    tensors + static_cast<double>(kernel.workspace_bytes(shape)));
+                    core::footprint_bytes(shape, core::KernelKind::fused) + static_cast<double>(kernel.workspace_bytes(shape)));
   }
 
   void run_point(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options,
