@@ -155,4 +155,34 @@ LatencySummary summarize(std::span<const double> samples_us) {
   return s;
 }
 
+int64_t min_samples_for_quantile(double q, double confidence) {
+  if (!(q > 0 && q < 1)) throw std::invalid_argument(fmt::format("quantile {} is outside (0, 1)", q));
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument(fmt::format("confidence {} is outside (0, 1)", confidence));
+  // B ~ Binomial(n, q) samples fall below the quantile. The interval's upper end is an observed
+  // sample iff P(B = n) = q^n <= (1 - c) / 2, its lower end iff P(B = 0) = (1 - q)^n <= (1 - c) / 2.
+  const double tail = (1 - confidence) / 2;
+  const double n = std::log(tail) / std::log(std::max(q, 1 - q));
+  auto needed = static_cast<int64_t>(std::ceil(n));
+  // Guard the boundary against rounding in the logarithms.
+  while (needed > 1 && std::pow(std::max(q, 1 - q), static_cast<double>(needed - 1)) <= tail) --needed;
+  while (std::pow(std::max(q, 1 - q), static_cast<double>(needed)) > tail) ++needed;
+  return needed;
+}
+
+bool quantile_supported(int64_t n, double q) { return n >= min_samples_for_quantile(q); }
+
+ShownPercentile shown_percentile(const LatencySummary& s, double q) {
+  if (q != 0.5 && q != 0.9 && q != 0.99)
+    throw std::invalid_argument(fmt::format("no percentile {} in a LatencySummary", q));
+  const double estimate = q == 0.5 ? s.p50_us : q == 0.9 ? s.p90_us : s.p99_us;
+  if (s.n <= 0 || quantile_supported(s.n, q)) return {estimate, ""};
+  if (q > 0.5) return {s.max_us, fmt::format("n={}: max", s.n)};
+  return {estimate, fmt::format("n={}", s.n)};
+}
+
+std::string percentile_text(const ShownPercentile& p, const std::string& number) {
+  return p.note.empty() ? number : fmt::format("{} ({})", number, p.note);
+}
+
 }  // namespace attnprof::core

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/results.hpp"
@@ -39,5 +40,23 @@ Interval median_ci(std::span<const double> samples_in_order);
 bool median_ci_within(std::span<const double> samples_in_order, double half_width);
 
 LatencySummary summarize(std::span<const double> samples_us);
+
+// Fewest samples at which the distribution-free interval of the q-quantile (order statistics with
+// binomial coverage, `confidence` two-sided) has both ends at observed samples: n >= ln((1 - c) / 2)
+// / ln(max(q, 1 - q)). Below it the samples cannot bound the quantile on one side (P99 of 30 samples
+// is interpolated from the two largest). P50: 6, P90: 36, P99: 368 at 95%.
+int64_t min_samples_for_quantile(double q, double confidence = 0.95);
+bool quantile_supported(int64_t n, double q);
+
+// What a report shows for a percentile of a LatencySummary: the type-7 estimate where the sample
+// count supports it (`note` empty); otherwise, above the median, the sample maximum with `note`
+// "n=30: max", and for the median the estimate with `note` "n=3" (docs/statistics.md).
+struct ShownPercentile {
+  double value_us = 0;
+  std::string note;
+};
+ShownPercentile shown_percentile(const LatencySummary&, double q);  // q: 0.5, 0.9 or 0.99
+// "1234.56" or "1250.00 (n=30: max)": `number` formats the value.
+std::string percentile_text(const ShownPercentile&, const std::string& number);
 
 }  // namespace attnprof::core

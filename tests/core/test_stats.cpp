@@ -178,3 +178,39 @@ TEST_CASE("summarize of no samples and of one sample does not crash") {
   CHECK(std::isnan(one.stddev_us));  // unknown spread, not zero spread
   CHECK(std::isnan(one.rel_stddev));
 }
+
+TEST_CASE("a percentile is supported once its distribution-free interval ends at observed samples") {
+  CHECK(min_samples_for_quantile(0.5) == 6);    // 0.5^6 = 0.016 <= 0.025 < 0.5^5
+  CHECK(min_samples_for_quantile(0.9) == 36);   // 0.9^36 = 0.0225 <= 0.025 < 0.9^35 = 0.0250
+  CHECK(min_samples_for_quantile(0.99) == 368);
+  CHECK(min_samples_for_quantile(0.01) == 368);  // symmetric: the lower tail needs as many
+  CHECK(min_samples_for_quantile(0.99, 0.90) == 299);
+  CHECK_FALSE(quantile_supported(30, 0.99));
+  CHECK(quantile_supported(368, 0.99));
+  CHECK_FALSE(quantile_supported(35, 0.9));
+  CHECK(quantile_supported(36, 0.9));
+  CHECK_THROWS(min_samples_for_quantile(1.0));
+}
+
+TEST_CASE("shown percentiles: the estimate where supported, else the maximum, marked") {
+  std::vector<double> xs;
+  for (int i = 1; i <= 30; ++i) xs.push_back(i);
+  const LatencySummary s30 = summarize(xs);
+  const ShownPercentile p99 = shown_percentile(s30, 0.99);
+  CHECK(p99.value_us == 30);
+  CHECK(p99.note == "n=30: max");
+  CHECK(s30.p99_us != 30);  // the type-7 figure itself stays in the results
+  CHECK(percentile_text(p99, "30.00") == "30.00 (n=30: max)");
+  CHECK(shown_percentile(s30, 0.9).note == "n=30: max");
+  const ShownPercentile p50 = shown_percentile(s30, 0.5);
+  CHECK(p50.value_us == s30.p50_us);
+  CHECK(p50.note.empty());
+  CHECK(percentile_text(p50, "15.50") == "15.50");
+
+  for (int i = 31; i <= 400; ++i) xs.push_back(i);
+  const LatencySummary s400 = summarize(xs);
+  CHECK(shown_percentile(s400, 0.99).note.empty());
+  CHECK(shown_percentile(s400, 0.99).value_us == s400.p99_us);
+  CHECK(shown_percentile(summarize(std::vector<double>{1, 2, 3}), 0.5).note == "n=3");
+  CHECK_THROWS(shown_percentile(s400, 0.75));
+}
