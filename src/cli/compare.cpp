@@ -113,9 +113,16 @@ void add_compare(CLI::App& app, Run& run) {
   cmd->add_option("baseline", args->baseline_path, "Baseline results JSON")->required();
   cmd->add_option("candidate", args->candidate_path, "Candidate results JSON")->required();
   auto& o = args->options;
-  cmd->add_option("--alpha", o.alpha, "Significance level of the one-sided Mann-Whitney U test")
+  cmd->add_option("--alpha", o.alpha,
+                  "False discovery rate over the compared points (with --correction none: each point's "
+                  "significance level) of the one-sided Mann-Whitney U tests")
       ->capture_default_str()
       ->check(kFinite);
+  cmd->add_option_function<std::string>(
+         "--correction", [args](const std::string& v) { args->options.correction = gate::parse_correction(v); },
+         "Multiple-comparison control over the points: bh (Benjamini-Hochberg false discovery rate, the "
+         "default) or none")
+      ->check(CLI::IsMember({"bh", "none"}));
   cmd->add_option("--threshold", o.threshold, "Smallest slowdown that fails, as a fraction (0.03 = 3%)")
       ->capture_default_str()
       ->check(kFinite);
@@ -124,7 +131,8 @@ void add_compare(CLI::App& app, Run& run) {
       ->delimiter(',')
       ->allow_extra_args(false);
   cmd->add_option("--max-rel-stddev", o.max_rel_stddev,
-                  "Spread ceiling (stddev / mean) of either side; above it a point is noisy")
+                  "Spread ceiling (stddev / mean) of either side; above it a point is judged on the whole "
+                  "interval of its median ratio (noisy when the interval straddles the threshold)")
       ->capture_default_str()
       ->check(kFinite & CLI::PositiveNumber);
   cmd->add_flag("--counters", o.counters,

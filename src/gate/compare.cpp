@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/escape.hpp"
 #include "gate/mann_whitney.hpp"
 
 namespace attnprof::gate {
@@ -186,20 +187,47 @@ void compare_counters(const core::Record& b, const core::Record& c, const Counte
   if (pc.counters.empty()) pc.counters_note = "no counter collected on both sides";
 }
 
+// The family's significance cutoffs: a one-sided p-value at or under its direction's cutoff is
+// significant. Benjamini-Hochberg: the largest k/m * alpha such that k of the m p-values are at or
+// under it (alpha/m when none is: then nothing is significant either way).
+struct Cutoffs {
+  double slower = 0, faster = 0;
+};
+
+double benjamini_hochberg_cutoff(std::vector<double> p, double alpha) {
+  if (p.empty()) return alpha;
+  std::sort(p.begin(), p.end());
+  const double m = static_cast<double>(p.size());
+  size_t discoveries = 0;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] <= static_cast<double>(i + 1) / m * alpha) discoveries = i + 1;
+  return static_cast<double>(std::max<size_t>(discoveries, 1)) / m * alpha;
+}
+
 // The latency rule: a change is slower or faster when it is significant and beyond the threshold.
-Verdict latency_rule(double ratio, double p_slower, double p_faster, double alpha, double threshold) {
-  if (p_slower < alpha && ratio > 1.0 + threshold) return Verdict::slower;
-  if (p_faster < alpha && ratio < 1.0 / (1.0 + threshold)) return Verdict::faster;
+Verdict latency_rule(double ratio, double p_slower, double p_faster, const Cutoffs& cut, double threshold) {
+  if (p_slower <= cut.slower && ratio > 1.0 + threshold) return Verdict::slower;
+  if (p_faster <= cut.faster && ratio < 1.0 / (1.0 + threshold)) return Verdict::faster;
   return Verdict::same;
 }
 
 // The rule applied to two sample sets.
-Verdict latency_verdict(const std::vector<double>& sb, const std::vector<double>& sc, double alpha,
+Verdict latency_verdict(const std::vector<double>& sb, const std::vector<double>& sc, const Cutoffs& cut,
                         double threshold) {
   const double mb = core::median(sb);
   if (sb.empty() || sc.empty() || !(mb > 0)) return Verdict::same;
   const MannWhitney mw = mann_whitney_u(sc, sb);  // x = candidate: "greater" means slower
-  return latency_rule(core::median(sc) / mb, mw.p_greater, mw.p_less, alpha, threshold);
+  return latency_rule(core::median(sc) / mb, mw.p_greater, mw.p_less, cut, threshold);
+}
+
+// The rule for a point whose spread is over the ceiling: the point estimate alone could be moved by
+// the spread, so the whole interval of the ratio must clear the threshold (or lie within it).
+Verdict interval_rule(const PointComparison& pc, const Cutoffs& cut) {
+  const double up = 1.0 + pc.threshold, down = 1.0 / (1.0 + pc.threshold);
+  if (pc.p_slower <= cut.slower && pc.ratio_ci.low > up) return Verdict::slower;
+  if (pc.p_faster <= cut.faster && pc.ratio_ci.high < down) return Verdict::faster;
+  if (pc.ratio_ci.low >= down && pc.ratio_ci.high <= up) return Verdict::same;
+  return Verdict::noisy;
 }
 
 // The samples without their `drop` slowest: a throttled sample is one whose clock was under 75% of
@@ -216,11 +244,13 @@ std::string status_text(const core::Record& r) {
   return s;
 }
 
-// Latency and counters of a point that is ok on both sides. `ratios` receives the bootstrap
-// resamples of the median ratio (empty when the point could not be compared).
-void compare_point(const core::Record& b, const core::Record& c, const Options& o, PointComparison& pc,
-                   std::vector<double>& ratios) {
-  const std::vector<double> sb = finite_only(b.samples_us), sc = finite_only(c.samples_us);
+// First stage of a point that is ok on both sides: the statistics, which do not depend on the other
+// points. `ratios` receives the bootstrap resamples of the median ratio (empty when the point could
+// not be compared); sb and sc its finite samples.
+void measure_point(const core::Record& b, const core::Record& c, const Options& o, PointComparison& pc,
+                   std::vector<double>& ratios, std::vector<double>& sb, std::vector<double>& sc) {
+  sb = finite_only(b.samples_us);
+  sc = finite_only(c.samples_us);
   pc.baseline_n = static_cast<int64_t>(sb.size());
   pc.candidate_n = static_cast<int64_t>(sc.size());
   pc.baseline_throttled_samples = b.clock.throttled_samples;
@@ -254,24 +284,55 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
   pc.ratio_ci = percentile_interval(ratios, o.confidence);
   pc.baseline_rel_stddev = rel_stddev(sb);
   pc.candidate_rel_stddev = rel_stddev(sc);
+}
 
-  // What latency alone says.
+// "p = 1.2e-11 <= 6.9e-05 (Benjamini-Hochberg over 144 points at 0.01)", or "p = ... <= 0.01".
+std::string significance_text(double p, double cutoff, bool significant, const Options& o, int64_t family) {
+  const std::string how = o.correction == Correction::benjamini_hochberg && family > 1
+                              ? fmt::format(" (Benjamini-Hochberg over {} points at {})", family, o.alpha)
+                              : "";
+  return fmt::format("p = {} {} {}{}", p_text(p), significant ? "<=" : ">", p_text(cutoff), how);
+}
+
+// Second stage: the verdict, from the point's statistics and the family's cutoffs.
+void decide_point(const core::Record& b, const core::Record& c, const Options& o, const Cutoffs& cut,
+                  int64_t family, const std::vector<double>& sb, const std::vector<double>& sc,
+                  PointComparison& pc) {
+  pc.p_slower_cutoff = cut.slower;
+  pc.p_faster_cutoff = cut.faster;
   const double change = pc.ratio - 1.0;
-  const Verdict latency = latency_rule(pc.ratio, pc.p_slower, pc.p_faster, o.alpha, pc.threshold);
+  const bool wide = pc.baseline_rel_stddev > o.max_rel_stddev || pc.candidate_rel_stddev > o.max_rel_stddev;
+  const Verdict estimate = latency_rule(pc.ratio, pc.p_slower, pc.p_faster, cut, pc.threshold);
+  const Verdict latency = wide ? interval_rule(pc, cut) : estimate;
+  const bool toward_slower = change >= 0;
+  const double p = toward_slower ? pc.p_slower : pc.p_faster;
+  const double cutoff = toward_slower ? cut.slower : cut.faster;
+  const std::string significance = significance_text(p, cutoff, p <= cutoff, o, family);
   if (latency == Verdict::slower) {
-    pc.reason = fmt::format("median {} (p = {} < {}, over the {} threshold)", pct(change), p_text(pc.p_slower),
-                            o.alpha, pct(pc.threshold));
+    pc.reason = fmt::format("median {} ({}, over the {} threshold)", pct(change), significance, pct(pc.threshold));
   } else if (latency == Verdict::faster) {
-    pc.reason = fmt::format("median {} (p = {} < {})", pct(change), p_text(pc.p_faster), o.alpha);
+    pc.reason = fmt::format("median {} ({})", pct(change), significance);
+  } else if (p <= cutoff) {
+    pc.reason = fmt::format("median {} is significant ({}) but within the {} threshold", pct(change), significance,
+                            pct(pc.threshold));
   } else {
-    const double p = change >= 0 ? pc.p_slower : pc.p_faster;
-    const bool significant = p < o.alpha;
-    pc.reason = significant ? fmt::format("median {} is significant (p = {}) but within the {} threshold",
-                                          pct(change), p_text(p), pct(pc.threshold))
-                            : fmt::format("median {} is not significant (p = {} >= {})", pct(change), p_text(p),
-                                          o.alpha);
+    pc.reason = fmt::format("median {} is not significant ({})", pct(change), significance);
   }
-  pc.latency_verdict = std::string(to_string(latency));
+  if (wide) {
+    // Spread widens the interval the point is judged on; it vetoes nothing by itself.
+    std::string spread;
+    if (pc.baseline_rel_stddev > o.max_rel_stddev)
+      spread = fmt::format("baseline spread {:.1f}%", 100 * pc.baseline_rel_stddev);
+    if (pc.candidate_rel_stddev > o.max_rel_stddev)
+      spread += fmt::format("{}candidate spread {:.1f}%", spread.empty() ? "" : ", ", 100 * pc.candidate_rel_stddev);
+    const char* what = latency == Verdict::noisy ? "reaches past the threshold without clearing it"
+                       : latency == Verdict::same ? "lies within the threshold"
+                                                  : "clears the threshold";
+    pc.reason = fmt::format("{} > {:.1f}%: judged on the {:.0f}% interval of the ratio [{:.3f}, {:.3f}], which {}; {}",
+                            spread, 100 * o.max_rel_stddev, 100 * o.confidence, pc.ratio_ci.low, pc.ratio_ci.high,
+                            what, pc.reason);
+  }
+  pc.latency_verdict = std::string(to_string(latency == Verdict::noisy ? estimate : latency));
   pc.verdict = latency;
   if (pc.baseline_sm_mhz > 0 && pc.candidate_sm_mhz > 0 &&
       std::abs(pc.candidate_sm_mhz / pc.baseline_sm_mhz - 1.0) >= kClockNoteChange) {
@@ -282,10 +343,6 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
 
   // Measurements that cannot be trusted make the point inconclusive, whatever latency says.
   std::vector<std::string> noise;
-  if (pc.baseline_rel_stddev > o.max_rel_stddev)
-    noise.push_back(fmt::format("baseline spread {:.1f}% > {:.1f}%", 100 * pc.baseline_rel_stddev, 100 * o.max_rel_stddev));
-  if (pc.candidate_rel_stddev > o.max_rel_stddev)
-    noise.push_back(fmt::format("candidate spread {:.1f}% > {:.1f}%", 100 * pc.candidate_rel_stddev, 100 * o.max_rel_stddev));
   // Throttled samples (a clock under 75% of the maximum) make the point inconclusive unless they could
   // not have decided it: at most a quarter of either side's samples, the verdict the same without each
   // side's that many slowest samples, and not `slower` (a slower candidate on a throttling GPU is for a
@@ -297,9 +354,9 @@ void compare_point(const core::Record& b, const core::Record& c, const Options& 
                     sb.size(), c.clock.throttled_samples, sc.size());
     const bool few = 4 * b.clock.throttled_samples <= static_cast<int64_t>(sb.size()) &&
                      4 * c.clock.throttled_samples <= static_cast<int64_t>(sc.size());
-    const bool robust = few && latency != Verdict::slower &&
+    const bool robust = few && latency != Verdict::slower && latency != Verdict::noisy &&
                         latency_verdict(without_slowest(sb, b.clock.throttled_samples),
-                                        without_slowest(sc, c.clock.throttled_samples), o.alpha,
+                                        without_slowest(sc, c.clock.throttled_samples), cut,
                                         pc.threshold) == latency;
     if (robust)
       pc.reason += fmt::format("; {}: the same verdict without that many of each side's slowest", throttled);
@@ -350,6 +407,16 @@ std::string_view to_string(Verdict v) {
     case Verdict::unconfirmed: return "unconfirmed";
   }
   return "?";
+}
+
+std::string_view to_string(Correction c) {
+  return c == Correction::benjamini_hochberg ? "bh" : "none";
+}
+
+Correction parse_correction(std::string_view s) {
+  if (s == "bh") return Correction::benjamini_hochberg;
+  if (s == "none") return Correction::none;
+  throw InputError(fmt::format("unknown correction '{}' (bh, none)", core::escape::one_line(s)));
 }
 
 std::pair<std::string, double> parse_name_value(const std::string& token) {
@@ -426,6 +493,13 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
   for (const auto& r : candidate.records) cand_by_key.emplace(core::point_key(r), &r);
   std::set<std::string> seen;
   std::vector<std::vector<double>> log_ratio_resamples;  // per compared point
+  // A compared point waiting for the family's cutoffs: its records, its place and its samples.
+  struct Pending {
+    const core::Record *b, *c;
+    size_t index;
+    std::vector<double> sb, sc;
+  };
+  std::vector<Pending> to_decide;
 
   for (const auto& b : baseline.records) {
     PointComparison pc;
@@ -454,13 +528,30 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
       continue;
     }
     std::vector<double> ratios;
-    compare_point(b, c, o, pc, ratios);
+    Pending pending{&b, &c, cmp.points.size(), {}, {}};
+    measure_point(b, c, o, pc, ratios, pending.sb, pending.sc);
     if (pc.compared && !ratios.empty()) {
       for (double& r : ratios) r = std::log(r);
       log_ratio_resamples.push_back(std::move(ratios));
+      to_decide.push_back(std::move(pending));
     }
     cmp.points.push_back(std::move(pc));
   }
+
+  // The compared points are one family of tests: their verdicts are decided together, against
+  // cutoffs that hold the false discovery rate (or, with no correction, each test) at alpha.
+  std::vector<double> p_slower, p_faster;
+  for (const auto& d : to_decide) {
+    p_slower.push_back(cmp.points[d.index].p_slower);
+    p_faster.push_back(cmp.points[d.index].p_faster);
+  }
+  Cutoffs cut{o.alpha, o.alpha};
+  if (o.correction == Correction::benjamini_hochberg)
+    cut = {benjamini_hochberg_cutoff(p_slower, o.alpha), benjamini_hochberg_cutoff(p_faster, o.alpha)};
+  cmp.family_size = static_cast<int64_t>(to_decide.size());
+  cmp.p_slower_cutoff = cut.slower;
+  cmp.p_faster_cutoff = cut.faster;
+  for (const auto& d : to_decide) decide_point(*d.b, *d.c, o, cut, cmp.family_size, d.sb, d.sc, cmp.points[d.index]);
   for (const auto& c : candidate.records) {
     PointComparison pc;
     pc.key = core::point_key(c);
@@ -551,6 +642,8 @@ void to_json(nlohmann::json& j, const PointComparison& p) {
                     {"ratio_ci_high", p.ratio_ci.high},
                     {"p_slower", p.p_slower},
                     {"p_faster", p.p_faster},
+                    {"p_slower_cutoff", p.p_slower_cutoff},
+                    {"p_faster_cutoff", p.p_faster_cutoff},
                     {"exact_p", p.exact_p},
                     {"baseline_rel_stddev", p.baseline_rel_stddev},
                     {"candidate_rel_stddev", p.candidate_rel_stddev},
@@ -575,6 +668,7 @@ void to_json(nlohmann::json& j, const Comparison& c) {
        {"device_mismatch_allowed", c.device_differences},
        {"options",
         {{"alpha", c.options.alpha},
+         {"correction", std::string(to_string(c.options.correction))},
          {"threshold", c.options.threshold},
          {"kernel_threshold", kernel_threshold},
          {"max_rel_stddev", c.options.max_rel_stddev},
@@ -590,6 +684,9 @@ void to_json(nlohmann::json& j, const Comparison& c) {
          {"seed", c.options.seed}}},
        {"points", c.points},
        {"counts", counts},
+       {"family", {{"points", c.family_size},
+                   {"p_slower_cutoff", c.p_slower_cutoff},
+                   {"p_faster_cutoff", c.p_faster_cutoff}}},
        {"geomean", {{"points", c.geomean_points},
                     {"ratio", c.geomean_ratio},
                     {"ci_low", c.geomean_ci.low},

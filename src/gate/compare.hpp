@@ -22,7 +22,7 @@ enum class Verdict {
   same,                // no significant change beyond the threshold
   faster,              // significantly faster by more than the threshold (never fails)
   slower,              // significantly slower by more than the threshold: a regression
-  noisy,               // too much spread, throttled clocks or too few samples to decide
+  noisy,               // an interval too wide to decide, throttled clocks or too few samples
   counter_regression,  // --counters: DRAM bytes, tensor ops or achieved occupancy got worse
   error,               // a non-ok status on either side
   missing,             // in the baseline only
@@ -42,11 +42,22 @@ struct CounterThresholds {
   double occupancy_decrease = 0.05;    // achieved occupancy [%] dropping by this fraction of itself
 };
 
+// How the one-sided tests of the compared points are held to alpha together.
+enum class Correction {
+  benjamini_hochberg,  // the false discovery rate over the compared points (the default)
+  none,                // each point at alpha on its own (one point in 1/alpha fails an A/A by chance)
+};
+std::string_view to_string(Correction);
+Correction parse_correction(std::string_view);  // "bh" or "none"; throws InputError
+
 struct Options {
-  double alpha = 0.01;                 // significance level of the one-sided Mann-Whitney U test
+  double alpha = 0.01;                 // false discovery rate over the compared points (or, with
+                                       // Correction::none, each point's significance level)
+  Correction correction = Correction::benjamini_hochberg;
   double threshold = 0.03;             // minimum slowdown worth failing for: median ratio > 1 + this
   std::map<std::string, double> kernel_threshold;  // per kernel name, overrides `threshold`
-  double max_rel_stddev = 0.10;        // spread ceiling (stddev / mean) of either side -> noisy
+  double max_rel_stddev = 0.10;        // spread ceiling (stddev / mean) of either side: above it the
+                                       // point is judged on the whole interval of its ratio
   bool counters = false;               // also gate on hardware counters
   CounterThresholds counter_thresholds;
   bool fail_on_missing = true;         // a baseline point absent from the candidate fails the gate
@@ -81,6 +92,7 @@ struct PointComparison {
   double ratio = 1;                    // candidate median / baseline median
   core::Interval ratio_ci{1, 1};       // bootstrap percentile interval of `ratio`
   double p_slower = 1, p_faster = 1;   // one-sided Mann-Whitney p-values
+  double p_slower_cutoff = 0, p_faster_cutoff = 0;  // significant when p <= this (the family's cutoffs)
   bool exact_p = false;
   double baseline_rel_stddev = 0, candidate_rel_stddev = 0;
   int64_t baseline_throttled_samples = 0, candidate_throttled_samples = 0;
@@ -101,6 +113,10 @@ struct Comparison {
   std::vector<std::string> device_differences;   // non-empty only with --allow-device-mismatch
   std::vector<PointComparison> points;           // baseline order, then new points
   std::map<Verdict, int64_t> counts;
+  // The family of tests: the compared points, and the cutoffs their p-values were held to (alpha with
+  // Correction::none; the Benjamini-Hochberg cutoffs otherwise).
+  int64_t family_size = 0;
+  double p_slower_cutoff = 0, p_faster_cutoff = 0;
   // Geometric mean over compared points of the median ratio, with a bootstrap interval built from
   // the same resamples as the per-point intervals.
   int64_t geomean_points = 0;

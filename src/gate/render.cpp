@@ -97,9 +97,15 @@ std::string md_table(const std::vector<const PointComparison*>& points) {
 
 std::string options_line(const Comparison& c) {
   const auto& o = c.options;
-  std::string s = fmt::format("alpha {}, threshold {:.1f}%", o.alpha, 100 * o.threshold);
+  std::string s =
+      o.correction == Correction::benjamini_hochberg
+          ? fmt::format("false discovery rate {} over {} compared points (Benjamini-Hochberg: slower when p <= {:.2g})",
+                        o.alpha, c.family_size, c.p_slower_cutoff)
+          : fmt::format("alpha {} per point (no multiple-comparison correction)", o.alpha);
+  s += fmt::format(", threshold {:.1f}%", 100 * o.threshold);
   for (const auto& [k, t] : o.kernel_threshold) s += fmt::format(" ({} {:.1f}%)", k, 100 * t);
-  s += fmt::format(", spread ceiling {:.0f}%, {:.0f}% bootstrap CI", 100 * o.max_rel_stddev, 100 * o.confidence);
+  s += fmt::format(", spread ceiling {:.0f}% (above it: judged on the interval), {:.0f}% bootstrap CI",
+                   100 * o.max_rel_stddev, 100 * o.confidence);
   if (o.counters)
     s += fmt::format(", counters gate (DRAM bytes +{:.1f}%, tensor ops +{:.1f}%, occupancy -{:.1f}%)",
                      100 * o.counter_thresholds.dram_bytes_increase, 100 * o.counter_thresholds.tensor_ops_increase,

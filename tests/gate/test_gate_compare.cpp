@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -66,6 +67,133 @@ TEST_CASE("a planted 5% slowdown is caught as slower in at least 95% of trials")
     INFO("noise " << noise << ": caught " << caught << " of " << kTrials);
     CHECK(caught >= kTrials * 95 / 100);
   }
+}
+
+namespace {
+
+// One simulated sweep: a point per entry of `medians_us` (times `slowdown`), `noise` log-normal spread
+// and 30 samples a side, what every point of the H200 fa-bench sweep took.
+core::Results simulated_run(std::mt19937_64& rng, const std::vector<double>& medians_us, double noise,
+                            const std::vector<double>& slowdown = {}) {
+  std::vector<core::Record> recs;
+  for (size_t i = 0; i < medians_us.size(); ++i) {
+    const int n = kSamplesPerSide;
+    const double factor = i < slowdown.size() ? slowdown[i] : 1.0;
+    recs.push_back(make_record("k" + std::to_string(i), latency_samples(rng, n, medians_us[i] * factor, noise)));
+  }
+  return make_results(std::move(recs));
+}
+
+std::vector<double> sweep_medians(std::mt19937_64& rng, int points) {
+  std::vector<double> m;
+  for (int i = 0; i < points; ++i) m.push_back(20.0 + 5000.0 * std::uniform_real_distribution<double>(0, 1)(rng));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("A/A of whole 144-point sweeps: at most 1% of runs fail with the false discovery rate held") {
+  // Each point on its own trips the gate about once in a thousand A/As at 3% noise (the test above),
+  // so a 144-point sweep compared without correction fails in several percent of runs; Benjamini-Hochberg over the
+  // compared points holds the whole run's chance of a false failure at alpha.
+  constexpr int kRuns = 200, kPoints = 144;
+  std::mt19937_64 rng(22);
+  gate::Options bh;
+  bh.bootstrap_resamples = 50;  // the verdict at 3% noise does not rest on the interval
+  gate::Options none = bh;
+  none.correction = gate::Correction::none;
+  int failed_bh = 0, failed_none = 0, not_passed_bh = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    const auto medians = sweep_medians(rng, kPoints);
+    const auto base = simulated_run(rng, medians, 0.03), cand = simulated_run(rng, medians, 0.03);
+    const auto cmp = gate::compare(base, cand, bh);
+    REQUIRE(cmp.family_size == kPoints);
+    failed_bh += cmp.exit_code == kExitRegression;
+    not_passed_bh += cmp.exit_code != kExitOk;
+    failed_none += gate::compare(base, cand, none).exit_code == kExitRegression;
+  }
+  INFO("of " << kRuns << " runs: " << failed_bh << " failed with BH (" << not_passed_bh << " not passed), "
+             << failed_none << " without correction");
+  CHECK(failed_bh <= kRuns / 100);
+  CHECK(not_passed_bh <= kRuns / 100);
+  CHECK(failed_none > kRuns / 100);  // the correction is what holds it
+}
+
+TEST_CASE("among 144 points, a true regression at 3% noise is still caught") {
+  // One point of 144 slower, 30 samples a side. The cutoff is then about alpha/144, so a lone +5% is
+  // caught less often than in a one-point comparison (where it is 98%); a +10% always.
+  constexpr int kRuns = 40, kPoints = 144, kSlow = 17;
+  std::mt19937_64 rng(23);
+  gate::Options o;
+  o.bootstrap_resamples = 50;
+  int others_failed = 0;
+  std::map<double, int> caught;
+  for (double factor : {1.05, 1.10}) {
+    std::vector<double> slowdown(kPoints, 1.0);
+    slowdown[kSlow] = factor;
+    for (int run = 0; run < kRuns; ++run) {
+      const auto medians = sweep_medians(rng, kPoints);
+      const auto cmp = gate::compare(simulated_run(rng, medians, 0.03), simulated_run(rng, medians, 0.03, slowdown), o);
+      caught[factor] += cmp.points[kSlow].verdict == Verdict::slower && cmp.exit_code == kExitRegression;
+      for (size_t i = 0; i < cmp.points.size(); ++i) others_failed += i != kSlow && cmp.points[i].fails;
+      if (run == 0 && factor == 1.10) {
+        INFO(cmp.points[kSlow].reason);
+        CHECK(cmp.points[kSlow].reason.find("Benjamini-Hochberg over 144 points at 0.01") != std::string::npos);
+        CHECK(cmp.points[kSlow].p_slower <= cmp.p_slower_cutoff);
+        CHECK(cmp.p_slower_cutoff == Approx(0.01 / 144));
+      }
+    }
+  }
+  INFO("of " << kRuns << " runs: +5% caught " << caught[1.05] << ", +10% caught " << caught[1.10] << "; "
+             << others_failed << " unchanged points failed");
+  CHECK(caught[1.10] == kRuns);
+  CHECK(caught[1.05] >= kRuns * 3 / 4);
+  CHECK(others_failed <= 1);
+}
+
+TEST_CASE("Benjamini-Hochberg: the cutoff grows with the discoveries") {
+  // Ten points, each 10% slower with tight samples: every one is a discovery, so the cutoff is
+  // alpha (10 of 10 at 10/10 * alpha), not alpha / 10.
+  std::mt19937_64 rng(24);
+  std::vector<core::Record> base, cand;
+  for (int i = 0; i < 10; ++i) {
+    base.push_back(make_record("k" + std::to_string(i), latency_samples(rng, 30, 100.0, 0.005)));
+    cand.push_back(make_record("k" + std::to_string(i), latency_samples(rng, 30, 110.0, 0.005)));
+  }
+  auto cmp = gate::compare(make_results(base), make_results(cand), {});
+  CHECK(cmp.counts[Verdict::slower] == 10);
+  CHECK(cmp.p_slower_cutoff == Approx(0.01));
+  // The same ten unchanged: no discovery, the cutoff is alpha / 10.
+  cmp = gate::compare(make_results(base), make_results(base), {});
+  CHECK(cmp.counts[Verdict::same] == 10);
+  CHECK(cmp.p_slower_cutoff == Approx(0.001));
+  CHECK(gate::parse_correction("none") == gate::Correction::none);
+  CHECK_THROWS_AS(gate::parse_correction("holm"), InputError);
+}
+
+TEST_CASE("spread widens the interval, it does not veto: 50% slower on a noisy CPU fails") {
+  // CPU-backend timings: 15-20% spread. A candidate 50% slower at every point is a regression the
+  // interval of the ratio clears by far; the same spread with no change stays undecided or same.
+  std::mt19937_64 rng(25);
+  std::vector<core::Record> base, slow, again;
+  for (int i = 0; i < 12; ++i) {
+    const std::string k = "cpu" + std::to_string(i);
+    base.push_back(make_record(k, latency_samples(rng, 30, 1000.0, 0.18)));
+    slow.push_back(make_record(k, latency_samples(rng, 30, 1500.0, 0.18)));
+    again.push_back(make_record(k, latency_samples(rng, 30, 1000.0, 0.18)));
+  }
+  auto cmp = gate::compare(make_results(base), make_results(slow), {});
+  INFO(cmp.points[0].reason);
+  CHECK(cmp.counts[Verdict::slower] == 12);
+  CHECK(cmp.exit_code == kExitRegression);
+  CHECK(cmp.points[0].reason.find("judged on the 95% interval of the ratio") != std::string::npos);
+  CHECK(cmp.points[0].reason.find("clears the threshold") != std::string::npos);
+  CHECK(cmp.points[0].ratio_ci.low > 1.03);
+
+  cmp = gate::compare(make_results(base), make_results(again), {});
+  CHECK(cmp.counts[Verdict::slower] == 0);
+  CHECK(cmp.counts[Verdict::noisy] > 0);  // an interval of +-10% cannot rule out a 3% change
+  CHECK(cmp.exit_code == kExitInconclusive);
 }
 
 TEST_CASE("a 2% slowdown under a 3% threshold is significant but passes; a 5% speedup is faster") {
