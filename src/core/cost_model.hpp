@@ -14,12 +14,20 @@ enum class KernelKind { materialized, fused };
 // sum over rows i of clamp(i + seq_k - seq_q + 1, 0, seq_k).
 double unmasked_scores(const Shape&);
 
-// flops: 4*B*H*Nq*Nk*D, halved when causal (FlashAttention benchmark convention);
-// flops_dense: never halved; flops_causal_exact: 4*B*H*D*unmasked_scores.
-// fused min bytes: Q, K, V read once; O (dtype) and LSE (fp32) written once.
-// materialized: plus S (fp32, written by QK^T, read by softmax) and P (dtype, written by softmax,
-// read by PV); sp_bytes holds that extra traffic.
+// Query rows of one (batch, head) that see at least one key: seq_q, or min(seq_q, seq_k) when causal.
+int64_t rows_with_keys(const Shape&);
+
+// flops: 4*B*H*D*unmasked_scores (exact for any mask); flops_dense: 4*B*H*Nq*Nk*D;
+// flops_fa_convention: flops_dense, halved when causal (FlashAttention's benchmarks).
+// fused min bytes: the Q rows that see a key, K and V read once; O (dtype) and LSE (fp32) written once.
+// materialized (the reference, as kernels/reference/reference.cu runs it): all of Q, K, V read by
+// the dense GEMMs; S (fp32) written whole by QK^T and read by the softmax only where unmasked; P
+// (dtype) written whole by the softmax and read whole by PV. sp_bytes holds that S/P traffic.
 Cost cost_of(const Shape&, KernelKind);
+
+// Record::tflops (cost.flops over the P50) and tflops_fa_convention (cost.flops_fa_convention over
+// the P50); both 0 without a positive P50.
+void set_tflops(Record&);
 
 // Device memory one call needs: inputs, outputs and workspace, in bytes.
 double footprint_bytes(const Shape&, KernelKind);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/escape.hpp"
 #include "core/files.hpp"
@@ -276,7 +277,7 @@ void from_json(const json& j, Verification& v) {
 void to_json(json& j, const Cost& c) {
   j = {{"flops", num(c.flops)},
        {"flops_dense", num(c.flops_dense)},
-       {"flops_causal_exact", num(c.flops_causal_exact)},
+       {"flops_fa_convention", num(c.flops_fa_convention)},
        {"min_bytes_read", num(c.min_bytes_read)},
        {"min_bytes_write", num(c.min_bytes_write)},
        {"sp_bytes", num(c.sp_bytes)},
@@ -286,7 +287,7 @@ void to_json(json& j, const Cost& c) {
 void from_json(const json& j, Cost& c) {
   c.flops = get_num(j, "flops");
   c.flops_dense = get_num(j, "flops_dense");
-  c.flops_causal_exact = get_num(j, "flops_causal_exact");
+  c.flops_fa_convention = get_num(j, "flops_fa_convention");  // absent before 1.5: upgrade_cost
   c.min_bytes_read = get_num(j, "min_bytes_read");
   c.min_bytes_write = get_num(j, "min_bytes_write");
   c.sp_bytes = get_num(j, "sp_bytes");
@@ -325,6 +326,7 @@ void to_json(json& j, const Record& r) {
        {"latency", r.latency},
        {"stages", r.stages},
        {"tflops", num(r.tflops)},
+       {"tflops_fa_convention", num(r.tflops_fa_convention)},
        {"launch_overhead_us", num(r.launch_overhead_us)},
        {"timing_mode", r.timing_mode},
        {"sampling_stop", r.sampling_stop},
@@ -351,6 +353,7 @@ void from_json(const json& j, Record& r) {
   r.latency = get_or<LatencySummary>(j, "latency", {});
   r.stages = get_or<std::vector<Stage>>(j, "stages", {});
   r.tflops = get_num(j, "tflops");
+  r.tflops_fa_convention = get_num(j, "tflops_fa_convention");
   r.launch_overhead_us = get_num(j, "launch_overhead_us");
   r.timing_mode = get_or<std::string>(j, "timing_mode", "");
   r.sampling_stop = get_or<std::string>(j, "sampling_stop", "");
@@ -426,6 +429,40 @@ void from_json(const json& j, Context& c) {
   c.plugins = j.contains("plugins") && j.at("plugins").is_array() ? j.at("plugins") : json::array();
 }
 
+namespace {
+
+// Before schema 1.5, cost.flops and tflops were FlashAttention's convention (dense, halved when
+// causal) and the causal reference's minimum counted S read whole. They become the convention's
+// figures; a causal point's cost is recomputed by this cost model (its kind read from sp_bytes: only a
+// materialized kernel has S/P traffic) and its TFLOP/s from its P50. A dense point's figures are the
+// same under both conventions and stay as written.
+// A shape any kernel could have run (Shape::validate's limits), checked in doubles first: a file's
+// sizes can be anything, and int64 products of them can overflow.
+bool measurable(const Shape& s) {
+  const double dims[] = {double(s.batch), double(s.heads), double(s.kv_heads), double(s.seq_q), double(s.seq_k), double(s.hdim)};
+  for (double d : dims)
+    if (!(d >= 1 && d < 0x1p31)) return false;
+  if (dims[0] * dims[1] * dims[3] * dims[5] >= 0x1p31 || dims[0] * dims[2] * dims[4] * dims[5] >= 0x1p31) return false;
+  try {
+    s.validate();
+  } catch (const InputError&) {
+    return false;
+  }
+  return true;
+}
+
+void upgrade_cost_before_1_5(Record& r) {
+  r.cost.flops_fa_convention = r.cost.flops;
+  r.tflops_fa_convention = r.tflops;
+  if (!r.shape.causal || !measurable(r.shape)) return;
+  const double written_tflops = r.tflops;
+  r.cost = cost_of(r.shape, r.cost.sp_bytes > 0 ? KernelKind::materialized : KernelKind::fused);
+  set_tflops(r);
+  if (!(r.latency.p50_us > 0)) r.tflops = r.tflops_fa_convention = written_tflops;
+}
+
+}  // namespace
+
 void to_json(json& j, const Results& r) {
   j = {{"schema_version", fmt::format("{}.{}", r.context.schema_major, r.context.schema_minor)},
        {"context", r.context},
@@ -458,6 +495,8 @@ void from_json(const json& j, Results& r) {
   r.context.schema_major = major;
   r.context.schema_minor = minor;
   r.records = j.at("records").get<std::vector<Record>>();
+  if (minor < 5)
+    for (auto& rec : r.records) upgrade_cost_before_1_5(rec);
 }
 
 namespace {

@@ -15,7 +15,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 4;
+inline constexpr int kSchemaMinor = 5;
 // Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
 // bootstrap costs resamples x samples, so millions per point would run for minutes.
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -106,9 +106,11 @@ struct Verification {
 
 // Analytic cost of one (shape, kernel) point (src/core/cost_model.hpp).
 struct Cost {
-  double flops = 0;                // FLOPs used for TFLOP/s: 4*B*H*Nq*Nk*D, halved when causal
-  double flops_dense = 0;          // 4*B*H*Nq*Nk*D
-  double flops_causal_exact = 0;   // 4*B*H*D * (unmasked score entries)
+  double flops = 0;                // the FLOPs of the unmasked scores, exact for any mask:
+                                   // 4*B*H*D * unmasked_scores; every TFLOP/s divides by it
+  double flops_dense = 0;          // 4*B*H*Nq*Nk*D: every score, masked or not
+  double flops_fa_convention = 0;  // FlashAttention's benchmark convention: flops_dense, halved
+                                   // when causal (equal to `flops` within 1/N for square shapes)
   double min_bytes_read = 0, min_bytes_write = 0;
   double sp_bytes = 0;             // of those, S and P written and re-read (reference only)
   double workspace_bytes = 0;
@@ -134,7 +136,8 @@ struct Record {
   std::vector<double> samples_us;         // raw latency samples, GPU time of one call
   LatencySummary latency;
   std::vector<Stage> stages;
-  double tflops = 0;                      // cost.flops / latency.p50
+  double tflops = 0;                      // cost.flops / latency.p50 (exact FLOPs)
+  double tflops_fa_convention = 0;        // cost.flops_fa_convention / latency.p50
   double launch_overhead_us = 0;          // host-side launch cost of one call, measured apart
   std::string timing_mode;                // "cold" (L2 flushed) or "warm"; "+graph" when replayed
   // Why sampling stopped: "converged" (the median's CI within --target-ci), "time_budget"

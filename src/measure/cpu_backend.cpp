@@ -307,7 +307,7 @@ class CpuBackend final : public Backend {
     rec.samples_us = std::move(samples.total_us);
     rec.sampling_stop = samples.stop_reason;
     rec.latency = core::summarize(rec.samples_us);
-    if (rec.latency.p50_us > 0) rec.tflops = rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12;
+    core::set_tflops(rec);
     if (staged) fill_stages(stage_names, samples.stage_us, rec);
   }
 

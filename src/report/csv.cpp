@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/escape.hpp"
+#include "core/stats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -71,8 +72,8 @@ void write_csv(const core::Results& results, std::ostream& out) {
       "key", "label", "batch", "heads", "kv_heads", "seq_q", "seq_k", "hdim", "causal", "dtype",
       "kernel", "backend", "device_id", "status", "reason", "timing_mode", "samples", "p50_us",
       "p99_us", "p90_us", "mean_us", "min_us", "max_us", "stddev_us", "rel_stddev",
-      "p50_ci_low_us", "p50_ci_high_us", "launch_overhead_us", "tflops", "cost_flops",
-      "cost_flops_dense", "cost_min_bytes_read", "cost_min_bytes_write", "cost_sp_bytes",
+      "p50_ci_low_us", "p50_ci_high_us", "launch_overhead_us", "tflops", "tflops_fa_convention",
+      "p99_supported", "cost_flops", "cost_flops_fa_convention", "cost_flops_dense", "cost_min_bytes_read", "cost_min_bytes_write", "cost_sp_bytes",
       "cost_workspace_bytes", "cost_intensity"};
   for (const auto& k : kDiagnosisMetrics) header.push_back(k);
   for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
@@ -105,7 +106,9 @@ void write_csv(const core::Results& results, std::ostream& out) {
         num(r.latency.n), t(r.latency.p50_us), t(r.latency.p99_us), t(r.latency.p90_us),
         t(r.latency.mean_us), t(r.latency.min_us), t(r.latency.max_us), t(r.latency.stddev_us),
         t(r.latency.rel_stddev), t(r.latency.p50_ci_low_us), t(r.latency.p50_ci_high_us),
-        t(r.launch_overhead_us), t(r.tflops), num(r.cost.flops), num(r.cost.flops_dense),
+        t(r.launch_overhead_us), t(r.tflops), t(r.tflops_fa_convention),
+        timed ? std::string(core::quantile_supported(r.latency.n, 0.99) ? "true" : "false") : std::string(),
+        num(r.cost.flops), num(r.cost.flops_fa_convention), num(r.cost.flops_dense),
         num(r.cost.min_bytes_read), num(r.cost.min_bytes_write), num(r.cost.sp_bytes),
         num(r.cost.workspace_bytes), num(r.cost.intensity)};
     for (const auto& k : kDiagnosisMetrics) f.push_back(metric(row.diagnosis, k));

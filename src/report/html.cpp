@@ -1,11 +1,14 @@
 // The self-contained HTML report. Everything textual that comes from the results is HTML-escaped
 // here (tables, drill-downs, context); the charts are drawn by the inlined script from a JSON block
 // in which '<', '>' and '&' are written as \u escapes, so no string can close the <script> element.
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/stats.hpp"
 #include "report/html_assets.hpp"
 #include "report/report.hpp"
 #include "report/rules.hpp"
@@ -62,6 +65,23 @@ std::string sig_cell(std::optional<double> v, int digits, int min_decimals = 0) 
   if (!v) return "<td class=\"n\" data-v=\"\">-</td>";
   return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>",
                      std::isfinite(*v) ? fmt::format("{}", *v) : "", detail::significant(v, digits, min_decimals));
+}
+
+// The P99 cell: the shown value (the maximum where the sample count cannot bound the P99) and its note.
+std::string p99_cell(const detail::Row& r) {
+  if (!r.p99_us) return sig_cell(r.p99_us, 4, 2);
+  return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", std::isfinite(*r.p99_us) ? fmt::format("{}", *r.p99_us) : "",
+                     e(core::percentile_text({*r.p99_us, r.p99_note}, detail::significant(r.p99_us, 4, 2))));
+}
+
+// A stage's P99 as shown: over fewer samples than a P99 needs, the stage's maximum, marked.
+std::string stage_p99_cell(const core::Stage& s, int64_t point_samples) {
+  const auto n = s.samples_us.empty() ? point_samples : static_cast<int64_t>(s.samples_us.size());
+  if (n <= 0 || core::quantile_supported(n, 0.99)) return num_cell(s.p99_us, 2);
+  if (s.samples_us.empty())
+    return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", s.p99_us, e(fmt::format("{:.2f} (n={})", s.p99_us, n)));
+  const double max_us = *std::max_element(s.samples_us.begin(), s.samples_us.end());
+  return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", max_us, e(fmt::format("{:.2f} (n={}: max)", max_us, n)));
 }
 
 // A verdict or flag as a link to its rule in the report's "How to read a verdict" section.
@@ -154,7 +174,7 @@ void points_table(const std::vector<detail::Row>& rows, std::string& h) {
         "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}"
         "<td>{}</td><td class=\"flags\">{}</td></tr>",
         i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), sig_cell(r.p50_us, 4, 2),
-        sig_cell(r.p99_us, 4, 2), sig_cell(r.tflops, 3, 1), num_cell(r.pct_of_roof, 1),
+        p99_cell(r), sig_cell(r.tflops, 3, 1), num_cell(r.pct_of_roof, 1),
         sig_cell(r.intensity_flop_per_byte, 3),
         sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), verdict_link(r.verdict),
         flags);
@@ -252,15 +272,23 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += kv("samples", std::to_string(l.n));
   h += kv("P50 us", number_text(l.p50_us));
   h += kv("P50 95% CI us", number_text(l.p50_ci_low_us) + " .. " + number_text(l.p50_ci_high_us));
-  h += kv("P90 us", number_text(l.p90_us));
-  h += kv("P99 us", number_text(l.p99_us));
+  for (const auto& [name, q] : {std::pair{"P90 us", 0.9}, std::pair{"P99 us", 0.99}}) {
+    const core::ShownPercentile shown = core::shown_percentile(l, q);
+    h += kv(name, shown.note.empty()
+                      ? number_text(shown.value_us)
+                      : fmt::format("{} ({}; the {} needs {} samples)", number_text(shown.value_us), shown.note,
+                                    std::string_view(name).substr(0, 3), core::min_samples_for_quantile(q)));
+  }
   h += kv("mean us", number_text(l.mean_us));
   h += kv("min / max us", number_text(l.min_us) + " / " + number_text(l.max_us));
   h += kv("stddev / mean", number_text(l.rel_stddev));
   h += kv("timing mode", r.timing_mode);
   if (!r.sampling_stop.empty()) h += kv("sampling stopped", r.sampling_stop);
   h += kv("launch overhead us", number_text(r.launch_overhead_us));
-  h += kv("TFLOP/s", number_text(r.tflops));
+  h += kv("TFLOP/s (exact FLOPs)", number_text(r.tflops));
+  // FlashAttention's convention beside it where it means something: square causal shapes.
+  if (r.shape.causal && r.shape.seq_q == r.shape.seq_k)
+    h += kv("TFLOP/s (FA convention)", number_text(r.tflops_fa_convention));
   // The CPU backend reads no clock under load: its zeros would read as a stopped clock.
   if (r.backend != "cpu" || r.clock.sm_mhz_median > 0) {
     h += kv("SM clock MHz under load (min / median / max; device max)",
@@ -277,7 +305,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
          "P99</th></tr></thead><tbody>";
     for (const auto& s : r.stages)
       h += fmt::format("<tr><td>{}</td>{}{}{}{}</tr>", e(s.name), num_cell(s.p50_us, 2),
-                       num_cell(s.p99_us, 2), num_cell(s.share_of_p50 * 100, 1),
+                       stage_p99_cell(s, l.n), num_cell(s.share_of_p50 * 100, 1),
                        num_cell(s.share_of_p99 * 100, 1));
     h += "</tbody></table>";
   }
@@ -340,9 +368,9 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
 
   const auto& cost = r.cost;
   h += "<h3>Cost model</h3><div class=\"kv\">";
-  h += kv("FLOPs", number_text(cost.flops));
+  h += kv("FLOPs (exact)", number_text(cost.flops));
+  h += kv("FLOPs (FA convention: dense / 2 when causal)", number_text(cost.flops_fa_convention));
   h += kv("FLOPs dense", number_text(cost.flops_dense));
-  h += kv("FLOPs causal exact", number_text(cost.flops_causal_exact));
   h += kv("min bytes read", number_text(cost.min_bytes_read));
   h += kv("min bytes write", number_text(cost.min_bytes_write));
   h += kv("S/P bytes", number_text(cost.sp_bytes));
@@ -388,6 +416,7 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
                       {"causal", rec.shape.causal},
                       {"p50_us", num_or_null(r.p50_us)},
                       {"p99_us", num_or_null(r.p99_us)},
+                      {"p99_note", r.p99_note},
                       {"tflops", num_or_null(r.tflops)},
                       {"intensity", num_or_null(r.intensity_flop_per_byte)},
                       {"achieved_flops_per_s", num_or_null(r.achieved_flops_per_s)},

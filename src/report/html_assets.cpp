@@ -143,7 +143,8 @@ std::string_view report_js() {
   function hideTip() { tip.hidden = true; }
   function pointLines(p) {
     return [p.label + ' | ' + p.kernel,
-            'P50 ' + sig(p.p50_us, 4) + ' us, P99 ' + sig(p.p99_us, 4) + ' us',
+            'P50 ' + sig(p.p50_us, 4) + ' us, P99 ' + sig(p.p99_us, 4) + ' us' +
+                (p.p99_note ? ' (' + p.p99_note + ')' : ''),
             sig(p.tflops, 3) + ' TFLOP/s, ' + sig(p.pct_of_roof, 3) + '% of roof',
             'intensity ' + sig(p.intensity, 3) + ' FLOP/B',
             'verdict: ' + (p.verdict || '-') + (p.flags.length ? ' [' + p.flags.join(', ') + ']' : '')];

@@ -48,7 +48,7 @@ void write_markdown(const core::Results& results, std::ostream& out) {
          "|---|---|---|--:|--:|--:|--:|---|---|\n";
   for (const auto& row : rows) {
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(row.label),
-                       md(row.kernel), row.status, fixed(row.p50_us, 2), fixed(row.p99_us, 2),
+                       md(row.kernel), row.status, fixed(row.p50_us, 2), p99_text(row, 2),
                        significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
                        row.verdict.empty() ? "-" : md(row.verdict), md(join(row.flags, ", ")));
   }

@@ -70,6 +70,8 @@ struct Family {
   std::string name, type, unit, help;
   // The value of one point, or nothing when the point has none (not measured, no counters).
   std::function<std::optional<double>(const detail::Row&)> value;
+  // Labels of this family beyond the point's (none when empty).
+  std::function<std::vector<Label>(const detail::Row&)> extra_labels = {};
 };
 
 std::optional<double> finite(std::optional<double> v) {
@@ -86,12 +88,18 @@ void write_openmetrics(const core::Results& results, std::ostream& out) {
     return r.record->cost.min_bytes_read + r.record->cost.min_bytes_write;
   };
   const std::vector<Family> families = {
-      {"attnprof_tflops", "gauge", "", "Achieved TFLOP/s at the P50 (FlashAttention convention: causal FLOPs halved)",
+      {"attnprof_tflops", "gauge", "", "Achieved TFLOP/s at the P50 (exact FLOPs of the unmasked scores)",
        [](const detail::Row& r) { return r.measured ? finite(r.tflops) : std::nullopt; }},
+      {"attnprof_tflops_fa_convention", "gauge", "",
+       "Achieved TFLOP/s at the P50 under FlashAttention's convention (dense FLOPs, halved when causal)",
+       [](const detail::Row& r) { return r.measured ? finite(r.record->tflops_fa_convention) : std::nullopt; }},
       {"attnprof_latency_p50_seconds", "gauge", "seconds", "Median latency of one call",
        [](const detail::Row& r) { return r.p50_us ? std::optional(*r.p50_us * 1e-6) : std::nullopt; }},
-      {"attnprof_latency_p99_seconds", "gauge", "seconds", "99th percentile latency of one call",
-       [](const detail::Row& r) { return r.p99_us ? std::optional(*r.p99_us * 1e-6) : std::nullopt; }},
+      {"attnprof_latency_p99_seconds", "gauge", "seconds",
+       "99th percentile latency of one call; estimate=\"max\": the sample maximum, the point having fewer "
+       "than the 368 samples that bound a P99",
+       [](const detail::Row& r) { return r.p99_us ? std::optional(*r.p99_us * 1e-6) : std::nullopt; },
+       [](const detail::Row& r) { return std::vector<Label>{{"estimate", r.p99_note.empty() ? "p99" : "max"}}; }},
       {"attnprof_dram_bytes", "gauge", "bytes",
        "DRAM bytes read and written per call (counters when collected, else the cost model's minimum)",
        [](const detail::Row& r) { return finite(r.dram_bytes); }},
@@ -111,8 +119,12 @@ void write_openmetrics(const core::Results& results, std::ostream& out) {
     if (!f.unit.empty()) out << fmt::format("# UNIT {} {}\n", f.name, f.unit);
     out << fmt::format("# HELP {} {}\n", f.name, f.help);
     for (const auto& row : rows)
-      if (const auto v = f.value(row))
-        out << f.name << label_set(point_labels(results, row)) << ' ' << number(*v) << '\n';
+      if (const auto v = f.value(row)) {
+        auto labels = point_labels(results, row);
+        if (f.extra_labels)
+          for (auto& l : f.extra_labels(row)) labels.push_back(std::move(l));
+        out << f.name << label_set(labels) << ' ' << number(*v) << '\n';
+      }
   }
 
   // The verdict as an info family: one sample of value 1 per diagnosed point, the verdict and flags

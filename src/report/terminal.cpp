@@ -35,7 +35,7 @@ void write_terminal(const core::Results& results, std::ostream& out) {
   std::vector<std::array<std::string, kColumns>> cells;
   for (const auto& row : rows) {
     cells.push_back({printable(row.label), printable(row.kernel), row.status, fixed(row.p50_us, 2),
-                     fixed(row.p99_us, 2), significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
+                     p99_text(row, 2), significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
                      row.verdict.empty() ? "-" : printable(row.verdict),
                      row.flags.empty() ? "" : printable(join(row.flags, ","))});
   }

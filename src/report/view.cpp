@@ -7,6 +7,7 @@
 
 #include "core/diagnosis.hpp"
 #include "core/escape.hpp"
+#include "core/stats.hpp"
 
 namespace attnprof::report::detail {
 
@@ -33,7 +34,9 @@ std::vector<Row> make_rows(const core::Results& results) {
     if (row.measured) {
       row.diagnosis = r.diagnosis.is_object() ? r.diagnosis : core::diagnose(r, results.context);
       row.p50_us = r.latency.p50_us;
-      row.p99_us = r.latency.p99_us;
+      const core::ShownPercentile p99 = core::shown_percentile(r.latency, 0.99);
+      row.p99_us = p99.value_us;
+      row.p99_note = p99.note;
       row.tflops = r.tflops;
       const json& m = row.diagnosis.value("metrics", json::object());
       row.pct_of_roof = number_at(m, "pct_of_roof");
@@ -62,6 +65,10 @@ std::string significant(std::optional<double> v, int digits, int min_decimals) {
   const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(*v))));
   const int decimals = std::clamp(std::max(digits - 1 - magnitude, min_decimals), 0, 6);
   return fmt::format("{:.{}f}", *v, decimals);
+}
+
+std::string p99_text(const Row& row, int decimals) {
+  return core::percentile_text({row.p99_us.value_or(0), row.p99_note}, fixed(row.p99_us, decimals));
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {

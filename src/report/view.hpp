@@ -18,6 +18,9 @@ struct Row {
   bool measured = false;  // ok or incorrect: it has timings and a diagnosis
   std::optional<double> p50_us, p99_us, tflops, pct_of_roof, intensity_flop_per_byte;
   std::optional<double> achieved_flops_per_s, dram_bytes;
+  // P99 as shown (core::shown_percentile): the sample maximum with p99_note "n=30: max" where the
+  // sample count cannot bound the P99, else the estimate with an empty note.
+  std::string p99_note;
   std::string verdict;
   std::vector<std::string> flags;
   nlohmann::json diagnosis;  // the record's own, or computed here when it has none
@@ -34,6 +37,8 @@ std::string fixed(std::optional<double>, int decimals);
 // decimals, no exponent, at most 6 decimals: values a thousand times apart both read (a CPU's
 // 0.0123 TFLOP/s and an H200's 459.4 with digits 3, min_decimals 1).
 std::string significant(std::optional<double>, int digits, int min_decimals = 0);
+// fixed(row.p99_us, decimals) with the row's p99_note: "1250.00 (n=30: max)".
+std::string p99_text(const Row&, int decimals);
 std::string join(const std::vector<std::string>&, std::string_view separator);
 // core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/cost_model.hpp"
+#include "core/results.hpp"
 
 using namespace attnprof::core;
 
@@ -35,20 +36,48 @@ TEST_CASE("unmasked scores agree with counting row by row") {
     }
 }
 
-TEST_CASE("FLOPs: dense, benchmark convention, causal-exact") {
+TEST_CASE("FLOPs: exact for any seq_q and seq_k, FlashAttention's convention beside it") {
   const Shape dense = shape(8, 16, 16, 2048, 2048, 128, false, DType::bf16);
   const Cost c = cost_of(dense, KernelKind::fused);
   CHECK(c.flops_dense == 4.0 * 8 * 16 * 2048 * 2048 * 128);
   CHECK(c.flops == c.flops_dense);
-  CHECK(c.flops_causal_exact == c.flops_dense);
+  CHECK(c.flops_fa_convention == c.flops_dense);
 
   const Shape causal = shape(2, 4, 4, 3, 5, 16, true, DType::fp16);
   for (auto kind : {KernelKind::fused, KernelKind::materialized}) {
     const Cost cc = cost_of(causal, kind);
     CHECK(cc.flops_dense == 4.0 * 2 * 4 * 3 * 5 * 16);        // 7680
-    CHECK(cc.flops == 3840);                                   // halved by convention
-    CHECK(cc.flops_causal_exact == 4.0 * 2 * 4 * 16 * 12);    // 12 unmasked entries: 6144
+    CHECK(cc.flops_fa_convention == 3840);                     // halved by convention
+    CHECK(cc.flops == 4.0 * 2 * 4 * 16 * 12);                  // 12 unmasked entries: 6144
   }
+}
+
+TEST_CASE("causal FLOPs where the convention is wrong: decode, seq_q > seq_k, square") {
+  // Decode: one query row sees every key, so causal changes nothing; the convention halves it.
+  const Cost decode = cost_of(shape(1, 32, 8, 1, 4096, 128, true, DType::bf16), KernelKind::fused);
+  CHECK(decode.flops == decode.flops_dense);
+  CHECK(decode.flops == 2 * decode.flops_fa_convention);
+  // seq_q 4096 over seq_k 1024: the first 3072 rows see no key, the rest 1..1024.
+  const Cost tall = cost_of(shape(1, 1, 1, 4096, 1024, 64, true, DType::bf16), KernelKind::fused);
+  CHECK(tall.flops == 4.0 * 64 * (1024.0 * 1025 / 2));
+  CHECK(tall.flops_fa_convention / tall.flops == Approx(4.0 * 1024 / 1025));
+  // Square: N (N + 1) / 2 scores, within 1/N of the convention.
+  const Cost square = cost_of(shape(1, 1, 1, 1024, 1024, 64, true, DType::bf16), KernelKind::fused);
+  CHECK(square.flops / square.flops_fa_convention == Approx(1025.0 / 1024));
+}
+
+TEST_CASE("rows with keys; a query row that sees no key needs no Q") {
+  CHECK(rows_with_keys(shape(1, 1, 1, 5, 3, 64, false, DType::bf16)) == 5);
+  CHECK(rows_with_keys(shape(1, 1, 1, 5, 3, 64, true, DType::bf16)) == 3);
+  CHECK(rows_with_keys(shape(1, 1, 1, 3, 5, 64, true, DType::bf16)) == 3);
+  // b1 h2 s_q 8 s_k 2 d16 bf16 causal: 2 of 8 rows see a key; K and V are read whole.
+  const Shape tall = shape(1, 2, 2, 8, 2, 16, true, DType::bf16);
+  const Cost f = cost_of(tall, KernelKind::fused);
+  CHECK(f.min_bytes_read == (2.0 * 2 * 16 + 2 * 2.0 * 2 * 16) * 2);
+  CHECK(f.min_bytes_write == 2.0 * 8 * 16 * 2 + 2 * 8 * 4);  // O written whole (zeros), LSE too
+  // The reference's dense GEMM reads all of Q.
+  const Cost m = cost_of(tall, KernelKind::materialized);
+  CHECK(m.min_bytes_read == (2.0 * 8 * 16 + 2 * 2.0 * 2 * 16) * 2 + 2 * 3 * 4.0 + 2 * 8 * 2 * 2.0);
 }
 
 TEST_CASE("minimum bytes with GQA, fused and materialized") {
@@ -74,14 +103,20 @@ TEST_CASE("minimum bytes with GQA, fused and materialized") {
   CHECK(footprint_bytes(s, KernelKind::materialized) == 663552 + 262144 * 6);
 }
 
-TEST_CASE("causal does not shrink the reference's S/P traffic; fp32 doubles element bytes") {
+TEST_CASE("the causal reference: S written whole, read where unmasked; P written and read whole") {
   const Shape c = shape(1, 2, 2, 64, 64, 32, true, DType::fp32);
   const Cost m = cost_of(c, KernelKind::materialized);
-  const double scores = 2.0 * 64 * 64;
-  CHECK(m.sp_bytes == 2 * scores * (4 + 4));
+  const double scores = 2.0 * 64 * 64, unmasked = 2.0 * 64 * 65 / 2;
+  CHECK(m.sp_bytes == scores * 4 + unmasked * 4 + 2 * scores * 4);
+  CHECK(m.workspace_bytes == scores * (4 + 4));
+  CHECK(m.min_bytes_write == 2.0 * 64 * 32 * 4 + 2 * 64 * 4 + scores * (4 + 4));
+  const Cost dense = cost_of(shape(1, 2, 2, 64, 64, 32, false, DType::fp32), KernelKind::materialized);
+  CHECK(dense.sp_bytes == 2 * scores * (4 + 4));
+  CHECK(m.sp_bytes < dense.sp_bytes);
   const Cost f = cost_of(c, KernelKind::fused);
   CHECK(f.min_bytes_read == 3.0 * 2 * 64 * 32 * 4);
   CHECK(f.min_bytes_write == 2.0 * 64 * 32 * 4 + 2 * 64 * 4);
+  CHECK(f.intensity == Approx(f.flops / (f.min_bytes_read + f.min_bytes_write)));
 }
 
 TEST_CASE("intensity of the worked example in docs/cost-model.md") {
@@ -94,4 +129,29 @@ TEST_CASE("intensity of the worked example in docs/cost-model.md") {
   CHECK(f.intensity == Approx(274877906944.0 / 269484032.0));
   const Cost m = cost_of(s, KernelKind::materialized);
   CHECK(m.workspace_bytes == 3221225472.0);
+}
+
+TEST_CASE("the minimum bytes are a lower bound of what the H200 measured, within 1% at causal reference points") {
+  // reports/h200-fa-bench/results.json: 144 points measured with DRAM counters. The minimum must not
+  // exceed the traffic (counters plus the L2 write-back tail the ranges miss) of any point; at the
+  // causal reference, whose S/P traffic dominates, it must also be tight.
+  const attnprof::core::Results h200 = read_results(ATTNPROF_SOURCE_DIR "/reports/h200-fa-bench/results.json");
+  int checked = 0, causal_reference = 0;
+  for (const Record& r : h200.records) {
+    const auto rd = r.counters.total.find("dram__bytes_read.sum"), wr = r.counters.total.find("dram__bytes_write.sum");
+    if (r.status != Status::ok || rd == r.counters.total.end() || wr == r.counters.total.end()) continue;
+    const KernelKind kind = r.kernel == "reference" ? KernelKind::materialized : KernelKind::fused;
+    const Cost c = cost_of(r.shape, kind);
+    const double moved = rd->second + wr->second + r.counters.dram_write_tail_bytes.value_or(0);
+    const double ratio = moved / (c.min_bytes_read + c.min_bytes_write);
+    INFO(point_key(r) << ": moved " << moved << " B = " << ratio << "x the minimum");
+    CHECK(ratio >= 0.999);
+    if (r.kernel == "reference" && r.shape.causal) {
+      CHECK(ratio <= 1.02);
+      ++causal_reference;
+    }
+    ++checked;
+  }
+  CHECK(checked == 144);
+  CHECK(causal_reference == 24);
 }

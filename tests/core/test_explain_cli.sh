@@ -10,8 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 good='batch=8,heads=16,seq=2048,hdim=128,dtype=bf16'
 if "$bin" explain --gpu h200 --shape "$good" >"$tmp/out" 2>"$tmp/err"; then
-  for want in 'NVIDIA H200' 'reference' 'fused' 'in HBM' 'on chip' 'FLOPs (convention)' \
-              'FLOPs (causal-exact)' 'min bytes read' 'workspace' 'ridge point' 'floor latency' \
+  for want in 'NVIDIA H200' 'reference' 'fused' 'in HBM' 'on chip' 'FLOPs (exact)' \
+              'FLOPs (FA convention)' 'min bytes read' 'workspace' 'ridge point' 'floor latency' \
               '274.878 GFLOP' '3.221 GB' 'memory' 'compute' '206.1' '1020.0' '41.0' '277.82' '1398.32'; do
     grep -qF -- "$want" "$tmp/out" || fail "table lacks '$want'"
   done
@@ -30,7 +30,9 @@ ks = {k["kernel"]: k for k in d["kernels"]}
 assert set(ks) == {"reference", "fused"}, ks.keys()
 ref, fused = ks["reference"], ks["fused"]
 assert ref["kind"] == "materialized" and fused["kind"] == "fused"
-assert fused["cost"]["flops"] == 2**37 and fused["cost"]["flops_dense"] == 2**38
+# Causal square 2048: 2048 * 2049 / 2 unmasked scores per head; the FA convention is dense / 2.
+assert fused["cost"]["flops"] == 2**38 // 4096 * 2049 and fused["cost"]["flops_dense"] == 2**38
+assert fused["cost"]["flops_fa_convention"] == 2**37 and ref["cost"]["flops"] == fused["cost"]["flops"]
 assert fused["cost"]["workspace_bytes"] == 0 and ref["cost"]["workspace_bytes"] == 2**29 * 6
 assert ref["bound"] == "memory" and fused["bound"] == "compute", (ref["bound"], fused["bound"])
 assert abs(fused["ridge_flops_per_byte"] - 989.4 / 3.35) < 1e-6

@@ -118,3 +118,58 @@ TEST_CASE("sha256 matches the FIPS 180-4 test vectors", "[sha256]") {
   CHECK(sha256_hex(std::string(56, 'a')) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
   CHECK(sha256_hex(std::string(64, 'a')) == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
 }
+
+TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") {
+  Results r;
+  Record rec;
+  rec.shape = Shape{1, 4, 4, 1, 4096, 128, true, DType::bf16};
+  rec.kernel = "fused";
+  rec.cost.flops = 8.0e9;
+  rec.cost.flops_fa_convention = 4.0e9;
+  rec.tflops = 80;
+  rec.tflops_fa_convention = 40;
+  r.records.push_back(rec);
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.5");
+  CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
+  CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
+  const Results back = parse_results(j.dump(), "mem");
+  CHECK(back.records[0].cost.flops == 8.0e9);
+  CHECK(back.records[0].cost.flops_fa_convention == 4.0e9);
+  CHECK(back.records[0].tflops == 80);
+  CHECK(back.records[0].tflops_fa_convention == 40);
+}
+
+TEST_CASE("a file before 1.5: its convention FLOPs kept as such, causal costs recomputed exactly") {
+  // What attnprof 1.4 wrote for a decode point (one query row over 4096 keys, causal): flops and
+  // tflops halved by the convention, although the one row sees every key.
+  const std::string causal = R"({"shape": {"batch": 1, "heads": 4, "kv_heads": 4, "seq_q": 1, "seq_k": 4096,)"
+                             R"( "hdim": 128, "causal": true, "dtype": "bf16"}, "kernel": "fused", "status": "ok",)"
+                             R"( "latency": {"n": 30, "p50_us": 100.0}, "tflops": 0.04194304,)"
+                             R"( "cost": {"flops": 4194304, "flops_dense": 8388608, "flops_causal_exact": 8388608,)"
+                             R"( "min_bytes_read": 1, "min_bytes_write": 1, "sp_bytes": 0, "intensity": 1}})";
+  const std::string dense = R"({"shape": {"batch": 1, "heads": 4, "kv_heads": 4, "seq_q": 64, "seq_k": 64,)"
+                            R"( "hdim": 64, "causal": false, "dtype": "bf16"}, "kernel": "fused", "status": "ok",)"
+                            R"( "latency": {"n": 30, "p50_us": 10.0}, "tflops": 0.5,)"
+                            R"( "cost": {"flops": 4194304, "flops_dense": 4194304, "min_bytes_read": 7}})";
+  const Results back = parse_results(R"({"schema_version": "1.4", "context": {}, "records": [)" + causal + "," +
+                                         dense + "]}",
+                                     "old");
+  const Record& c = back.records[0];
+  CHECK(c.cost.flops == 8388608);               // 4 * 4 heads * 128 * 4096 unmasked scores
+  CHECK(c.cost.flops_fa_convention == 4194304);  // what the file called flops
+  CHECK(c.cost.min_bytes_read == (4.0 * 128 + 2 * 4.0 * 4096 * 128) * 2);  // recomputed, not 1
+  CHECK(c.tflops == Approx(8388608 / 100e-6 / 1e12));
+  CHECK(c.tflops_fa_convention == Approx(0.04194304));
+  const Record& d = back.records[1];  // dense: both conventions agree, figures stay as written
+  CHECK(d.cost.flops == 4194304);
+  CHECK(d.cost.flops_fa_convention == 4194304);
+  CHECK(d.cost.min_bytes_read == 7);
+  CHECK(d.tflops == 0.5);
+  CHECK(d.tflops_fa_convention == 0.5);
+
+  // The same text as 1.5 is taken as written.
+  const Results now = parse_results(R"({"schema_version": "1.5", "context": {}, "records": [)" + causal + "]}", "new");
+  CHECK(now.records[0].cost.flops == 4194304);
+  CHECK(now.records[0].cost.min_bytes_read == 1);
+}

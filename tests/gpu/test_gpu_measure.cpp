@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/stats.hpp"
 #include "kernels/common/testbed.hpp"
@@ -502,6 +503,33 @@ TEST_CASE("backend: a kernel that writes wrong numbers is reported incorrect, an
   REQUIRE(!bad.verification.passed);
   REQUIRE(bad.verification.unwritten == 0);
   REQUIRE(bad.samples_us.size() >= 10);  // timed all the same: the record says how fast the wrong kernel is
+}
+
+TEST_CASE("backend: TFLOP/s from the exact causal FLOPs, FlashAttention's convention beside them", "[gpu]") {
+  auto backend = m::make_cuda_backend(0);
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  REQUIRE(fused != nullptr);
+  m::MeasureOptions options;
+  options.min_samples = 10;
+  options.max_samples = 30;
+  options.counters = false;
+  // Decode: the one query row sees every key, so the exact count is dense and the convention half.
+  const core::Shape decode{1, 8, 8, 1, 4096, 64, true, core::DType::bf16};
+  // seq_q 1024 over seq_k 256: 768 rows see no key; the convention counts 1024/257, about 4x, too much.
+  const core::Shape tall{1, 8, 8, 1024, 256, 64, true, core::DType::bf16};
+  for (const core::Shape& shape : {decode, tall}) {
+    const core::Record rec = backend->measure(shape, *fused, options);
+    std::printf("MEASURE exact flops %s: status %s, p50 %.2f us, %.4g TFLOP/s exact, %.4g FA convention\n",
+                shape.label().c_str(), std::string(core::to_string(rec.status)).c_str(), rec.latency.p50_us,
+                rec.tflops, rec.tflops_fa_convention);
+    INFO(rec.reason);
+    REQUIRE(rec.status == core::Status::ok);
+    REQUIRE(rec.latency.p50_us > 0);
+    CHECK(rec.cost.flops == 4.0 * shape.batch * shape.heads * shape.hdim * core::unmasked_scores(shape));
+    CHECK(rec.tflops == Approx(rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12));
+    CHECK(rec.tflops / rec.tflops_fa_convention == Approx(rec.cost.flops / rec.cost.flops_fa_convention));
+  }
+  CHECK(core::cost_of(decode, core::KernelKind::fused).flops == 2 * core::cost_of(decode, core::KernelKind::fused).flops_fa_convention);
 }
 
 TEST_CASE("batched counters: copies of known size attributed to their point by the markers", "[gpu][batch]") {

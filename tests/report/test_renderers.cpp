@@ -172,7 +172,7 @@ TEST_CASE("markdown: context, table rows, comparison, failures") {
     CHECK(count(lines[at + 2 + i], " | ") == 8);  // 9 cells: no cell was split
   }
   CHECK(lines[at + 2] ==
-        "| b4 h16/16 s8192x8192 d128 bf16 | reference | ok | 17250.00 | 17600.00 | 127.5 | 78.7 | "
+        "| b4 h16/16 s8192x8192 d128 bf16 | reference | ok | 17250.00 | 17776.00 (n=60: max) | 127.5 | 78.7 | "
         "memory-bound | excess-traffic |");
   CHECK_THAT(md, Catch::Contains("**Notice**: SYNTHETIC FIXTURE"));
   CHECK_THAT(md, Catch::Contains("### Reference vs fused"));
@@ -305,4 +305,37 @@ TEST_CASE("run_report: bad input is an InputError; files are written") {
   std::ostringstream quiet;
   report::run_report(options, quiet);
   CHECK(quiet.str().empty());
+}
+
+TEST_CASE("P99 over too few samples shows the maximum, marked; TFLOP/s conventions are named") {
+  Results res = small_results();
+  Record& r = res.records[0];
+  r.latency.n = 30;
+  r.latency.max_us = 333;
+  r.shape.causal = true;
+  r.tflops_fa_convention = 333.0;
+  const std::string terminal = render(res, report::write_terminal);
+  CHECK_THAT(terminal, Catch::Contains("333.00 (n=30: max)"));
+  const std::string html = render(res, report::write_html);
+  CHECK_THAT(html, Catch::Contains("333.00 (n=30: max)"));
+  CHECK_THAT(html, Catch::Contains("(n=30: max; the P99 needs 368 samples)"));
+  CHECK_THAT(html, Catch::Contains("TFLOP/s (exact FLOPs)"));
+  CHECK_THAT(html, Catch::Contains("TFLOP/s (FA convention)"));  // square causal: shown beside
+  const auto rows = parse_csv(render(res, report::write_csv));
+  const auto& h = rows[0];
+  const auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin());
+  };
+  REQUIRE(col("p99_supported") < h.size());
+  REQUIRE(col("tflops_fa_convention") < h.size());
+  CHECK(rows[1][col("p99_supported")] == "false");
+  CHECK(rows[1][col("p99_us")] == "310");  // the type-7 figure stays the data
+  CHECK(rows[1][col("tflops_fa_convention")] == "333");
+
+  r.shape.seq_k = 4096;  // not square: the convention is not shown beside the exact figure
+  r.latency.n = 400;
+  const std::string html2 = render(res, report::write_html);
+  CHECK(html2.find("TFLOP/s (FA convention)") == std::string::npos);
+  CHECK(html2.find("n=400") == std::string::npos);
+  CHECK(render(res, report::write_terminal).find("(n=") == std::string::npos);
 }

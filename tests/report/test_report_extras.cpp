@@ -7,6 +7,8 @@
 #include <string>
 
 #include "core/diagnosis.hpp"
+#include <fmt/format.h>
+
 #include "core/results.hpp"
 #include "report/report.hpp"
 #include "report/rules.hpp"
@@ -85,7 +87,7 @@ TEST_CASE("openmetrics: one sample per measured point in each family, metadata f
   CHECK(text.find("# TYPE attnprof_latency_p50_seconds gauge\n# UNIT attnprof_latency_p50_seconds seconds\n") !=
         std::string::npos);
   CHECK(text.find("attnprof_latency_p50_seconds{" + kLabels + "} 0.0003\n") != std::string::npos);
-  CHECK(text.find("attnprof_latency_p99_seconds{" + kLabels + "} 0.00031\n") != std::string::npos);
+  CHECK(text.find("attnprof_latency_p99_seconds{" + kLabels + ",estimate=\"p99\"} 0.00031\n") != std::string::npos);
   CHECK(text.find("attnprof_dram_bytes{" + kLabels + "} 150000000\n") != std::string::npos);
   CHECK(text.find("attnprof_min_dram_bytes{" + kLabels + "} 150000000\n") != std::string::npos);
   CHECK(text.find("attnprof_dram_over_minimum_ratio{" + kLabels + "} 1\n") != std::string::npos);
@@ -101,6 +103,22 @@ TEST_CASE("openmetrics: one sample per measured point in each family, metadata f
                   R"(date="2026-01-01T00:00:00Z",host="h"} 1)") != std::string::npos);
   CHECK(text.size() >= 6);
   CHECK(text.substr(text.size() - 6) == "# EOF\n");
+}
+
+TEST_CASE("openmetrics: a P99 the samples cannot bound is the maximum, labelled; both TFLOP/s conventions") {
+  Results res = two_points();
+  res.records.pop_back();
+  res.records[0].latency.n = 30;
+  res.records[0].latency.max_us = 320;
+  res.records[0].tflops_fa_convention = 166.5;
+  annotate(res);
+  std::string text = openmetrics(res);
+  CHECK(text.find("attnprof_latency_p99_seconds{" + kLabels + ",estimate=\"max\"} " + fmt::format("{}", 320 * 1e-6) +
+                  "\n") != std::string::npos);
+  CHECK(text.find("attnprof_tflops_fa_convention{" + kLabels + "} 166.5\n") != std::string::npos);
+  res.records[0].latency.n = 368;
+  text = openmetrics(res);
+  CHECK(text.find("attnprof_latency_p99_seconds{" + kLabels + ",estimate=\"p99\"} 0.00031\n") != std::string::npos);
 }
 
 TEST_CASE("openmetrics: label values escape backslash, quote and line feed; NaN is spelled NaN") {

@@ -422,7 +422,7 @@ class CudaBackend final : public Backend {
       rec.launch_overhead_us = timing.launch_overhead_us;
       rec.timing_mode = timing.timing_mode;
       rec.clock = timing.clock;
-      if (rec.latency.p50_us > 0) rec.tflops = rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12;
+      core::set_tflops(rec);
     }
 
     if (options.counters && options.counter_batch <= 1) {
