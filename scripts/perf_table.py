@@ -3,7 +3,8 @@
 
 usage: python3 scripts/perf_table.py RESULTS.json SDPA_ANCHOR.json [MORE_ANCHORS.json ...] > table.md
 
-One row per (dtype, hdim, causal, seq): TFLOP/s of every attnprof kernel that ran (fused kernels,
+One row per (dtype, hdim, causal, seq): TFLOP/s (FlashAttention's convention, as the anchors count)
+of every attnprof kernel that ran (fused kernels,
 then the reference), PyTorch's FlashAttention-2 (`flash`), cuDNN (`cudnn`) and naive attention, the
 ratios the performance targets name, each fused kernel's P50/P99, its DRAM bytes over the analytic
 minimum, its max error against float64, and the verdicts. Every figure is read from the files.
@@ -35,8 +36,12 @@ def ratio(a, b):
 
 
 def tflops_of(r):
-    """TFLOP/s of a results record that ran ok, else None."""
-    return number(r.get("tflops")) if r and r["status"] == "ok" else None
+    """TFLOP/s of a results record that ran ok, else None, under FlashAttention's FLOP convention (dense,
+    halved when causal), the one its benchmarks and the PyTorch anchors use: `tflops_fa_convention`
+    (results schema 1.5), or `tflops`, which was that convention in older files."""
+    if not r or r["status"] != "ok":
+        return None
+    return number(r.get("tflops_fa_convention", r.get("tflops")))
 
 
 def main():
