@@ -10,12 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/diagnosis_model.hpp"
 #include "core/shape.hpp"
 
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 4;
+inline constexpr int kSchemaMinor = 5;
 // Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
 // bootstrap costs resamples x samples, so millions per point would run for minutes.
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -149,7 +150,7 @@ struct Record {
   std::string layout = "bhsd";            // of Q, K, V, O as the kernel took them
   Verification verification;
   Cost cost;
-  nlohmann::json diagnosis;               // filled by analysis (src/core/diagnosis.hpp); may be null
+  std::optional<Diagnosis> diagnosis;     // filled by analysis (src/core/diagnosis.hpp); null when absent
   double wall_s = 0;                      // wall time spent on this point
 };
 
@@ -157,6 +158,7 @@ struct Ceilings {
   double peak_bw_bytes_per_s = 0;                   // used for the roofline: measured if present
   std::map<std::string, double> peak_flops_per_s;   // per dtype ("bf16", "fp16", "fp32")
   std::string source;                               // "measured", "datasheet", "measured+datasheet"
+  double launch_latency_us = 0;  // [us] GPU time of one empty kernel launch; 0 when not measured
   double datasheet_bw_bytes_per_s = 0;
   std::map<std::string, double> datasheet_flops_per_s;
 };
