@@ -239,7 +239,8 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
       h += "</tbody></table>";
     }
     h += "<div class=\"kv\">";
-    for (const auto& [k, v] : json(d.metrics).items()) h += kv(k, json_value_text(v));
+    const json metrics = d.metrics;  // items() refers into it: it must outlive the loop
+    for (const auto& [k, v] : metrics.items()) h += kv(k, json_value_text(v));
     h += "</div>";
   }
 
