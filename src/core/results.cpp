@@ -337,7 +337,7 @@ void to_json(json& j, const Record& r) {
        {"layout", r.layout},
        {"verification", r.verification},
        {"cost", r.cost},
-       {"diagnosis", r.diagnosis},
+       {"diagnosis", r.diagnosis ? json(*r.diagnosis) : json(nullptr)},
        {"wall_s", num(r.wall_s)}};
 }
 void from_json(const json& j, Record& r) {
@@ -364,7 +364,8 @@ void from_json(const json& j, Record& r) {
   r.layout = get_or<std::string>(j, "layout", "bhsd");
   r.verification = get_or<Verification>(j, "verification", {});
   r.cost = get_or<Cost>(j, "cost", {});
-  r.diagnosis = j.contains("diagnosis") ? j.at("diagnosis") : json(nullptr);
+  if (auto it = j.find("diagnosis"); it != j.end() && it->is_object()) r.diagnosis = it->get<Diagnosis>();
+  else r.diagnosis.reset();
   r.wall_s = get_num(j, "wall_s");
 }
 
@@ -372,6 +373,7 @@ void to_json(json& j, const Ceilings& c) {
   j = {{"peak_bw_bytes_per_s", num(c.peak_bw_bytes_per_s)},
        {"peak_flops_per_s", num_map(c.peak_flops_per_s)},
        {"source", c.source},
+       {"launch_latency_us", num(c.launch_latency_us)},
        {"datasheet_bw_bytes_per_s", num(c.datasheet_bw_bytes_per_s)},
        {"datasheet_flops_per_s", num_map(c.datasheet_flops_per_s)}};
 }
@@ -379,6 +381,7 @@ void from_json(const json& j, Ceilings& c) {
   c.peak_bw_bytes_per_s = get_num(j, "peak_bw_bytes_per_s");
   c.peak_flops_per_s = get_num_map(j, "peak_flops_per_s");
   c.source = get_or<std::string>(j, "source", "");
+  c.launch_latency_us = get_num(j, "launch_latency_us");  // absent before schema 1.5
   c.datasheet_bw_bytes_per_s = get_num(j, "datasheet_bw_bytes_per_s");
   c.datasheet_flops_per_s = get_num_map(j, "datasheet_flops_per_s");
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/diagnosis_model.hpp"
 #include "core/shape.hpp"
 
 namespace attnprof::core {
@@ -152,7 +153,7 @@ struct Record {
   std::string layout = "bhsd";            // of Q, K, V, O as the kernel took them
   Verification verification;
   Cost cost;
-  nlohmann::json diagnosis;               // filled by analysis (src/core/diagnosis.hpp); may be null
+  std::optional<Diagnosis> diagnosis;     // filled by analysis (src/core/diagnosis.hpp); null when absent
   double wall_s = 0;                      // wall time spent on this point
 };
 
@@ -160,6 +161,7 @@ struct Ceilings {
   double peak_bw_bytes_per_s = 0;                   // used for the roofline: measured if present
   std::map<std::string, double> peak_flops_per_s;   // per dtype ("bf16", "fp16", "fp32")
   std::string source;                               // "measured", "datasheet", "measured+datasheet"
+  double launch_latency_us = 0;  // [us] GPU time of one empty kernel launch; 0 when not measured
   double datasheet_bw_bytes_per_s = 0;
   std::map<std::string, double> datasheet_flops_per_s;
 };

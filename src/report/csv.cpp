@@ -4,6 +4,7 @@
 // column per stage (p50) and per counter seen anywhere in the file, empty where a point lacks it.
 #include <cmath>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -41,15 +42,55 @@ std::string num(double v) {
 std::string num(std::optional<double> v) { return v ? num(*v) : std::string(); }
 std::string num(int64_t v) { return fmt::format("{}", v); }
 
-std::string metric(const json& diagnosis, std::string_view key) {
-  const json& m = diagnosis.is_object() ? diagnosis.value("metrics", json::object()) : json::object();
-  auto it = m.find(key);
-  if (it == m.end() || it->is_null()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_boolean()) return it->get<bool>() ? "true" : "false";
-  if (it->is_number()) return num(it->get<double>());
-  return it->dump();
+// The diagnosis columns: name and field, in column order.
+using Metrics = core::DiagnosisMetrics;
+struct MetricColumn {
+  const char* name;
+  std::string (*text)(const Metrics&);
+};
+template <auto Field>
+std::string field_text(const Metrics& m) {
+  const auto& v = m.*Field;
+  if (!v) return "";
+  if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, std::string>) return *v;
+  else return num(*v);
 }
+std::string level_text(const Metrics& m) {
+  return m.memory_level ? std::string(core::to_string(*m.memory_level)) : std::string();
+}
+const MetricColumn kDiagnosisMetrics[] = {
+    {"flops", field_text<&Metrics::flops>},
+    {"flops_source", field_text<&Metrics::flops_source>},
+    {"flops_vs_cost", field_text<&Metrics::flops_vs_cost>},
+    {"dram_bytes", field_text<&Metrics::dram_bytes>},
+    {"bytes_source", field_text<&Metrics::bytes_source>},
+    {"intensity_flop_per_byte", field_text<&Metrics::intensity_flop_per_byte>},
+    {"achieved_flops_per_s", field_text<&Metrics::achieved_flops_per_s>},
+    {"achieved_bytes_per_s", field_text<&Metrics::achieved_bytes_per_s>},
+    {"attainable_flops_per_s", field_text<&Metrics::attainable_flops_per_s>},
+    {"pct_of_roof", field_text<&Metrics::pct_of_roof>},
+    {"pct_of_clock_scaled_roof", field_text<&Metrics::pct_of_clock_scaled_roof>},
+    {"roof_bound", field_text<&Metrics::roof_bound>},
+    {"compute_sol_pct", field_text<&Metrics::compute_sol_pct>},
+    {"memory_sol_pct", field_text<&Metrics::memory_sol_pct>},
+    {"sol_source", field_text<&Metrics::sol_source>},
+    {"memory_level", level_text},
+    {"dram_sol_pct", field_text<&Metrics::dram_sol_pct>},
+    {"l2_sol_pct", field_text<&Metrics::l2_sol_pct>},
+    {"l1_sol_pct", field_text<&Metrics::l1_sol_pct>},
+    {"compute_pipe", field_text<&Metrics::compute_pipe>},
+    {"compute_pipe_pct", field_text<&Metrics::compute_pipe_pct>},
+    {"issue_active_pct", field_text<&Metrics::issue_active_pct>},
+    {"latency_stall_share", field_text<&Metrics::latency_stall_share>},
+    {"dram_write_tail_bytes", field_text<&Metrics::dram_write_tail_bytes>},
+    {"excess_traffic_ratio", field_text<&Metrics::excess_traffic_ratio>},
+    {"sp_share", field_text<&Metrics::sp_share>},
+    {"kernel_variant", field_text<&Metrics::kernel_variant>},
+    {"query_tile_rows", field_text<&Metrics::query_tile_rows>},
+    {"tail_source", field_text<&Metrics::tail_source>},
+    {"tail_idle_share", field_text<&Metrics::tail_idle_share>},
+    {"last_query_tile_rows", field_text<&Metrics::last_query_tile_rows>},
+};
 
 }  // namespace
 
@@ -62,12 +103,6 @@ void write_csv(const core::Results& results, std::ostream& out) {
     for (const auto& [name, value] : r.counters.total) counter_names.insert(name);
   }
 
-  static const std::vector<std::string> kDiagnosisMetrics = {
-      "flops",           "flops_source",     "flops_vs_cost",     "dram_bytes",       "bytes_source",
-      "intensity_flop_per_byte", "achieved_flops_per_s", "achieved_bytes_per_s",
-      "attainable_flops_per_s",  "pct_of_roof",          "roof_bound",
-      "compute_sol_pct", "memory_sol_pct",   "sol_source",       "dram_write_tail_bytes", "excess_traffic_ratio",
-      "sp_share",        "tail_idle_share",  "last_query_tile_rows"};
   std::vector<std::string> header = {
       "key", "label", "batch", "heads", "kv_heads", "seq_q", "seq_k", "hdim", "causal", "dtype",
       "kernel", "backend", "device_id", "status", "reason", "timing_mode", "samples", "p50_us",
@@ -75,7 +110,7 @@ void write_csv(const core::Results& results, std::ostream& out) {
       "p50_ci_low_us", "p50_ci_high_us", "launch_overhead_us", "tflops", "tflops_fa_convention",
       "p99_supported", "cost_flops", "cost_flops_fa_convention", "cost_flops_dense", "cost_min_bytes_read", "cost_min_bytes_write", "cost_sp_bytes",
       "cost_workspace_bytes", "cost_intensity"};
-  for (const auto& k : kDiagnosisMetrics) header.push_back(k);
+  for (const auto& c : kDiagnosisMetrics) header.emplace_back(c.name);
   for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
                         "registers_per_thread", "smem_bytes_per_block", "grid_blocks",
                         "blocks_per_sm", "sm_count", "theoretical_occupancy_pct",
@@ -111,14 +146,14 @@ void write_csv(const core::Results& results, std::ostream& out) {
         num(r.cost.flops), num(r.cost.flops_fa_convention), num(r.cost.flops_dense),
         num(r.cost.min_bytes_read), num(r.cost.min_bytes_write), num(r.cost.sp_bytes),
         num(r.cost.workspace_bytes), num(r.cost.intensity)};
-    for (const auto& k : kDiagnosisMetrics) f.push_back(metric(row.diagnosis, k));
+    for (const auto& c : kDiagnosisMetrics) f.push_back(row.diagnosis ? c.text(row.diagnosis->metrics) : std::string());
     const auto& o = r.occupancy;
     const auto& v = r.verification;
     const bool has_occupancy = o.grid_blocks > 0;
     auto occ = [&](int64_t x) { return has_occupancy ? num(x) : std::string(); };
     const std::vector<std::string> tail = {
           row.verdict, join(row.flags, ";"),
-          row.diagnosis.is_object() ? row.diagnosis.value("next_step", "") : std::string(),
+          row.diagnosis ? row.diagnosis->next_step : std::string(),
           o.kernel, occ(o.threads_per_block), occ(o.registers_per_thread),
           occ(o.smem_bytes_per_block), occ(o.grid_blocks), occ(o.blocks_per_sm), occ(o.sm_count),
           has_occupancy ? num(o.theoretical_pct) : "", num(o.achieved_pct), o.limiter,

@@ -236,33 +236,30 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
                    row.verdict.empty() ? "" : " &mdash; " + e(row.verdict));
   if (!r.reason.empty()) h += "<p><b>Reason:</b> " + e(r.reason) + "</p>";
 
-  if (row.diagnosis.is_object()) {
+  if (row.diagnosis) {
+    const core::Diagnosis& d = *row.diagnosis;
     h += "<h3>Diagnosis</h3><p><b>" + verdict_link(row.verdict) + "</b>";
     for (const auto& f : row.flags) h += " " + flag_link(f);
     h += "</p><ul>";
-    for (const auto& line : row.diagnosis.value("evidence", json::array()))
-      if (line.is_string()) h += "<li>" + e(line.get<std::string>()) + "</li>";
-    h += "</ul><p><b>Next step:</b> " + e(row.diagnosis.value("next_step", "")) + "</p>";
-    const json launches = row.diagnosis.value("launches", json::array());
-    if (!launches.empty()) {
+    for (const auto& line : d.evidence) h += "<li>" + e(line) + "</li>";
+    h += "</ul><p><b>Next step:</b> " + e(d.next_step) + "</p>";
+    if (!d.launches.empty()) {
       h += "<table><thead><tr><th>launch</th><th>kernel</th><th class=\"n\">share of GPU time %</th>"
            "<th class=\"n\">DRAM TB/s</th><th class=\"n\">compute %</th><th class=\"n\">memory %</th>"
            "<th>verdict</th></tr></thead><tbody>";
-      auto number = [](const json& v, double scale) -> std::optional<double> {
-        if (!v.is_number()) return std::nullopt;
-        return v.get<double>() * scale;
+      auto scaled = [](std::optional<double> v, double scale) -> std::optional<double> {
+        if (!v) return std::nullopt;
+        return *v * scale;
       };
-      for (const auto& l : launches)
-        h += fmt::format("<tr><td>{}</td><td>{}</td>{}{}{}{}<td>{}</td></tr>", e(l.value("name", "")),
-                         e(l.value("kernel", "")), num_cell(number(l.value("time_share", json()), 100), 1),
-                         num_cell(number(l.value("dram_bytes_per_s", json()), 1e-12), 2),
-                         num_cell(number(l.value("compute_sol_pct", json()), 1), 0),
-                         num_cell(number(l.value("memory_sol_pct", json()), 1), 0),
-                         e(l.value("verdict", json()).is_string() ? l.at("verdict").get<std::string>() : "-"));
+      for (const auto& l : d.launches)
+        h += fmt::format("<tr><td>{}</td><td>{}</td>{}{}{}{}<td>{}</td></tr>", e(l.name), e(l.kernel),
+                         num_cell(l.time_share * 100, 1), num_cell(scaled(l.dram_bytes_per_s, 1e-12), 2),
+                         num_cell(l.compute_sol_pct, 0), num_cell(l.memory_sol_pct, 0),
+                         e(l.verdict ? std::string(core::to_string(*l.verdict)) : "-"));
       h += "</tbody></table>";
     }
     h += "<div class=\"kv\">";
-    const json metrics = row.diagnosis.value("metrics", json::object());
+    const json metrics = d.metrics;  // items() refers into it: it must outlive the loop
     for (const auto& [k, v] : metrics.items()) h += kv(k, json_value_text(v));
     h += "</div>";
   }

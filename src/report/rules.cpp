@@ -27,26 +27,28 @@ const std::vector<Rule>& verdict_rules() {
   using namespace core;
   static const std::vector<Rule> rules = {
       verdict(kVerdictLaunch,
-              fmt::format("GPU time under {:g} us per kernel launch of the call: each launch's fixed cost is a "
+              fmt::format("GPU time under {:g}x an empty kernel's launch latency per kernel launch of the call "
+                          "(without a measured latency: under {:g} us per launch): each launch's fixed cost is a "
                           "large part of it, so fewer, larger launches are the lever.",
-                          kLaunchBoundUsPerLaunch)),
+                          kLaunchBoundLatencyMultiple, kLaunchBoundUsPerLaunch)),
       verdict(kVerdictLatency,
-              fmt::format("compute and memory throughput (speed of light) both under {:g}% of peak: neither "
-                          "unit is busy, so more independent work in flight is the lever.",
+              fmt::format("compute and memory throughput (speed of light) both under {:g}% of peak, or the SM "
+                          "busy with neither the tensor nor the FMA pipe leading memory: no one unit limits, so "
+                          "more independent work in flight (or fewer non-MMA instructions) is the lever.",
                           kSolLatencyBelowPct)),
       verdict(kVerdictOccupancy,
-              fmt::format("latency-bound, and theoretical occupancy is under {:g}% with a named limiter "
-                          "(registers, shared memory): too little resident work to hide latency; the limiter "
-                          "says what to cut.",
-                          kOccupancyBoundBelowPct)),
+              fmt::format("latency-bound, theoretical occupancy under {:g}% with a named limiter, issue slots "
+                          "used under {:g}% of cycles and dependency stalls at least {:g}% of the warps' cycles: "
+                          "too few resident warps to hide latency; the limiter says what to cut.",
+                          kOccupancyBoundBelowPct, kIssueActiveBusyPct, kLatencyStallShareFrom * 100)),
       verdict(kVerdictCompute,
-              fmt::format("compute throughput at least {:g} points above memory throughput, or the two within "
-                          "{:g} points and the measured intensity above the ridge point of the roofline.",
-                          kSolDominanceMarginPct, kSolDominanceMarginPct)),
+              fmt::format("the tensor or FMA pipe at least {:g}% busy and {:g} points above every memory level, "
+                          "or at least {:g}% of the compute roof scaled to the SM clock the point ran at.",
+                          kSolLatencyBelowPct, kSolDominanceMarginPct, kComputeRoofSharePct)),
       verdict(kVerdictMemory,
-              fmt::format("memory throughput at least {:g} points above compute throughput, or the two within "
-                          "{:g} points and the measured intensity below the ridge point of the roofline.",
-                          kSolDominanceMarginPct, kSolDominanceMarginPct)),
+              fmt::format("the busiest memory level (HBM, L2 or L1/shared, named) at least {:g}% busy, and compute "
+                          "not {:g} points ahead of it.",
+                          kSolLatencyBelowPct, kSolDominanceMarginPct)),
       verdict(kVerdictUnknown, "no P50, or no ceilings to compare against (a run that recorded none)."),
   };
   return rules;
@@ -57,9 +59,10 @@ const std::vector<Rule>& flag_rules() {
   static const std::vector<Rule> rules = {
       flag(kFlagUnderFilled, "fewer blocks than the device holds at once (under one wave): part of it idles."),
       flag(kFlagTailEffect,
-           fmt::format("over {:g}% of the launched wave slots idle, or the last {}-row query tile of the fused "
-                       "kernel less than {:g}% full.",
-                       kTailWasteShare * 100, kFusedQueryTileRows, kTailTileFillBelow * 100)),
+           fmt::format("over {:g}% of the launched wave slots idle (for a persistent grid: of the CTA time, "
+                       "from the tiles each CTA takes), or the last query tile of an attnprof fused kernel (its "
+                       "rows read from the variant that ran) less than {:g}% full.",
+                       kTailWasteShare * 100, kTailTileFillBelow * 100)),
       flag(kFlagExcessTraffic,
            fmt::format("measured DRAM bytes over {:g}x the cost model's minimum, or S/P traffic over {:g}% of "
                        "a materialising kernel's minimum bytes.",

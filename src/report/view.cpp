@@ -32,20 +32,19 @@ std::vector<Row> make_rows(const core::Results& results) {
     row.reason = r.reason;
     row.measured = r.status == core::Status::ok || r.status == core::Status::incorrect;
     if (row.measured) {
-      row.diagnosis = r.diagnosis.is_object() ? r.diagnosis : core::diagnose(r, results.context);
+      row.diagnosis = r.diagnosis ? *r.diagnosis : core::diagnose(r, results.context);
       row.p50_us = r.latency.p50_us;
       const core::ShownPercentile p99 = core::shown_percentile(r.latency, 0.99);
       row.p99_us = p99.value_us;
       row.p99_note = p99.note;
       row.tflops = r.tflops;
-      const json& m = row.diagnosis.value("metrics", json::object());
-      row.pct_of_roof = number_at(m, "pct_of_roof");
-      row.intensity_flop_per_byte = number_at(m, "intensity_flop_per_byte");
-      row.achieved_flops_per_s = number_at(m, "achieved_flops_per_s");
-      row.dram_bytes = number_at(m, "dram_bytes");
-      row.verdict = row.diagnosis.value("verdict", "");
-      for (const auto& f : row.diagnosis.value("flags", json::array()))
-        if (f.is_string()) row.flags.push_back(f.get<std::string>());
+      const core::DiagnosisMetrics& m = row.diagnosis->metrics;
+      row.pct_of_roof = m.pct_of_roof;
+      row.intensity_flop_per_byte = m.intensity_flop_per_byte;
+      row.achieved_flops_per_s = m.achieved_flops_per_s;
+      row.dram_bytes = m.dram_bytes;
+      row.verdict = std::string(core::to_string(row.diagnosis->verdict));
+      for (core::Flag f : row.diagnosis->flags) row.flags.emplace_back(core::to_string(f));
     }
     rows.push_back(std::move(row));
   }

@@ -23,7 +23,7 @@ struct Row {
   std::string p99_note;
   std::string verdict;
   std::vector<std::string> flags;
-  nlohmann::json diagnosis;  // the record's own, or computed here when it has none
+  std::optional<core::Diagnosis> diagnosis;  // the record's own, or computed here when it has none
 };
 
 std::vector<Row> make_rows(const core::Results&);

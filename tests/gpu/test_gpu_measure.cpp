@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/cost_model.hpp"
+#include "core/diagnosis.hpp"
 #include "core/errors.hpp"
 #include "core/stats.hpp"
 #include "kernels/common/testbed.hpp"
@@ -106,14 +107,16 @@ TEST_CASE("default metrics are all valid on GH100 and unknown names are refused 
   REQUIRE(m::passes_needed({"dram__bytes_read.sum"}, kChip) >= 1);
 }
 
-TEST_CASE("the default metric set is planned as one configuration: 13 passes on GH100", "[cpu]") {
-  // Added one name per call, CUPTI gave each name passes of its own (29 for this set); added in one
-  // call it packs them. The two speed-of-light metrics are most of it (sm__throughput alone is 8).
+TEST_CASE("the default metric set is planned as one configuration: 15 passes on GH100", "[cpu]") {
+  // Added one name per call, CUPTI gave each name passes of its own (29 for the set before the memory
+  // levels, pipes and stall ratios were added); added in one call it packs them. The two
+  // speed-of-light metrics are most of it (sm__throughput alone is 8); the 12 diagnosis metrics added
+  // with the memory levels cost 2 passes (13 before).
   std::vector<std::string> with_marker = m::default_metrics();
   with_marker.push_back(m::kMarkerMetric);
   const int64_t passes = m::passes_needed(with_marker, kChip);
   std::printf("MEASURE default metric set on %s: %lld passes\n", kChip, static_cast<long long>(passes));
-  REQUIRE(passes == 13);
+  REQUIRE(passes == 15);
   int64_t one_by_one = 0;
   for (const auto& name : with_marker) one_by_one = std::max(one_by_one, m::passes_needed({name}, kChip));
   REQUIRE(passes >= one_by_one);  // never fewer than its costliest metric alone
@@ -453,6 +456,57 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
   const kernels::Kernel& any = *backend->kernels().front();
   options.extra_metrics = {"dram__bytes_raed.sum"};
   REQUIRE_THROWS_AS(backend->measure(shape, any, options), attnprof::InputError);
+}
+
+TEST_CASE("diagnosis from the default counters: memory level, pipes, issue and stalls, the kernel's tiling", "[gpu]") {
+  auto backend = m::make_cuda_backend(0);
+  m::MeasureOptions options;
+  options.min_samples = 10;
+  options.max_samples = 30;
+  cudaDeviceProp prop{};
+  REQUIRE(cudaGetDeviceProperties(&prop, 0) == cudaSuccess);
+  core::Context ctx;
+  ctx.backend = "cuda";
+  ctx.device.name = prop.name;  // the datasheet's ceilings (an H200 or H100)
+  const core::Shape shape{2, 16, 16, 4096, 4096, 128, false, core::DType::bf16};
+  for (const kernels::Kernel* kernel : backend->kernels()) {
+    if (!kernel->unsupported_reason(shape).empty()) continue;
+    const core::Record rec = backend->measure(shape, *kernel, options);
+    REQUIRE(rec.counters.status == "ok");
+    const core::Diagnosis d = core::diagnose(rec, ctx);
+    const auto& mm = d.metrics;
+    auto v = [](const std::optional<double>& x) { return x.value_or(-1); };
+    std::printf("MEASURE diagnosis %s %s: %s on %s; compute SOL %.1f%%, memory %.1f%% (HBM %.1f, L2 %.1f, L1 %.1f); "
+                "pipe %s %.1f%%; issue %.1f%%, dependency stalls %.2f (%s); variant %s, tail %s %.3f; passes %lld\n",
+                kernel->name().c_str(), shape.label().c_str(), std::string(core::to_string(d.verdict)).c_str(),
+                mm.memory_level ? std::string(core::to_string(*mm.memory_level)).c_str() : "-", v(mm.compute_sol_pct),
+                v(mm.memory_sol_pct), v(mm.dram_sol_pct), v(mm.l2_sol_pct), v(mm.l1_sol_pct),
+                mm.compute_pipe.value_or("-").c_str(), v(mm.compute_pipe_pct), v(mm.issue_active_pct),
+                v(mm.latency_stall_share), mm.top_stall.value_or("-").c_str(), mm.kernel_variant.value_or("-").c_str(),
+                mm.tail_source.value_or("-").c_str(), v(mm.tail_idle_share), static_cast<long long>(rec.counters.passes));
+    INFO(kernel->name());
+    // Every new counter of the default set arrived, and the rules read them rather than the fallbacks.
+    REQUIRE(mm.dram_sol_source == "counters");
+    REQUIRE(mm.l2_sol_pct.has_value());
+    REQUIRE(mm.l1_sol_pct.has_value());
+    REQUIRE(mm.memory_level.has_value());
+    REQUIRE(*mm.memory_level != core::MemoryLevel::on_chip);
+    REQUIRE(mm.fma_pipe_active_pct.has_value());
+    REQUIRE(mm.issue_active_pct.has_value());
+    REQUIRE(mm.latency_stall_share.has_value());
+    REQUIRE(*mm.latency_stall_share >= 0);
+    REQUIRE(*mm.latency_stall_share <= 1.0001);
+    // S and P through memory: the reference is memory-bound, on HBM or L2 (60 MiB of L2 hold part of S).
+    if (kernel->name() == "reference") REQUIRE(d.verdict == core::Verdict::memory_bound);
+    if (kernel->name() == "fused" || kernel->name() == "fused-sm90") {
+      REQUIRE(mm.kernel_variant.has_value());
+      REQUIRE(mm.query_tile_rows == 128);
+    }
+    if (kernel->name() == "fused-sm90") {
+      REQUIRE(mm.persistent_grid == true);  // 512 tiles on the SMs
+      REQUIRE(mm.tail_source == "tiles per CTA");
+    }
+  }
 }
 
 // The fused kernel, then its first output row overwritten: a kernel that runs and returns wrong numbers.

@@ -99,8 +99,8 @@ class HostObject {
 
 // Adds every name in one call, throwing InputError for the first name the chip does not know.
 // One call matters: CUPTI schedules the counters of one call's names into passes together, while
-// names added one call at a time each start passes of their own (the default set on GH100: 13 passes
-// added at once, 29 added one by one).
+// names added one call at a time each start passes of their own (the default set on GH100: 15 passes
+// added at once; before its per-level, pipe and stall metrics, 13 at once against 29 one by one).
 void add_all(HostObject& host, const std::vector<std::string>& names, const std::string& chip) {
   if (names.empty()) return;
   std::vector<const char*> pointers;
@@ -212,10 +212,26 @@ const std::vector<std::string>& default_metrics() {
       // session: with ffma, fadd and fmul in one configuration CUPTI returned ffma's count for all
       // three (the ffma value matched Nsight Compute; fadd and fmul did not).
       "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-      // Occupancy and speed of light.
+      // Occupancy and speed of light: compute, memory, and each memory level (HBM, L2, L1/shared),
+      // so that a memory-bound verdict names its level.
       "sm__warps_active.avg.pct_of_peak_sustained_active",
       "sm__throughput.avg.pct_of_peak_sustained_elapsed",
       "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+      "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+      "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+      "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+      // The FMA pipe beside the tensor pipe: compute-bound needs one of them ahead of memory.
+      "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+      // Latency hiding: issue-slot use and where the resident warps wait (occupancy-bound needs idle
+      // issue slots and warps waiting on results; docs/diagnosis.md).
+      "smsp__issue_active.avg.pct_of_peak_sustained_active",
+      "smsp__average_warps_active_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio",
       // Clocks and the DRAM ceiling as Nsight Compute computes it (peak bytes/cycle x cycles/s).
       "sm__cycles_elapsed.avg.per_second",
       "dram__bytes.sum.peak_sustained",
