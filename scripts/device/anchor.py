@@ -330,7 +330,7 @@ def int_list(text):
     return [int(x) for x in text.split(",") if x]
 
 
-def parse_args(argv):
+def build_parser():
     ap = argparse.ArgumentParser(prog="anchor.py", description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -352,6 +352,11 @@ def parse_args(argv):
         p.add_argument("--min-samples", type=int, default=10)
         p.add_argument("--samples", type=int, default=0, help="exactly this many samples (no stop rule)")
         p.add_argument("--list", action="store_true", help="print the shapes and exit (no GPU, no torch)")
+    return ap
+
+
+def parse_args(argv):
+    ap = build_parser()
     args = ap.parse_args(argv)
     bad = sorted(set(args.backends) - set(BACKENDS))
     if bad:

@@ -12,7 +12,7 @@ Checks (tests/scripts/checks_test.py runs every one on fixtures):
   p50-pairs A B [C ...]           each pair of runs: P50s within 1%
   counters-batched SINGLE BATCHED counters of a session per point against a batched session (2%)
   ncu-agreement RESULTS NCU.csv   attnprof's counters of one call against Nsight Compute's
-  ncu-launches NCU.csv            Nsight Compute's DRAM writes per launch, in launch order
+  ncu-launches NCU.csv            Nsight Compute's metrics per launch, in launch order
   overhead BATCHED PER_POINT NONE NCU   wall-time ratios of counters against Nsight Compute [s]
   reference-stages RESULTS        each point's verdict and its launches' shares
   sessions RESULTS                counter sessions, and each point's writes + L2 tail against analytic
@@ -22,6 +22,7 @@ Checks (tests/scripts/checks_test.py runs every one on fixtures):
   devices TWO ONE [--label L]     a sweep on several GPUs against one: the same points, P50 agreement
   statuses RESULTS                statuses per kernel; every point that ran is verified
   plugin RESULTS --kernel NAME    a plugin kernel's points: ok, verified, counters, occupancy, verdict
+  metric-names RESULTS            the counter metrics of a point, comma-separated (for ncu --metrics)
 """
 import argparse
 import collections
@@ -208,6 +209,14 @@ def check_plugin(doc, kernel):
     if not points:
         lines.append(f"no points of {kernel}")
     return lines, bool(points) and good
+
+
+def metric_names(doc):
+    """The counter metrics of the first point with counters, comma-separated (for `ncu --metrics`)."""
+    for r in doc["records"]:
+        if r["counters"]["status"] == "ok":
+            return [",".join(sorted(r["counters"]["total"]))], True
+    return [], False
 
 
 def label(s):
@@ -399,13 +408,15 @@ def check_ncu_agreement(record, ncu, read_tolerance=0.01, duration_tolerance=0.0
 
 
 def check_ncu_launches(rows, label=""):
-    """DRAM writes per profiled launch in launch order (the flush and the call of a sampling loop)."""
+    """Every profiled launch in launch order (a sampling loop's flush and call): its metrics [base units]."""
     seq = {}
     for r in rows:
         entry = seq.setdefault(int(r["ID"]), {"kernel": "flush" if "l2_flush" in r["Kernel Name"] else "call"})
         entry[r["Metric Name"]] = r["Metric Value"]
-    line = " ".join(f"{e['kernel']}:{e.get('dram__bytes_write.sum', 0) / 1e6:.2f}" for _, e in sorted(seq.items()))
-    return [f"  ncu {label} writes [MB] in launch order: {line}"], bool(seq)
+    lines = [f"  ncu {label}".rstrip() + f": {len(seq)} launches"]
+    for i, e in sorted(seq.items()):
+        lines.append(f"    {i:3d} {e['kernel']:5s} " + " ".join(f"{m} {v:.6g}" for m, v in sorted(e.items()) if m != "kernel"))
+    return lines, bool(seq)
 
 
 def check_overhead(batched_s, per_point_s, none_s, ncu_s):
@@ -517,7 +528,7 @@ def run(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     sub = ap.add_subparsers(dest="check", required=True)
     one = lambda name: sub.add_parser(name).add_argument("results")
-    for name in ("fields", "reference-stages", "sessions", "clock", "statuses"):
+    for name in ("fields", "reference-stages", "sessions", "clock", "statuses", "metric-names"):
         one(name)
     p = sub.add_parser("aa"); p.add_argument("a"); p.add_argument("b"); p.add_argument("--label", default="aa")
     p = sub.add_parser("p50-pairs"); p.add_argument("runs", nargs="+")
@@ -546,6 +557,8 @@ def run(argv):
         return check_clock(load(a.results))
     if c == "statuses":
         return check_statuses(load(a.results))
+    if c == "metric-names":
+        return metric_names(load(a.results))
     if c == "aa":
         return check_aa(load(a.a), load(a.b), a.label)
     if c == "p50-pairs":
