@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "measure/counter_batch.hpp"
 #include "measure/cuda/cuda_util.hpp"
 #include "measure/cuda/cupti_profiler.hpp"
 #include "measure/cuda/device.hpp"
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   size_t copy_mib = 64;
   app.add_option("--capacities", capacities, "CUPTI range capacities, one session each")
       ->delimiter(',')
-      ->check(CLI::Range(size_t{1}, m::kMaxBatchRanges));
+      ->check(CLI::Range(int64_t{1}, m::kMaxBatchRanges));
   app.add_option("--copy-mib", copy_mib, "bytes each of the three copies moves [MiB]")->check(CLI::Range(1, 4096));
   CLI11_PARSE(app, argc, argv);
 
