@@ -7,8 +7,8 @@ usage: python3 scripts/gap_table.py RESULTS.json [SDPA_SHAPES.json] > table.md
 
 Prefill rows (seq_q > 16) give TFLOP/s (cost.flops / P50); decode rows (seq_q <= 16) give the KV
 cache's bandwidth in TB/s (minimum bytes read / P50). `best/vendor` is the best attnprof kernel's
-speed over the faster of torch:flash and torch:cudnn. With SDPA_SHAPES.json (an sdpa_shapes.py run of
-the same shapes in the same device call), PyTorch's own-timed flash P50 is shown beside attnprof's
+speed over the faster of torch:flash and torch:cudnn. With SDPA_SHAPES.json (a `scripts/device/anchor.py
+shapes` run of the same shapes in the same device call), PyTorch's own-timed flash P50 is shown beside attnprof's
 measurement of torch:flash as a cross-check of the bridge.
 """
 import json

@@ -9,7 +9,7 @@ then the reference), PyTorch's FlashAttention-2 (`flash`), cuDNN (`cudnn`) and n
 ratios the performance targets name, each fused kernel's P50/P99, its DRAM bytes over the analytic
 minimum, its max error against float64, and the verdicts. Every figure is read from the files.
 
-With several anchor files (runs of sdpa_anchor.py in the same call, e.g. before and after the sweep),
+With several anchor files (runs of `scripts/device/anchor.py fa-bench` in the same call, e.g. before and after the sweep),
 each PyTorch figure is the best of the runs, so every ratio is taken against PyTorch's fastest run;
 the `flash runs` column lists each run's figure. Below the table, one line per fused kernel counts the
 points at seq >= 1024 where it reaches flash.

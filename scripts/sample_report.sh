@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the sample report in reports/h200-fa-bench/ from a device run of
-# `scripts/device/h200.sh tests-and-sweep` (its tarball, or the folder it unpacks to):
-#   scripts/sample_report.sh /path/to/tests-and-sweep.tgz [build/attnprof]
+# `scripts/device/side_by_side.sh` (its tarball, or the folder it unpacks to):
+#   scripts/sample_report.sh /path/to/side-by-side.tgz [build/attnprof]
 # Copies the sweep's results.json and the PyTorch anchors of the same call (both runs, when the call
 # made two), re-renders the HTML report,
 # Markdown summary and CSV with this checkout's renderers (diagnosis recomputed from the JSON), and
@@ -22,7 +22,7 @@ fi
 mkdir -p "$dest"
 cp "$src/fa-bench/results.json" "$dest/results.json"
 cp "$src/sdpa_anchor.json" "$dest/sdpa_anchor.json"
-# The anchors' second run, after the sweep (calls since 2026-11-29 19:25): ratios use PyTorch's best run.
+# The anchors' second run, after the sweep: ratios use PyTorch's best run.
 anchors=("$dest/sdpa_anchor.json")
 rm -f "$dest/sdpa_anchor_after.json"
 if [ -f "$src/sdpa_anchor_after.json" ]; then

@@ -34,39 +34,7 @@ sweep per-point --counter-batch 1
 sweep batched
 grep -h "^attnprof: counters" "$out/batched.log" | tee -a "$out/times.txt"
 
-python3 - "$out/per-point/results.json" "$out/batched/results.json" <<'PY' | tee "$out/compare.txt" || status=1
-import json, sys
-single = {r["key"]: r for r in json.load(open(sys.argv[1]))["records"]}
-batched = {r["key"]: r for r in json.load(open(sys.argv[2]))["records"]}
-metrics = ["dram__bytes_read.sum", "dram__bytes_write.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
-           "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "gpu__time_duration.sum"]
-worst = {m: (0.0, "") for m in metrics}
-bad = 0
-for key, s in single.items():
-    b = batched.get(key)
-    if b is None or s["counters"]["status"] != "ok" or b["counters"]["status"] != "ok":
-        print(f"not compared: {key}: per point {s['counters']['status']}, batched "
-              f"{b and b['counters']['status']} {b and b['counters']['reason']}")
-        continue
-    if "batched session not used" in b["counters"]["reason"]:
-        print(f"fell back to a session per point: {key}: {b['counters']['reason']}")
-        bad += 1
-    names_s = [k["kernel"] for k in s["counters"]["per_kernel"]]
-    names_b = [k["kernel"] for k in b["counters"]["per_kernel"]]
-    if names_s != names_b:
-        print(f"range names differ: {key}: {names_s} vs {names_b}")
-        bad += 1
-    for m in metrics:
-        u, v = s["counters"]["total"].get(m, 0.0), b["counters"]["total"].get(m, 0.0)
-        d = abs(v / u - 1) if u else (0.0 if v == 0 else 1.0)
-        if d > worst[m][0]:
-            worst[m] = (d, key)
-for m, (d, key) in worst.items():
-    print(f"{m}: worst batched vs per point {100 * d:.2f}% ({key})")
-    if m != "gpu__time_duration.sum" and d > 0.02:
-        bad += 1
-ms = lambda rs: sum(r["counters"]["profiling_ms"] for r in rs.values()) / 1e3
-print(f"counter time: per point {ms(single):.1f} s, batched {ms(batched):.1f} s")
-sys.exit(1 if bad else 0)
-PY
+python3 "$(dirname "$0")/checks.py" counters-batched "$out/per-point/results.json" "$out/batched/results.json" \
+  | tee "$out/compare.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 exit $status

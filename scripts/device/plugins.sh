@@ -58,18 +58,8 @@ log "compare baseline -> candidate"
 echo "compare exit $?"
 head -n 40 "$work/gate.txt"
 cp -r runs gate.md gate.xml my_attention.cu build.sh "$work/" 2>/dev/null
-python3 - runs/base/results.json <<'PY'
-import json, sys
-res = json.load(open(sys.argv[1]))
-print("plugins:", json.dumps(res["context"]["plugins"]))
-for r in res["records"]:
-    if r["kernel"] != "my-attention":
-        continue
-    o, d = r["occupancy"], r["diagnosis"] or {}
-    print(f'{r["key"]}: {r["status"]} verified={r["verification"]["passed"]} p50 {r["latency"]["p50_us"]:.1f} us '
-          f'{r["tflops"]:.1f} TFLOP/s counters={r["counters"]["status"]} occupancy {o["theoretical_pct"]:.0f}% '
-          f'({o["limiter"]}) achieved {o["achieved_pct"]} verdict {d.get("verdict")}')
-PY
+python3 "$repo/scripts/device/checks.py" plugin runs/base/results.json --kernel my-attention
+echo "plugin check exit $?"
 cd "$repo"
 log "prefill check: fa-bench hdim 128 seq 1024/4096, built-in fused kernels, no counters"
 "$bin/attnprof" sweep --kernels fused,fused-sm90 --axes "tokens=16384;dim=2048;seq=1024,4096;hdim=128;causal=0,1;dtype=bf16" \

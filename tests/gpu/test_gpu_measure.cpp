@@ -700,34 +700,6 @@ TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush af
   with_tail("fused b8 h16 s2048 d128 bf16", out_bytes, [&] { fused->launch(args, nullptr); });
 }
 
-// Where a session's time goes as its range capacity grows (printed for docs/PERFORMANCE.md; the same
-// three small copies in every session). Hidden: run by name or tag on the device.
-TEST_CASE("counter session cost against its range capacity", "[.][session-size]") {
-  OnDevice dev;
-  auto& [info, stream, flusher] = dev;
-  constexpr size_t kBytes = size_t{64} << 20;
-  m::DeviceBuffer src(kBytes), dst(kBytes);
-  REQUIRE(cudaMemset(src.get(), 1, kBytes) == cudaSuccess);
-  m::CounterProfiler& profiler = profiler_or_fail();
-  const auto flush = [&] { flusher.flush(stream.get()); };
-  const auto copy = [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); };
-  const std::vector<m::CounterProfiler::BatchPoint> points(3, {flush, copy, true});
-  for (size_t capacity : {size_t{16}, size_t{64}, size_t{256}, size_t{1024}}) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<core::Counters> c = profiler.collect_batch(points, stream.get(), {}, capacity);
-    const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    REQUIRE(c.size() == 3);
-    REQUIRE(c[0].status == "ok");
-    REQUIRE(c[0].session.has_value());
-    const auto& t = *c[0].session;
-    const double passes = static_cast<double>(c[0].passes);
-    std::printf("MEASURE session capacity %4zu ranges: %lld passes, %.0f ms; per pass: set-up %.1f ms, running %.1f ms, "
-                "closing %.1f ms; evaluating %.1f ms\n",
-                capacity, static_cast<long long>(c[0].passes), wall_ms, t.pass_setup_ms / passes, t.run_ms / passes,
-                t.pass_close_ms / passes, t.evaluate_ms);
-  }
-}
-
 TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor ops within 2%)", "[gpu][batch]") {
   auto backend = m::make_cuda_backend(0);
   m::MeasureOptions per_point;
