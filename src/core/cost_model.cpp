@@ -9,6 +9,7 @@ namespace attnprof::core {
 namespace {
 
 constexpr double kFp32Bytes = 4;    // S and LSE are fp32 in every kernel
+constexpr double kBlockTableEntryBytes = 4;  // int32 page index
 constexpr double kFlopsPerMac = 2;  // one multiply-add
 // Two GEMMs (QK^T and PV), each 2 * seq_q * seq_k * hdim FLOPs per (batch, head).
 constexpr double kGemmsPerCall = 2;
@@ -38,7 +39,9 @@ Cost cost_of(const Shape& s, KernelKind kind) {
   c.flops = s.causal ? c.flops_dense / 2 : c.flops_dense;
   c.flops_causal_exact = per_score * bh * unmasked_scores(s);
 
-  c.min_bytes_read = (static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_elems())) * bytes;
+  // A paged cache adds its block table (int32 per page); the pad of a last page is never read.
+  c.min_bytes_read = (static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_elems())) * bytes +
+                     static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   c.min_bytes_write = static_cast<double>(s.q_elems()) * bytes + static_cast<double>(s.lse_elems()) * kFp32Bytes;
   if (kind == KernelKind::materialized) {
     // S (fp32) written by QK^T and read by the softmax; P (dtype) written by the softmax and read by
@@ -55,8 +58,9 @@ Cost cost_of(const Shape& s, KernelKind kind) {
 
 double footprint_bytes(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
-  const double tensors = (2 * static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_elems())) * bytes +
-                         static_cast<double>(s.lse_elems()) * kFp32Bytes;
+  const double tensors = (2 * static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_buffer_elems())) * bytes +
+                         static_cast<double>(s.lse_elems()) * kFp32Bytes +
+                         static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   return tensors + cost_of(s, kind).workspace_bytes;
 }
 

@@ -16,7 +16,7 @@ double unmasked_scores(const Shape&);
 
 // flops: 4*B*H*Nq*Nk*D, halved when causal (FlashAttention benchmark convention);
 // flops_dense: never halved; flops_causal_exact: 4*B*H*D*unmasked_scores.
-// fused min bytes: Q, K, V read once; O (dtype) and LSE (fp32) written once.
+// fused min bytes: Q, K, V read once (and a paged cache's block table); O (dtype) and LSE (fp32) written once.
 // materialized: plus S (fp32, written by QK^T, read by softmax) and P (dtype, written by softmax,
 // read by PV); sp_bytes holds that extra traffic.
 Cost cost_of(const Shape&, KernelKind);

@@ -15,7 +15,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 4;
+inline constexpr int kSchemaMinor = 5;
 // Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
 // bootstrap costs resamples x samples, so millions per point would run for minutes.
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -147,6 +147,9 @@ struct Record {
   // Every launch of one call, from CUPTI (CUDA backend; empty when not recorded).
   std::vector<Launch> launches;
   std::string layout = "bhsd";            // of Q, K, V, O as the kernel took them
+  // The kernel's plan for the shape as it ran (kernels/registry.hpp Kernel::plan): split count, tile
+  // sizes; empty for kernels that report none.
+  std::map<std::string, int64_t> plan;
   Verification verification;
   Cost cost;
   nlohmann::json diagnosis;               // filled by analysis (src/core/diagnosis.hpp); may be null
