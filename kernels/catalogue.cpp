@@ -27,7 +27,7 @@ core::Shape base_shape() {
 // A kernel that cannot even answer (a CUDA kernel asked on a machine without a GPU) refuses.
 std::string reason_of(const Kernel& k, const core::Shape& s) {
   try {
-    return k.unsupported_reason(s);
+    return support_reason(k, s);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -4,37 +4,39 @@
 
 namespace attnprof::kernels {
 
-FusedAutoKernel::FusedAutoKernel(std::string preferred, std::string fallback)
-    : preferred_name_(std::move(preferred)), fallback_name_(std::move(fallback)) {}
+FusedAutoKernel::FusedAutoKernel(std::vector<std::string> candidates) : names_(std::move(candidates)) {}
 
-FusedAutoKernel::FusedAutoKernel(const Kernel* preferred, const Kernel* fallback)
-    : preferred_name_(preferred ? preferred->name() : ""),
-      fallback_name_(fallback ? fallback->name() : ""),
-      preferred_(preferred),
-      fallback_(fallback) {}
-
-const Kernel* FusedAutoKernel::preferred() const {
-  return preferred_ ? preferred_ : find(Backend::cuda, preferred_name_);
+FusedAutoKernel::FusedAutoKernel(std::vector<const Kernel*> candidates) : kernels_(std::move(candidates)) {
+  for (const Kernel* k : kernels_) names_.push_back(k ? k->name() : "");
 }
-const Kernel* FusedAutoKernel::fallback() const { return fallback_ ? fallback_ : find(Backend::cuda, fallback_name_); }
+
+std::vector<const Kernel*> FusedAutoKernel::resolved() const {
+  if (!kernels_.empty()) return kernels_;
+  std::vector<const Kernel*> out;
+  for (const std::string& name : names_) out.push_back(find(Backend::cuda, name));
+  return out;
+}
 
 const Kernel* FusedAutoKernel::choose(const core::Shape& s) const {
-  if (const Kernel* k = preferred(); k && k->unsupported_reason(s).empty()) return k;
-  if (const Kernel* k = fallback(); k && k->unsupported_reason(s).empty()) return k;
+  for (const Kernel* k : resolved())
+    if (k && support_reason(*k, s).empty()) return k;
   return nullptr;
 }
 
 std::string FusedAutoKernel::description() const {
-  return "the fastest fused kernel for the shape on this device: " + preferred_name_ + " where it runs, else " +
-         fallback_name_ + " (the launch's kernel name in the counters says which ran)";
+  std::string order;
+  for (const std::string& name : names_) order += (order.empty() ? "" : ", else ") + name;
+  return "the fastest fused kernel for the shape on this device: " + order +
+         " (the first that runs the shape; the launch's kernel name in the counters says which ran)";
 }
 
 std::string FusedAutoKernel::unsupported_reason(const core::Shape& s) const {
   if (choose(s)) return {};
   std::string why;
-  for (const auto& [name, kernel] : {std::pair{preferred_name_, preferred()}, std::pair{fallback_name_, fallback()}}) {
+  const std::vector<const Kernel*> kernels = resolved();
+  for (size_t i = 0; i < names_.size(); ++i) {
     why += why.empty() ? "" : "; ";
-    why += kernel ? name + ": " + kernel->unsupported_reason(s) : name + ": not built into this binary";
+    why += kernels[i] ? names_[i] + ": " + support_reason(*kernels[i], s) : names_[i] + ": not built into this binary";
   }
   return "no fused kernel runs this shape here (" + why + ")";
 }
@@ -42,6 +44,16 @@ std::string FusedAutoKernel::unsupported_reason(const core::Shape& s) const {
 size_t FusedAutoKernel::workspace_bytes(const core::Shape& s) const {
   const Kernel* k = choose(s);
   return k ? k->workspace_bytes(s) : 0;
+}
+
+std::vector<std::string> FusedAutoKernel::stage_names(const core::Shape& s) const {
+  const Kernel* k = choose(s);
+  return k ? k->stage_names(s) : std::vector<std::string>{name()};
+}
+
+std::map<std::string, int64_t> FusedAutoKernel::plan(const core::Shape& s) const {
+  const Kernel* k = choose(s);
+  return k ? k->plan(s) : std::map<std::string, int64_t>{};
 }
 
 std::vector<LaunchInfo> FusedAutoKernel::launch_info(const core::Shape& s) const {
@@ -58,7 +70,7 @@ void FusedAutoKernel::launch(const AttentionArgs& a, StageHook* hook) const {
 // An alias of CUDA kernels: without the CUDA backend there is nothing for it to choose.
 #if ATTNPROF_HAVE_CUDA
 namespace {
-const FusedAutoKernel kInstance{"fused-sm90", "fused"};
+const FusedAutoKernel kInstance{std::vector<std::string>{"decode", "fused-sm90", "fused"}};
 const Registrar kReg{&kInstance};
 }  // namespace
 #endif

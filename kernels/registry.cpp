@@ -32,6 +32,14 @@ std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {
   return std::make_unique<DefaultCall>(*this, args);
 }
 
+std::string support_reason(const Kernel& kernel, const core::Shape& s) {
+  if (s.paged() && !kernel.reads_paged_kv())
+    return kernel.name() + " reads contiguous K and V only (no paged KV cache); the decode kernel reads pages";
+  if (s.kv_splits > 0 && !kernel.splits_kv())
+    return kernel.name() + " does not split the keys (kv_splits applies to split-KV kernels such as decode)";
+  return kernel.unsupported_reason(s);
+}
+
 Registrar::Registrar(const Kernel* kernel) { builtin_table().push_back(kernel); }
 
 void register_owned(std::unique_ptr<Kernel> kernel) { owned_table().push_back(std::move(kernel)); }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,9 @@ struct AttentionArgs {
   size_t workspace_bytes = 0;
   void* stream = nullptr;  // cudaStream_t for CUDA kernels
   Layout layout = Layout::bhsd;  // of q, k, v, o
+  // Paged KV cache (shape.page_size > 0): k and v are the page pools and this is the block table,
+  // int32 [batch, shape.pages_per_seq()] (core/shape.hpp). nullptr when K and V are contiguous.
+  const int32_t* block_table = nullptr;
 };
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
@@ -88,8 +92,11 @@ class Kernel {
   virtual bool listed_by_default() const { return true; }
   virtual std::string unsupported_reason(const core::Shape&) const = 0;
   virtual size_t workspace_bytes(const core::Shape&) const = 0;
-  // Names of the launches one call makes, in order ("qk_gemm", "softmax", "pv_gemm").
-  virtual std::vector<std::string> stage_names() const { return {name()}; }
+  // Names of the launches one call makes on this shape, in order ("qk_gemm", "softmax", "pv_gemm").
+  virtual std::vector<std::string> stage_names(const core::Shape&) const { return {name()}; }
+  // The kernel's plan for this shape as it will run (tile sizes, split count, variant), recorded
+  // with each point; empty when the kernel has none to report.
+  virtual std::map<std::string, int64_t> plan(const core::Shape&) const { return {}; }
   // The launches of one call that the occupancy calculator can see (empty on CPU).
   virtual std::vector<LaunchInfo> launch_info(const core::Shape&) const { return {}; }
   // Enqueues one call. Throws std::runtime_error on a launch failure.
@@ -111,7 +118,16 @@ class Kernel {
   virtual bool host_side_heavy() const { return false; }
   // "built-in", or the plugin's name and path: where the kernel comes from.
   virtual std::string origin() const { return "built-in"; }
+  // Reads a paged KV cache through AttentionArgs::block_table (shape.page_size > 0).
+  virtual bool reads_paged_kv() const { return false; }
+  // Cuts the keys into shape.kv_splits parts when it is set (a split-KV kernel).
+  virtual bool splits_kv() const { return false; }
 };
+
+// Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
+// cache, a split count) checked against its traits, then the kernel's own unsupported_reason. The
+// measurement, the catalogue and fused-auto all ask this, never unsupported_reason alone.
+std::string support_reason(const Kernel& kernel, const core::Shape& shape);
 
 // Built-in kernels first (in a stable order), then plugin kernels in the order they were loaded.
 std::vector<const Kernel*> registered(Backend);

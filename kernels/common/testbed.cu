@@ -14,6 +14,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/layout.hpp"
+#include "kernels/common/paged.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
 
@@ -51,6 +52,21 @@ __global__ void fill_kernel(T* out, int64_t elems, TensorMap map, uint64_t seed,
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems;
        i += int64_t{gridDim.x} * blockDim.x)
     out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(canonical_index(map, i)), q_scale_log2));
+}
+
+// Paged K or V: logical element i (canonical bhsd index over [batch, kv_heads, seq_k, hdim]) goes to
+// its place in the page pool.
+template <typename T>
+__global__ void fill_paged_kernel(T* pool, int64_t elems, const int32_t* table, int64_t pages_per_seq, int64_t kv_heads,
+                                  int64_t seq_k, int64_t page_size, int64_t hdim, uint64_t seed, int tensor) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t d = i % hdim;
+    const int64_t j = (i / hdim) % seq_k;
+    const int64_t bh = i / (hdim * seq_k);
+    const int64_t h = bh % kv_heads, b = bh / kv_heads;
+    pool[paged_offset(table, pages_per_seq, kv_heads, page_size, hdim, b, h, j, d)] =
+        from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(i), 0));
+  }
 }
 
 // O: NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
@@ -115,20 +131,22 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
   try {
     q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
-    k_ = device_alloc(shape.kv_elems() * elem, allocated_bytes_);
-    v_ = device_alloc(shape.kv_elems() * elem, allocated_bytes_);
+    k_ = device_alloc(shape.kv_buffer_elems() * elem, allocated_bytes_);
+    v_ = device_alloc(shape.kv_buffer_elems() * elem, allocated_bytes_);
     o_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
     lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
+    if (shape.paged())
+      block_table_ = static_cast<int32_t*>(device_alloc(shape.block_table_elems() * sizeof(int32_t), allocated_bytes_));
   } catch (...) {
-    for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_})
+    for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_)})
       if (p) cudaFree(p);
     throw;
   }
 }
 
 CudaProblem::~CudaProblem() {
-  for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_})
+  for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_)})
     if (p) cudaFree(p);
 }
 
@@ -139,8 +157,22 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
     const int64_t q_elems = shape_.q_elems(), kv_elems = shape_.kv_elems();
     const TensorMap qm = q_map(shape_, layout_), kvm = kv_map(shape_, layout_);
     fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, qm, seed, 0, q_scale_log2_);
-    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, kvm, seed, 1, 0);
-    fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, kvm, seed, 2, 0);
+    if (!shape_.paged()) {
+      fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, kvm, seed, 1, 0);
+      fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, kvm, seed, 2, 0);
+      return;
+    }
+    // A fresh shuffle per seed; the copy is synchronous (untimed set-up) so the host table can go.
+    const std::vector<int32_t> table = shuffled_block_table(shape_, seed);
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+    ATTNPROF_CUDA_CHECK(cudaMemcpy(block_table_, table.data(), table.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    const size_t pool_bytes = static_cast<size_t>(shape_.kv_buffer_elems()) * sizeof(T);
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, pool_bytes, s));  // NaN in every pad slot
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, pool_bytes, s));
+    for (int tensor : {1, 2})
+      fill_paged_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(
+          static_cast<T*>(tensor == 1 ? k_ : v_), kv_elems, block_table_, shape_.pages_per_seq(), shape_.kv_heads,
+          shape_.seq_k, shape_.page_size, shape_.hdim, seed, tensor);
   });
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
 }
@@ -170,6 +202,7 @@ AttentionArgs CudaProblem::args(void* stream) const {
   a.workspace_bytes = workspace_bytes_;
   a.stream = stream;
   a.layout = layout_;
+  a.block_table = block_table_;
   return a;
 }
 

@@ -2,6 +2,9 @@
 // kernel's workspace; fills inputs on the device from kernels/common/random.hpp, poisons outputs
 // (NaN bit patterns), and verifies: counts unwritten/non-finite elements over all of O and LSE on the
 // device, copies back only the sampled rows, and compares them with the float64 reference.
+// A paged shape (page_size > 0) gets K and V as page pools with a shuffled block table
+// (kernels/common/paged.hpp); the pad past seq_k in each sequence's last page holds NaN, so a kernel
+// that reads a key it must not fails verification.
 // Used by the GPU tests and by the CUDA measurement backend. Only built with nvcc.
 #pragma once
 #include <cstddef>
@@ -50,6 +53,7 @@ class CudaProblem {
   core::Shape shape_;
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *workspace_ = nullptr;
   float* lse_ = nullptr;
+  int32_t* block_table_ = nullptr;  // paged shapes: kernels/common/paged.hpp
   size_t workspace_bytes_ = 0, allocated_bytes_ = 0;
   int q_scale_log2_ = 0;
   Layout layout_ = Layout::bhsd;

@@ -31,7 +31,7 @@ class CpuReference final : public Kernel {
   size_t workspace_bytes(const core::Shape& s) const override {
     return 2 * sizeof(float) * static_cast<size_t>(s.batch * s.heads * s.seq_q * s.seq_k);
   }
-  std::vector<std::string> stage_names() const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
+  std::vector<std::string> stage_names(const core::Shape&) const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;

@@ -11,7 +11,10 @@ Kernels:
       PyTorch's scaled_dot_product_attention pinned to one backend, with attnprof's semantics: causal
       is bottom-right (PyTorch's is_causal is top-left when seq_q != seq_k, so a lower-right causal
       bias is used there), grouped-query attention through enable_gqa, and a backend that refuses a
-      shape gives "unsupported" with PyTorch's own reasons.
+      shape gives "unsupported" with PyTorch's own reasons. Each prepared call is captured once as a
+      CUDA graph (torch.cuda.graph) and every timed call replays it, so Python and PyTorch's dispatch
+      are not on the host path of the timed calls; where capture fails the call runs eagerly
+      (ATTNPROF_PY_GRAPHS=0 turns capture off).
   py:MODULE:FUNCTION
       any callable FUNCTION(q, k, v, causal=bool, scale=float) returning O of shape
       [batch, heads, seq_q, hdim]: torch tensors on the CUDA backend (on attnprof's stream, which is
@@ -88,13 +91,15 @@ def _numpy_array(desc):
 # One prepared call.
 
 class _Call:
-    def __init__(self, run, out, backend):
+    def __init__(self, run, out, backend, graph=None, graph_out=None):
         self._run = run
         self._out = out
         self._backend = backend
         self._last = None
         self._streams = {}
         self._growing = 0
+        self._graph = graph          # torch.cuda.CUDAGraph of one call, or None (eager)
+        self._graph_out = graph_out  # the graph's output tensor (its memory pool's)
 
     def _stream(self, handle):
         import torch
@@ -109,6 +114,11 @@ class _Call:
             return
         import torch
 
+        if self._graph is not None:
+            with torch.cuda.stream(self._stream(stream)):
+                self._graph.replay()
+            self._last = self._graph_out
+            return
         # PyTorch's caching allocator keeps a pool per stream and may grow it now and then (other
         # points' calls share it in a counter session); a callable that needs new device memory in
         # call after call allocates in the timed region, which is reported.
@@ -247,4 +257,25 @@ def prepare(name, backend, shape, tensors):
                 raise Unsupported(f"PyTorch: {'; '.join(reasons) or _describe(exc)}") from exc
             raise
     _check_output(result, [shape["batch"], shape["heads"], shape["seq_q"], shape["hdim"]], dtype, backend)
+    if kind == "torch" and backend == "cuda" and os.environ.get("ATTNPROF_PY_GRAPHS", "1") != "0":
+        graph, graph_out = _capture(run)
+        if graph is not None:
+            return _Call(run, o, backend, graph, graph_out)
     return _Call(run, o, backend)
+
+
+def _capture(run):
+    """One call captured as a CUDA graph on a side stream, or (None, None) where PyTorch cannot."""
+    import torch
+
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    try:
+        with torch.cuda.graph(graph, stream=side):
+            out = run()
+        torch.cuda.synchronize()
+    except Exception:  # a backend that does not capture: eager calls instead
+        torch.cuda.synchronize()
+        return None, None
+    return graph, out

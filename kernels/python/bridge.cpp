@@ -244,8 +244,8 @@ void add_kernel(Table& table, const std::string& name, const std::string& backen
   k.backend = backend == "cpu" ? ATTNPROF_BACKEND_CPU : ATTNPROF_BACKEND_CUDA;
   k.cost_model = ATTNPROF_COST_ATTENTION_FWD;
   k.layouts = ATTNPROF_LAYOUT_BHSD;
-  // Pure; not graph-capturable (PyTorch allocates its output in every call); no LSE (PyTorch's SDPA
-  // does not return it).
+  // Pure; not graph-capturable by attnprof (the module replays torch: calls from its own CUDA graph,
+  // and py: callables may allocate in every call); no LSE (PyTorch's SDPA does not return it).
   k.flags = ATTNPROF_KERNEL_PURE;
   k.user = &table.specs.back();
   k.supports = supports;

@@ -5,6 +5,8 @@
 //                                registers are read once with 16-byte loads (bandwidth-bound)
 //   pv_gemm  O = P V             cuBLAS strided-batched GEMM, fp32 accumulate, O in the input dtype
 // S and P live in the caller's workspace (HBM): this is the traffic the fused kernel avoids.
+// A paged KV cache adds a first launch, gather_kv, that copies the sequence's pages into contiguous K
+// and V in the workspace (what a framework without paged attention does); the GEMMs then read those.
 // Grouped-query attention without copies: for one (batch, kv head) the Q rows of its
 // heads / kv_heads query heads are contiguous, so each GEMM batch is one (batch, kv head) with
 // group * seq_q rows, and the batch strides stay uniform.
@@ -13,6 +15,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -20,6 +23,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/nvtx_range.hpp"
+#include "kernels/common/paged.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels {
@@ -64,6 +68,22 @@ __device__ __forceinline__ __half from_float<__half>(float x) { return __float2h
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
+}
+
+// Paged K and V into contiguous (batch, kv_heads, seq_k, hdim) copies, 16 bytes per thread step.
+__global__ void gather_kv_kernel(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
+                                 const int32_t* __restrict__ table, uint4* __restrict__ k_out, uint4* __restrict__ v_out,
+                                 int64_t chunks, int64_t pages_per_seq, int64_t kv_heads, int64_t seq_k,
+                                 int64_t page_size, int64_t chunks_per_row) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < chunks; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = i % chunks_per_row;
+    const int64_t row = i / chunks_per_row;  // (b * kv_heads + h) * seq_k + j
+    const int64_t j = row % seq_k, bh = row / seq_k;
+    const int64_t src = paged_offset(table, pages_per_seq, kv_heads, page_size, chunks_per_row, bh / kv_heads,
+                                     bh % kv_heads, j, c);
+    k_out[i] = k_pool[src];
+    v_out[i] = v_pool[src];
+  }
 }
 
 struct MaxSum {
@@ -300,6 +320,24 @@ Geometry geometry_of(const core::Shape& s) {
   return {static_cast<int>(s.batch * s.kv_heads), (s.heads / s.kv_heads) * s.seq_q, s.seq_k, s.hdim};
 }
 
+constexpr int kGatherThreads = 256;
+constexpr int64_t kGatherMaxBlocks = 4096;
+
+// The contiguous K and V copies of a paged shape (none otherwise).
+size_t gathered_bytes(const core::Shape& s) {
+  return s.paged() ? 2 * static_cast<size_t>(s.kv_elems()) * core::dtype_bytes(s.dtype) : 0;
+}
+// Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
+size_t gathered_offset(const core::Shape& s) {
+  const size_t scores = static_cast<size_t>(s.batch * s.heads * s.seq_q) * s.seq_k;
+  const size_t sp = scores * sizeof(float) + scores * core::dtype_bytes(s.dtype);
+  return s.paged() ? (sp + 255) / 256 * 256 : sp;
+}
+int64_t gather_blocks(const core::Shape& s) {
+  const int64_t chunks = s.kv_elems() * core::dtype_bytes(s.dtype) / 16;
+  return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (chunks + kGatherThreads - 1) / kGatherThreads));
+}
+
 class ReferenceKernel final : public Kernel {
  public:
   std::string name() const override { return "reference"; }
@@ -312,20 +350,31 @@ class ReferenceKernel final : public Kernel {
   std::string unsupported_reason(const core::Shape& s) const override {
     if (s.dtype == core::DType::fp32) return "reference kernel supports fp16 and bf16 inputs only";
     if (s.hdim % 8 != 0) return "reference kernel needs hdim divisible by 8 (cuBLAS alignment)";
+    if (s.seq_k > INT32_MAX || s.hdim > INT32_MAX || (s.heads / s.kv_heads) * s.seq_q > INT32_MAX)
+      return "reference kernel: a GEMM dimension exceeds 2^31 (cuBLAS takes int)";
     if (s.batch * s.kv_heads > INT32_MAX) return "reference kernel: batch * kv_heads exceeds 2^31";
     if (s.batch * s.heads * s.seq_q > INT32_MAX) return "reference kernel: more than 2^31 score rows";
     return {};
   }
+  bool reads_paged_kv() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
     const size_t scores = static_cast<size_t>(s.batch * s.heads * s.seq_q) * s.seq_k;
-    return scores * sizeof(float) + scores * core::dtype_bytes(s.dtype);
+    return gathered_offset(s) + gathered_bytes(s);
   }
-  std::vector<std::string> stage_names() const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
+  std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
+    return {"qk_gemm", "softmax", "pv_gemm"};
+  }
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     const SoftmaxLaunch softmax = softmax_launch_for(s);
-    return {{"qk_gemm (cuBLAS)", nullptr, 0, 0, 0},
-            {softmax.name, softmax.func, softmax.blocks, softmax.threads, 0},
-            {"pv_gemm (cuBLAS)", nullptr, 0, 0, 0}};
+    std::vector<LaunchInfo> out;
+    if (s.paged())
+      out.push_back({"gather_kv_kernel", reinterpret_cast<const void*>(&gather_kv_kernel),
+                     gather_blocks(s), kGatherThreads, 0});
+    out.push_back({"qk_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    out.push_back({softmax.name, softmax.func, softmax.blocks, softmax.threads, 0});
+    out.push_back({"pv_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    return out;
   }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
@@ -350,6 +399,23 @@ class ReferenceKernel final : public Kernel {
     const int64_t score_count = s.batch * s.heads * s.seq_q * s.seq_k;
     float* scores = static_cast<float*>(a.workspace);
     T* probs = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + score_count * sizeof(float));
+    const void* k = a.k;
+    const void* v = a.v;
+    int stage = 0;
+    if (s.paged()) {
+      if (a.block_table == nullptr) throw CudaError("reference kernel: a paged shape without a block table");
+      auto* k_out = reinterpret_cast<uint4*>(static_cast<char*>(a.workspace) + gathered_offset(s));
+      auto* v_out = k_out + s.kv_elems() * sizeof(T) / sizeof(uint4);
+      if (hook) hook->before_stage(stage);
+      ++stage;
+      gather_kv_kernel<<<static_cast<unsigned>(gather_blocks(s)), kGatherThreads, 0, stream>>>(
+          static_cast<const uint4*>(a.k), static_cast<const uint4*>(a.v), a.block_table, k_out, v_out,
+          s.kv_elems() * static_cast<int64_t>(sizeof(T)) / 16, s.pages_per_seq(), s.kv_heads, s.seq_k, s.page_size,
+          s.hdim * static_cast<int64_t>(sizeof(T)) / 16);
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+      k = k_out;
+      v = v_out;
+    }
     const float scale = static_cast<float>(core::softmax_scale(s));
     const float one = 1.f, zero = 0.f;
 
@@ -361,25 +427,25 @@ class ReferenceKernel final : public Kernel {
 
     // Row-major S (rows x seq_k) is column-major S^T = K Q^T: A = K (stored d x seq_k column-major,
     // transposed), B = Q (d x rows column-major).
-    if (hook) hook->before_stage(0);
+    if (hook) hook->before_stage(stage++);
     ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.seq_k), static_cast<int>(g.rows_per_batch),
-        static_cast<int>(g.hdim), &scale, a.k, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim,
+        static_cast<int>(g.hdim), &scale, k, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim,
         a.q, io_type, static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, &zero, scores, CUDA_R_32F,
         static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
 
-    if (hook) hook->before_stage(1);
+    if (hook) hook->before_stage(stage++);
     const SoftmaxLaunch softmax = softmax_launch_for<T>(s);
     softmax.enqueue(softmax, scores, probs, a.lse, s, stream);
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
 
     // Row-major O (rows x d) is column-major O^T = V^T P^T: A = V (d x seq_k column-major),
     // B = P (seq_k x rows column-major).
-    if (hook) hook->before_stage(2);
+    if (hook) hook->before_stage(stage);
     ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.hdim), static_cast<int>(g.rows_per_batch),
-        static_cast<int>(g.seq_k), &one, a.v, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim, probs,
+        static_cast<int>(g.seq_k), &one, v, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim, probs,
         io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, &zero, a.o, io_type,
         static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));

@@ -9,6 +9,7 @@ namespace attnprof::core {
 namespace {
 
 constexpr double kFp32Bytes = 4;    // S and LSE are fp32 in every kernel
+constexpr double kBlockTableEntryBytes = 4;  // int32 page index
 constexpr double kFlopsPerMac = 2;  // one multiply-add
 // Two GEMMs (QK^T and PV), each 2 * seq_q * seq_k * hdim FLOPs per (batch, head).
 constexpr double kGemmsPerCall = 2;
@@ -45,7 +46,9 @@ Cost cost_of(const Shape& s, KernelKind kind) {
   c.flops = per_score * scores_unmasked;
   c.flops_fa_convention = s.causal ? c.flops_dense / 2 : c.flops_dense;
 
-  const double kv_bytes = 2 * static_cast<double>(s.kv_elems()) * bytes;
+  // A paged cache adds its block table (int32 per page) to K and V; the pad of a last page is never read.
+  const double kv_bytes = 2 * static_cast<double>(s.kv_elems()) * bytes +
+                          static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   const double q_bytes = static_cast<double>(s.q_elems()) * bytes;
   // Every key is seen by the last query row (bottom-right mask), so K and V are read whole; a query
   // row that sees no key needs no Q, its O row is 0 and its LSE -inf.
@@ -78,8 +81,9 @@ void set_tflops(Record& r) {
 
 double footprint_bytes(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
-  const double tensors = (2 * static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_elems())) * bytes +
-                         static_cast<double>(s.lse_elems()) * kFp32Bytes;
+  const double tensors = (2 * static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_buffer_elems())) * bytes +
+                         static_cast<double>(s.lse_elems()) * kFp32Bytes +
+                         static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   return tensors + cost_of(s, kind).workspace_bytes;
 }
 

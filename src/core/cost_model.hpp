@@ -19,7 +19,7 @@ int64_t rows_with_keys(const Shape&);
 
 // flops: 4*B*H*D*unmasked_scores (exact for any mask); flops_dense: 4*B*H*Nq*Nk*D;
 // flops_fa_convention: flops_dense, halved when causal (FlashAttention's benchmarks).
-// fused min bytes: the Q rows that see a key, K and V read once; O (dtype) and LSE (fp32) written once.
+// fused min bytes: the Q rows that see a key, K and V read once (and a paged cache's block table); O (dtype) and LSE (fp32) written once.
 // materialized (the reference, as kernels/reference/reference.cu runs it): all of Q, K, V read by
 // the dense GEMMs; S (fp32) written whole by QK^T and read by the softmax only where unmasked; P
 // (dtype) written whole by the softmax and read whole by PV. sp_bytes holds that S/P traffic.

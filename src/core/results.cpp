@@ -335,6 +335,7 @@ void to_json(json& j, const Record& r) {
        {"occupancy", r.occupancy},
        {"launches", r.launches},
        {"layout", r.layout},
+       {"plan", r.plan},
        {"verification", r.verification},
        {"cost", r.cost},
        {"diagnosis", r.diagnosis ? json(*r.diagnosis) : json(nullptr)},
@@ -362,6 +363,7 @@ void from_json(const json& j, Record& r) {
   r.occupancy = get_or<Occupancy>(j, "occupancy", {});
   r.launches = get_or<std::vector<Launch>>(j, "launches", {});
   r.layout = get_or<std::string>(j, "layout", "bhsd");
+  r.plan = get_or<std::map<std::string, int64_t>>(j, "plan", {});
   r.verification = get_or<Verification>(j, "verification", {});
   r.cost = get_or<Cost>(j, "cost", {});
   if (auto it = j.find("diagnosis"); it != j.end() && it->is_object()) r.diagnosis = it->get<Diagnosis>();

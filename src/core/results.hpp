@@ -151,6 +151,9 @@ struct Record {
   // Every launch of one call, from CUPTI (CUDA backend; empty when not recorded).
   std::vector<Launch> launches;
   std::string layout = "bhsd";            // of Q, K, V, O as the kernel took them
+  // The kernel's plan for the shape as it ran (kernels/registry.hpp Kernel::plan): split count, tile
+  // sizes; empty for kernels that report none.
+  std::map<std::string, int64_t> plan;
   Verification verification;
   Cost cost;
   std::optional<Diagnosis> diagnosis;     // filled by analysis (src/core/diagnosis.hpp); null when absent

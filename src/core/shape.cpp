@@ -28,8 +28,11 @@ DType parse_dtype(std::string_view s) {
 int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 
 std::string Shape::label() const {
-  return fmt::format("b{} h{}/{} s{}x{} d{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
-                     causal ? " causal" : "", to_string(dtype));
+  std::string out = fmt::format("b{} h{}/{} s{}x{} d{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
+                                causal ? " causal" : "", to_string(dtype));
+  if (page_size > 0) out += fmt::format(" page{}", page_size);
+  if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
+  return out;
 }
 
 void Shape::validate() const {
@@ -45,10 +48,18 @@ void Shape::validate() const {
   if (heads % kv_heads != 0)
     throw InputError(fmt::format("impossible shape {}: kv_heads {} does not divide heads {}", label(),
                                  kv_heads, heads));
-  // 2^31 elements per tensor keeps every kernel's 32-bit row arithmetic safe.
-  constexpr int64_t kMaxElems = int64_t{1} << 31;
-  if (q_elems() >= kMaxElems || kv_elems() >= kMaxElems)
-    throw InputError(fmt::format("impossible shape {}: a tensor has 2^31 elements or more", label()));
+  if (page_size < 0 || kv_splits < 0)
+    throw InputError(fmt::format("impossible shape {}: page_size and kv_splits must be 0 or positive", label()));
+  // Kernels index in 64 bits; a tensor past kMaxTensorElems fits no device, and the products below
+  // are checked in floating point first so that they cannot overflow.
+  const auto elems = [](std::initializer_list<int64_t> sizes) {
+    double p = 1;
+    for (int64_t v : sizes) p *= static_cast<double>(v);
+    return p;
+  };
+  if (elems({batch, heads, seq_q, hdim}) > static_cast<double>(kMaxTensorElems) ||
+      elems({batch, kv_heads, seq_k, hdim}) > static_cast<double>(kMaxTensorElems))
+    throw InputError(fmt::format("impossible shape {}: a tensor has more than 2^48 elements", label()));
 }
 
 double softmax_scale(const Shape& s) { return 1.0 / std::sqrt(static_cast<double>(s.hdim)); }
@@ -59,6 +70,8 @@ void from_json(const nlohmann::json& j, DType& t) { t = parse_dtype(j.get<std::s
 void to_json(nlohmann::json& j, const Shape& s) {
   j = {{"batch", s.batch},   {"heads", s.heads}, {"kv_heads", s.kv_heads}, {"seq_q", s.seq_q},
        {"seq_k", s.seq_k},   {"hdim", s.hdim},   {"causal", s.causal},     {"dtype", s.dtype}};
+  if (s.page_size > 0) j["page_size"] = s.page_size;
+  if (s.kv_splits > 0) j["kv_splits"] = s.kv_splits;
 }
 
 void from_json(const nlohmann::json& j, Shape& s) {
@@ -71,6 +84,8 @@ void from_json(const nlohmann::json& j, Shape& s) {
   s.hdim = size("hdim");
   s.causal = j.value("causal", false);
   s.dtype = j.at("dtype").get<DType>();
+  s.page_size = j.contains("page_size") ? json_int<int64_t>(j.at("page_size"), "page_size") : 0;
+  s.kv_splits = j.contains("kv_splits") ? json_int<int64_t>(j.at("kv_splits"), "kv_splits") : 0;
 }
 
 }  // namespace attnprof::core

@@ -4,6 +4,11 @@
 // Query head h reads kv head h / (heads / kv_heads) (grouped-query attention).
 // Causal masking is aligned to the bottom-right corner (FlashAttention >= 2.1): query row i sees key
 // j iff j <= i + (seq_k - seq_q). A row that sees no key has O = 0 and LSE = -inf.
+// Paged KV cache (page_size > 0): K and V live in a pool of pages [pages, kv_heads, page_size, hdim]
+// (one page of one kv head is contiguous) and an int32 block table [batch, pages_per_seq] maps
+// sequence b's logical page p to its physical page; the pages are shuffled as an allocator leaves
+// them (kernels/common/paged.hpp). Logical element (b, kv head, j, d) is the same value either way.
+// kv_splits: how many parts a split-KV kernel cuts each sequence's keys into; 0 = its heuristic.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,6 +19,10 @@
 namespace attnprof::core {
 
 enum class DType { fp32, fp16, bf16 };
+
+// Largest tensor a shape may name (2^48 elements, 512 TiB in bf16): kernels index in 64 bits, and a
+// shape that does not fit the device is that point's `oom`, not an input error.
+inline constexpr int64_t kMaxTensorElems = int64_t{1} << 48;
 
 std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError naming the token
@@ -28,6 +37,8 @@ struct Shape {
   int64_t hdim = 64;
   bool causal = false;
   DType dtype = DType::bf16;
+  int64_t page_size = 0;  // keys per KV page; 0 = contiguous K and V
+  int64_t kv_splits = 0;  // split-KV parts; 0 = the kernel's heuristic
 
   // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key.
   std::string label() const;
@@ -37,6 +48,15 @@ struct Shape {
   int64_t q_elems() const { return batch * heads * seq_q * hdim; }
   int64_t kv_elems() const { return batch * kv_heads * seq_k * hdim; }
   int64_t lse_elems() const { return batch * heads * seq_q; }
+  bool paged() const { return page_size > 0; }
+  // Pages of one sequence, and entries of the block table (0 when contiguous).
+  int64_t pages_per_seq() const { return paged() ? (seq_k + page_size - 1) / page_size : 0; }
+  int64_t block_table_elems() const { return batch * pages_per_seq(); }
+  // Elements of the K (or V) buffer as allocated: the page pool when paged (the last page of a
+  // sequence is padded to page_size), else kv_elems().
+  int64_t kv_buffer_elems() const {
+    return paged() ? block_table_elems() * kv_heads * page_size * hdim : kv_elems();
+  }
 
   friend bool operator==(const Shape&, const Shape&) = default;
 };

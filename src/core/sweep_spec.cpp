@@ -20,14 +20,14 @@ namespace attnprof::core {
 
 namespace {
 
-enum class Axis { batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim };
+enum class Axis { batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim, page_size, kv_splits };
 
 struct AxisName {
   std::string_view name;
   Axis axis;
 };
 
-constexpr std::array<AxisName, 11> kAxes{{
+constexpr std::array<AxisName, 13> kAxes{{
     {"batch", Axis::batch},
     {"heads", Axis::heads},
     {"kv_heads", Axis::kv_heads},
@@ -39,7 +39,12 @@ constexpr std::array<AxisName, 11> kAxes{{
     {"dtype", Axis::dtype},
     {"tokens", Axis::tokens},
     {"dim", Axis::dim},
+    {"page_size", Axis::page_size},
+    {"kv_splits", Axis::kv_splits},
 }};
+
+// Axes whose value 0 means "off" (contiguous KV, the kernel's own split count).
+constexpr bool allows_zero(Axis a) { return a == Axis::page_size || a == Axis::kv_splits; }
 
 // Pairs of axes that set the same field and so cannot both be given.
 constexpr std::array<std::pair<Axis, Axis>, 3> kExclusive{{
@@ -177,6 +182,8 @@ struct Parser {
       } else if (item.find(':') != std::string_view::npos) {
         if (!allow_lists) fail(fmt::format("'{}' is a range; a single shape takes one value per axis", token));
         expand_range(item, name, av.values);
+      } else if (allows_zero(av.axis) && item == "0") {
+        av.values.push_back(0);
       } else {
         av.values.push_back(parse_positive(item, name, token));
       }
@@ -222,6 +229,8 @@ struct Parser {
         case Axis::dtype: s.dtype = static_cast<DType>(v); break;
         case Axis::tokens: tokens = v; break;
         case Axis::dim: dim = v; break;
+        case Axis::page_size: s.page_size = v; break;
+        case Axis::kv_splits: s.kv_splits = v; break;
       }
     }
     s.seq_k = seq_k.value_or(s.seq_q);
@@ -236,17 +245,6 @@ struct Parser {
     if (kv_heads && s.heads % *kv_heads != 0)
       fail(fmt::format("kv_heads={} does not divide heads={}", *kv_heads, s.heads));
     s.kv_heads = kv_heads.value_or(s.heads);
-    // Shape::validate multiplies the sizes in int64; a huge value could overflow that product, so the
-    // same 2^31-element limit is checked first in floating point.
-    constexpr double kMaxElems = 2147483648.0;
-    const auto elems = [](std::initializer_list<int64_t> sizes) {
-      double p = 1;
-      for (int64_t v : sizes) p *= static_cast<double>(v);
-      return p;
-    };
-    if (elems({s.batch, s.heads, s.seq_q, s.hdim}) >= kMaxElems ||
-        elems({s.batch, s.kv_heads, s.seq_k, s.hdim}) >= kMaxElems)
-      fail(fmt::format("impossible shape {}: a tensor has 2^31 elements or more", s.label()));
     s.validate();
     return s;
   }
@@ -285,12 +283,28 @@ struct PresetDef {
 // quick: small enough for the CPU backend on a 2-core CI machine; covers causal and GQA.
 // fa-bench: the FlashAttention-2 paper's forward benchmark (16k tokens, model dim 2048).
 // long-context: a GQA model (16 query heads, 2 kv heads, hdim 128) at 16k-128k context, batch 1.
-constexpr std::array<PresetDef, 3> kPresets{{
+// decode: one new token per sequence against a KV cache of 1k-128k tokens, batch 1-256, GQA 32/8 and
+//   64/8, contiguous and paged (64-token pages); batch 256 stops at 32k (128k would need 137 GB).
+// serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point).
+constexpr std::array<PresetDef, 5> kPresets{{
     {"quick",
      "batch=2;heads=4;seq=128,512;hdim=64;causal=0,1;dtype=bf16"
      " | batch=2;heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=bf16"},
     {"fa-bench", "tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
     {"long-context", "batch=1;dim=2048;kv_heads=2;hdim=128;causal=1;dtype=bf16;seq=16384:131072:x2"},
+    {"decode",
+     "heads=32,64;kv_heads=8;hdim=128;dtype=bf16;seq_q=1;page_size=0,64;batch=1,16,64;seq_k=1024,8192,32768,131072"
+     " | heads=32,64;kv_heads=8;hdim=128;dtype=bf16;seq_q=1;page_size=0,64;batch=256;seq_k=1024,8192,32768"},
+    {"serving",
+     "batch=1;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=8192"
+     " | batch=64;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"
+     " | batch=16;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=4;seq_k=8192;page_size=16"
+     " | batch=1;heads=8;kv_heads=1;hdim=128;causal=1;dtype=bf16;seq=8192"
+     " | batch=64;heads=8;kv_heads=1;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"
+     " | batch=1;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=4096"
+     " | batch=32;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=32768;page_size=16"
+     " | batch=1;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq=8192"
+     " | batch=64;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"},
 }};
 
 }  // namespace

@@ -229,7 +229,7 @@ class CpuBackend final : public Backend {
   void run_point(const core::Shape& s, const kernels::Kernel& kernel, const MeasureOptions& options,
                  Clock::time_point t0, core::Record& rec) {
     s.validate();
-    if (std::string why = kernel.unsupported_reason(s); !why.empty()) {
+    if (std::string why = kernels::support_reason(kernel, s); !why.empty()) {
       rec.status = core::Status::unsupported;
       rec.reason = why;
       return;
@@ -249,6 +249,7 @@ class CpuBackend final : public Backend {
     rec.verification.seed = seed;
     const bool bshd = kernel.layout() == kernels::Layout::bshd;
     rec.layout = std::string(kernels::to_string(kernel.layout()));
+    rec.plan = kernel.plan(s);
     const kernels::TensorMap q_map{s.heads, s.seq_q, s.hdim, bshd}, kv_map{s.kv_heads, s.seq_k, s.hdim, bshd};
     HostTensor q(s.q_elems()), k(s.kv_elems()), v(s.kv_elems()), o(s.q_elems()), lse(s.lse_elems());
     HostTensor workspace(static_cast<int64_t>((kernel.workspace_bytes(s) + sizeof(float) - 1) / sizeof(float)));
@@ -286,7 +287,7 @@ class CpuBackend final : public Backend {
     // Allocated once per backend: faulting it in for every point would cost more than many points.
     if (options.cold_l2 && flush_buffer_.empty())
       flush_buffer_.assign(static_cast<size_t>(2 * llc_bytes() / sizeof(float)), 0.0f);
-    const std::vector<std::string> stage_names = kernel.stage_names();
+    const std::vector<std::string> stage_names = kernel.stage_names(s);
     const bool staged = stage_names.size() > 1;
     StageClock stage_clock(stage_names.size());
     const SampleFn one_call = [&] {

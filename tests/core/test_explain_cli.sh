@@ -60,7 +60,7 @@ bad_cases=(
   "--gpu h200 --shape batch=8,heads=16"                    # no seq
   "--gpu h200 --shape seq=2048,dtype=fp8"                  # unknown dtype
   "--gpu h200 --shape seq=2048,causal=maybe"               # bad boolean
-  "--gpu h200 --shape batch=1024,heads=64,seq=256,hdim=128" # tensor of 2^31 elements
+  "--gpu h200 --shape batch=65536,heads=1024,seq=65536,hdim=128" # tensor past 2^48 elements
   "--gpu h999 --shape seq=2048"                            # unknown GPU
   "--gpu h200"                                             # missing --shape
   "--shape seq=2048"                                       # missing --gpu

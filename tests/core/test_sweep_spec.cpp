@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -56,7 +57,7 @@ TEST_CASE("ranges: geometric and arithmetic, inclusive of the end only when reac
   CHECK(seqs(parse_axes("seq=64, 128:512:x4")) == std::vector<int64_t>{64, 128, 512});
   // Near the top of int64 the geometric guard stops before multiplying past it, and the element
   // limit rejects the shapes before any int64 product can overflow.
-  require_rejected("seq=1:9223372036854775807:x1000000000", "2^31");
+  require_rejected("seq=1:9223372036854775807:x1000000000", "2^48");
 }
 
 TEST_CASE("defaults: kv_heads = heads, seq_k = seq_q; seq_k overrides when given") {
@@ -145,8 +146,34 @@ TEST_CASE("every malformed spec is an InputError naming the bad token") {
 }
 
 TEST_CASE("expanded shapes are validated") {
-  // Each size is fine on its own; together Q holds 2^31 elements.
-  require_rejected("batch=1024;heads=64;seq=256;hdim=128", "2^31");
+  // Each size is fine on its own; together Q holds more than 2^48 elements.
+  require_rejected("batch=65536;heads=1024;seq=65536;hdim=128", "2^48");
+  // 2^31 elements and more are a real serving shape (64 sequences of 32k keys): it parses, and the
+  // device decides whether it fits.
+  const auto big = parse_axes("batch=64;heads=32;kv_heads=8;seq_q=1;seq_k=32768;hdim=128").shapes.at(0);
+  CHECK(big.kv_elems() == int64_t{1} << 31);
+}
+
+TEST_CASE("page_size and kv_splits: 0 is off, positive values label the point") {
+  const auto s = parse_axes("batch=2;heads=8;kv_heads=2;seq_q=1;seq_k=1000;page_size=0,16;kv_splits=0,3").shapes;
+  REQUIRE(s.size() == 4);
+  CHECK(s[0].page_size == 0);
+  CHECK(s[0].kv_splits == 0);
+  CHECK(s[0].label() == "b2 h8/2 s1x1000 d64 bf16");
+  CHECK(s[3].label() == "b2 h8/2 s1x1000 d64 bf16 page16 splits3");
+  CHECK(s[3].pages_per_seq() == 63);  // 1000 keys in pages of 16: the last page holds 8
+  CHECK(s[3].block_table_elems() == 2 * 63);
+  CHECK(s[3].kv_buffer_elems() == 2 * 63 * 2 * 16 * 64);
+  CHECK(s[0].kv_buffer_elems() == s[0].kv_elems());
+  require_rejected("seq=128;page_size=-16", "page_size");
+  require_rejected("seq=128;kv_splits=x", "kv_splits");
+  // Round trip through JSON; files without the fields read as contiguous, heuristic split.
+  nlohmann::json j = s[3];
+  CHECK(j.at("page_size") == 16);
+  CHECK(j.get<Shape>() == s[3]);
+  nlohmann::json plain = s[0];
+  CHECK_FALSE(plain.contains("page_size"));
+  CHECK(plain.get<Shape>() == s[0]);
 }
 
 TEST_CASE("preset quick: CI-sized, causal and non-causal, one GQA point") {
@@ -198,8 +225,43 @@ TEST_CASE("preset long-context: GQA, batch 1, 16k to 128k, causal") {
   }
 }
 
+TEST_CASE("preset decode: seq_q 1, GQA 32/8 and 64/8, contiguous and paged, batch 1-256, KV 1k-128k") {
+  const auto s = preset("decode");
+  REQUIRE(s.shapes.size() == 60);
+  double largest_kv_bytes = 0;
+  for (const Shape& sh : s.shapes) {
+    CHECK(sh.seq_q == 1);
+    CHECK(sh.kv_heads == 8);
+    CHECK((sh.heads == 32 || sh.heads == 64));
+    CHECK((sh.page_size == 0 || sh.page_size == 64));
+    CHECK(sh.seq_k >= 1024);
+    CHECK(sh.seq_k <= 131072);
+    largest_kv_bytes = std::max(largest_kv_bytes, 2.0 * static_cast<double>(sh.kv_elems()) * 2);
+  }
+  CHECK(largest_kv_bytes <= 40e9);  // every point fits a 80 GB GPU
+  CHECK(s.shapes.front().label() == "b1 h32/8 s1x1024 d128 bf16");
+  CHECK(s.shapes.back().label() == "b256 h64/8 s1x32768 d128 bf16 page64");
+}
+
+TEST_CASE("preset serving: prefill and decode of real model configurations") {
+  const auto s = preset("serving");
+  REQUIRE(s.shapes.size() == 9);
+  int prefill = 0, decode = 0;
+  for (const Shape& sh : s.shapes) {
+    CHECK(sh.causal);
+    CHECK(sh.hdim == 128);
+    if (sh.seq_q == sh.seq_k) ++prefill;
+    if (sh.seq_q <= 4) {
+      ++decode;
+      CHECK(sh.page_size == 16);
+    }
+  }
+  CHECK(prefill == 4);
+  CHECK(decode == 5);
+}
+
 TEST_CASE("preset names; an unknown preset is an InputError naming it") {
-  CHECK(preset_names() == std::vector<std::string>{"quick", "fa-bench", "long-context"});
+  CHECK(preset_names() == std::vector<std::string>{"quick", "fa-bench", "long-context", "decode", "serving"});
   CHECK_THROWS_AS(preset("fast"), InputError);
   CHECK_THROWS_WITH(preset("fast"), Catch::Contains("'fast'"));
 }

@@ -67,7 +67,7 @@ TEST_CASE("CPU kernels are registered", "[cpu-kernels]") {
   REQUIRE(k::find(k::Backend::cpu, "fused") != nullptr);
   CHECK(k::find(k::Backend::cpu, "reference")->kind() == attnprof::core::KernelKind::materialized);
   CHECK(k::find(k::Backend::cpu, "fused")->kind() == attnprof::core::KernelKind::fused);
-  CHECK(k::find(k::Backend::cpu, "reference")->stage_names().size() == 3);
+  CHECK(k::find(k::Backend::cpu, "reference")->stage_names(Shape{}).size() == 3);
 }
 
 TEST_CASE("CPU kernels match float64 on ragged shapes", "[cpu-kernels]") {

@@ -56,7 +56,7 @@ struct NullHook final : k::StageHook {
 
 TEST_CASE("fused-auto runs the preferred kernel where it can, else the fallback") {
   const StandIn fast("fast", 128), portable("portable", 256);
-  const k::FusedAutoKernel autok(&fast, &portable);
+  const k::FusedAutoKernel autok(std::vector<const k::Kernel*>{&fast, &portable});
   CHECK(autok.choose(shape_with_hdim(64)) == &fast);
   CHECK(autok.choose(shape_with_hdim(256)) == &portable);
   CHECK(autok.choose(shape_with_hdim(512)) == nullptr);
@@ -81,7 +81,7 @@ TEST_CASE("fused-auto runs the preferred kernel where it can, else the fallback"
 
 TEST_CASE("fused-auto explains a shape that neither kernel runs, and refuses to launch it") {
   const StandIn fast("fast", 64), portable("portable", 128);
-  const k::FusedAutoKernel autok(&fast, &portable);
+  const k::FusedAutoKernel autok(std::vector<const k::Kernel*>{&fast, &portable});
   const std::string why = autok.unsupported_reason(shape_with_hdim(512));
   CHECK(why.find("fast needs hdim <= 64") != std::string::npos);
   CHECK(why.find("portable needs hdim <= 128") != std::string::npos);
@@ -90,16 +90,29 @@ TEST_CASE("fused-auto explains a shape that neither kernel runs, and refuses to 
   args.shape = shape_with_hdim(512);
   CHECK_THROWS_AS(autok.launch(args), std::runtime_error);
 
-  const k::FusedAutoKernel missing(std::string("no-such-kernel"), std::string("neither"));
+  const k::FusedAutoKernel missing(std::vector<std::string>{"no-such-kernel", "neither"});
   CHECK(missing.unsupported_reason(shape_with_hdim(64)).find("not built into this binary") != std::string::npos);
 }
 
-TEST_CASE("the registered fused-auto is an alias of fused-sm90 and fused, not listed by default") {
+TEST_CASE("fused-auto walks its whole list in order, and a paged shape reaches only a paged kernel") {
+  const StandIn narrow("narrow", 64), middle("middle", 128), wide("wide", 256);
+  const k::FusedAutoKernel autok(std::vector<const k::Kernel*>{&narrow, &middle, &wide});
+  CHECK(autok.choose(shape_with_hdim(64)) == &narrow);
+  CHECK(autok.choose(shape_with_hdim(96)) == &middle);
+  CHECK(autok.choose(shape_with_hdim(200)) == &wide);
+  CHECK(autok.stage_names(shape_with_hdim(200)) == std::vector<std::string>{"wide"});
+  core::Shape paged = shape_with_hdim(64);
+  paged.page_size = 16;
+  CHECK(autok.choose(paged) == nullptr);  // none of the stand-ins reads a paged cache
+  CHECK(autok.unsupported_reason(paged).find("paged") != std::string::npos);
+}
+
+TEST_CASE("the registered fused-auto is an alias of decode, fused-sm90 and fused, not listed by default") {
   const k::Kernel* registered = k::find(k::Backend::cuda, "fused-auto");
 #if ATTNPROF_HAVE_CUDA
   REQUIRE(registered != nullptr);
   CHECK_FALSE(registered->listed_by_default());
-  CHECK(registered->description().find("fused-sm90") != std::string::npos);
+  CHECK(registered->description().find("decode, else fused-sm90, else fused") != std::string::npos);
   for (const k::Kernel* other : k::registered(k::Backend::cuda))
     if (other != registered) CHECK(other->listed_by_default());
 #else

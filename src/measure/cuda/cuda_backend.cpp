@@ -88,7 +88,7 @@ std::optional<double> achieved_occupancy(const core::Counters& counters,
 // occupancy of the dominant launch.
 void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
   const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(rec.shape);
-  const std::vector<std::string> stage_names = kernel.stage_names();
+  const std::vector<std::string> stage_names = kernel.stage_names(rec.shape);
   auto& per_kernel = rec.counters.per_kernel;
   const bool by_records = launches.empty() && per_kernel.size() == rec.launches.size();
   for (size_t i = 0; i < per_kernel.size(); ++i) {
@@ -342,7 +342,7 @@ class CudaBackend final : public Backend {
   void run_point(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options,
                  core::Record& rec) {
     rec.cost = core::cost_of(shape, kernel.kind());
-    if (const std::string why = kernel.unsupported_reason(shape); !why.empty()) {
+    if (const std::string why = kernels::support_reason(kernel, shape); !why.empty()) {
       rec.status = core::Status::unsupported;
       rec.reason = why;
       return;
@@ -363,6 +363,7 @@ class CudaBackend final : public Backend {
     const uint64_t seed = options.seed != 0 ? options.seed : seed_rng_();
     kernels::CudaProblem problem(shape, kernel);
     rec.layout = std::string(kernels::to_string(kernel.layout()));
+    rec.plan = kernel.plan(shape);
     // Untimed: a plugin's planning, handles and allocation happen here.
     const std::unique_ptr<kernels::Call> call = kernel.prepare(problem.args(stream_arg));
     const bool zero_workspace = kernel.needs_zeroed_workspace();
@@ -405,7 +406,7 @@ class CudaBackend final : public Backend {
                      kernel.name().c_str(), recording.error.c_str());
     }
 
-    const std::vector<std::string> stage_names = kernel.stage_names();
+    const std::vector<std::string> stage_names = kernel.stage_names(shape);
     {
       const kernels::ScopedNvtxRange range("attnprof time");
       const CallFn timed_call = [&](cudaStream_t, kernels::StageHook* hook) { call->launch(hook); };

@@ -1,0 +1,221 @@
+// The decode kernel's host side: shape checks, the split plan (decode_plan.hpp) with the device's
+// resident-CTA count, dispatch to the instantiations of decode_kernel.cuh, and registration as
+// kernel "decode".
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "kernels/common/cuda_check.cuh"
+#include "kernels/common/dispatch.cuh"
+#include "kernels/common/dynamic_smem.cuh"
+#include "kernels/common/launch_params.hpp"
+#include "kernels/common/nvtx_range.hpp"
+#include "kernels/decode/decode_kernel.cuh"
+#include "kernels/decode/decode_plan.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels {
+
+namespace {
+
+constexpr int kMinComputeMajor = 8;
+
+struct DeviceFacts {
+  int major = 0;
+  int sms = 0;
+};
+
+DeviceFacts current_device() {
+  DeviceFacts f;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  return f;
+}
+
+// Calls fn(element tag, hdim constant, m-tiles constant, paged constant) for a supported shape.
+template <typename Fn>
+void dispatch(const core::Shape& s, int mt, Fn&& fn) {
+  dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
+    auto by_paged = [&](auto mtc) {
+      if (s.paged()) fn(tag, hdim, mtc, std::true_type{});
+      else fn(tag, hdim, mtc, std::false_type{});
+    };
+    if (mt == 1) by_paged(std::integral_constant<int, 1>{});
+    else by_paged(std::integral_constant<int, decode::kMaxMTiles>{});
+  });
+}
+
+// SMs x resident CTAs of the split kernel for this shape on the current device: the wave size the
+// split heuristic fills. Cached per (device, dtype, hdim, m-tiles, paged).
+int64_t resident_slots(const core::Shape& s, int mt) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, int64_t, int, bool>, int64_t> cache;
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  const auto key = std::make_tuple(device, static_cast<int>(s.dtype), s.hdim, mt, s.paged());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  int64_t slots = 0;
+  dispatch(s, mt, [&](auto tag, auto hdim, auto mtc, auto paged) {
+    using T = decltype(tag);
+    constexpr auto kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value>;
+    constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
+    allow_dynamic_smem<kernel>(smem);
+    int per_sm = 0;
+    ATTNPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, decode::kThreads, smem));
+    slots = static_cast<int64_t>(per_sm) * current_device().sms;
+  });
+  cache.emplace(key, slots);
+  return slots;
+}
+
+decode::Plan plan_for(const core::Shape& s) {
+  const int mt = decode::m_tiles(decode::packed_rows(s.seq_q, s.heads / s.kv_heads));
+  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, resident_slots(s, mt));
+}
+
+class DecodeKernel final : public Kernel {
+ public:
+  std::string name() const override { return "decode"; }
+  Backend backend() const override { return Backend::cuda; }
+  core::KernelKind kind() const override { return core::KernelKind::fused; }
+  std::string description() const override {
+    return "flash-decoding: seq_q 1-16, the query heads of a GQA group packed into the MMA rows, the keys "
+           "split across CTAs (split count from the wave heuristic, or kv_splits) and combined by LSE; "
+           "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV";
+  }
+  bool reads_paged_kv() const override { return true; }
+  bool splits_kv() const override { return true; }
+
+  std::string unsupported_reason(const core::Shape& s) const override {
+    if (s.dtype == core::DType::fp32) return "decode kernel supports fp16 and bf16 only (tensor cores)";
+    if (const DeviceFacts d = current_device(); d.major > 0 && d.major < kMinComputeMajor)
+      return "decode kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
+    if (!decode::supported_hdim(static_cast<int>(s.hdim)))
+      return "decode kernel supports hdim 64 and 128, not " + std::to_string(s.hdim);
+    if (s.seq_q > decode::kMaxSeqQ)
+      return "decode kernel takes seq_q <= " + std::to_string(decode::kMaxSeqQ) +
+             " (decode and speculative decoding); prefill shapes run in fused and fused-sm90";
+    if (s.kv_splits > decode::kMaxSplits)
+      return "decode kernel: kv_splits " + std::to_string(s.kv_splits) + " is over " +
+             std::to_string(decode::kMaxSplits);
+    if (s.seq_k > INT32_MAX - decode::kBlockN || s.heads > INT32_MAX)
+      return "decode kernel: seq_k and heads must stay under 2^31";
+    const decode::Plan p = decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, 1);
+    if (p.ctas > INT32_MAX) return "decode kernel: more than 2^31 CTAs";
+    return {};
+  }
+
+  size_t workspace_bytes(const core::Shape& s) const override {
+    if (!unsupported_reason(s).empty()) return 0;
+    return decode::workspace_bytes(plan_for(s), s.hdim);
+  }
+
+  std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (!unsupported_reason(s).empty() || plan_for(s).splits == 1) return {"decode"};
+    return {"decode_split", "decode_combine"};
+  }
+
+  std::map<std::string, int64_t> plan(const core::Shape& s) const override {
+    if (!unsupported_reason(s).empty()) return {};
+    const decode::Plan p = plan_for(s);
+    return {{"kv_splits", p.splits},       {"tiles_per_split", p.tiles_per_split},
+            {"block_m", decode::block_m(p.mt)}, {"block_n", decode::kBlockN},
+            {"stages", decode::kStages},   {"warps", decode::kWarps},
+            {"packed_rows", p.rows}};
+  }
+
+  std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
+    if (!unsupported_reason(s).empty()) return {};
+    const decode::Plan p = plan_for(s);
+    std::vector<LaunchInfo> out;
+    dispatch(s, p.mt, [&](auto tag, auto hdim, auto mtc, auto paged) {
+      using T = decltype(tag);
+      const std::string types = std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim.value);
+      LaunchInfo split;
+      split.kernel_name = "decode_split_kernel<" + types + ", m" + std::to_string(mtc.value) +
+                          (paged.value ? ", paged>" : ">");
+      split.func = reinterpret_cast<const void*>(&decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value>);
+      split.grid_blocks = p.ctas;
+      split.block_threads = decode::kThreads;
+      split.dynamic_smem_bytes = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
+      out.push_back(split);
+      if (p.splits > 1) {
+        LaunchInfo combine;
+        combine.kernel_name = "decode_combine_kernel<" + types + ">";
+        combine.func = reinterpret_cast<const void*>(&decode::decode_combine_kernel<T, hdim.value>);
+        combine.grid_blocks = (p.combine_rows + decode::kCombineWarps - 1) / decode::kCombineWarps;
+        combine.block_threads = decode::kCombineWarps * 32;
+        out.push_back(combine);
+      }
+    });
+    return out;
+  }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (const std::string why = support_reason(*this, s); !why.empty()) throw CudaError(why);
+    if (s.paged() && a.block_table == nullptr) throw CudaError("decode kernel: a paged shape without a block table");
+    const decode::Plan plan = plan_for(s);
+    const size_t need = decode::workspace_bytes(plan, s.hdim);
+    if (a.workspace_bytes < need)
+      throw CudaError("decode kernel: workspace of " + std::to_string(a.workspace_bytes) + " bytes is smaller than the " +
+                      std::to_string(need) + " needed");
+    const ScopedNvtxRange range("decode " + s.label());
+    auto stream = static_cast<cudaStream_t>(a.stream);
+
+    decode::DecodeParams p{};
+    p.q = a.q;
+    p.k = a.k;
+    p.v = a.v;
+    p.o = a.o;
+    p.lse = a.lse;
+    p.block_table = a.block_table;
+    p.o_partial = static_cast<float*>(a.workspace);
+    p.lse_partial = plan.splits > 1 ? p.o_partial + plan.splits * plan.combine_rows * s.hdim : nullptr;
+    p.rows_total = s.batch * s.heads * s.seq_q;
+    fill_shape_fields(p, s);
+    p.page_size = static_cast<int>(s.page_size);
+    p.pages_per_seq = static_cast<int>(s.pages_per_seq());
+    p.m_blocks = static_cast<int>(plan.m_blocks);
+    p.splits = static_cast<int>(plan.splits);
+    p.tiles = static_cast<int>(plan.tiles);
+    p.tiles_per_split = static_cast<int>(plan.tiles_per_split);
+
+    dispatch(s, plan.mt, [&](auto tag, auto hdim, auto mtc, auto paged) {
+      using T = decltype(tag);
+      constexpr auto split_kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value>;
+      constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
+      allow_dynamic_smem<split_kernel>(smem);
+      if (hook) hook->before_stage(0);
+      split_kernel<<<static_cast<unsigned>(plan.ctas), decode::kThreads, smem, stream>>>(p);
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+      if (plan.splits > 1) {
+        if (hook) hook->before_stage(1);
+        const auto blocks = static_cast<unsigned>((plan.combine_rows + decode::kCombineWarps - 1) / decode::kCombineWarps);
+        decode::decode_combine_kernel<T, hdim.value><<<blocks, decode::kCombineWarps * 32, 0, stream>>>(p);
+        ATTNPROF_CUDA_CHECK(cudaGetLastError());
+      }
+    });
+    if (hook) hook->after_last();
+  }
+};
+
+const DecodeKernel kInstance;
+const Registrar kReg{&kInstance};
+
+}  // namespace
+
+}  // namespace attnprof::kernels

@@ -1,0 +1,429 @@
+// The decode attention forward (flash-decoding): seq_q 1-16 query positions against a long KV cache,
+// contiguous or paged, in one or two launches per call.
+//
+// Layers, top to bottom (decode_plan.hpp has the arithmetic):
+//   grid    one CTA per (batch, kv head, packed-row block, split): the query heads of a GQA group and
+//           the query positions are the MMA's rows, so K and V are read once per group; the keys of
+//           each sequence are cut into `splits` ranges of whole tiles so that the grid fills the GPU
+//           even at batch 1.
+//   CTA     streams its key range through kStages cp.async buffers of kBlockN keys (K and V); with a
+//           paged cache every key row's address comes from the block table.
+//   warp    takes kKeysPerWarp keys of every tile: S = Q K^T and O += P V with mma.sync m16n8k16
+//           (fp32 accumulate), P straight from the S accumulators, an online softmax of its own with
+//           the lazy row max (kernels/common/device_math.cuh).
+//   merge   the warps' (max, sum, O) meet in shared memory once, at the end: with one split the CTA
+//           writes O and LSE; otherwise O (normalised, fp32) and LSE of its split go to the workspace
+//           and decode_combine_kernel weighs the splits by exp(LSE_split - LSE).
+// Tails: key rows past seq_k are zero-filled in shared memory (never read, so the pad of a last page
+// may hold anything), scores past seq_k or past a row's causal limit are -inf, packed rows past the
+// group are zero and never stored. Offsets are 64-bit throughout.
+// To extend: a head dim is supported_hdim() plus a case in decode.cu's dispatch.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/common/device_math.cuh"
+#include "kernels/decode/decode_plan.hpp"
+#include "kernels/fused/ptx.cuh"
+
+namespace attnprof::kernels::decode {
+
+using fused::cp_async_16;
+using fused::cp_async_commit;
+using fused::cp_async_wait;
+using fused::ldmatrix_x4;
+using fused::ldmatrix_x4_trans;
+using fused::mma_16816;
+using fused::smem_address;
+
+inline constexpr float kLn2 = 0.6931471805599453f;
+
+struct DecodeParams {
+  const void* q;                 // (batch, heads, seq_q, D)
+  const void* k;                 // (batch, kv_heads, seq_k, D), or pages (pages, kv_heads, page_size, D)
+  const void* v;
+  void* o;                       // (batch, heads, seq_q, D)
+  float* lse;                    // (batch, heads, seq_q)
+  const int32_t* block_table;    // (batch, pages_per_seq); nullptr when contiguous
+  float* o_partial;              // (splits, batch * heads * seq_q, D); splits > 1 only
+  float* lse_partial;            // (splits, batch * heads * seq_q)
+  int64_t rows_total;            // batch * heads * seq_q
+  int heads, kv_heads, group, seq_q, seq_k;
+  int page_size, pages_per_seq;
+  int m_blocks, splits, tiles, tiles_per_split;
+  float scale_log2;              // softmax_scale * log2(e)
+  int causal;
+};
+
+template <int kHeadDim, int kMTiles>
+struct DecodeTraits {
+  static constexpr int kBlockM = block_m(kMTiles);
+  static constexpr int kChunksPerRow = kHeadDim / 8;            // 16-byte chunks of one row
+  static constexpr int kSmemStride = kHeadDim + kSmemPadElems;  // elements per shared-memory row
+  static constexpr uint32_t kRowBytes = kSmemStride * 2;
+  static constexpr uint32_t kTileBytes = kBlockN * kRowBytes;
+  static constexpr int kKSteps = kHeadDim / 16;                 // k-steps of S = Q K^T
+  static constexpr int kNTilesO = kHeadDim / 8;                 // n8 tiles of one O row
+  static constexpr int kNTilesS = kKeysPerWarp / 8;             // n8 tiles of a warp's scores
+  static_assert(kKeysPerWarp == 16, "one k16 step of P V per warp and tile");
+  static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
+};
+
+// Address of the first element of key `key` (< seq_k) of kv head `kv_head` of sequence `batch`.
+template <typename T, bool kPaged>
+__device__ __forceinline__ const T* key_row(const T* base, const DecodeParams& p, int64_t batch, int kv_head,
+                                            int key, int hdim) {
+  if constexpr (kPaged) {
+    const int64_t page = __ldg(p.block_table + batch * p.pages_per_seq + key / p.page_size);
+    return base + ((page * p.kv_heads + kv_head) * p.page_size + key % p.page_size) * hdim;
+  } else {
+    return base + ((batch * p.kv_heads + kv_head) * static_cast<int64_t>(p.seq_k) + key) * hdim;
+  }
+}
+
+// K and V rows [n0, n0 + kBlockN) into one stage buffer; rows past seq_k become zeros. A page size
+// that is a multiple of the tile puts the whole tile in one page: one block-table read per tile.
+template <typename Tr, bool kPaged, typename T>
+__device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T* k, const T* v,
+                                             const DecodeParams& p, int64_t batch, int kv_head, int n0) {
+  constexpr int kChunks = kBlockN * Tr::kChunksPerRow;
+  constexpr int kHd = Tr::kChunksPerRow * 8;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+  int64_t tile_base = 0;  // offset of key n0 when the tile lies in one page (or K/V are contiguous)
+  const bool one_page = !kPaged || p.page_size % kBlockN == 0;
+  if (one_page && n0 < p.seq_k) tile_base = key_row<T, kPaged>(k, p, batch, kv_head, n0, kHd) - k;
+#pragma unroll
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int chunk_id = i * kThreads + static_cast<int>(threadIdx.x);
+    const int row = chunk_id / Tr::kChunksPerRow;
+    const int chunk = chunk_id % Tr::kChunksPerRow;
+    const int key = n0 + row;
+    const bool valid = key < p.seq_k;
+    int64_t offset = 0;
+    if (valid) offset = one_page ? tile_base + static_cast<int64_t>(row) * kHd : key_row<T, kPaged>(k, p, batch, kv_head, key, kHd) - k;
+    const uint32_t dst = row * Tr::kRowBytes + chunk * 16;
+    cp_async_16(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
+    cp_async_16(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
+  }
+}
+
+template <typename T, int kHeadDim, int kMTiles, bool kPaged>
+__global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
+  __trap();
+#else
+  using Tr = DecodeTraits<kHeadDim, kMTiles>;
+  constexpr int kBlockM = Tr::kBlockM;
+  constexpr uint32_t kRowBytes = Tr::kRowBytes;
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const uint32_t s_q = smem_address(smem_raw);                    // (kBlockM, D + pad)
+  const uint32_t s_k = s_q + kBlockM * kRowBytes;                 // (kStages, kBlockN, D + pad)
+  const uint32_t s_v = s_k + kStages * Tr::kTileBytes;            // (kStages, kBlockN, D + pad)
+
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int quad_row = lane / 4;
+  const int quad_col = lane % 4;
+
+  // Splits of one (batch, kv head, row block) are adjacent in the grid.
+  int64_t cta = blockIdx.x;
+  const int split = static_cast<int>(cta % p.splits);
+  cta /= p.splits;
+  const int m_block = static_cast<int>(cta % p.m_blocks);
+  cta /= p.m_blocks;
+  const int kv_head = static_cast<int>(cta % p.kv_heads);
+  const int64_t batch = cta / p.kv_heads;
+  const int row0 = m_block * kBlockM;              // first packed row of this CTA
+  const int packed_rows = p.seq_q * p.group;
+
+  const int tile_begin = split * p.tiles_per_split;
+  const int tile_end = min(p.tiles, tile_begin + p.tiles_per_split);
+  const int n_tiles = tile_end - tile_begin;       // >= 1: splits are non-empty by construction
+
+  const T* q = static_cast<const T*>(p.q);
+  const T* k = static_cast<const T*>(p.k);
+  const T* v = static_cast<const T*>(p.v);
+
+  // Canonical (batch, head, position) row of packed row r: position r / group, head kv_head * group + r % group.
+  auto canonical_row = [&](int r) {
+    const int position = r / p.group;
+    const int head = kv_head * p.group + r % p.group;
+    return (batch * p.heads + head) * p.seq_q + position;
+  };
+
+  // Prologue: Q with the first tile as one copy group, then tiles 1 .. kStages - 2, one group each.
+  for (int c = static_cast<int>(threadIdx.x); c < kBlockM * Tr::kChunksPerRow; c += kThreads) {
+    const int r = c / Tr::kChunksPerRow, chunk = c % Tr::kChunksPerRow;
+    const bool valid = row0 + r < packed_rows;
+    const T* src = valid ? q + canonical_row(row0 + r) * kHeadDim + chunk * 8 : q;
+    cp_async_16(s_q + r * kRowBytes + chunk * 16, src, valid ? 16 : 0);
+  }
+#pragma unroll
+  for (int stage = 0; stage < kStages - 1; ++stage) {
+    if (stage < n_tiles)
+      load_kv_tile<Tr, kPaged>(s_k + stage * Tr::kTileBytes, s_v + stage * Tr::kTileBytes, k, v, p, batch,
+                               kv_head, (tile_begin + stage) * kBlockN);
+    cp_async_commit();
+  }
+
+  // Per-lane ldmatrix addresses: Q rows of the MMA tile, and this warp's 16 keys of a K or V buffer.
+  const uint32_t q_lane = s_q + (lane & 15) * kRowBytes + (lane / 16) * 16;
+  const uint32_t k_lane =
+      s_k + (warp * kKeysPerWarp + (lane / 16) * 8 + (lane & 7)) * kRowBytes + ((lane / 8) % 2) * 16;
+  const uint32_t v_lane =
+      s_v + (warp * kKeysPerWarp + ((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + (lane / 16) * 16;
+
+  uint32_t q_frag[kMTiles][Tr::kKSteps][4];
+  float acc_o[kMTiles][Tr::kNTilesO][4];  // (16 * kMTiles rows, D) in C-fragment layout
+  float row_max[kMTiles * 2];             // [2 mt + half]: rows quad_row and quad_row + 8
+  float row_sum[kMTiles * 2];             // this lane's partial sums; quad-reduced at the merge
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < Tr::kNTilesO; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.f;
+    row_max[2 * mt] = row_max[2 * mt + 1] = -INFINITY;
+    row_sum[2 * mt] = row_sum[2 * mt + 1] = 0.f;
+  }
+
+  // The key limit of each row this lane holds (exclusive): seq_k, or with the bottom-right causal mask
+  // position + seq_k - seq_q + 1.
+  int key_end[kMTiles * 2];
+#pragma unroll
+  for (int i = 0; i < kMTiles * 2; ++i) {
+    const int r = row0 + (i / 2) * kMmaRows + quad_row + (i % 2) * 8;
+    const int position = min(r, packed_rows - 1) / p.group;
+    key_end[i] = p.causal ? min(p.seq_k, max(0, position + p.seq_k - p.seq_q + 1)) : p.seq_k;
+  }
+  // Tiles starting at or past this key may need a mask (a row's causal limit or the end of the keys).
+  const int mask_from = p.causal ? p.seq_k - p.seq_q - kBlockN + 1 : p.seq_k - kBlockN + 1;
+
+  for (int it = 0; it < n_tiles; ++it) {
+    // Tile `it` is the oldest copy group in flight; after the barrier every warp is also done with
+    // tile it - 1, whose buffer now takes tile it + kStages - 1.
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (it == 0) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int ks = 0; ks < Tr::kKSteps; ++ks) ldmatrix_x4(q_frag[mt][ks], q_lane + mt * kMmaRows * kRowBytes + ks * 32);
+    }
+    {
+      const int next = it + kStages - 1;
+      if (next < n_tiles) {
+        const uint32_t buffer = (next % kStages) * Tr::kTileBytes;
+        load_kv_tile<Tr, kPaged>(s_k + buffer, s_v + buffer, k, v, p, batch, kv_head, (tile_begin + next) * kBlockN);
+      }
+      cp_async_commit();
+    }
+    const uint32_t buffer = (it % kStages) * Tr::kTileBytes;
+
+    // S = Q K^T for this warp's keys.
+    float acc_s[kMTiles][Tr::kNTilesS][4];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
+#pragma unroll
+    for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+      uint32_t b[4];
+      ldmatrix_x4(b, k_lane + buffer + ks * 32);
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        mma_16816<T>(acc_s[mt][0], q_frag[mt][ks], b[0], b[1]);
+        mma_16816<T>(acc_s[mt][1], q_frag[mt][ks], b[2], b[3]);
+      }
+    }
+
+    const int n0 = (tile_begin + it) * kBlockN;
+    if (n0 >= mask_from) {
+      const int key0 = n0 + warp * kKeysPerWarp + quad_col * 2;
+#pragma unroll
+      for (int i = 0; i < kMTiles * 2; ++i)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (key0 + nt * 8 + e >= key_end[i]) acc_s[i / 2][nt][(i % 2) * 2 + e] = -INFINITY;
+    }
+
+    float lane_max[kMTiles * 2];
+#pragma unroll
+    for (int i = 0; i < kMTiles * 2; ++i) {
+      float m = -INFINITY;
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+        m = fmaxf(m, fmaxf(acc_s[i / 2][nt][(i % 2) * 2], acc_s[i / 2][nt][(i % 2) * 2 + 1]));
+      lane_max[i] = m;
+    }
+    float rescale[kMTiles * 2];
+    if (move_lazy_max(row_max, lane_max, p.scale_log2, rescale)) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesO; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[2 * mt + e / 2];
+    }
+#pragma unroll
+    for (int i = 0; i < kMTiles * 2; ++i) {
+      const float max_scaled = row_max[i] == -INFINITY ? 0.f : row_max[i] * p.scale_log2;
+      float tile_sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& s = acc_s[i / 2][nt][(i % 2) * 2 + e];
+          s = fast_exp2(fmaf(s, p.scale_log2, -max_scaled));
+          tile_sum += s;
+        }
+      row_sum[i] = row_sum[i] * rescale[i] + tile_sum;
+    }
+
+    // O += P V over this warp's 16 keys: its two n8 score tiles are one k16 A fragment.
+    uint32_t a[kMTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      a[mt][0] = pack2<T>(acc_s[mt][0][0], acc_s[mt][0][1]);
+      a[mt][1] = pack2<T>(acc_s[mt][0][2], acc_s[mt][0][3]);
+      a[mt][2] = pack2<T>(acc_s[mt][1][0], acc_s[mt][1][1]);
+      a[mt][3] = pack2<T>(acc_s[mt][1][2], acc_s[mt][1][3]);
+    }
+#pragma unroll
+    for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, v_lane + buffer + dt2 * 32);
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        mma_16816<T>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);
+        mma_16816<T>(acc_o[mt][2 * dt2 + 1], a[mt], b[2], b[3]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // every warp is done with the K/V buffers: the merge reuses them
+
+  // Merge the warps: each writes its row max, row sum and O rows; then each row's weights follow.
+  float* merge_o = reinterpret_cast<float*>(smem_raw + kBlockM * kRowBytes);   // (kWarps, kBlockM, D)
+  float* merge_max = merge_o + kWarps * kBlockM * kHeadDim;                     // (kWarps, kBlockM)
+  float* merge_sum = merge_max + kWarps * kBlockM;                              // (kWarps, kBlockM)
+  float* row_weight = merge_sum + kWarps * kBlockM;                             // (kWarps, kBlockM)
+  float* row_lse = row_weight + kWarps * kBlockM;                               // (kBlockM)
+  float* row_inv_sum = row_lse + kBlockM;                                       // (kBlockM)
+#pragma unroll
+  for (int i = 0; i < kMTiles * 2; ++i) {
+    float sum = row_sum[i];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const int r = (i / 2) * kMmaRows + quad_row + (i % 2) * 8;
+    if (quad_col == 0) {
+      merge_max[warp * kBlockM + r] = row_max[i];
+      merge_sum[warp * kBlockM + r] = sum;
+    }
+#pragma unroll
+    for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
+      float2 pair = make_float2(acc_o[i / 2][nt][(i % 2) * 2], acc_o[i / 2][nt][(i % 2) * 2 + 1]);
+      *reinterpret_cast<float2*>(merge_o + (warp * kBlockM + r) * kHeadDim + nt * 8 + quad_col * 2) = pair;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < kBlockM) {
+    const int r = static_cast<int>(threadIdx.x);
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) m = fmaxf(m, merge_max[w * kBlockM + r]);
+    float sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float wm = merge_max[w * kBlockM + r];
+      const float weight = wm == -INFINITY ? 0.f : exp2f((wm - m) * p.scale_log2);
+      row_weight[w * kBlockM + r] = weight;
+      sum += weight * merge_sum[w * kBlockM + r];
+    }
+    row_inv_sum[r] = sum > 0.f ? 1.f / sum : 0.f;
+    row_lse[r] = sum > 0.f ? (m * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+  }
+  __syncthreads();
+
+  const bool final_output = p.splits == 1;
+  for (int idx = static_cast<int>(threadIdx.x) * 2; idx < kBlockM * kHeadDim; idx += kThreads * 2) {
+    const int r = idx / kHeadDim, col = idx % kHeadDim;
+    if (row0 + r >= packed_rows) continue;
+    float o0 = 0.f, o1 = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float weight = row_weight[w * kBlockM + r];
+      const float2 part = *reinterpret_cast<const float2*>(merge_o + (w * kBlockM + r) * kHeadDim + col);
+      o0 = fmaf(weight, part.x, o0);
+      o1 = fmaf(weight, part.y, o1);
+    }
+    o0 *= row_inv_sum[r];
+    o1 *= row_inv_sum[r];
+    const int64_t row = canonical_row(row0 + r);
+    if (final_output) {
+      *reinterpret_cast<uint32_t*>(static_cast<T*>(p.o) + row * kHeadDim + col) = pack2<T>(o0, o1);
+      if (col == 0) p.lse[row] = row_lse[r];
+    } else {
+      const int64_t part_row = split * p.rows_total + row;
+      *reinterpret_cast<float2*>(p.o_partial + part_row * kHeadDim + col) = make_float2(o0, o1);
+      if (col == 0) p.lse_partial[part_row] = row_lse[r];
+    }
+  }
+#endif
+}
+
+inline constexpr int kCombineWarps = 4;
+
+// O of one row = sum over splits of exp(LSE_s - LSE) O_s, LSE = log sum exp(LSE_s); one warp per row,
+// each lane a few columns. A split that saw no key of the row has LSE_s = -inf and weight 0.
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kCombineWarps * 32) decode_combine_kernel(const DecodeParams p) {
+  constexpr int kColsPerLane = kHeadDim / 32;
+  static_assert(kColsPerLane == 2 || kColsPerLane == 4, "hdim 64 or 128");
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
+  if (row >= p.rows_total) return;
+
+  float m = -INFINITY;
+  for (int s = lane; s < p.splits; s += 32) m = fmaxf(m, p.lse_partial[s * p.rows_total + row]);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+
+  float o[kColsPerLane] = {};
+  float sum = 0.f;
+  if (m != -INFINITY) {
+    for (int s = 0; s < p.splits; ++s) {
+      const float lse_s = p.lse_partial[s * p.rows_total + row];
+      const float weight = __expf(lse_s - m);  // 0 for a split with no visible key
+      sum += weight;
+      const float* src = p.o_partial + (s * p.rows_total + row) * kHeadDim + lane * kColsPerLane;
+      if constexpr (kColsPerLane == 4) {
+        const float4 part = *reinterpret_cast<const float4*>(src);
+        o[0] = fmaf(weight, part.x, o[0]);
+        o[1] = fmaf(weight, part.y, o[1]);
+        o[2] = fmaf(weight, part.z, o[2]);
+        o[3] = fmaf(weight, part.w, o[3]);
+      } else {
+        const float2 part = *reinterpret_cast<const float2*>(src);
+        o[0] = fmaf(weight, part.x, o[0]);
+        o[1] = fmaf(weight, part.y, o[1]);
+      }
+    }
+  }
+  const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+  T* dst = static_cast<T*>(p.o) + row * kHeadDim + lane * kColsPerLane;
+#pragma unroll
+  for (int c = 0; c < kColsPerLane; c += 2)
+    *reinterpret_cast<uint32_t*>(dst + c) = pack2<T>(o[c] * inv_sum, o[c + 1] * inv_sum);
+  if (lane == 0) p.lse[row] = sum > 0.f ? m + logf(sum) : -INFINITY;
+}
+
+}  // namespace attnprof::kernels::decode

@@ -1,0 +1,135 @@
+// The decode kernel's work plan, as pure constexpr functions: the kernel instantiates the tile
+// shapes at compile time, the host picks the split count and grid from them, and all of it is
+// unit-tested on the host (tests/kernels/test_decode_plan.cpp) without a CUDA runtime.
+//
+// Work split (flash-decoding with grouped-query packing):
+//   rows     the query heads of one GQA group and the seq_q positions (1-16, speculative decoding)
+//            are packed into the MMA's M dimension: packed row r = position * group + head_in_group,
+//            so one CTA reads a kv head's K and V once for the whole group.
+//   splits   the keys of each sequence are cut into kv_splits contiguous ranges of whole key tiles;
+//            every (batch, kv head, row block, split) is one CTA, so the grid fills the GPU at any
+//            batch. Each split writes its O (normalised) and LSE in fp32 to the workspace, and a
+//            second launch combines them by their LSE. With one split the first launch writes O.
+//   warps    inside a CTA each of the kWarps warps takes a quarter of every key tile (16 keys) with
+//            its own online-softmax state; the warps merge through shared memory at the end.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace attnprof::kernels::decode {
+
+constexpr int kMmaRows = 16;         // m16n8k16
+constexpr int kBlockN = 64;          // keys per K/V tile
+constexpr int kWarps = 4;            // each warp owns kBlockN / kWarps keys of every tile
+constexpr int kThreads = kWarps * 32;
+constexpr int kKeysPerWarp = kBlockN / kWarps;
+constexpr int kStages = 3;           // K/V tiles in flight through cp.async
+constexpr int kSmemPadElems = 8;     // 16 bytes per shared-memory row: conflict-free ldmatrix
+constexpr int kMaxSeqQ = 16;         // speculative decoding: up to 16 query positions
+constexpr int kMaxMTiles = 2;        // 16-row MMA tiles per CTA (registers: O is 64 floats per tile)
+constexpr int kMaxSplits = 128;
+// A split streams at least this many key tiles: fewer and the fixed cost of a CTA (Q load, warp
+// merge, the partial write and its combine) outweighs its share of the stream.
+constexpr int kMinTilesPerSplit = 2;
+// Split counts whose wave efficiency is within this share of the best are equivalent; the smallest
+// of them is taken (fewer partials to write and combine). FlashAttention's heuristic uses 0.85.
+constexpr double kWaveEfficiencyShare = 0.85;
+
+constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
+
+// Packed rows of one (batch, kv head): seq_q positions times the group's query heads.
+constexpr int64_t packed_rows(int64_t seq_q, int64_t group) { return seq_q * group; }
+
+// 16-row MMA tiles per CTA: one when the packed rows fit in 16 (decode with groups up to 16), else two.
+constexpr int m_tiles(int64_t rows) { return rows <= kMmaRows ? 1 : kMaxMTiles; }
+constexpr int block_m(int mt) { return kMmaRows * mt; }
+constexpr int64_t m_blocks(int64_t rows, int mt) { return (rows + block_m(mt) - 1) / block_m(mt); }
+
+constexpr int64_t key_tiles(int64_t seq_k) { return (seq_k + kBlockN - 1) / kBlockN; }
+
+// Shared memory of one CTA: Q (block_m rows) and kStages K and V tiles, rows hdim + pad wide. The
+// warps' merge reuses the K/V buffers.
+constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes) {
+  return static_cast<size_t>(block_m(mt) + 2 * kStages * kBlockN) * (hdim + kSmemPadElems) * elem_bytes;
+}
+// What the merge needs after Q: every warp's O rows (fp32), row max, row sum and weight, and per row
+// the LSE and 1 / sum.
+constexpr size_t merge_bytes(int mt, int hdim) {
+  return (static_cast<size_t>(kWarps) * block_m(mt) * (hdim + 3) + 2 * block_m(mt)) * sizeof(float);
+}
+static_assert(merge_bytes(kMaxMTiles, 128) <= smem_bytes(kMaxMTiles, 128, 2) - block_m(kMaxMTiles) * (128 + kSmemPadElems) * 2,
+              "the merge fits in the K/V buffers");
+static_assert(merge_bytes(kMaxMTiles, 64) <= smem_bytes(kMaxMTiles, 64, 2) - block_m(kMaxMTiles) * (64 + kSmemPadElems) * 2,
+              "the merge fits in the K/V buffers");
+
+// Key tiles each split takes (the last split may take fewer); splits are whole tiles.
+constexpr int64_t tiles_per_split(int64_t tiles, int64_t splits) {
+  return splits <= 1 ? tiles : (tiles + splits - 1) / splits;
+}
+// The number of non-empty splits a request for `splits` gives (e.g. 64 tiles in 3 -> 22+22+20 = 3,
+// 10 tiles in 4 -> 3+3+3+1 = 4, 10 in 6 -> 2 x 5 = 5).
+constexpr int64_t effective_splits(int64_t tiles, int64_t splits) {
+  const int64_t per = tiles_per_split(tiles, splits);
+  return per == 0 ? 1 : (tiles + per - 1) / per;
+}
+
+// The split count for a shape on a device: `ctas` = batch * kv_heads * m_blocks CTAs per split,
+// `slots` = SMs x CTAs resident per SM. Each candidate s is scored by its wave efficiency
+// (waves / ceil(waves), waves = ctas * s / slots); the smallest s within kWaveEfficiencyShare of the
+// best wins. Capped so every split streams at least kMinTilesPerSplit tiles, and at kMaxSplits.
+constexpr int64_t choose_splits(int64_t ctas, int64_t tiles, int64_t slots) {
+  if (ctas <= 0 || tiles <= 0 || slots <= 0) return 1;
+  const int64_t by_tiles = tiles / kMinTilesPerSplit;
+  const int64_t cap = by_tiles < 1 ? 1 : (by_tiles < kMaxSplits ? by_tiles : kMaxSplits);
+  // Already a full wave or more without splitting: splitting only adds partials to combine.
+  if (ctas >= slots) return 1;
+  const auto efficiency = [&](int64_t s) {
+    const double waves = static_cast<double>(ctas * s) / static_cast<double>(slots);
+    const double whole = static_cast<double>((ctas * s + slots - 1) / slots);
+    return waves / whole;
+  };
+  double best = 0;
+  for (int64_t s = 1; s <= cap; ++s)
+    if (effective_splits(tiles, s) == s && efficiency(s) > best) best = efficiency(s);
+  for (int64_t s = 1; s <= cap; ++s)
+    if (effective_splits(tiles, s) == s && efficiency(s) >= kWaveEfficiencyShare * best) return s;
+  return 1;
+}
+
+// The whole launch plan of one call.
+struct Plan {
+  int mt = 1;                 // 16-row MMA tiles per CTA
+  int64_t rows = 0;           // packed rows per (batch, kv head)
+  int64_t m_blocks = 0;       // row blocks per (batch, kv head)
+  int64_t tiles = 0;          // key tiles per sequence
+  int64_t splits = 1;         // effective split count
+  int64_t tiles_per_split = 0;
+  int64_t ctas = 0;           // CTAs of the split launch
+  int64_t combine_rows = 0;   // rows the combine launch merges (0: no combine launch)
+};
+
+// requested_splits: the shape's kv_splits (0 = choose_splits).
+constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
+                    int64_t requested_splits, int64_t slots) {
+  Plan p;
+  const int64_t group = heads / kv_heads;
+  p.rows = packed_rows(seq_q, group);
+  p.mt = m_tiles(p.rows);
+  p.m_blocks = m_blocks(p.rows, p.mt);
+  p.tiles = key_tiles(seq_k);
+  const int64_t base = batch * kv_heads * p.m_blocks;
+  const int64_t wanted = requested_splits > 0 ? requested_splits : choose_splits(base, p.tiles, slots);
+  p.splits = effective_splits(p.tiles, wanted < p.tiles ? wanted : p.tiles);
+  p.tiles_per_split = tiles_per_split(p.tiles, p.splits);
+  p.ctas = base * p.splits;
+  p.combine_rows = p.splits > 1 ? batch * heads * seq_q : 0;
+  return p;
+}
+
+// Workspace of a split plan: per split, O (fp32, hdim wide) and LSE (fp32) of every query row.
+constexpr size_t workspace_bytes(const Plan& p, int64_t hdim) {
+  return p.splits > 1 ? static_cast<size_t>(p.splits * p.combine_rows) * static_cast<size_t>(hdim + 1) * sizeof(float)
+                      : 0;
+}
+
+}  // namespace attnprof::kernels::decode

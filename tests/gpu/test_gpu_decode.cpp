@@ -1,0 +1,189 @@
+// GPU correctness of the decode kernel (kernels/decode/) and of paged KV caches: "decode" against the
+// float64 reference with the 2x-naive rule at seq_q 1-16, GQA groups 1-8 (and 7), hdim 64 and 128,
+// causal or not, ragged seq_k, forced and heuristic split counts, contiguous and paged K/V (page sizes
+// that do and do not divide the key tile; the pad of each last page holds NaN); the reference's
+// gather of a paged cache; and a shape of 2^31 elements per K and V tensor through every kernel that
+// takes it. Outputs are poisoned before every call. Exits 77 (skipped) when no CUDA device is present.
+// Seed: fresh per run and printed; ATTNPROF_TEST_SEED=<n> replays one.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/shape.hpp"
+#include "kernels/common/testbed.hpp"
+#include "kernels/registry.hpp"
+
+namespace {
+
+using attnprof::core::DType;
+using attnprof::core::Shape;
+using attnprof::core::Verification;
+namespace kernels = attnprof::kernels;
+
+uint64_t g_seed = 0;
+constexpr int kMaxRowsChecked = 96;
+
+Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k, int64_t hdim,
+                 bool causal, DType dtype, int64_t page_size = 0, int64_t kv_splits = 0) {
+  Shape s;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.seq_q = seq_q;
+  s.seq_k = seq_k;
+  s.hdim = hdim;
+  s.causal = causal;
+  s.dtype = dtype;
+  s.page_size = page_size;
+  s.kv_splits = kv_splits;
+  s.validate();
+  return s;
+}
+
+const kernels::Kernel& kernel_named(const char* name) {
+  const kernels::Kernel* k = kernels::find(kernels::Backend::cuda, name);
+  REQUIRE(k != nullptr);
+  return *k;
+}
+
+Verification run_case(const kernels::Kernel& kernel, const Shape& s, uint64_t seed) {
+  REQUIRE(kernels::support_reason(kernel, s).empty());
+  kernels::CudaProblem problem(s, kernel.workspace_bytes(s));
+  problem.fill_inputs(seed, nullptr);
+  problem.poison_outputs(nullptr);
+  kernel.launch(problem.args(nullptr));
+  return problem.verify(seed, kMaxRowsChecked, nullptr);
+}
+
+void check_case(const kernels::Kernel& kernel, const Shape& s) {
+  const Verification v = run_case(kernel, s, g_seed);
+  INFO(kernel.name() << " " << s.label() << ": max err " << v.o_max_abs_err << " (tolerance " << v.tolerance
+                     << "), lse err " << v.lse_max_abs_err << ", unwritten " << v.unwritten);
+  CHECK(v.checked);
+  CHECK(v.unwritten == 0);
+  CHECK(v.passed);
+}
+
+// Decode and speculative-decoding shapes: ragged seq_k (no tile divides 1, 17, 1000, 4097), groups of
+// 1, 4, 7 and 8 query heads per kv head, 16 positions x 8 heads (two row blocks of 32), and seq_q >
+// seq_k with the causal mask (rows that see no key).
+std::vector<Shape> decode_shapes(int64_t hdim, bool causal, DType dtype, int64_t page_size) {
+  return {
+      make_shape(1, 1, 1, 1, 1, hdim, causal, dtype, page_size),
+      make_shape(2, 4, 1, 1, 17, hdim, causal, dtype, page_size),
+      make_shape(3, 32, 8, 1, 1000, hdim, causal, dtype, page_size),
+      make_shape(1, 28, 4, 1, 4097, hdim, causal, dtype, page_size),
+      make_shape(2, 8, 8, 1, 33000, hdim, causal, dtype, page_size),
+      make_shape(2, 16, 4, 3, 777, hdim, causal, dtype, page_size),
+      make_shape(1, 64, 8, 16, 2049, hdim, causal, dtype, page_size),
+      make_shape(2, 8, 2, 16, 5, hdim, causal, dtype, page_size),
+  };
+}
+
+}  // namespace
+
+TEST_CASE("decode matches float64: contiguous K/V, every dtype, head dim and mask") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  for (DType dtype : {DType::bf16, DType::fp16})
+    for (int64_t hdim : {64, 128})
+      for (bool causal : {false, true})
+        for (const Shape& s : decode_shapes(hdim, causal, dtype, 0)) check_case(decode, s);
+}
+
+TEST_CASE("decode matches float64 from a shuffled paged cache, page sizes that do and do not divide the tile") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  for (int64_t page : {16, 64, 100, 256})
+    for (bool causal : {false, true})
+      for (const Shape& s : decode_shapes(128, causal, DType::bf16, page)) check_case(decode, s);
+  for (const Shape& s : decode_shapes(64, true, DType::fp16, 16)) check_case(decode, s);
+}
+
+TEST_CASE("decode matches float64 at every forced split count, including one split and more than the heuristic") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  for (int64_t splits : {1, 2, 3, 7, 64, 128}) {
+    check_case(decode, make_shape(2, 32, 8, 1, 8191, 128, true, DType::bf16, 0, splits));
+    check_case(decode, make_shape(1, 16, 2, 4, 3000, 64, true, DType::fp16, 64, splits));
+  }
+  // The plan records what ran: the forced count (capped by the tiles), else the heuristic's.
+  CHECK(decode.plan(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16, 0, 5)).at("kv_splits") == 5);
+  CHECK(decode.plan(make_shape(1, 32, 8, 1, 100, 128, false, DType::bf16, 0, 9)).at("kv_splits") == 2);
+  CHECK(decode.plan(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16)).at("kv_splits") > 8);
+  CHECK(decode.stage_names(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16)).size() == 2);
+  CHECK(decode.stage_names(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16, 0, 1)).size() == 1);
+}
+
+TEST_CASE("the reference gathers a paged cache and matches float64") {
+  const kernels::Kernel& reference = kernel_named("reference");
+  CHECK(reference.stage_names(make_shape(1, 8, 2, 1, 100, 64, false, DType::bf16, 16)).front() == "gather_kv");
+  for (int64_t page : {16, 100})
+    for (const Shape& s : decode_shapes(128, true, DType::bf16, page)) check_case(reference, s);
+}
+
+TEST_CASE("kernels that read contiguous K/V only refuse a paged shape, and only decode takes kv_splits") {
+  const Shape paged = make_shape(1, 8, 2, 1, 1000, 128, false, DType::bf16, 64);
+  const Shape split = make_shape(1, 8, 2, 1, 1000, 128, false, DType::bf16, 0, 4);
+  for (const char* name : {"fused", "fused-sm90"}) {
+    const kernels::Kernel* k = kernels::find(kernels::Backend::cuda, name);
+    if (k == nullptr) continue;
+    CHECK(kernels::support_reason(*k, paged).find("paged") != std::string::npos);
+    CHECK(kernels::support_reason(*k, split).find("kv_splits") != std::string::npos);
+  }
+  CHECK(kernels::support_reason(kernel_named("decode"), make_shape(1, 8, 2, 17, 17, 128, true, DType::bf16))
+            .find("seq_q") != std::string::npos);
+}
+
+TEST_CASE("fused-auto runs decode at decode shapes and a prefill kernel at prefill shapes") {
+  const kernels::Kernel& autok = kernel_named("fused-auto");
+  const Shape decode_shape = make_shape(4, 32, 8, 1, 5000, 128, false, DType::bf16, 64);
+  REQUIRE(!autok.launch_info(decode_shape).empty());
+  CHECK(autok.launch_info(decode_shape).front().kernel_name.find("decode_split_kernel") == 0);
+  check_case(autok, decode_shape);
+  const Shape prefill = make_shape(1, 8, 2, 300, 300, 128, true, DType::bf16);
+  REQUIRE(!autok.launch_info(prefill).empty());
+  CHECK(autok.launch_info(prefill).front().kernel_name.find("decode") == std::string::npos);
+}
+
+TEST_CASE("2^31 elements per K and V tensor: 64 sequences of 32k keys run and match float64") {
+  // K and V are 4 GiB each in bf16; Q, O tiny. Offsets past 2^31 elements in every kernel that runs it.
+  const Shape big = make_shape(64, 32, 8, 1, 32768, 128, true, DType::bf16);
+  REQUIRE(big.kv_elems() == int64_t{1} << 31);
+  size_t free_bytes = 0, total_bytes = 0;
+  REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+  if (free_bytes < (size_t{20} << 30)) {
+    WARN("fewer than 20 GiB free: the 2^31-element case is skipped");
+    return;
+  }
+  for (const char* name : {"decode", "fused", "fused-sm90", "reference"}) {
+    const kernels::Kernel* k = kernels::find(kernels::Backend::cuda, name);
+    if (k == nullptr || !kernels::support_reason(*k, big).empty()) continue;
+    check_case(*k, big);
+  }
+  Shape paged = big;
+  paged.page_size = 64;
+  check_case(kernel_named("decode"), paged);
+}
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("test_gpu_decode: no CUDA device, skipped\n");
+    return 77;
+  }
+  if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {
+    g_seed = std::strtoull(fixed, nullptr, 10);
+  } else {
+    std::random_device entropy;
+    g_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
+             static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  std::printf("test_gpu_decode: seed %llu (replay with ATTNPROF_TEST_SEED=%llu)\n",
+              static_cast<unsigned long long>(g_seed), static_cast<unsigned long long>(g_seed));
+  return Catch::Session().run(argc, argv);
+}

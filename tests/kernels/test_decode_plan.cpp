@@ -1,0 +1,117 @@
+// Host-side checks of the decode kernel's plan (kernels/decode/decode_plan.hpp) and of the paged KV
+// cache's block table (kernels/common/paged.hpp): splits cover every key tile exactly once, the
+// heuristic fills the GPU's wave, and the shuffled table is a permutation. No CUDA runtime needed.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+
+#include "core/shape.hpp"
+#include "kernels/common/paged.hpp"
+#include "kernels/decode/decode_plan.hpp"
+
+namespace dec = attnprof::kernels::decode;
+namespace core = attnprof::core;
+
+namespace {
+constexpr int64_t kH200Slots = 132 * 2;  // 132 SMs, two CTAs each at hdim 128
+constexpr size_t kSmemPerSmBytes = 228 * 1024;
+constexpr size_t kReservedPerCtaBytes = 1024;
+}  // namespace
+
+TEST_CASE("decode tiles fit two CTAs per SM at hdim 128 and the merge fits in the K/V buffers") {
+  for (int mt : {1, dec::kMaxMTiles}) {
+    INFO("m-tiles " << mt);
+    CHECK(2 * (dec::smem_bytes(mt, 128, 2) + kReservedPerCtaBytes) <= kSmemPerSmBytes);
+    CHECK(dec::merge_bytes(mt, 128) + dec::block_m(mt) * (128 + dec::kSmemPadElems) * 2 <=
+          dec::smem_bytes(mt, 128, 2));
+  }
+  CHECK(dec::m_tiles(1) == 1);
+  CHECK(dec::m_tiles(16) == 1);   // decode with 16 query heads per kv head: one MMA tile
+  CHECK(dec::m_tiles(17) == 2);
+  CHECK(dec::m_blocks(dec::packed_rows(16, 8), 2) == 4);  // 16 positions x 8 heads = 128 rows
+}
+
+TEST_CASE("splits are whole key tiles, none empty, covering every tile once") {
+  for (int64_t tiles : {1, 2, 3, 10, 64, 513, 2048})
+    for (int64_t requested : {1, 2, 3, 4, 6, 7, 64, 128}) {
+      INFO("tiles " << tiles << " requested " << requested);
+      const int64_t splits = dec::effective_splits(tiles, std::min(requested, tiles));
+      const int64_t per = dec::tiles_per_split(tiles, splits);
+      CHECK(splits >= 1);
+      CHECK(splits <= std::min(requested, tiles));
+      CHECK((splits - 1) * per < tiles);  // the last split is not empty
+      CHECK(splits * per >= tiles);       // and together they cover every tile
+    }
+  CHECK(dec::effective_splits(10, 6) == 5);  // 2 tiles each: the sixth would be empty
+  CHECK(dec::effective_splits(64, 3) == 3);
+}
+
+TEST_CASE("the split heuristic fills one wave at small batch and does not split a full grid") {
+  // Batch 1, 8 kv heads, 32k keys (512 tiles): 8 CTAs unsplit would use 3% of the H200.
+  const dec::Plan one = dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots);
+  CHECK(one.splits >= 30);
+  CHECK(one.ctas <= kH200Slots);
+  CHECK(static_cast<double>(one.ctas) >= dec::kWaveEfficiencyShare * kH200Slots);
+  CHECK(one.combine_rows == 32);
+  // Batch 64 x 8 kv heads = 512 CTAs: about two waves already, no split.
+  const dec::Plan full = dec::plan(64, 32, 8, 1, 32768, 0, kH200Slots);
+  CHECK(full.splits == 1);
+  CHECK(full.combine_rows == 0);
+  CHECK(dec::workspace_bytes(full, 128) == 0);
+  // Short context: never fewer than kMinTilesPerSplit tiles per split.
+  const dec::Plan short_ctx = dec::plan(1, 32, 8, 1, 1024, 0, kH200Slots);
+  CHECK(short_ctx.tiles == 16);
+  CHECK(short_ctx.tiles_per_split >= dec::kMinTilesPerSplit);
+  // The axis overrides the heuristic (and is capped at the tile count).
+  CHECK(dec::plan(1, 32, 8, 1, 32768, 5, kH200Slots).splits == 5);
+  CHECK(dec::plan(1, 32, 8, 1, 100, 9, kH200Slots).splits == 2);
+  // Workspace: O and LSE of every query row per split, fp32.
+  const dec::Plan four = dec::plan(2, 32, 8, 1, 32768, 4, kH200Slots);
+  CHECK(dec::workspace_bytes(four, 128) == 4u * 2 * 32 * 1 * 129 * sizeof(float));
+}
+
+TEST_CASE("the heuristic's choice is the smallest split count within the wave-efficiency share") {
+  for (int64_t ctas : {1, 7, 8, 33, 100, 263})
+    for (int64_t tiles : {4, 64, 2048}) {
+      INFO("ctas " << ctas << " tiles " << tiles);
+      const int64_t s = dec::choose_splits(ctas, tiles, kH200Slots);
+      CHECK(s >= 1);
+      CHECK(s <= std::max<int64_t>(1, tiles / dec::kMinTilesPerSplit));
+      const auto eff = [&](int64_t n) {
+        const double waves = static_cast<double>(ctas * n) / kH200Slots;
+        return waves / std::ceil(waves);
+      };
+      double best = 0;
+      for (int64_t n = 1; n <= std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit); ++n)
+        if (dec::effective_splits(tiles, n) == n) best = std::max(best, eff(n));
+      if (best > 0) CHECK(eff(s) >= dec::kWaveEfficiencyShare * best - 1e-12);
+    }
+}
+
+TEST_CASE("the shuffled block table is a permutation of the pool's pages, fixed by its seed") {
+  core::Shape s;
+  s.batch = 5;
+  s.kv_heads = 2;
+  s.heads = 8;
+  s.seq_q = 1;
+  s.seq_k = 1000;
+  s.page_size = 16;
+  const auto table = attnprof::kernels::shuffled_block_table(s, 42);
+  REQUIRE(table.size() == static_cast<size_t>(5 * 63));
+  std::set<int32_t> pages(table.begin(), table.end());
+  CHECK(pages.size() == table.size());
+  CHECK(*pages.begin() == 0);
+  CHECK(*pages.rbegin() == static_cast<int32_t>(table.size()) - 1);
+  CHECK(table == attnprof::kernels::shuffled_block_table(s, 42));
+  CHECK(table != attnprof::kernels::shuffled_block_table(s, 43));
+  // Shuffled: most logical neighbours are not physical neighbours.
+  int adjacent = 0;
+  for (size_t i = 1; i < table.size(); ++i) adjacent += table[i] == table[i - 1] + 1;
+  CHECK(adjacent < 10);
+  // The offset of logical (b, h, j, d): page j / 16 of sequence b, row j % 16 of head h in that page.
+  const int64_t off = attnprof::kernels::paged_offset(table.data(), 63, 2, 16, 64, 3, 1, 37, 5);
+  CHECK(off == ((table[3 * 63 + 2] * 2 + 1) * 16 + 5) * 64 + 5);
+}
