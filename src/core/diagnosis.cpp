@@ -34,7 +34,9 @@ std::string giga(double v) { return fmt::format("{:.3g} G", v / 1e9); }
 std::string tera_flops(double v) { return fmt::format("{:.3g} TFLOP/s", v / 1e12); }
 std::string tera_bytes(double v) { return fmt::format("{:.3g} TB/s", v / 1e12); }
 
-// Ceilings to place a point against: the results' own, else the datasheet found by device name.
+// Ceilings to place a point against: the results' own, else the datasheet found by device name; the
+// compute roofs scaled to the SM clock the point ran at where they were measured per MHz
+// (core::ceilings_at_clock).
 struct Roof {
   bool known = false;
   Ceilings ceilings;
@@ -42,7 +44,7 @@ struct Roof {
   std::string source;
 };
 
-Roof roof_for(const Context& ctx, DType dtype) {
+Roof roof_for(const Context& ctx, DType dtype, double sm_mhz) {
   Roof roof;
   roof.ceilings = ctx.ceilings;
   roof.source = ctx.ceilings.source.empty() ? "results file" : ctx.ceilings.source;
@@ -56,6 +58,7 @@ Roof roof_for(const Context& ctx, DType dtype) {
     }
   }
   if (!usable(roof.ceilings)) return roof;
+  roof.ceilings = ceilings_at_clock(roof.ceilings, sm_mhz);
   roof.bw_bytes_per_s = roof.ceilings.peak_bw_bytes_per_s;
   roof.peak_flops_per_s = peak_flops_for(roof.ceilings, dtype);
   if (!(roof.peak_flops_per_s > 0)) return roof;
@@ -185,7 +188,7 @@ json diagnose(const Record& r, const Context& ctx) {
   const double min_bytes = r.cost.min_bytes_read + r.cost.min_bytes_write;
   const Amount flops = measured_flops(r);
   const Amount bytes = measured_bytes(r);
-  const Roof roof = roof_for(ctx, r.shape.dtype);
+  const Roof roof = roof_for(ctx, r.shape.dtype, r.clock.sm_mhz_median);
   const std::string dtype{to_string(r.shape.dtype)};
 
   m["p50_us"] = p50_us;
@@ -228,6 +231,10 @@ json diagnose(const Record& r, const Context& ctx) {
   m["achieved_flops_per_s"] = maybe(achieved_flops);
   m["achieved_bytes_per_s"] = maybe(achieved_bw);
   m["roof_source"] = roof.known ? json(roof.source) : json(nullptr);
+  m["roof_sm_mhz"] = roof.known && r.clock.sm_mhz_median > 0 && !roof.ceilings.flops_per_s_per_mhz.empty()
+                         ? json(r.clock.sm_mhz_median)
+                         : json(nullptr);
+  m["pct_of_datasheet_roof"] = nullptr;
   m["peak_flops_per_s"] = roof.known ? json(roof.peak_flops_per_s) : json(nullptr);
   m["peak_bw_bytes_per_s"] = roof.known ? json(roof.bw_bytes_per_s) : json(nullptr);
   m["ridge_flop_per_byte"] = roof.known ? json(roof.ridge_flop_per_byte) : json(nullptr);
@@ -247,9 +254,15 @@ json diagnose(const Record& r, const Context& ctx) {
     if (achieved_flops && attainable > 0) {
       roof_pct = *achieved_flops / attainable * 100;
       m["pct_of_roof"] = *roof_pct;
+      const double datasheet = datasheet_attainable_flops(roof.ceilings, r.shape.dtype, intensity);
+      if (datasheet > 0) m["pct_of_datasheet_roof"] = *achieved_flops / datasheet * 100;
       line += fmt::format(", it reaches {} = {:.0f}% of it", tera_flops(*achieved_flops), *roof_pct);
     }
-    evidence.push_back(line + fmt::format(" (ceilings: {})", roof.source));
+    evidence.push_back(line + fmt::format(" (ceilings: {}{})", roof.source,
+                                          m["roof_sm_mhz"].is_number()
+                                              ? fmt::format("; compute roof at the point's {:.0f} MHz SM clock",
+                                                            r.clock.sm_mhz_median)
+                                              : std::string()));
   } else {
     m["attainable_flops_per_s"] = nullptr;
     m["roof_bound"] = nullptr;
@@ -635,7 +648,7 @@ json compare_kernels(const Results& results) {
     const std::string rs = dr["metrics"]["bytes_source"], fs = df["metrics"]["bytes_source"];
     const json& ri = dr["metrics"]["intensity_flop_per_byte"];
     const json& fi = df["metrics"]["intensity_flop_per_byte"];
-    const Roof roof = roof_for(results.context, ref->shape.dtype);
+    const Roof roof = roof_for(results.context, ref->shape.dtype, ref->clock.sm_mhz_median);
 
     json c;
     c["shape"] = ref->shape.label();

@@ -370,7 +370,11 @@ void to_json(json& j, const Ceilings& c) {
        {"peak_flops_per_s", num_map(c.peak_flops_per_s)},
        {"source", c.source},
        {"datasheet_bw_bytes_per_s", num(c.datasheet_bw_bytes_per_s)},
-       {"datasheet_flops_per_s", num_map(c.datasheet_flops_per_s)}};
+       {"datasheet_flops_per_s", num_map(c.datasheet_flops_per_s)},
+       {"flops_per_s_per_mhz", num_map(c.flops_per_s_per_mhz)},
+       {"probe_sm_mhz", num_map(c.probe_sm_mhz)},
+       {"l2_bw_bytes_per_s", num(c.l2_bw_bytes_per_s)},
+       {"launch_latency_us", num(c.launch_latency_us)}};
 }
 void from_json(const json& j, Ceilings& c) {
   c.peak_bw_bytes_per_s = get_num(j, "peak_bw_bytes_per_s");
@@ -378,6 +382,11 @@ void from_json(const json& j, Ceilings& c) {
   c.source = get_or<std::string>(j, "source", "");
   c.datasheet_bw_bytes_per_s = get_num(j, "datasheet_bw_bytes_per_s");
   c.datasheet_flops_per_s = get_num_map(j, "datasheet_flops_per_s");
+  // Schema 1.5; absent (zero, empty) in older files.
+  c.flops_per_s_per_mhz = get_num_map(j, "flops_per_s_per_mhz");
+  c.probe_sm_mhz = get_num_map(j, "probe_sm_mhz");
+  c.l2_bw_bytes_per_s = get_num(j, "l2_bw_bytes_per_s");
+  c.launch_latency_us = get_num(j, "launch_latency_us");
 }
 
 void to_json(json& j, const DeviceInfo& d) {
