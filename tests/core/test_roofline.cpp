@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/diagnosis.hpp"
 #include "core/roofline.hpp"
 
 using namespace attnprof::core;
@@ -149,4 +150,33 @@ TEST_CASE("merging measured ceilings: best HBM probe, one tensor roof per MHz fo
   CHECK(w.flops_per_s_per_mhz.count("bf16") == 0);
   CHECK(w.source.find("bandwidth probe rejected") != std::string::npos);
   CHECK(w.source.find("mma.sync bf16 probe rejected") != std::string::npos);
+}
+
+TEST_CASE("the diagnosis puts % of roof at the point's SM clock, the datasheet's beside it") {
+  Context ctx;
+  ctx.device.name = "NVIDIA H200";
+  ctx.ceilings = datasheet_ceilings(*find_datasheet("h200"));
+  ctx.ceilings.source = "measured+datasheet";
+  ctx.ceilings.peak_bw_bytes_per_s = 4.4e12;
+  ctx.ceilings.peak_flops_per_s["bf16"] = 800e12;
+  ctx.ceilings.flops_per_s_per_mhz["bf16"] = 800e12 / 1800;
+  Record r;
+  r.kernel = "fused";
+  r.backend = "cuda";
+  r.shape.dtype = DType::bf16;
+  r.cost.flops = 1e12;
+  r.cost.min_bytes_read = 1e9;  // intensity 1000 FLOP/B: compute-bound
+  r.latency.p50_us = 2000;      // 500 TFLOP/s
+  r.clock.sm_mhz_median = 1500;
+  const auto m = diagnose(r, ctx).at("metrics");
+  const double roof = 800e12 / 1800 * 1500;  // 667 TFLOP/s at 1500 MHz
+  CHECK(m.at("peak_flops_per_s").get<double>() == Approx(roof));
+  CHECK(m.at("pct_of_roof").get<double>() == Approx(500e12 / roof * 100));  // 75%
+  CHECK(m.at("roof_sm_mhz").get<double>() == 1500);
+  CHECK(m.at("pct_of_datasheet_roof").get<double>() == Approx(500e12 / 989.4e12 * 100));
+  // Without a clock reading: the roof as recorded, and no clock named.
+  r.clock.sm_mhz_median = 0;
+  const auto unclocked = diagnose(r, ctx).at("metrics");
+  CHECK(unclocked.at("pct_of_roof").get<double>() == Approx(500e12 / 800e12 * 100));
+  CHECK(unclocked.at("roof_sm_mhz").is_null());
 }
