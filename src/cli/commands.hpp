@@ -19,5 +19,6 @@ void add_devices(CLI::App&, Run&);
 void add_explain(CLI::App&, Run&);
 void add_kernels(CLI::App&, Run&);
 void add_history(CLI::App&, Run&);
+void add_calibrate(CLI::App&, Run&);
 
 }  // namespace attnprof::cli

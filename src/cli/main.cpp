@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   cli::add_explain(app, run);
   cli::add_kernels(app, run);
   cli::add_history(app, run);
+  cli::add_calibrate(app, run);
 
   try {
     app.parse(argc, argv);

@@ -39,7 +39,9 @@ std::string giga(double v) { return fmt::format("{:.3g} G", v / 1e9); }
 std::string tera_flops(double v) { return fmt::format("{:.3g} TFLOP/s", v / 1e12); }
 std::string tera_bytes(double v) { return fmt::format("{:.3g} TB/s", v / 1e12); }
 
-// Ceilings to place a point against: the results' own, else the datasheet found by device name.
+// Ceilings to place a point against: the results' own, else the datasheet found by device name; the
+// compute roofs scaled to the SM clock the point ran at where they were measured per MHz
+// (core::ceilings_at_clock).
 struct Roof {
   bool known = false;
   Ceilings ceilings;
@@ -47,7 +49,7 @@ struct Roof {
   std::string source;
 };
 
-Roof roof_for(const Context& ctx, DType dtype) {
+Roof roof_for(const Context& ctx, DType dtype, double sm_mhz) {
   Roof roof;
   roof.ceilings = ctx.ceilings;
   roof.source = ctx.ceilings.source.empty() ? "results file" : ctx.ceilings.source;
@@ -61,6 +63,7 @@ Roof roof_for(const Context& ctx, DType dtype) {
     }
   }
   if (!usable(roof.ceilings)) return roof;
+  roof.ceilings = ceilings_at_clock(roof.ceilings, sm_mhz);
   roof.bw_bytes_per_s = roof.ceilings.peak_bw_bytes_per_s;
   roof.peak_flops_per_s = peak_flops_for(roof.ceilings, dtype);
   if (!(roof.peak_flops_per_s > 0)) return roof;
@@ -306,7 +309,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
   const double min_bytes = r.cost.min_bytes_read + r.cost.min_bytes_write;
   const Amount flops = measured_flops(r);
   const Amount bytes = measured_bytes(r);
-  const Roof roof = roof_for(ctx, r.shape.dtype);
+  const Roof roof = roof_for(ctx, r.shape.dtype, r.clock.sm_mhz_median);
   const std::string dtype{to_string(r.shape.dtype)};
 
   m.p50_us = p50_us;
@@ -354,6 +357,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
     m.peak_flops_per_s = roof.peak_flops_per_s;
     m.peak_bw_bytes_per_s = roof.bw_bytes_per_s;
     m.ridge_flop_per_byte = roof.ridge_flop_per_byte;
+    if (r.clock.sm_mhz_median > 0 && !roof.ceilings.flops_per_s_per_mhz.empty()) m.roof_sm_mhz = r.clock.sm_mhz_median;
   }
 
   // The clock the samples ran at (read under load): below the maximum, every compute ceiling measured
@@ -376,16 +380,21 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
     if (achieved_flops && attainable > 0) {
       roof_pct = *achieved_flops / attainable * 100;
       m.pct_of_roof = roof_pct;
+      const double datasheet = datasheet_attainable_flops(roof.ceilings, r.shape.dtype, intensity);
+      if (datasheet > 0) m.pct_of_datasheet_roof = *achieved_flops / datasheet * 100;
       line += fmt::format(", it reaches {} = {:.0f}% of it", tera_flops(*achieved_flops), *roof_pct);
       // On the compute roof the ceiling scales with the SM clock; on the memory roof it does not.
-      const double scale = *roof_bound == Bound::compute ? clock_share : 1.0;
+      const double scale = *roof_bound == Bound::compute && !m.roof_sm_mhz ? clock_share : 1.0;
       clock_roof_pct = *roof_pct / scale;
       m.pct_of_clock_scaled_roof = clock_roof_pct;
       if (scale < 1)
         line += fmt::format(" ({:.0f}% of the roof scaled to the {:.0f} MHz it ran at)", *clock_roof_pct,
                             r.clock.sm_mhz_median);
     }
-    evidence.push_back(line + fmt::format(" (ceilings: {})", roof.source));
+    evidence.push_back(line + fmt::format(" (ceilings: {}{})", roof.source,
+                                          m.roof_sm_mhz ? fmt::format("; compute roof at the point's {:.0f} MHz SM clock",
+                                                                      r.clock.sm_mhz_median)
+                                                        : std::string()));
   } else if (!roof.known) {
     evidence.push_back("no compute/bandwidth ceilings in the results (and no datasheet for '" + ctx.device.name +
                        "'): the roofline position is unknown");
@@ -880,7 +889,7 @@ json compare_kernels(const Results& results) {
     const std::string rs = dr.metrics.bytes_source.value_or(""), fs = df.metrics.bytes_source.value_or("");
     const json ri = maybe(dr.metrics.intensity_flop_per_byte);
     const json fi = maybe(df.metrics.intensity_flop_per_byte);
-    const Roof roof = roof_for(results.context, ref->shape.dtype);
+    const Roof roof = roof_for(results.context, ref->shape.dtype, ref->clock.sm_mhz_median);
 
     json c;
     c["shape"] = ref->shape.label();

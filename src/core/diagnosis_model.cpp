@@ -56,6 +56,8 @@ constexpr std::pair<const char*, std::optional<double> M::*> kNumbers[] = {
     {"attainable_flops_per_s", &M::attainable_flops_per_s},
     {"pct_of_roof", &M::pct_of_roof},
     {"pct_of_clock_scaled_roof", &M::pct_of_clock_scaled_roof},
+    {"pct_of_datasheet_roof", &M::pct_of_datasheet_roof},
+    {"roof_sm_mhz", &M::roof_sm_mhz},
     {"compute_sol_pct", &M::compute_sol_pct},
     {"memory_sol_pct", &M::memory_sol_pct},
     {"dram_sol_pct", &M::dram_sol_pct},

@@ -56,7 +56,8 @@ struct DiagnosisMetrics {
   std::optional<double> intensity_flop_per_byte, achieved_flops_per_s, achieved_bytes_per_s;
   std::optional<std::string> roof_source, roof_bound;
   std::optional<double> peak_flops_per_s, peak_bw_bytes_per_s, ridge_flop_per_byte, attainable_flops_per_s;
-  std::optional<double> pct_of_roof, pct_of_clock_scaled_roof;
+  std::optional<double> pct_of_roof, pct_of_clock_scaled_roof, pct_of_datasheet_roof;
+  std::optional<double> roof_sm_mhz;  // the SM clock the compute roof was scaled to (per-MHz probes)
   // Speed of light: sm__throughput and the combined memory throughput (or their derived stand-ins).
   std::optional<double> compute_sol_pct, memory_sol_pct;
   std::optional<std::string> sol_source;

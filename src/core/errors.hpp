@@ -8,7 +8,7 @@ namespace attnprof {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitRegression = 1,    // compare: a confirmed regression
+  kExitRegression = 1,    // compare: a confirmed regression; calibrate: a verdict that differs
   kExitBadInput = 2,      // usage, malformed spec, unreadable / wrong-version JSON, impossible shape
   kExitInconclusive = 3,  // compare: noisy points and no regression
   kExitEnvironment = 4,   // no device, CUDA error, counters not permitted where they were required

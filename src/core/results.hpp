@@ -162,11 +162,18 @@ struct Record {
 
 struct Ceilings {
   double peak_bw_bytes_per_s = 0;                   // used for the roofline: measured if present
-  std::map<std::string, double> peak_flops_per_s;   // per dtype ("bf16", "fp16", "fp32")
+  std::map<std::string, double> peak_flops_per_s;   // per dtype ("bf16", "fp16", "fp32"), at probe_sm_mhz
   std::string source;                               // "measured", "datasheet", "measured+datasheet"
   double launch_latency_us = 0;  // [us] GPU time of one empty kernel launch; 0 when not measured
   double datasheet_bw_bytes_per_s = 0;
   std::map<std::string, double> datasheet_flops_per_s;
+  // Measured compute roofs per SM clock: peak_flops_per_s[dtype] / probe_sm_mhz[dtype], the roof a
+  // point is placed against once scaled to the clock it ran at (core::ceilings_at_clock). Empty when
+  // nothing was measured (datasheet ceilings, results before schema 1.5).
+  std::map<std::string, double> flops_per_s_per_mhz;  // [FLOP/s per MHz]
+  std::map<std::string, double> probe_sm_mhz;         // SM clock while the dtype's probe ran [MHz]
+  double l2_bw_bytes_per_s = 0;                       // L2-resident read probe; 0 when not measured
+  double launch_latency_us = 0;
 };
 
 struct DeviceInfo {

@@ -99,6 +99,86 @@ double peak_flops_for(const Ceilings& c, DType t) {
   return 0;
 }
 
+Ceilings ceilings_at_clock(const Ceilings& c, double sm_mhz) {
+  Ceilings out = c;
+  if (!(sm_mhz > 0)) return out;
+  for (const auto& [dtype, per_mhz] : c.flops_per_s_per_mhz) {
+    if (!(per_mhz > 0)) continue;
+    double roof = per_mhz * sm_mhz;
+    if (const auto it = c.datasheet_flops_per_s.find(dtype); it != c.datasheet_flops_per_s.end() && it->second > 0)
+      roof = std::min(roof, it->second);
+    out.peak_flops_per_s[dtype] = roof;
+  }
+  return out;
+}
+
+double peak_flops_at_clock(const Ceilings& c, DType t, double sm_mhz) {
+  return peak_flops_for(ceilings_at_clock(c, sm_mhz), t);
+}
+
+double datasheet_attainable_flops(const Ceilings& c, DType t, double intensity) {
+  Ceilings sheet;
+  sheet.peak_flops_per_s = c.datasheet_flops_per_s;
+  const double peak = peak_flops_for(sheet, t);
+  if (!(peak > 0) || !(c.datasheet_bw_bytes_per_s > 0)) return 0;
+  return std::min(peak, c.datasheet_bw_bytes_per_s * intensity);
+}
+
+Ceilings merge_with_datasheet(const MeasuredCeilings& m, const std::string& device_name) {
+  Ceilings c;
+  if (const auto sheet = find_datasheet(device_name)) {
+    c = datasheet_ceilings(*sheet);
+    c.source = "measured+datasheet";
+  } else {
+    c.source = "measured";
+  }
+  constexpr double kImplausibleOverDatasheet = 1.25;
+  auto plausible = [&](double measured, double datasheet_value, const std::string& what) {
+    if (!(measured > 0)) return false;
+    if (datasheet_value > 0 && measured > kImplausibleOverDatasheet * datasheet_value) {
+      c.source += ", " + what + " probe rejected as implausible";
+      return false;
+    }
+    return true;
+  };
+  auto datasheet_flops = [&](const std::string& dtype) {
+    const auto it = c.datasheet_flops_per_s.find(dtype);
+    return it == c.datasheet_flops_per_s.end() ? 0.0 : it->second;
+  };
+  if (plausible(m.hbm_bytes_per_s, c.datasheet_bw_bytes_per_s, "bandwidth")) c.peak_bw_bytes_per_s = m.hbm_bytes_per_s;
+  c.l2_bw_bytes_per_s = m.l2_bytes_per_s > 0 ? m.l2_bytes_per_s : 0;
+  c.launch_latency_us = m.launch_latency_us > 0 ? m.launch_latency_us : 0;
+
+  // One dtype's roof from its candidate probes: the best figure per MHz among those that read their
+  // clock, with that probe's FLOP/s and clock; else (no clock read) the best FLOP/s.
+  auto set_roof = [&](const std::string& dtype, const std::vector<std::pair<std::string, ProbeRate>>& probes) {
+    const ProbeRate* best_clocked = nullptr;
+    double best_flops = 0;
+    for (const auto& [what, p] : probes) {
+      if (!plausible(p.flops_per_s, datasheet_flops(dtype), what)) continue;
+      best_flops = std::max(best_flops, p.flops_per_s);
+      if (p.sm_mhz > 0 && (!best_clocked || p.flops_per_s / p.sm_mhz > best_clocked->flops_per_s / best_clocked->sm_mhz))
+        best_clocked = &p;
+    }
+    if (best_clocked) {
+      c.peak_flops_per_s[dtype] = best_clocked->flops_per_s;
+      c.flops_per_s_per_mhz[dtype] = best_clocked->flops_per_s / best_clocked->sm_mhz;
+      c.probe_sm_mhz[dtype] = best_clocked->sm_mhz;
+    } else if (best_flops > 0) {
+      c.peak_flops_per_s[dtype] = best_flops;
+    }
+  };
+  const std::vector<std::pair<std::string, ProbeRate>> tensor = {
+      {"mma.sync fp16", m.mma_fp16}, {"mma.sync bf16", m.mma_bf16}, {"GEMM fp16", m.gemm_fp16}, {"GEMM bf16", m.gemm_bf16}};
+  // Checked against each dtype's own datasheet figure; a rejection is named once.
+  set_roof("bf16", tensor);
+  const std::string source_after_bf16 = c.source;
+  set_roof("fp16", tensor);
+  c.source = source_after_bf16;
+  set_roof("fp32", {{"fp32 FMA", m.fma_fp32}});
+  return c;
+}
+
 double ridge_point(const Ceilings& c, DType t) { return peak_flops_for(c, t) / c.peak_bw_bytes_per_s; }
 
 double attainable_flops(const Ceilings& c, DType t, double intensity) {

@@ -27,6 +27,42 @@ double peak_flops_for(const Ceilings&, DType);      // falls back to bf16/fp16 i
 double ridge_point(const Ceilings&, DType);          // FLOP/byte where the roofs meet
 double attainable_flops(const Ceilings&, DType, double intensity);  // min(peak, bw * intensity)
 
+// The compute roofs of a point that ran at SM clock `sm_mhz`: every dtype with a measured per-MHz
+// figure gets flops_per_s_per_mhz x sm_mhz, never above its datasheet figure; bandwidth is unchanged
+// (HBM and L2 do not run on the SM clock). Unchanged when sm_mhz <= 0 or nothing per MHz was measured.
+Ceilings ceilings_at_clock(const Ceilings&, double sm_mhz);
+// peak_flops_for(ceilings_at_clock(c, sm_mhz), dtype).
+double peak_flops_at_clock(const Ceilings&, DType, double sm_mhz);
+
+// min(datasheet peak, datasheet bandwidth x intensity) for the dtype (bf16, then fp16 when absent);
+// 0 when the ceilings carry no datasheet figures.
+double datasheet_attainable_flops(const Ceilings&, DType, double intensity);
+
+// What the ceiling probes measured on one device (src/measure/cuda/ceilings.cu); 0 = not measured.
+struct ProbeRate {
+  double flops_per_s = 0;
+  double sm_mhz = 0;  // the SM clock while the probe ran (0: not read)
+};
+struct MeasuredCeilings {
+  double hbm_bytes_per_s = 0;         // the best of the HBM probes (read, copy, fill; sizes, grids)
+  std::string hbm_probe;              // which one reached it: "read 2 GiB, 1056 x 512", ...
+  double copy_bytes_per_s = 0;        // the float4 copy alone: (read + written) / time
+  double copy_buffer_bytes = 0;       // size of each of its two buffers
+  double l2_bytes_per_s = 0;          // read from an L2-resident buffer
+  ProbeRate mma_fp16, mma_bf16;       // back-to-back mma.sync m16n8k16
+  ProbeRate gemm_fp16, gemm_bf16;     // a large cuBLAS GEMM (wgmma on Hopper)
+  ProbeRate fma_fp32;
+  double launch_latency_us = 0;       // GPU time per launch of back-to-back empty kernels
+};
+
+// Measured values where present, the datasheet's kept beside them (source "measured+datasheet", or
+// "measured" without a datasheet entry). The fp16 and bf16 roofs share one figure per MHz, the best of
+// the four tensor probes: the tensor cores issue both at one rate (every datasheet lists them equal),
+// so a gap between the probes is clock and power, not arithmetic. A probe more than 1.25x its
+// datasheet figure measured nothing real (a binary built for an older architecture runs an empty
+// probe) and is rejected, the source saying so.
+Ceilings merge_with_datasheet(const MeasuredCeilings&, const std::string& device_name);
+
 enum class Bound { memory, compute };
 Bound bound_of(const Ceilings&, DType, double intensity);  // memory when intensity < ridge point
 std::string_view to_string(Bound);

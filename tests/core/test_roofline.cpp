@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
+#include "core/diagnosis.hpp"
 #include "core/roofline.hpp"
 
 using namespace attnprof::core;
@@ -70,4 +72,111 @@ TEST_CASE("peak FLOP/s falls back to bf16, then fp16, when the dtype is absent")
   // Measured ceilings are used as given.
   c.peak_flops_per_s["fp16"] = 4e14;
   CHECK(ridge_point(c, DType::fp16) == Approx(400));
+}
+
+TEST_CASE("the compute roof scales with the SM clock a point ran at; bandwidth does not") {
+  Ceilings c = datasheet_ceilings(*find_datasheet("h200"));
+  c.peak_bw_bytes_per_s = 4.4e12;
+  c.peak_flops_per_s["bf16"] = 780e12;
+  c.flops_per_s_per_mhz["bf16"] = 780e12 / 1650;  // the probe ran at 1650 MHz
+  c.probe_sm_mhz["bf16"] = 1650;
+  // At the probe's clock: the measured roof; at another clock: in proportion.
+  CHECK(peak_flops_at_clock(c, DType::bf16, 1650) == Approx(780e12));
+  CHECK(peak_flops_at_clock(c, DType::bf16, 1320) == Approx(780e12 * 0.8));
+  const Ceilings at = ceilings_at_clock(c, 1320);
+  CHECK(at.peak_bw_bytes_per_s == 4.4e12);
+  CHECK(attainable_flops(at, DType::bf16, 1e6) == Approx(624e12));
+  CHECK(ridge_point(at, DType::bf16) == Approx(624e12 / 4.4e12));
+  // Never above the datasheet, whatever the clock.
+  CHECK(peak_flops_at_clock(c, DType::bf16, 2500) == Approx(989.4e12));
+  // No clock, or a dtype with no per-MHz figure: the roof as recorded.
+  CHECK(peak_flops_at_clock(c, DType::bf16, 0) == Approx(780e12));
+  CHECK(peak_flops_at_clock(c, DType::fp32, 1320) == Approx(67e12));
+  CHECK(ceilings_at_clock(datasheet_ceilings(*find_datasheet("h200")), 1500).peak_flops_per_s.at("bf16") ==
+        Approx(989.4e12));
+}
+
+TEST_CASE("the datasheet roof beside the measured one") {
+  const Ceilings c = datasheet_ceilings(*find_datasheet("h200"));
+  CHECK(datasheet_attainable_flops(c, DType::bf16, 100) == Approx(4.8e14));
+  CHECK(datasheet_attainable_flops(c, DType::bf16, 1e4) == Approx(989.4e12));
+  CHECK(datasheet_attainable_flops(Ceilings{}, DType::bf16, 100) == 0);
+}
+
+TEST_CASE("merging measured ceilings: best HBM probe, one tensor roof per MHz for fp16 and bf16") {
+  MeasuredCeilings m;
+  m.hbm_bytes_per_s = 4.45e12;
+  m.copy_bytes_per_s = 4.0e12;
+  m.l2_bytes_per_s = 9e12;
+  m.launch_latency_us = 1.8;
+  m.mma_fp16 = {600e12, 1900};
+  m.mma_bf16 = {580e12, 1900};
+  m.gemm_fp16 = {765e12, 1700};
+  m.gemm_bf16 = {800e12, 1755};  // 456 GFLOP/s per MHz: the best per cycle, and fp16's roof too
+  m.fma_fp32 = {60e12, 1980};
+  const Ceilings c = merge_with_datasheet(m, "NVIDIA H200");
+  CHECK(c.source == "measured+datasheet");
+  CHECK(c.peak_bw_bytes_per_s == 4.45e12);
+  CHECK(c.l2_bw_bytes_per_s == 9e12);
+  CHECK(c.launch_latency_us == 1.8);
+  CHECK(c.datasheet_bw_bytes_per_s == 4.8e12);
+  const double best = std::max({765e12 / 1700, 800e12 / 1755, 600e12 / 1900, 580e12 / 1900});
+  CHECK(best == Approx(800e12 / 1755));
+  CHECK(c.flops_per_s_per_mhz.at("bf16") == Approx(best));
+  CHECK(c.flops_per_s_per_mhz.at("fp16") == Approx(best));
+  CHECK(c.peak_flops_per_s.at("bf16") == c.peak_flops_per_s.at("fp16"));
+  CHECK(c.probe_sm_mhz.at("fp16") == 1755);
+  CHECK(c.flops_per_s_per_mhz.at("fp32") == Approx(60e12 / 1980));
+  // Scaled to one clock, fp16 and bf16 points meet the same roof.
+  CHECK(peak_flops_at_clock(c, DType::fp16, 1600) == peak_flops_at_clock(c, DType::bf16, 1600));
+
+  // A probe that read no clock still sets the roof by its FLOP/s, with no per-MHz figure.
+  MeasuredCeilings unclocked;
+  unclocked.hbm_bytes_per_s = 4e12;
+  unclocked.gemm_bf16 = {700e12, 0};
+  const Ceilings u = merge_with_datasheet(unclocked, "no such GPU");
+  CHECK(u.source == "measured");
+  CHECK(u.peak_flops_per_s.at("bf16") == 700e12);
+  CHECK(u.flops_per_s_per_mhz.empty());
+  CHECK(u.datasheet_flops_per_s.empty());
+
+  // Implausible probes (over 1.25x the datasheet) are rejected, the datasheet kept, the source says so.
+  MeasuredCeilings wild;
+  wild.hbm_bytes_per_s = 7e12;
+  wild.mma_bf16 = {2000e12, 1800};
+  const Ceilings w = merge_with_datasheet(wild, "NVIDIA H200");
+  CHECK(w.peak_bw_bytes_per_s == 4.8e12);
+  CHECK(w.peak_flops_per_s.at("bf16") == Approx(989.4e12));
+  CHECK(w.flops_per_s_per_mhz.count("bf16") == 0);
+  CHECK(w.source.find("bandwidth probe rejected") != std::string::npos);
+  CHECK(w.source.find("mma.sync bf16 probe rejected") != std::string::npos);
+}
+
+TEST_CASE("the diagnosis puts % of roof at the point's SM clock, the datasheet's beside it") {
+  Context ctx;
+  ctx.device.name = "NVIDIA H200";
+  ctx.ceilings = datasheet_ceilings(*find_datasheet("h200"));
+  ctx.ceilings.source = "measured+datasheet";
+  ctx.ceilings.peak_bw_bytes_per_s = 4.4e12;
+  ctx.ceilings.peak_flops_per_s["bf16"] = 800e12;
+  ctx.ceilings.flops_per_s_per_mhz["bf16"] = 800e12 / 1800;
+  Record r;
+  r.kernel = "fused";
+  r.backend = "cuda";
+  r.shape.dtype = DType::bf16;
+  r.cost.flops = 1e12;
+  r.cost.min_bytes_read = 1e9;  // intensity 1000 FLOP/B: compute-bound
+  r.latency.p50_us = 2000;      // 500 TFLOP/s
+  r.clock.sm_mhz_median = 1500;
+  const auto m = diagnose(r, ctx).at("metrics");
+  const double roof = 800e12 / 1800 * 1500;  // 667 TFLOP/s at 1500 MHz
+  CHECK(m.at("peak_flops_per_s").get<double>() == Approx(roof));
+  CHECK(m.at("pct_of_roof").get<double>() == Approx(500e12 / roof * 100));  // 75%
+  CHECK(m.at("roof_sm_mhz").get<double>() == 1500);
+  CHECK(m.at("pct_of_datasheet_roof").get<double>() == Approx(500e12 / 989.4e12 * 100));
+  // Without a clock reading: the roof as recorded, and no clock named.
+  r.clock.sm_mhz_median = 0;
+  const auto unclocked = diagnose(r, ctx).at("metrics");
+  CHECK(unclocked.at("pct_of_roof").get<double>() == Approx(500e12 / 800e12 * 100));
+  CHECK(unclocked.at("roof_sm_mhz").is_null());
 }

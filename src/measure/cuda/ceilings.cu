@@ -1,101 +1,102 @@
-#include <utility>
 #include "measure/cuda/ceilings.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "core/roofline.hpp"
+#include "core/stats.hpp"
+#include "measure/clock_stamps.hpp"
 #include "measure/cuda/cuda_util.hpp"
+#include "measure/cuda/probe_kernels.hpp"
+#include "measure/cuda/timer.hpp"
 
 namespace attnprof::measure {
 
 namespace {
 
-constexpr size_t kCopyBufferBytes = size_t{2} << 30;  // 2 GiB each way: far beyond L2
+constexpr size_t kGiB = size_t{1} << 30;
+constexpr size_t kHbmBufferBytes[] = {kGiB, 2 * kGiB};  // far beyond any L2
 constexpr int kRepetitions = 10;
-constexpr int kMmaChains = 8;             // independent accumulators per warp
 constexpr int kMmaIterations = 8192;
-constexpr double kFlopsPerMma = 2.0 * 16 * 8 * 16;  // m16n8k16
-constexpr int kFmaChains = 8;
 constexpr int kFmaIterations = 16384;
+constexpr int kL2Passes = 64;
+constexpr int kLaunchLatencyLaunches = 200;  // fewer than a stream queues before cudaLaunchKernel blocks
+constexpr int kLaunchLatencyRepetitions = 9;
 
-__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, size_t n) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) dst[i] = src[i];
-}
+// Blocks per SM and threads per block of the streaming probes: the grid shape that saturates HBM
+// depends on the access, so each probe tries all three.
+struct GridShape {
+  int blocks_per_sm, threads;
+};
+constexpr GridShape kGridShapes[] = {{2, 1024}, {4, 512}, {8, 256}};
 
-template <bool Bf16>
-__global__ void mma_kernel(float* out, int iterations) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  // Operand registers hold arbitrary bit patterns derived from the thread index: the tensor core's
-  // issue rate does not depend on the values.
-  const uint32_t seed = 0x3c003c00u ^ (threadIdx.x * 0x00010001u);
-  uint32_t a0 = seed, a1 = seed + 1, a2 = seed + 2, a3 = seed + 3, b0 = seed + 4, b1 = seed + 5;
-  float acc[kMmaChains][4] = {};
-  for (int it = 0; it < iterations; ++it) {
-#pragma unroll
-    for (int c = 0; c < kMmaChains; ++c) {
-      if constexpr (Bf16) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};\n"
-            : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-      } else {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};\n"
-            : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-      }
-    }
+struct ProbeTime {
+  double ms = 0;
+  double sm_mhz = 0;  // 0 when the clock could not be read (launch shorter than the stamps' resolution)
+};
+
+// One probe launch bracketed by clock stamps (the SM clock it ran at) and events (its GPU time).
+class ClockedTimer {
+ public:
+  explicit ClockedTimer(int sms) : sms_(sms), stamps_(2 * static_cast<size_t>(sms) * sizeof(ClockStamp)) {}
+
+  template <typename Launch>
+  ProbeTime time(const Launch& launch) {
+    auto* slots = static_cast<ClockStamp*>(stamps_.get());
+    enqueue_clock_stamps(slots, sms_, nullptr);
+    start_.record(nullptr);
+    launch();
+    stop_.record(nullptr);
+    enqueue_clock_stamps(slots + sms_, sms_, nullptr);
+    ProbeTime t;
+    t.ms = elapsed_ms(start_, stop_);
+    std::vector<ClockStamp> host(2 * static_cast<size_t>(sms_));
+    check_cuda(cudaMemcpy(host.data(), slots, host.size() * sizeof(ClockStamp), cudaMemcpyDeviceToHost),
+               "cudaMemcpy (clock stamps)");
+    t.sm_mhz = clock_mhz_between({host.begin(), host.begin() + sms_}, {host.begin() + sms_, host.end()});
+    return t;
   }
-  float sum = 0;
-#pragma unroll
-  for (int c = 0; c < kMmaChains; ++c) sum += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
-#else
-  out[blockIdx.x * blockDim.x + threadIdx.x] = static_cast<float>(iterations);
-#endif
-}
 
-__global__ void fma_kernel(float* out, int iterations) {
-  float x[kFmaChains];
-#pragma unroll
-  for (int c = 0; c < kFmaChains; ++c) x[c] = threadIdx.x * 1e-3f + c;
-  // Contracting (y < 1) keeps the chains finite; the rate does not depend on the values anyway.
-  const float y = 0.9999f, z = 1e-4f;
-  for (int it = 0; it < iterations; ++it) {
-#pragma unroll
-    for (int c = 0; c < kFmaChains; ++c) x[c] = fmaf(x[c], y, z);
-  }
-  float sum = 0;
-#pragma unroll
-  for (int c = 0; c < kFmaChains; ++c) sum += x[c];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
-}
+ private:
+  int sms_;
+  DeviceBuffer stamps_;
+  Event start_, stop_;
+};
 
 // Best time of kRepetitions launches after one warm-up [ms].
 template <typename Launch>
-double best_ms(const Launch& launch) {
-  Event start, stop;
+double best_ms(ClockedTimer& timer, const Launch& launch) {
   launch();
-  check_cuda(cudaGetLastError(), "ceiling probe launch");
   double best = 1e30;
-  for (int r = 0; r < kRepetitions; ++r) {
-    start.record(nullptr);
-    launch();
-    stop.record(nullptr);
-    best = std::min(best, elapsed_ms(start, stop));
-  }
-  check_cuda(cudaGetLastError(), "ceiling probe launch");
+  for (int r = 0; r < kRepetitions; ++r) best = std::min(best, timer.time(launch).ms);
   return best;
 }
+
+// The repetition with the most work per clock cycle (work / (ms x MHz)), after one warm-up: its time and
+// clock together. A compute roof per MHz is what a point's clock scales.
+template <typename Launch>
+ProbeTime best_per_cycle(ClockedTimer& timer, const Launch& launch) {
+  launch();
+  ProbeTime best;
+  double best_cycles = 1e300;
+  for (int r = 0; r < kRepetitions; ++r) {
+    const ProbeTime t = timer.time(launch);
+    const double cycles = t.sm_mhz > 0 ? t.ms * t.sm_mhz : 1e299;  // unclocked reps only when none is clocked
+    if (cycles < best_cycles || (cycles == best_cycles && t.ms < best.ms)) {
+      best_cycles = cycles;
+      best = t;
+    }
+  }
+  return best;
+}
+
+core::ProbeRate rate_of(double flops, const ProbeTime& t) { return {flops / (t.ms * 1e-3), t.sm_mhz}; }
 
 // Uniform values in [-1, 1) from a hash of the index: tensor cores draw more power (and the clock can
 // drop) on varied data than on a constant fill, which would overstate the roof.
@@ -120,13 +121,13 @@ __global__ void random_fill_kernel(uint16_t* out, size_t n) {
 
 // A large cuBLAS GEMM (n^3, fp32 accumulate, output in the input type): the fastest tensor-core path
 // the library knows for the device (wgmma on Hopper), which a hand-written mma.sync loop cannot reach.
-// 0 when cuBLAS is not usable here (the mma.sync probe then stands alone).
-double gemm_flops_per_s(cudaDataType_t type) {
+// Zero when cuBLAS is not usable here (the mma.sync probe then stands alone).
+core::ProbeRate gemm_rate(cudaDataType_t type, ClockedTimer& timer) {
   constexpr int kN = 8192;
   const size_t bytes = static_cast<size_t>(kN) * kN * 2;
   cublasHandle_t handle = nullptr;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 0;
-  double flops_per_s = 0;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return {};
+  core::ProbeRate rate;
   try {
     DeviceBuffer a(bytes), b(bytes), c(bytes);
     const size_t elems = bytes / 2;
@@ -139,92 +140,131 @@ double gemm_flops_per_s(cudaDataType_t type) {
     check_cuda(cudaGetLastError(), "random_fill_kernel launch");
     const float one = 1.f, zero = 0.f;
     bool ok = true;
-    const double ms = best_ms([&] {
+    const ProbeTime t = best_per_cycle(timer, [&] {
       ok = ok && cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, a.get(), type, kN, b.get(), type,
                               kN, &zero, c.get(), type, kN, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
     });
-    if (ok) flops_per_s = 2.0 * kN * kN * static_cast<double>(kN) / (ms * 1e-3);
+    if (ok) rate = rate_of(2.0 * kN * kN * static_cast<double>(kN), t);
   } catch (const std::exception&) {
-    flops_per_s = 0;  // out of memory, say: the GEMM probe is optional
+    rate = {};  // out of memory, say: the GEMM probe is optional
     (void)cudaGetLastError();
   }
   cublasDestroy(handle);
-  return flops_per_s;
+  return rate;
+}
+
+// The best of the streaming probes over HBM-sized buffers [bytes/s], and which one it was.
+void measure_hbm(int sm_count, ClockedTimer& timer, core::MeasuredCeilings& m) {
+  size_t free_bytes = 0, total_bytes = 0;
+  check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  // Two buffers of the largest size; leave a quarter of free memory untouched.
+  const size_t largest = std::min(kHbmBufferBytes[1], free_bytes / 8 * 3 / 64 * 64);
+  DeviceBuffer src(largest), dst(largest), sink(sizeof(uint32_t));
+  check_cuda(cudaMemset(src.get(), 1, largest), "cudaMemset");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  auto consider = [&](double bytes_per_s, const std::string& what) {
+    if (bytes_per_s > m.hbm_bytes_per_s) {
+      m.hbm_bytes_per_s = bytes_per_s;
+      m.hbm_probe = what;
+    }
+  };
+  for (size_t wanted : kHbmBufferBytes) {
+    const size_t bytes = std::min(wanted, largest);
+    const std::string size = std::to_string(bytes / (1 << 20)) + " MiB";
+    for (const GridShape g : kGridShapes) {
+      const int blocks = sm_count * g.blocks_per_sm;
+      const std::string grid = std::to_string(blocks) + " x " + std::to_string(g.threads);
+      const double read_ms = best_ms(timer, [&] {
+        probes::launch_read(src.get(), bytes, 1, static_cast<uint32_t*>(sink.get()), blocks, g.threads, nullptr);
+      });
+      consider(static_cast<double>(bytes) / (read_ms * 1e-3), "read " + size + ", " + grid);
+      const double copy_ms =
+          best_ms(timer, [&] { probes::launch_copy(src.get(), dst.get(), bytes, 1, blocks, g.threads, nullptr); });
+      const double copy_bytes_per_s = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3);
+      consider(copy_bytes_per_s, "copy " + size + ", " + grid);
+      if (copy_bytes_per_s > m.copy_bytes_per_s) {
+        m.copy_bytes_per_s = copy_bytes_per_s;
+        m.copy_buffer_bytes = static_cast<double>(bytes);
+      }
+      const double fill_ms = best_ms(timer, [&] { probes::launch_fill(dst.get(), bytes, blocks, g.threads, nullptr); });
+      consider(static_cast<double>(bytes) / (fill_ms * 1e-3), "fill " + size + ", " + grid);
+    }
+    if (bytes < wanted) break;  // the larger size did not fit
+  }
+}
+
+// The read probe over a buffer a quarter of L2's size, read kL2Passes times by one launch.
+double measure_l2(int sm_count, int64_t l2_bytes, ClockedTimer& timer) {
+  if (l2_bytes <= 0) return 0;
+  const size_t bytes = static_cast<size_t>(l2_bytes) / 4 / 64 * 64;
+  DeviceBuffer src(bytes), sink(sizeof(uint32_t));
+  check_cuda(cudaMemset(src.get(), 1, bytes), "cudaMemset");
+  double best = 0;
+  for (const GridShape g : kGridShapes) {
+    const int blocks = sm_count * g.blocks_per_sm;
+    const double ms = best_ms(timer, [&] {
+      probes::launch_read(src.get(), bytes, kL2Passes, static_cast<uint32_t*>(sink.get()), blocks, g.threads, nullptr);
+    });
+    best = std::max(best, static_cast<double>(bytes) * kL2Passes / (ms * 1e-3));
+  }
+  return best;
+}
+
+// GPU time per launch of back-to-back empty kernels [us]: the stream is held (StreamHold) until the
+// host has enqueued all of them, so the events see the GPU's cost of a launch, not the host's rate of
+// enqueueing; the median over the repetitions.
+double measure_launch_latency_us() {
+  Stream stream;
+  StreamHold hold;
+  Event start, stop;
+  std::vector<double> per_launch_us;
+  for (int r = 0; r < kLaunchLatencyRepetitions; ++r) {
+    hold.hold(stream.get());
+    start.record(stream.get());
+    for (int i = 0; i < kLaunchLatencyLaunches; ++i) probes::launch_empty(stream.get());
+    stop.record(stream.get());
+    hold.release();
+    const double ms = elapsed_ms(start, stop);
+    if (!hold.timed_out()) per_launch_us.push_back(ms * 1e3 / kLaunchLatencyLaunches);
+  }
+  return per_launch_us.empty() ? 0.0 : core::median(per_launch_us);
 }
 
 }  // namespace
 
-MeasuredCeilings measure_ceilings() {
-  MeasuredCeilings m;
+core::MeasuredCeilings measure_ceilings() {
+  core::MeasuredCeilings m;
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  int sm_count = 0;
+  int sm_count = 0, l2_bytes = 0;
   check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check_cuda(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+  ClockedTimer timer(sm_count);
 
-  {
-    size_t free_bytes = 0, total_bytes = 0;
-    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    // Two buffers; leave a quarter of free memory untouched.
-    const size_t buffer_bytes = std::min(kCopyBufferBytes, free_bytes / 8 * 3 / sizeof(float4) * sizeof(float4));
-    DeviceBuffer src(buffer_bytes), dst(buffer_bytes);
-    check_cuda(cudaMemset(src.get(), 1, buffer_bytes), "cudaMemset");
-    const size_t n = buffer_bytes / sizeof(float4);
-    const double ms = best_ms([&] {
-      copy_kernel<<<sm_count * 8, 512>>>(static_cast<const float4*>(src.get()), static_cast<float4*>(dst.get()), n);
-    });
-    m.copy_buffer_bytes = static_cast<double>(buffer_bytes);
-    m.copy_bytes_per_s = 2.0 * static_cast<double>(buffer_bytes) / (ms * 1e-3);
-  }
+  measure_hbm(sm_count, timer, m);
+  m.l2_bytes_per_s = measure_l2(sm_count, l2_bytes, timer);
 
   constexpr int kThreads = 256;
   const int blocks = sm_count * 8;  // 64 warps per SM: every scheduler has warps to switch between
   DeviceBuffer out(static_cast<size_t>(blocks) * kThreads * sizeof(float));
   auto* out_ptr = static_cast<float*>(out.get());
   const double warps = static_cast<double>(blocks) * kThreads / 32;
-  const double mma_flops = warps * kMmaIterations * kMmaChains * kFlopsPerMma;
-  m.mma_fp16_flops_per_s =
-      mma_flops / (best_ms([&] { mma_kernel<false><<<blocks, kThreads>>>(out_ptr, kMmaIterations); }) * 1e-3);
-  m.mma_bf16_flops_per_s =
-      mma_flops / (best_ms([&] { mma_kernel<true><<<blocks, kThreads>>>(out_ptr, kMmaIterations); }) * 1e-3);
-  m.gemm_fp16_flops_per_s = gemm_flops_per_s(CUDA_R_16F);
-  m.gemm_bf16_flops_per_s = gemm_flops_per_s(CUDA_R_16BF);
-  const double fma_flops = 2.0 * blocks * kThreads * static_cast<double>(kFmaIterations) * kFmaChains;
-  m.fma_fp32_flops_per_s = fma_flops / (best_ms([&] { fma_kernel<<<blocks, kThreads>>>(out_ptr, kFmaIterations); }) * 1e-3);
+  const double mma_flops = warps * kMmaIterations * probes::kMmaChains * probes::kFlopsPerMma;
+  m.mma_fp16 = rate_of(mma_flops, best_per_cycle(timer, [&] {
+                         probes::launch_mma(false, out_ptr, kMmaIterations, blocks, kThreads, nullptr);
+                       }));
+  m.mma_bf16 = rate_of(mma_flops, best_per_cycle(timer, [&] {
+                         probes::launch_mma(true, out_ptr, kMmaIterations, blocks, kThreads, nullptr);
+                       }));
+  m.gemm_fp16 = gemm_rate(CUDA_R_16F, timer);
+  m.gemm_bf16 = gemm_rate(CUDA_R_16BF, timer);
+  const double fma_flops = 2.0 * blocks * kThreads * static_cast<double>(kFmaIterations) * probes::kFmaChains;
+  m.fma_fp32 = rate_of(fma_flops, best_per_cycle(timer, [&] {
+                         probes::launch_fma(out_ptr, kFmaIterations, blocks, kThreads, nullptr);
+                       }));
+  m.launch_latency_us = measure_launch_latency_us();
   return m;
-}
-
-core::Ceilings merge_with_datasheet(const MeasuredCeilings& m, const std::string& device_name) {
-  core::Ceilings c;
-  if (const auto sheet = core::find_datasheet(device_name)) {
-    c = core::datasheet_ceilings(*sheet);
-    c.source = "measured+datasheet";
-  } else {
-    c.source = "measured";
-  }
-  // A probe that beats the datasheet by more than kImplausibleOverDatasheet measured nothing real
-  // (e.g. a binary built for an older architecture runs an empty probe): keep the datasheet value.
-  constexpr double kImplausibleOverDatasheet = 1.25;
-  auto take = [&](double measured, double& slot, double datasheet_value, const char* what) {
-    if (measured <= 0) return;
-    if (datasheet_value > 0 && measured > kImplausibleOverDatasheet * datasheet_value) {
-      c.source += std::string(", ") + what + " probe rejected as implausible";
-      return;
-    }
-    slot = measured;
-  };
-  take(m.copy_bytes_per_s, c.peak_bw_bytes_per_s, c.datasheet_bw_bytes_per_s, "bandwidth");
-  // The tensor roof is the faster of the two tensor probes: a kernel can use either path.
-  for (const auto& [dtype, measured] :
-       {std::pair<std::string, double>{"fp16", std::max(m.mma_fp16_flops_per_s, m.gemm_fp16_flops_per_s)},
-        {"bf16", std::max(m.mma_bf16_flops_per_s, m.gemm_bf16_flops_per_s)},
-        {"fp32", m.fma_fp32_flops_per_s}}) {
-    const auto it = c.datasheet_flops_per_s.find(dtype);
-    double slot = c.peak_flops_per_s.count(dtype) ? c.peak_flops_per_s[dtype] : 0.0;
-    take(measured, slot, it == c.datasheet_flops_per_s.end() ? 0.0 : it->second, dtype.c_str());
-    if (slot > 0) c.peak_flops_per_s[dtype] = slot;
-  }
-  return c;
 }
 
 }  // namespace attnprof::measure

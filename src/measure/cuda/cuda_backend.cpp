@@ -143,7 +143,7 @@ class CudaBackend final : public Backend {
     const kernels::ScopedNvtxRange range("attnprof ceilings");
     check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
     try {
-      core::Ceilings ceilings = merge_with_datasheet(measure_ceilings(), info_.name);
+      core::Ceilings ceilings = core::merge_with_datasheet(measure_ceilings(), info_.name);
       save_ceilings(key, ceilings);
       return ceilings;
     } catch (const kernels::DeviceOutOfMemory&) {

@@ -198,10 +198,7 @@ class ClockLog {
     double mhz;
   };
   void stamp(int which) {
-    auto* slots = static_cast<ClockStamp*>(stamps_.get()) + static_cast<size_t>(which) * sms_;
-    check_cuda(cudaMemsetAsync(slots, 0xff, sms_ * sizeof(ClockStamp), stream_), "cudaMemsetAsync (clock stamps)");
-    clock_stamp_kernel<<<sms_, 32, 0, stream_>>>(slots);
-    check_cuda(cudaGetLastError(), "clock_stamp_kernel launch");
+    enqueue_clock_stamps(static_cast<ClockStamp*>(stamps_.get()) + static_cast<size_t>(which) * sms_, sms_, stream_);
   }
   cudaStream_t stream_;
   int sms_;
@@ -305,6 +302,12 @@ void StreamHold::release() {
 }
 
 bool StreamHold::timed_out() const { return host_[1] != 0; }
+
+void enqueue_clock_stamps(ClockStamp* slots, int sms, cudaStream_t stream) {
+  check_cuda(cudaMemsetAsync(slots, 0xff, sms * sizeof(ClockStamp), stream), "cudaMemsetAsync (clock stamps)");
+  clock_stamp_kernel<<<sms, 32, 0, stream>>>(slots);
+  check_cuda(cudaGetLastError(), "clock_stamp_kernel launch");
+}
 
 L2Flusher::L2Flusher(int64_t l2_bytes)
     : buffer_(static_cast<size_t>(std::max<int64_t>(l2_bytes, 1 << 20)) * 2), state_(3 * sizeof(unsigned)) {

@@ -16,6 +16,7 @@
 #include "core/results.hpp"
 #include "kernels/registry.hpp"
 #include "measure/backend.hpp"
+#include "measure/clock_stamps.hpp"
 #include "measure/cuda/cuda_util.hpp"
 #include "measure/sampling.hpp"
 
@@ -86,6 +87,11 @@ class StreamHold {
   volatile int* host_ = nullptr;  // [0]: released, [1]: timed out (mapped pinned memory)
   int* device_ = nullptr;
 };
+
+// Enqueues one clock stamp per SM into slots[0, sms) (clock_stamps.hpp): one block per SM stamps its
+// cycle counter and the global timer. The slots are filled with -1 first, so a slot no block wrote
+// reads sm = -1. Stamps before and after a launch give the SM clock it ran at (clock_mhz_between).
+void enqueue_clock_stamps(ClockStamp* slots, int sms, cudaStream_t stream);
 
 // Runs the timing phase for `call` (stage_count > 1 records per-stage times).
 Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const MeasureOptions& options,

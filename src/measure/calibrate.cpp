@@ -1,0 +1,36 @@
+#include "measure/calibrate.hpp"
+
+#include "core/calibration.hpp"
+#include "core/errors.hpp"
+#include "core/version.hpp"
+#ifdef ATTNPROF_HAVE_CUDA
+#include "measure/cuda/calibration_probes.hpp"
+#endif
+
+namespace attnprof::measure {
+
+core::Results run_calibration(const CalibrateOptions& options) {
+  // Throws EnvironmentError (no GPU, or no CUDA in this build) before anything runs.
+  const std::unique_ptr<Backend> backend = make_backend("cuda", options.device, nullptr);
+  core::Results results;
+  core::Context& ctx = results.context;
+  ctx.tool_version = std::string(core::tool_version());
+  ctx.git_revision = std::string(core::git_revision());
+  ctx.command_line = options.command_line;
+  ctx.backend = backend->name();
+  ctx.device = backend->device_info();
+  ctx.ceilings = backend->ceilings(options.remeasure_ceilings);
+  ctx.sweep = {{"calibrate", true}, {"points", core::calibration_probes().size()}};
+#ifdef ATTNPROF_HAVE_CUDA
+  MeasureOptions measure;
+  measure.counters = options.counters;
+  measure.verify = false;
+  results.records = measure_calibration_probes(options.device, ctx.device, measure);
+  ctx.options = measure;
+#else
+  throw EnvironmentError("attnprof calibrate needs the CUDA backend, and this attnprof was built without CUDA");
+#endif
+  return results;
+}
+
+}  // namespace attnprof::measure

@@ -1,0 +1,105 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "core/calibration.hpp"
+#include "core/diagnosis.hpp"
+#include "core/roofline.hpp"
+
+using namespace attnprof::core;
+
+namespace {
+
+// A probe record as calibrate leaves it, counters with the two speed-of-light percentages.
+Record probe(std::string_view name, double p50_us, double compute_sol, double memory_sol) {
+  Record r;
+  r.kernel = std::string(name);
+  r.backend = "cuda";
+  r.shape.dtype = find_calibration_probe(name)->dtype;
+  r.samples_us = {p50_us};
+  r.latency.n = 1;
+  r.latency.p50_us = r.latency.p99_us = r.latency.mean_us = p50_us;
+  r.cost.min_bytes_read = 1e9;
+  r.counters.status = "ok";
+  r.counters.total[kMetricComputeSol] = compute_sol;
+  r.counters.total[kMetricMemorySol] = memory_sol;
+  r.launches.resize(1);
+  r.occupancy.theoretical_pct = 100;
+  r.occupancy.limiter = "blocks";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the known-answer table: unique names, a verdict of the diagnosis for each") {
+  const std::set<std::string_view> verdicts = {kVerdictMemory, kVerdictCompute, kVerdictLatency, kVerdictOccupancy,
+                                               kVerdictLaunch};
+  std::set<std::string_view> names, covered;
+  for (const auto& p : calibration_probes()) {
+    INFO(p.name);
+    CHECK(names.insert(p.name).second);
+    CHECK(verdicts.count(p.expected_verdict) == 1);
+    CHECK(!p.what.empty());
+    CHECK(find_calibration_probe(p.name) == &p);
+    covered.insert(p.expected_verdict);
+  }
+  CHECK(covered == verdicts);  // every verdict has a probe
+  CHECK(find_calibration_probe("no-such-probe") == nullptr);
+}
+
+TEST_CASE("check_calibration compares each probe's diagnosis with its expected verdict") {
+  Results res;
+  res.context.ceilings = datasheet_ceilings(*find_datasheet("h200"));
+  res.records.push_back(probe("hbm-copy", 500, 10, 92));
+  res.records.push_back(probe("fma-loop", 1000, 95, 2));
+  res.records.push_back(probe("empty-kernel", 2, 0, 0));
+  Record chase = probe("pointer-chase", 2000, 3, 8);
+  res.records.push_back(chase);
+  Record heavy = probe("register-heavy", 2000, 25, 5);
+  heavy.occupancy.theoretical_pct = 12.5;
+  heavy.occupancy.limiter = "registers";
+  res.records.push_back(heavy);
+  // The MMA probe diagnosed memory-bound: a verdict that differs.
+  res.records.push_back(probe("mma-loop", 1000, 5, 90));
+  // l2-copy failed to run.
+  Record failed = probe("l2-copy", 0, 0, 0);
+  failed.status = Status::failed;
+  res.records.push_back(failed);
+
+  const auto rows = check_calibration(res);
+  REQUIRE(rows.size() == calibration_probes().size());
+  auto row = [&](std::string_view name) {
+    for (const auto& r : rows)
+      if (r.probe == name) return r;
+    FAIL("no row " << name);
+    return CalibrationRow{};
+  };
+  CHECK(row("hbm-copy").got == kVerdictMemory);
+  CHECK(row("hbm-copy").matches);
+  CHECK(row("hbm-copy").bytes_per_s == Approx(1e9 / 500e-6));
+  CHECK(row("hbm-copy").memory_sol_pct == Approx(92));
+  CHECK(row("fma-loop").matches);
+  CHECK(row("empty-kernel").got == kVerdictLaunch);
+  CHECK(row("pointer-chase").got == kVerdictLatency);
+  CHECK(row("register-heavy").got == kVerdictOccupancy);
+  CHECK(row("mma-loop").got == kVerdictMemory);
+  CHECK_FALSE(row("mma-loop").matches);
+  CHECK(row("l2-copy").got == "failed");
+  CHECK_FALSE(all_match(rows));
+  // Every record was diagnosed in place.
+  CHECK(res.records[0].diagnosis.at("verdict") == kVerdictMemory);
+
+  const std::string table = format_calibration_table(rows);
+  CHECK(table.find("mma-loop") != std::string::npos);
+  CHECK(table.find("DIFFERS") != std::string::npos);
+  CHECK(table.find("5 of 7 probes diagnosed as expected") != std::string::npos);
+
+  // A missing probe reads "missing"; once all match, all_match says so.
+  Results none;
+  const auto missing = check_calibration(none);
+  CHECK(missing.front().got == "missing");
+  CHECK_FALSE(all_match(missing));
+  std::vector<CalibrationRow> good(2);
+  for (auto& r : good) r.matches = true;
+  CHECK(all_match(good));
+}
