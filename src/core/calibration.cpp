@@ -10,11 +10,6 @@ namespace attnprof::core {
 
 namespace {
 
-std::optional<double> number_at(const nlohmann::json& metrics, const char* key) {
-  if (!metrics.is_object() || !metrics.contains(key) || !metrics.at(key).is_number()) return std::nullopt;
-  return metrics.at(key).get<double>();
-}
-
 std::string pct_or_dash(std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v) : "-"; }
 
 }  // namespace
@@ -62,18 +57,17 @@ std::vector<CalibrationRow> check_calibration(Results& results) {
       row.got = std::string(to_string(it->status));
     } else {
       const Record& r = *it;
-      const nlohmann::json& d = r.diagnosis;
-      row.got = d.is_object() && d.contains("verdict") ? d.at("verdict").get<std::string>() : "unknown";
+      row.got = r.diagnosis ? std::string(to_string(r.diagnosis->verdict)) : "unknown";
       row.p50_us = r.latency.p50_us;
       if (row.p50_us > 0) {
         row.bytes_per_s = (r.cost.min_bytes_read + r.cost.min_bytes_write) / (row.p50_us * 1e-6);
         row.flops_per_s = r.cost.flops / (row.p50_us * 1e-6);
       }
-      if (d.is_object() && d.contains("metrics")) {
-        const nlohmann::json& m = d.at("metrics");
-        row.compute_sol_pct = number_at(m, "compute_sol_pct");
-        row.memory_sol_pct = number_at(m, "memory_sol_pct");
-        if (m.contains("sol_source") && m.at("sol_source").is_string()) row.sol_source = m.at("sol_source");
+      if (r.diagnosis) {
+        const DiagnosisMetrics& m = r.diagnosis->metrics;
+        row.compute_sol_pct = m.compute_sol_pct;
+        row.memory_sol_pct = m.memory_sol_pct;
+        if (m.sol_source) row.sol_source = *m.sol_source;
       }
     }
     row.matches = row.got == row.expected;

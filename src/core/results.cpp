@@ -380,8 +380,7 @@ void to_json(json& j, const Ceilings& c) {
        {"datasheet_flops_per_s", num_map(c.datasheet_flops_per_s)},
        {"flops_per_s_per_mhz", num_map(c.flops_per_s_per_mhz)},
        {"probe_sm_mhz", num_map(c.probe_sm_mhz)},
-       {"l2_bw_bytes_per_s", num(c.l2_bw_bytes_per_s)},
-       {"launch_latency_us", num(c.launch_latency_us)}};
+       {"l2_bw_bytes_per_s", num(c.l2_bw_bytes_per_s)}};
 }
 void from_json(const json& j, Ceilings& c) {
   c.peak_bw_bytes_per_s = get_num(j, "peak_bw_bytes_per_s");
@@ -394,7 +393,6 @@ void from_json(const json& j, Ceilings& c) {
   c.flops_per_s_per_mhz = get_num_map(j, "flops_per_s_per_mhz");
   c.probe_sm_mhz = get_num_map(j, "probe_sm_mhz");
   c.l2_bw_bytes_per_s = get_num(j, "l2_bw_bytes_per_s");
-  c.launch_latency_us = get_num(j, "launch_latency_us");
 }
 
 void to_json(json& j, const DeviceInfo& d) {

@@ -173,7 +173,6 @@ struct Ceilings {
   std::map<std::string, double> flops_per_s_per_mhz;  // [FLOP/s per MHz]
   std::map<std::string, double> probe_sm_mhz;         // SM clock while the dtype's probe ran [MHz]
   double l2_bw_bytes_per_s = 0;                       // L2-resident read probe; 0 when not measured
-  double launch_latency_us = 0;
 };
 
 struct DeviceInfo {

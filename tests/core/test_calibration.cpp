@@ -58,6 +58,12 @@ TEST_CASE("check_calibration compares each probe's diagnosis with its expected v
   Record heavy = probe("register-heavy", 2000, 25, 5);
   heavy.occupancy.theoretical_pct = 12.5;
   heavy.occupancy.limiter = "registers";
+  // Occupancy limits only when latency is not hidden: few issue slots used, warps waiting on memory.
+  heavy.counters.total[kMetricIssueActive] = 10;
+  heavy.counters.total[kMetricWarpsPerIssue] = 4;
+  heavy.counters.total[kMetricStallLongScoreboard] = 3.5;
+  heavy.counters.total[kMetricStallShortScoreboard] = 0;
+  heavy.counters.total[kMetricStallWait] = 0.1;
   res.records.push_back(heavy);
   // The MMA probe diagnosed memory-bound: a verdict that differs.
   res.records.push_back(probe("mma-loop", 1000, 5, 90));
@@ -87,7 +93,8 @@ TEST_CASE("check_calibration compares each probe's diagnosis with its expected v
   CHECK(row("l2-copy").got == "failed");
   CHECK_FALSE(all_match(rows));
   // Every record was diagnosed in place.
-  CHECK(res.records[0].diagnosis.at("verdict") == kVerdictMemory);
+  REQUIRE(res.records[0].diagnosis.has_value());
+  CHECK(to_string(res.records[0].diagnosis->verdict) == kVerdictMemory);
 
   const std::string table = format_calibration_table(rows);
   CHECK(table.find("mma-loop") != std::string::npos);

@@ -168,15 +168,21 @@ TEST_CASE("the diagnosis puts % of roof at the point's SM clock, the datasheet's
   r.cost.min_bytes_read = 1e9;  // intensity 1000 FLOP/B: compute-bound
   r.latency.p50_us = 2000;      // 500 TFLOP/s
   r.clock.sm_mhz_median = 1500;
-  const auto m = diagnose(r, ctx).at("metrics");
+  const DiagnosisMetrics m = diagnose(r, ctx).metrics;
   const double roof = 800e12 / 1800 * 1500;  // 667 TFLOP/s at 1500 MHz
-  CHECK(m.at("peak_flops_per_s").get<double>() == Approx(roof));
-  CHECK(m.at("pct_of_roof").get<double>() == Approx(500e12 / roof * 100));  // 75%
-  CHECK(m.at("roof_sm_mhz").get<double>() == 1500);
-  CHECK(m.at("pct_of_datasheet_roof").get<double>() == Approx(500e12 / 989.4e12 * 100));
+  REQUIRE(m.peak_flops_per_s.has_value());
+  CHECK(*m.peak_flops_per_s == Approx(roof));
+  REQUIRE(m.pct_of_roof.has_value());
+  CHECK(*m.pct_of_roof == Approx(500e12 / roof * 100));  // 75%
+  CHECK(m.roof_sm_mhz == 1500);
+  REQUIRE(m.pct_of_datasheet_roof.has_value());
+  CHECK(*m.pct_of_datasheet_roof == Approx(500e12 / 989.4e12 * 100));
+  // The roof is already at the point's clock: the clock-scaled share is the same figure.
+  CHECK(m.pct_of_clock_scaled_roof == m.pct_of_roof);
   // Without a clock reading: the roof as recorded, and no clock named.
   r.clock.sm_mhz_median = 0;
-  const auto unclocked = diagnose(r, ctx).at("metrics");
-  CHECK(unclocked.at("pct_of_roof").get<double>() == Approx(500e12 / 800e12 * 100));
-  CHECK(unclocked.at("roof_sm_mhz").is_null());
+  const DiagnosisMetrics unclocked = diagnose(r, ctx).metrics;
+  REQUIRE(unclocked.pct_of_roof.has_value());
+  CHECK(*unclocked.pct_of_roof == Approx(500e12 / 800e12 * 100));
+  CHECK_FALSE(unclocked.roof_sm_mhz.has_value());
 }

@@ -51,7 +51,7 @@ struct Probe {
 
 core::Cost cost_of(double flops, double bytes_read, double bytes_written) {
   core::Cost c;
-  c.flops = c.flops_dense = c.flops_causal_exact = flops;
+  c.flops = c.flops_dense = c.flops_fa_convention = flops;
   c.min_bytes_read = bytes_read;
   c.min_bytes_write = bytes_written;
   c.intensity = bytes_read + bytes_written > 0 ? flops / (bytes_read + bytes_written) : 0;
