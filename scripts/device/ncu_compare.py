@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side by side: two kernels profiled by Nsight Compute (`--set full`), for `h200.sh ncu-compare`.
+"""Side by side: two kernels profiled by Nsight Compute (`--set full`), for `scripts/device/ncu_compare.sh`.
 
 usage: python3 ncu_compare.py NAME_A DETAILS_A.csv SOURCE_A.csv NAME_B DETAILS_B.csv SOURCE_B.csv
 
