@@ -95,7 +95,7 @@ def main():
     counters = {}
     modes = {}
     for r in recs:
-        counters.setdefault(r["kernel"], []).append(r["counters"]["status"] == "ok")
+        counters.setdefault(r["kernel"], []).append(r.get("counters", {}).get("status") == "ok")
         modes.setdefault(r["kernel"], set()).add(r.get("timing_mode", "?"))
     print("- counters ok: " + ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in counters.items()))
     print("- timing modes: " + ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in modes.items()))
