@@ -112,9 +112,9 @@ std::string pct(double v) { return fmt::format("{:.0f}%", v); }
 // The call's DRAM traffic against the cost-model minimum, counting the lines it left dirty in L2 (its
 // L2 tail, written back after its ranges end): the excess-traffic flag's ratio and a decode point's
 // read factor. nullopt without measured bytes.
-std::optional<double> traffic_ratio(const Record& r, const Amount& bytes, double min_bytes) {
+std::optional<double> traffic_ratio(const Record& r, bool counters_ok, const Amount& bytes, double min_bytes) {
   if (!bytes.measured || !(min_bytes > 0)) return std::nullopt;
-  const std::optional<double> l2_tail = r.counters.status == "ok" ? r.counters.dram_write_tail_bytes : std::nullopt;
+  const std::optional<double> l2_tail = counters_ok ? r.counters.dram_write_tail_bytes : std::nullopt;
   return (bytes.value + l2_tail.value_or(0)) / min_bytes;
 }
 
@@ -535,8 +535,15 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
   DecodeInputs decode_in;
   DecodeView decode_v;
   if (decode) {
-    decode_in = {p50_us,   bytes.value,       bytes.measured,    min_bytes, traffic_ratio(r, bytes, min_bytes),
-                 roof.bw_bytes_per_s, launch_count, launch_latency_us, d.has(Flag::host_bound)};
+    decode_in = {.p50_us = p50_us,
+                 .dram_bytes = bytes.value,
+                 .bytes_measured = bytes.measured,
+                 .min_bytes = min_bytes,
+                 .read_factor = traffic_ratio(r, counters_ok, bytes, min_bytes),
+                 .peak_bw_bytes_per_s = roof.bw_bytes_per_s,
+                 .launches = launch_count,
+                 .launch_latency_us = launch_latency_us,
+                 .host_bound = d.has(Flag::host_bound)};
     decode_v = decode_view(r, decode_in, m);
     evidence.push_back(decode_v.evidence);
     if (decode_v.short_stream && !decode_v.short_call && p50_us > 0 && !launch_bound)
@@ -796,7 +803,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
   const std::optional<double> l2_tail =
       bytes.measured && counters_ok ? r.counters.dram_write_tail_bytes : std::nullopt;
   m.dram_write_tail_bytes = finite(l2_tail);
-  const std::optional<double> excess_ratio = traffic_ratio(r, bytes, min_bytes);
+  const std::optional<double> excess_ratio = traffic_ratio(r, counters_ok, bytes, min_bytes);
   m.excess_traffic_ratio = finite(excess_ratio);
   const double sp_share = min_bytes > 0 ? r.cost.sp_bytes / min_bytes : 0;
   if (materialized) m.sp_share = sp_share;
