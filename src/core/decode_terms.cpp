@@ -14,6 +14,14 @@ bool names_combine(std::string_view name) {
   return lower.find("combine") != std::string::npos;
 }
 
+// "void ns::flash_fwd_splitkv_combine_kernel<traits...>(params)" -> "flash_fwd_splitkv_combine_kernel".
+std::string function_name(std::string_view kernel) {
+  if (kernel.rfind("void ", 0) == 0) kernel.remove_prefix(5);
+  kernel = kernel.substr(0, std::min(kernel.find('<'), kernel.find('(')));
+  if (const size_t colons = kernel.rfind("::"); colons != std::string_view::npos) kernel.remove_prefix(colons + 2);
+  return std::string(kernel);
+}
+
 }  // namespace
 
 bool is_decode(const Shape& s) {
@@ -37,7 +45,7 @@ std::optional<CombineShare> combine_share(const Record& r) {
     for (const auto& l : r.launches) total_us += l.duration_us;
     if (!(total_us > 0)) return std::nullopt;
     for (const auto& l : r.launches)
-      if (names_combine(l.name)) return CombineShare{l.name, l.duration_us / total_us};
+      if (names_combine(l.name)) return CombineShare{function_name(l.name), l.duration_us / total_us};
   }
   return std::nullopt;
 }

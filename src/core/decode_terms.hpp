@@ -29,7 +29,8 @@ double kv_cache_bytes(const Shape&);
 
 // The combine stage of a split-KV call: the stage (or else the launch) whose name holds "combine",
 // with its share of the call's time: the stage's share of the P50 sum (Record::stages), else its share
-// of the recorded launches' GPU time (Record::launches). nullopt when the call has no such stage.
+// of the recorded launches' GPU time (Record::launches), named then by the kernel's function name
+// without namespace, template arguments or parameters. nullopt when the call has no such stage.
 struct CombineShare {
   std::string name;
   double time_share = 0;

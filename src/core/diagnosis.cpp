@@ -728,8 +728,12 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
     evidence.push_back(fmt::format(
         "under-filled: {} blocks fill {:.2f} of a wave ({} SMs x {} blocks/SM)", occ.grid_blocks,
         occ.waves, occ.sm_count, occ.blocks_per_sm));
-    // A decode call bound by its fixed cost is not helped by more CTAs: its next step says what is.
-    if (!(decode && verdict == Verdict::launch_bound))
+    // A decode call bound by its fixed cost, or already streaming at the HBM roof, is not helped by more
+    // CTAs: its next step says what is.
+    const bool decode_not_by_ctas =
+        decode && (verdict == Verdict::launch_bound ||
+                   (verdict == Verdict::memory_bound && m.pct_of_hbm_ceiling.value_or(0) >= kSolSaturatedPct));
+    if (!decode_not_by_ctas)
       next_steps.push_back(
           "the grid does not fill the GPU: split the KV sequence across blocks (split-KV) or run "
           "more heads/batch per call");

@@ -85,20 +85,24 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
   const int64_t launches = std::max<int64_t>(1, in.launches);
   const double stream_us = in.min_bytes / in.peak_bw_bytes_per_s * 1e6;
   const double limit_us = kDecodeShortCallLaunchLatencies * latency_us * static_cast<double>(launches);
-  const double fixed_share = std::max(0.0, (in.p50_us - stream_us) / in.p50_us);
+  const double beyond_us = std::max(0.0, in.p50_us - stream_us);
+  const double fixed_share = beyond_us / in.p50_us;
   m.hbm_stream_us = stream_us;
   m.short_call_limit_us = limit_us;
   m.fixed_time_share = fixed_share;
   v.short_stream = stream_us < limit_us;
   if (!v.short_stream) return v;
-  v.short_call = fixed_share >= kDecodeFixedTimeShareFrom;
+  // Fixed cost is at most the limit too: time beyond it is the kernel's own work (a serial key loop,
+  // padded MMAs), which the usual rules judge.
+  const bool beyond_is_fixed = beyond_us <= limit_us;
+  v.short_call = fixed_share >= kDecodeFixedTimeShareFrom && beyond_is_fixed;
 
   std::string why = fmt::format(
       "the {} ceiling streams the call's minimum {} in {} us, under {:g}x its {} kernel launch{} x {} us launch "
-      "latency ({} us){}",
+      "latency{} = {} us",
       ceiling_name(r), bytes_text(in.min_bytes), us_text(stream_us), kDecodeShortCallLaunchLatencies, launches,
-      launches == 1 ? "" : "es", us_text(latency_us), us_text(limit_us),
-      latency_measured ? "" : " (no launch latency in the results, context.ceilings.launch_latency_us: assumed)");
+      launches == 1 ? "" : "es", us_text(latency_us),
+      latency_measured ? "" : " (assumed: the results have no context.ceilings.launch_latency_us)", us_text(limit_us));
   if (v.short_call) {
     const std::string combine_text =
         combine ? fmt::format(", the split-combine launch ({} of the call)", fmt::format("{:.0f}%", combine->time_share * 100))
@@ -107,6 +111,10 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
         ": the call is too short for its bytes; {:.0f}% of its {} us P50 (at least {:.0f}%) is fixed cost beyond the "
         "stream: the launch{}, the pipeline's ramp to bandwidth, the drain{}",
         fixed_share * 100, us_text(in.p50_us), kDecodeFixedTimeShareFrom * 100, launches == 1 ? "" : "es", combine_text);
+  } else if (!beyond_is_fixed) {
+    why += fmt::format(", but the {} us of its {} us P50 beyond the stream is more than that limit: not fixed cost, the "
+                       "kernel's own work",
+                       us_text(beyond_us), us_text(in.p50_us));
   } else {
     why += fmt::format(", but only {:.0f}% of its {} us P50 is beyond the stream (under {:.0f}%): short, yet streaming",
                        fixed_share * 100, us_text(in.p50_us), kDecodeFixedTimeShareFrom * 100);

@@ -17,7 +17,8 @@ namespace attnprof::core {
 // Short call: the HBM ceiling streams the call's minimum bytes in under this many launch latencies per
 // kernel launch of the call...
 inline constexpr double kDecodeShortCallLaunchLatencies = 10;
-// ... and at least this share of the P50 is time beyond that stream.
+// ... and at least this share of the P50 is time beyond that stream, that time itself within the same
+// limit (more than it is not fixed cost).
 inline constexpr double kDecodeFixedTimeShareFrom = 1.0 / 3;
 // Without a measured launch latency (context.ceilings.launch_latency_us): the launch-bound rule's
 // fallback per launch over its multiple, 5 us.

@@ -32,8 +32,9 @@ const std::vector<Rule>& verdict_rules() {
                           "(without a measured latency: under {:g} us per launch): each launch's fixed cost is a "
                           "large part of it, so fewer, larger launches are the lever. A decode point is also "
                           "launch-bound when the HBM ceiling would stream its minimum bytes in under {:g} launch "
-                          "latencies per launch and at least {:.0f}% of its P50 lies beyond that stream: the call is "
-                          "too short for its bytes (launch, ramp, the split-combine launch).",
+                          "latencies per launch and at least {:.0f}% of its P50 (but no more than that limit) lies "
+                          "beyond that stream: the call is too short for its bytes (launch, ramp, the split-combine "
+                          "launch).",
                           kLaunchBoundLatencyMultiple, kLaunchBoundUsPerLaunch, kDecodeShortCallLaunchLatencies,
                           kDecodeFixedTimeShareFrom * 100)),
       verdict(kVerdictLatency,

@@ -122,12 +122,12 @@ TEST_CASE("the combine stage's share comes from the stages, else from the launch
   Launch split, combine;
   split.name = "decode_split_kernel<bf16, d128, m1>";
   split.duration_us = 15;
-  combine.name = "flash_fwd_splitkv_Combine_kernel";
+  combine.name = "void pytorch_flash::flash_fwd_splitkv_Combine_kernel<Traits<128, 64>, 4>(pytorch_flash::Params)";
   combine.duration_us = 5;
   r.launches = {split, combine};
   c = combine_share(r);
   REQUIRE(c);
-  CHECK(c->name == "flash_fwd_splitkv_Combine_kernel");
+  CHECK(c->name == "flash_fwd_splitkv_Combine_kernel");  // the function's name, without the rest
   CHECK(c->time_share == Approx(0.25));
   r.launches[1].name = "softmax";
   CHECK_FALSE(combine_share(r));
@@ -160,6 +160,22 @@ TEST_CASE("a long decode call at the roof reads in bandwidth terms and is memory
   // Streams far longer than its fixed cost: the short-call rule does not apply.
   CHECK(m.hbm_stream_us.value() > m.short_call_limit_us.value());
   CHECK(ev.find("too short") == std::string::npos);
+}
+
+TEST_CASE("an under-filled decode call at the HBM roof is not told to split the KV sequence") {
+  Record r = decode_record(64, 8192, 520, 1);
+  r.occupancy.grid_blocks = 200;
+  r.occupancy.waves = 200.0 / 264;
+  Diagnosis d = diagnose(r, h200_context());
+  CHECK(d.verdict == Verdict::memory_bound);
+  CHECK(d.has(Flag::under_filled));
+  CHECK(d.next_step.find("split the KV sequence") == std::string::npos);
+  r = decode_record(64, 8192, 640, 1);  // 74% of the ceiling: more CTAs may still help
+  r.occupancy.grid_blocks = 200;
+  r.occupancy.waves = 200.0 / 264;
+  d = diagnose(r, h200_context());
+  CHECK(d.verdict == Verdict::memory_bound);
+  CHECK_THAT(d.next_step, Catch::Contains("split the KV sequence"));
 }
 
 TEST_CASE("memory-bound decode under 80% of the ceiling is told to put more bytes in flight") {
@@ -225,7 +241,7 @@ TEST_CASE("short decode calls at batch 1 are bound by their fixed cost, not by a
     const std::string ev = evidence_text(d);
     CHECK_THAT(ev, Catch::Contains("the call is too short for its bytes"));
     CHECK_THAT(ev, Catch::Contains("the split-combine launch (30% of the call)"));
-    CHECK_THAT(ev, Catch::Contains("under 10x its 2 kernel launches x 1.62 us launch latency (32.4 us)"));
+    CHECK_THAT(ev, Catch::Contains("under 10x its 2 kernel launches x 1.62 us launch latency = 32.4 us"));
     CHECK(ev.find("which more resident warps would hide") == std::string::npos);
     CHECK_THAT(d.next_step, Catch::StartsWith("fixed cost, not bandwidth, limits this call: one launch instead of 2"));
     CHECK_THAT(d.next_step, Catch::Contains(fmt::format("fewer KV splits (now {})", splits)));
@@ -281,7 +297,7 @@ TEST_CASE("the short-call rule at and around its stream limit") {
 }
 
 TEST_CASE("the short-call rule at and around its fixed-time share") {
-  // 10 us of stream, limit 32.4 us: the share beyond the stream decides.
+  // 10 us of stream, one launch: limit 16.2 us; the share beyond the stream decides.
   Record r = decode_record(1, 8192, 30, 1);
   r.cost.min_bytes_write = 0;
   r.cost.min_bytes_read = 10e-6 * kH200Bw;
@@ -302,6 +318,34 @@ TEST_CASE("the short-call rule at and around its fixed-time share") {
   CHECK(streaming.metrics.fixed_time_share.value() < kDecodeFixedTimeShareFrom);
 }
 
+TEST_CASE("the short-call rule at and around its limit on the time beyond the stream") {
+  // 10 us of stream, one launch: limit 16.2 us; up to 16.2 us beyond the stream is fixed cost, more is the
+  // kernel's work.
+  Record r = decode_record(1, 8192, 30, 1);
+  r.cost.min_bytes_write = 0;
+  r.cost.min_bytes_read = 10e-6 * kH200Bw;
+  r.counters.total[kMetricDramRead] = r.cost.min_bytes_read;
+  r.counters.total[kMetricDramWrite] = 0;
+  auto at_p50 = [&](double p50_us) {
+    Record x = r;
+    x.latency.p50_us = p50_us;
+    x.counters.total[kMetricMemorySol] = x.counters.total[kMetricDramSol] = 10 / p50_us * 100;
+    x.counters.total[kMetricL2Sol] = 5;
+    return diagnose(x, h200_context());
+  };
+  const Diagnosis fixed = at_p50(10 + 16.19);
+  CHECK(fixed.verdict == Verdict::launch_bound);
+  CHECK(fixed.metrics.short_call_limit_us.value() == Approx(16.2));
+  const Diagnosis slow = at_p50(10 + 16.21);
+  CHECK(slow.verdict == Verdict::occupancy_bound);  // the usual rules: neither unit busy, latency exposed
+  CHECK_THAT(evidence_text(slow), Catch::Contains("beyond the stream is more than that limit: not fixed cost, the "
+                                                  "kernel's own work"));
+  // A prefill kernel on a batch-1 decode shape: 131 us for 17 MB (fused on the H200) is its own work.
+  Record fused = decode_record(1, 4096, 131, 1);
+  fused.kernel = "fused";
+  CHECK(diagnose(fused, h200_context()).verdict != Verdict::launch_bound);
+}
+
 TEST_CASE("the short-call rule without a measured launch latency assumes 5 us and says so") {
   Context ctx = h200_context();
   ctx.ceilings.launch_latency_us = 0;
@@ -313,8 +357,8 @@ TEST_CASE("the short-call rule without a measured launch latency assumes 5 us an
   r = decode_record(16, 1024, 30.7, 2);  // 14.8 us of stream, 52% beyond it
   d = diagnose(r, ctx);
   CHECK(d.verdict == Verdict::launch_bound);
-  CHECK_THAT(evidence_text(d), Catch::Contains("(no launch latency in the results, context.ceilings.launch_latency_us: "
-                                               "assumed)"));
+  CHECK_THAT(evidence_text(d), Catch::Contains("x 5 us launch latency (assumed: the results have no "
+                                               "context.ceilings.launch_latency_us) = 100 us"));
 }
 
 TEST_CASE("a host-bound short call is not told twice about CUDA graphs") {
