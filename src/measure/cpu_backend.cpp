@@ -45,10 +45,6 @@ constexpr int64_t kMinStreamBufferBytes = int64_t{128} << 20;
 constexpr int kProbeRepeats = 5;
 constexpr double kFmaSecondsPerRun = 0.1;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 std::string trim(std::string s) {
   const auto b = s.find_first_not_of(" \t");
   const auto e = s.find_last_not_of(" \t\r\n");
