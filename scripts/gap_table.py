@@ -15,20 +15,22 @@ import json
 import math
 import sys
 
-OURS = ("fused", "fused-sm90", "fused-auto", "reference")
+OURS = ("fused", "fused-sm90", "fused-auto", "decode", "reference")
 VENDORS = ("torch:flash", "torch:cudnn")
-SHOWN = ("fused", "fused-sm90", "torch:flash", "torch:cudnn", "torch:efficient")
+SHOWN = ("fused", "fused-sm90", "decode", "torch:flash", "torch:cudnn", "torch:efficient")
 
 
 def shape_key(s):
     return (s["batch"], s["heads"], s.get("kv_heads", s["heads"]), s["seq_q"], s["seq_k"], s["hdim"],
-            bool(s["causal"]), s["dtype"])
+            bool(s["causal"]), s["dtype"], s.get("page_size", 0), s.get("kv_splits", 0))
 
 
 def label(s):
     gqa = f"/{s['kv_heads']}" if s["kv_heads"] != s["heads"] else ""
     causal = " causal" if s["causal"] else ""
-    return f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{causal} {s['dtype']}"
+    page = f" page{s['page_size']}" if s.get("page_size") else ""
+    splits = f" splits{s['kv_splits']}" if s.get("kv_splits") else ""
+    return f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{causal} {s['dtype']}{page}{splits}"
 
 
 def figure(r, decode):
@@ -89,6 +91,21 @@ def main():
                          else "-")
         print("| " + " | ".join(cells) + " |")
     print()
+    recs = [r for r in res["records"] if r["status"] == "ok"]
+    counters = {}
+    modes = {}
+    for r in recs:
+        counters.setdefault(r["kernel"], []).append(r.get("counters", {}).get("status") == "ok")
+        modes.setdefault(r["kernel"], set()).add(r.get("timing_mode", "?"))
+    print("- counters ok: " + ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in counters.items()))
+    print("- timing modes: " + ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in modes.items()))
+    graphs = {}
+    for r in recs:
+        if r.get("launches") and "from_graph" in r["launches"][0]:
+            graphs.setdefault(r["kernel"], []).append(all(l["from_graph"] for l in r["launches"]))
+    if graphs:
+        print("- every launch from a CUDA graph's replay: " +
+              ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in graphs.items()))
     for kind, values in ratios.items():
         if values:
             print(f"- {kind}: best attnprof kernel / faster of torch:flash and torch:cudnn: "

@@ -83,6 +83,12 @@ __device__ __forceinline__ const T* key_row(const T* base, const DecodeParams& p
   }
 }
 
+// cp.async of 16 bytes of the K/V stream, L1 bypassed, with L2's hint to fetch the whole 128-byte
+// line on a miss (the stream reads every byte of it).
+__device__ __forceinline__ void cp_async_16_stream(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+
 // K and V rows [n0, n0 + kBlockN) into one stage buffer; rows past seq_k become zeros. A page size
 // that is a multiple of the tile puts the whole tile in one page: one block-table read per tile.
 template <typename Tr, bool kPaged, typename T>
@@ -104,8 +110,8 @@ __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T
     int64_t offset = 0;
     if (valid) offset = one_page ? tile_base + static_cast<int64_t>(row) * kHd : key_row<T, kPaged>(k, p, batch, kv_head, key, kHd) - k;
     const uint32_t dst = row * Tr::kRowBytes + chunk * 16;
-    cp_async_16(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
-    cp_async_16(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
+    cp_async_16_stream(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
+    cp_async_16_stream(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
   }
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fa-bench sweep of every built-in kernel with counters, and PyTorch's SDPA backends timed on
 # their own (anchor.py) before and after it in the same call (PyTorch moves more between runs than
-# the kernels do); the SM clock, temperature and power every 200 ms throughout (clocks.csv). What
-# scripts/sample_report.sh turns into reports/h200-fa-bench/ and its side-by-side table.
+# the kernels do); the SM clock, temperature and power every 200 ms throughout (clocks.csv), and
+# scripts/perf_table.py's table of the two.
 # Usage: bash scripts/device/side_by_side.sh   (results in $OUT/side-by-side.tgz)
 # ATTNPROF_SWEEP_ARGS: extra sweep options.
 source "$(dirname "$0")/lib.sh"

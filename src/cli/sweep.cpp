@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "core/errors.hpp"
@@ -79,7 +82,9 @@ void add_sweep(CLI::App& app, Run& run) {
   auto* axes = cmd->add_option("--axes", args->axes,
                                "Sweep grammar, e.g. \"batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128\"")
                    ->check(kNonEmpty);
-  auto* preset = cmd->add_option("--preset", args->preset, "Named sweep: quick (default), fa-bench, long-context")
+  auto* preset = cmd->add_option("--preset", args->preset,
+                                 fmt::format("Named sweep: {} (quick by default; docs/sweep-spec.md)",
+                                             fmt::join(core::preset_names(), ", ")))
                      ->check(kNonEmpty);
   auto* file = cmd->add_option("--spec-file", args->spec_file,
                                "JSON sweep file: {\"axes\": ...} | {\"preset\": ...} | {\"shapes\": [...]}")

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/decode_terms.hpp"
+#include "core/diagnosis_decode.hpp"
 #include "core/roofline.hpp"
 #include "core/work_split.hpp"
 
@@ -106,6 +108,15 @@ Amount measured_bytes(const Record& r) {
 }
 
 std::string pct(double v) { return fmt::format("{:.0f}%", v); }
+
+// The call's DRAM traffic against the cost-model minimum, counting the lines it left dirty in L2 (its
+// L2 tail, written back after its ranges end): the excess-traffic flag's ratio and a decode point's
+// read factor. nullopt without measured bytes.
+std::optional<double> traffic_ratio(const Record& r, bool counters_ok, const Amount& bytes, double min_bytes) {
+  if (!bytes.measured || !(min_bytes > 0)) return std::nullopt;
+  const std::optional<double> l2_tail = counters_ok ? r.counters.dram_write_tail_bytes : std::nullopt;
+  return (bytes.value + l2_tail.value_or(0)) / min_bytes;
+}
 
 // 3 significant digits, but never an exponent for the values a reader meets here (17250 us).
 std::string human(double v) {
@@ -519,6 +530,26 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
     next_steps.push_back("capture the calls in a CUDA graph, or put more work in each call, so the host keeps ahead");
   }
 
+  // A decode point is read in bandwidth terms, and a call too short for its bytes is named (diagnosis_decode.hpp).
+  const bool decode = is_decode(r.shape);
+  DecodeInputs decode_in;
+  DecodeView decode_v;
+  if (decode) {
+    decode_in = {.p50_us = p50_us,
+                 .dram_bytes = bytes.value,
+                 .bytes_measured = bytes.measured,
+                 .min_bytes = min_bytes,
+                 .read_factor = traffic_ratio(r, counters_ok, bytes, min_bytes),
+                 .peak_bw_bytes_per_s = roof.bw_bytes_per_s,
+                 .launches = launch_count,
+                 .launch_latency_us = launch_latency_us,
+                 .host_bound = d.has(Flag::host_bound)};
+    decode_v = decode_view(r, decode_in, m);
+    evidence.push_back(decode_v.evidence);
+    if (decode_v.short_stream && !decode_v.short_call && p50_us > 0 && !launch_bound)
+      evidence.push_back(decode_v.short_call_evidence);
+  }
+
   Verdict verdict = Verdict::unknown;
   if (p50_us <= 0) {
     evidence.push_back("no latency samples: nothing to place against the ceilings");
@@ -540,6 +571,10 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
     next_steps.push_back(
         "the call takes about as long as launching it: put more work in one call (more heads, "
         "batch or sequence) or replay calls from a CUDA graph; kernel tuning will not show here");
+  } else if (decode_v.short_call) {
+    verdict = Verdict::launch_bound;
+    evidence.push_back(decode_v.short_call_evidence);
+    next_steps.push_back(decode_v.short_call_next_step);
   } else if (!compute_sol || !mem_side.pct || !pipe_pct) {
     next_steps.push_back(
         "record ceilings (a GPU run measures them; a known device name selects its datasheet) to "
@@ -666,6 +701,8 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
             "fuse QK^T, softmax and PV (the fused kernel) so that S and P ({} of the minimum "
             "bytes) never leave the chip",
             pct(min_bytes > 0 ? r.cost.sp_bytes / min_bytes * 100 : 0)));
+      } else if (decode && level == MemoryLevel::dram) {
+        next_steps.push_back(decode_memory_next_step(r, decode_in, m));
       } else {
         next_steps.push_back(memory_next_step(level, mem, dram_sol));
       }
@@ -679,6 +716,8 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
                    : fmt::format("at {:.0f}% {}: a faster main loop (wgmma + TMA, warp specialisation as in "
                                  "FlashAttention-3) or fewer FLOPs (skip fully masked causal tiles)",
                                  shown, of_what));
+      if (decode)
+        if (std::string step = decode_compute_next_step(r, m); !step.empty()) next_steps.push_back(std::move(step));
     }
   }
   d.verdict = verdict;
@@ -689,9 +728,15 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
     evidence.push_back(fmt::format(
         "under-filled: {} blocks fill {:.2f} of a wave ({} SMs x {} blocks/SM)", occ.grid_blocks,
         occ.waves, occ.sm_count, occ.blocks_per_sm));
-    next_steps.push_back(
-        "the grid does not fill the GPU: split the KV sequence across blocks (split-KV) or run "
-        "more heads/batch per call");
+    // A decode call bound by its fixed cost, or already streaming at the HBM roof, is not helped by more
+    // CTAs: its next step says what is.
+    const bool decode_not_by_ctas =
+        decode && (verdict == Verdict::launch_bound ||
+                   (verdict == Verdict::memory_bound && m.pct_of_hbm_ceiling.value_or(0) >= kSolSaturatedPct));
+    if (!decode_not_by_ctas)
+      next_steps.push_back(
+          "the grid does not fill the GPU: split the KV sequence across blocks (split-KV) or run "
+          "more heads/batch per call");
   }
   if (occ.waves > 0) m.waves = occ.waves;
   const std::optional<RecordTiling> tiling = r.backend == BackendKind::cuda ? tiling_of_record(r) : std::nullopt;
@@ -762,8 +807,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
   const std::optional<double> l2_tail =
       bytes.measured && counters_ok ? r.counters.dram_write_tail_bytes : std::nullopt;
   m.dram_write_tail_bytes = finite(l2_tail);
-  std::optional<double> excess_ratio;
-  if (bytes.measured && min_bytes > 0) excess_ratio = (bytes.value + l2_tail.value_or(0)) / min_bytes;
+  const std::optional<double> excess_ratio = traffic_ratio(r, counters_ok, bytes, min_bytes);
   m.excess_traffic_ratio = finite(excess_ratio);
   const double sp_share = min_bytes > 0 ? r.cost.sp_bytes / min_bytes : 0;
   if (materialized) m.sp_share = sp_share;

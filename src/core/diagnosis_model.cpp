@@ -82,12 +82,22 @@ constexpr std::pair<const char*, std::optional<double> M::*> kNumbers[] = {
     {"rel_stddev", &M::rel_stddev},
     {"dominant_launch_time_share", &M::dominant_launch_time_share},
     {"sm_mhz_median", &M::sm_mhz_median},
+    {"kv_cache_bytes", &M::kv_cache_bytes},
+    {"min_bytes_per_token", &M::min_bytes_per_token},
+    {"dram_bytes_per_token", &M::dram_bytes_per_token},
+    {"pct_of_hbm_ceiling", &M::pct_of_hbm_ceiling},
+    {"hbm_stream_us", &M::hbm_stream_us},
+    {"short_call_limit_us", &M::short_call_limit_us},
+    {"fixed_time_share", &M::fixed_time_share},
+    {"combine_time_share", &M::combine_time_share},
 };
 constexpr std::pair<const char*, std::optional<int64_t> M::*> kCounts[] = {
     {"query_tile_rows", &M::query_tile_rows},
     {"last_query_tile_rows", &M::last_query_tile_rows},
     {"work_tiles", &M::work_tiles},
     {"launches_per_call", &M::launches_per_call},
+    {"tokens_per_call", &M::tokens_per_call},
+    {"kv_tile_keys", &M::kv_tile_keys},
 };
 constexpr std::pair<const char*, std::optional<std::string> M::*> kStrings[] = {
     {"flops_source", &M::flops_source},
@@ -103,10 +113,12 @@ constexpr std::pair<const char*, std::optional<std::string> M::*> kStrings[] = {
     {"tail_source", &M::tail_source},
     {"kernel_variant", &M::kernel_variant},
     {"dominant_launch", &M::dominant_launch},
+    {"combine_stage", &M::combine_stage},
 };
 constexpr std::pair<const char*, std::optional<bool> M::*> kBools[] = {
     {"materialized", &M::materialized},
     {"persistent_grid", &M::persistent_grid},
+    {"decode", &M::decode},
 };
 
 json maybe(const std::optional<double>& v) {

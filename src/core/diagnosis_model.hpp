@@ -88,6 +88,18 @@ struct DiagnosisMetrics {
   std::optional<double> dominant_launch_time_share;
   std::optional<int64_t> launches_per_call;
   std::optional<double> sm_mhz_median;
+  // Decode points (core::is_decode; docs/diagnosis.md "Decode points"), null for the others. The
+  // read factor is excess_traffic_ratio, the achieved rate achieved_bytes_per_s.
+  std::optional<bool> decode;
+  std::optional<int64_t> tokens_per_call;  // batch x seq_q
+  std::optional<double> kv_cache_bytes, min_bytes_per_token, dram_bytes_per_token;
+  std::optional<double> pct_of_hbm_ceiling;  // achieved_bytes_per_s / peak_bw_bytes_per_s [%]
+  // The short-call rule: the HBM ceiling's time for the minimum bytes, the limit it is held against
+  // and the share of the P50 beyond that time.
+  std::optional<double> hbm_stream_us, short_call_limit_us, fixed_time_share;
+  std::optional<std::string> combine_stage;
+  std::optional<double> combine_time_share;
+  std::optional<int64_t> kv_tile_keys;
 };
 
 // One launch of a multi-launch call (the reference's GEMM, softmax, GEMM).

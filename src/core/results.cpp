@@ -261,6 +261,7 @@ void to_json(json& j, const Launch& l) {
        {"static_smem_bytes", l.static_smem_bytes},
        {"dynamic_smem_bytes", l.dynamic_smem_bytes},
        {"duration_us", num(l.duration_us)},
+       {"from_graph", l.from_graph},
        {"occupancy", l.occupancy}};
 }
 void from_json(const json& j, Launch& l) {
@@ -272,6 +273,7 @@ void from_json(const json& j, Launch& l) {
   l.static_smem_bytes = get_or<int64_t>(j, "static_smem_bytes", 0);
   l.dynamic_smem_bytes = get_or<int64_t>(j, "dynamic_smem_bytes", 0);
   l.duration_us = get_num(j, "duration_us");
+  l.from_graph = get_or<bool>(j, "from_graph", false);
   l.occupancy = get_or<Occupancy>(j, "occupancy", {});
 }
 

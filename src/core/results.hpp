@@ -18,7 +18,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 5;
+inline constexpr int kSchemaMinor = 6;
 // Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
 // bootstrap costs resamples x samples, so millions per point would run for minutes.
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -149,6 +149,8 @@ struct Launch {
   std::array<int64_t, 3> grid{}, block{}, cluster{};  // cluster: {0,0,0} when none
   int64_t registers_per_thread = 0, static_smem_bytes = 0, dynamic_smem_bytes = 0;
   double duration_us = 0;                  // of the recorded (untimed, warm) call
+  bool from_graph = false;                 // launched by a CUDA graph's replay (CUPTI's graphId), e.g.
+                                           // a Python callable that replays its own captured graph
   Occupancy occupancy;                     // theoretical; achieved_pct from its counter range if any
 };
 

@@ -52,7 +52,9 @@ template <auto Field>
 std::string field_text(const Metrics& m) {
   const auto& v = m.*Field;
   if (!v) return "";
-  if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, std::string>) return *v;
+  using T = std::decay_t<decltype(*v)>;
+  if constexpr (std::is_same_v<T, std::string>) return *v;
+  else if constexpr (std::is_same_v<T, bool>) return *v ? "true" : "false";
   else return num(*v);
 }
 std::string level_text(const Metrics& m) {
@@ -90,6 +92,18 @@ const MetricColumn kDiagnosisMetrics[] = {
     {"tail_source", field_text<&Metrics::tail_source>},
     {"tail_idle_share", field_text<&Metrics::tail_idle_share>},
     {"last_query_tile_rows", field_text<&Metrics::last_query_tile_rows>},
+    // Decode points (empty for the others): docs/diagnosis.md "Decode points".
+    {"decode", field_text<&Metrics::decode>},
+    {"tokens_per_call", field_text<&Metrics::tokens_per_call>},
+    {"kv_cache_bytes", field_text<&Metrics::kv_cache_bytes>},
+    {"min_bytes_per_token", field_text<&Metrics::min_bytes_per_token>},
+    {"dram_bytes_per_token", field_text<&Metrics::dram_bytes_per_token>},
+    {"pct_of_hbm_ceiling", field_text<&Metrics::pct_of_hbm_ceiling>},
+    {"hbm_stream_us", field_text<&Metrics::hbm_stream_us>},
+    {"short_call_limit_us", field_text<&Metrics::short_call_limit_us>},
+    {"fixed_time_share", field_text<&Metrics::fixed_time_share>},
+    {"combine_stage", field_text<&Metrics::combine_stage>},
+    {"combine_time_share", field_text<&Metrics::combine_time_share>},
 };
 
 }  // namespace

@@ -158,26 +158,34 @@ void context_block(const core::Context& ctx, std::string& h) {
 }
 
 void points_table(const std::vector<detail::Row>& rows, std::string& h) {
+  // With decode points: their bandwidth, where a prefill point shows TFLOP/s and % of roof.
+  const bool decode_columns = detail::any_decode(rows);
   h += "<section id=\"points\"><h2>Points</h2><p class=\"key\"><b>Labels:</b> " + e(detail::label_key()) +
        "</p><p class=\"note\">Click a column to sort; click a point to open its drill-down, a verdict or "
        "flag for its rule. The filters above apply here too.</p><div class=\"table-wrap\">"
        "<table class=\"sortable\" id=\"points-table\"><thead><tr>"
        "<th>point</th><th>kernel</th><th>status</th><th class=\"n\">P50 us</th>"
        "<th class=\"n\">P99 us</th><th class=\"n\">TFLOP/s</th><th class=\"n\">% of roof</th>"
-       "<th class=\"n\">FLOP/B</th><th class=\"n\">DRAM GB</th><th>verdict</th><th>flags</th>"
-       "</tr></thead><tbody>";
+       "<th class=\"n\">FLOP/B</th><th class=\"n\">DRAM GB</th>";
+  if (decode_columns)
+    h += "<th class=\"n\">KV TB/s</th><th class=\"n\">% of HBM ceiling</th><th class=\"n\">MB/token</th>";
+  h += "<th>verdict</th><th>flags</th></tr></thead><tbody>";
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     std::string flags;
     for (const auto& f : r.flags) flags += flag_link(f);
+    std::string decode_cells;
+    if (decode_columns)
+      decode_cells = sig_cell(r.kv_tb_per_s, 3, 2) + num_cell(r.pct_of_hbm_ceiling, 1) +
+                     sig_cell(r.bytes_per_token ? std::optional(*r.bytes_per_token / 1e6) : std::nullopt, 3, 1);
     h += fmt::format(
-        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}"
+        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}{}"
         "<td>{}</td><td class=\"flags\">{}</td></tr>",
         i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), sig_cell(r.p50_us, 4, 2),
-        p99_cell(r), sig_cell(r.tflops, 3, 1), num_cell(r.pct_of_roof, 1),
-        sig_cell(r.intensity_flop_per_byte, 3),
-        sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), verdict_link(r.verdict),
-        flags);
+        p99_cell(r), sig_cell(r.decode ? std::nullopt : r.tflops, 3, 1),
+        num_cell(r.decode ? std::nullopt : r.pct_of_roof, 1), sig_cell(r.intensity_flop_per_byte, 3),
+        sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), decode_cells,
+        verdict_link(r.verdict), flags);
   }
   h += "</tbody></table></div></section>\n";
 }
@@ -282,6 +290,21 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += kv("timing mode", core::to_string(r.timing_mode));
   if (!r.sampling_stop.empty()) h += kv("sampling stopped", r.sampling_stop);
   h += kv("launch overhead us", number_text(r.launch_overhead_us));
+  if (row.decode && row.diagnosis) {
+    // A decode point reads in bandwidth and bytes per generated token first.
+    const core::DiagnosisMetrics& m = row.diagnosis->metrics;
+    auto shown = [](std::optional<double> v) { return v ? number_text(*v) : std::string("-"); };
+    h += kv("KV TB/s (DRAM bytes / P50)", shown(row.kv_tb_per_s));
+    h += kv("% of the HBM ceiling", shown(row.pct_of_hbm_ceiling));
+    h += kv("generated tokens per call", m.tokens_per_call ? std::to_string(*m.tokens_per_call) : "-");
+    h += kv("KV cache GB", shown(m.kv_cache_bytes ? std::optional(*m.kv_cache_bytes / 1e9) : std::nullopt));
+    h += kv("MB per generated token (DRAM / minimum)",
+            shown(m.dram_bytes_per_token ? std::optional(*m.dram_bytes_per_token / 1e6) : std::nullopt) + " / " +
+                shown(m.min_bytes_per_token ? std::optional(*m.min_bytes_per_token / 1e6) : std::nullopt));
+    h += kv("read factor (DRAM bytes / minimum)", shown(m.excess_traffic_ratio));
+    if (m.combine_time_share)
+      h += kv("combine stage share of the call", m.combine_stage.value_or("") + " " + number_text(*m.combine_time_share));
+  }
   h += kv("TFLOP/s (exact FLOPs)", number_text(r.tflops));
   // FlashAttention's convention beside it where it means something: square causal shapes.
   if (r.shape.causal && r.shape.seq_q == r.shape.seq_k)
@@ -418,6 +441,10 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
                       {"intensity", num_or_null(r.intensity_flop_per_byte)},
                       {"achieved_flops_per_s", num_or_null(r.achieved_flops_per_s)},
                       {"pct_of_roof", num_or_null(r.pct_of_roof)},
+                      {"decode", r.decode},
+                      {"kv_tb_per_s", num_or_null(r.kv_tb_per_s)},
+                      {"pct_of_hbm_ceiling", num_or_null(r.pct_of_hbm_ceiling)},
+                      {"bytes_per_token", num_or_null(r.bytes_per_token)},
                       {"verdict", r.verdict},
                       {"flags", flags}});
   }

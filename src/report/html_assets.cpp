@@ -145,7 +145,9 @@ std::string_view report_js() {
     return [p.label + ' | ' + p.kernel,
             'P50 ' + sig(p.p50_us, 4) + ' us, P99 ' + sig(p.p99_us, 4) + ' us' +
                 (p.p99_note ? ' (' + p.p99_note + ')' : ''),
-            sig(p.tflops, 3) + ' TFLOP/s, ' + sig(p.pct_of_roof, 3) + '% of roof',
+            p.decode ? sig(p.kv_tb_per_s, 3) + ' TB/s, ' + sig(p.pct_of_hbm_ceiling, 3) + '% of the HBM ceiling, ' +
+                           sig(p.bytes_per_token === null ? null : p.bytes_per_token / 1e6, 3) + ' MB per generated token'
+                     : sig(p.tflops, 3) + ' TFLOP/s, ' + sig(p.pct_of_roof, 3) + '% of roof',
             'intensity ' + sig(p.intensity, 3) + ' FLOP/B',
             'verdict: ' + (p.verdict || '-') + (p.flags.length ? ' [' + p.flags.join(', ') + ']' : '')];
   }

@@ -44,12 +44,22 @@ void write_markdown(const core::Results& results, std::ostream& out) {
   out << "- **Ceilings**: " << md(ceilings_summary(ctx.ceilings)) << '\n';
   for (const auto& notice : ctx.notices) out << "- **Notice**: " << md(notice) << '\n';
 
-  out << "\n| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | verdict | flags |\n"
-         "|---|---|---|--:|--:|--:|--:|---|---|\n";
+  // With decode points: their bandwidth columns, and "-" in TFLOP/s and % roof for them (CSV and JSON
+  // keep TFLOP/s).
+  const bool decode_columns = any_decode(rows);
+  out << (decode_columns ? "\n| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | KV TB/s | % HBM | "
+                           "MB/token | verdict | flags |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"
+                         : "\n| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | verdict | flags |\n"
+                           "|---|---|---|--:|--:|--:|--:|---|---|\n");
   for (const auto& row : rows) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(row.label),
-                       md(row.kernel), row.status, fixed(row.p50_us, 2), p99_text(row, 2),
-                       significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
+    std::string decode_cells;
+    if (decode_columns)
+      decode_cells = fmt::format(
+          "{} | {} | {} | ", significant(row.kv_tb_per_s, 3, 2), fixed(row.pct_of_hbm_ceiling, 1),
+          significant(row.bytes_per_token ? std::optional(*row.bytes_per_token / 1e6) : std::nullopt, 3, 1));
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}{} | {} |\n", md(row.label), md(row.kernel), row.status,
+                       fixed(row.p50_us, 2), p99_text(row, 2), row.decode ? "-" : significant(row.tflops, 3, 1),
+                       row.decode ? "-" : fixed(row.pct_of_roof, 1), decode_cells,
                        row.verdict.empty() ? "-" : md(row.verdict), md(join(row.flags, ", ")));
   }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/diagnosis_decode.hpp"
 
 namespace attnprof::report::detail {
 
@@ -29,8 +30,13 @@ const std::vector<Rule>& verdict_rules() {
       verdict(kVerdictLaunch,
               fmt::format("GPU time under {:g}x an empty kernel's launch latency per kernel launch of the call "
                           "(without a measured latency: under {:g} us per launch): each launch's fixed cost is a "
-                          "large part of it, so fewer, larger launches are the lever.",
-                          kLaunchBoundLatencyMultiple, kLaunchBoundUsPerLaunch)),
+                          "large part of it, so fewer, larger launches are the lever. A decode point is also "
+                          "launch-bound when the HBM ceiling would stream its minimum bytes in under {:g} launch "
+                          "latencies per launch and at least {:.0f}% of its P50 (but no more than that limit) lies "
+                          "beyond that stream: the call is too short for its bytes (launch, ramp, the split-combine "
+                          "launch).",
+                          kLaunchBoundLatencyMultiple, kLaunchBoundUsPerLaunch, kDecodeShortCallLaunchLatencies,
+                          kDecodeFixedTimeShareFrom * 100)),
       verdict(kVerdictLatency,
               fmt::format("compute and memory throughput (speed of light) both under {:g}% of peak, or the SM "
                           "busy with neither the tensor nor the FMA pipe leading memory: no one unit limits, so "

@@ -1,6 +1,8 @@
 // The terminal table: fixed-width columns sized to their content, numbers right-aligned.
 #include <algorithm>
-#include <array>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,11 +16,15 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kColumns = 9;
-constexpr std::array<const char*, kColumns> kHeaders = {
-    "point", "kernel", "status", "p50 us", "p99 us", "TFLOP/s", "% roof", "verdict", "flags"};
-constexpr std::array<bool, kColumns> kRightAligned = {false, false, false, true, true,
-                                                      true,  true,  false, false};
+struct Column {
+  const char* header;
+  bool right_aligned;
+};
+constexpr Column kPointColumns[] = {{"point", false}, {"kernel", false}, {"status", false}, {"p50 us", true},
+                                    {"p99 us", true}, {"TFLOP/s", true},  {"% roof", true}};
+// With decode points in the results: their bandwidth, where a prefill point has its TFLOP/s.
+constexpr Column kDecodeColumns[] = {{"KV TB/s", true}, {"% HBM", true}, {"MB/token", true}};
+constexpr Column kVerdictColumns[] = {{"verdict", false}, {"flags", false}};
 
 }  // namespace
 
@@ -32,34 +38,47 @@ void write_terminal(const core::Results& results, std::ostream& out) {
                      printable(ceilings_summary(ctx.ceilings)));
   for (const auto& notice : ctx.notices) out << "  note: " << printable(notice) << '\n';
 
-  std::vector<std::array<std::string, kColumns>> cells;
+  const bool decode_columns = any_decode(rows);
+  std::vector<Column> columns(std::begin(kPointColumns), std::end(kPointColumns));
+  if (decode_columns) columns.insert(columns.end(), std::begin(kDecodeColumns), std::end(kDecodeColumns));
+  columns.insert(columns.end(), std::begin(kVerdictColumns), std::end(kVerdictColumns));
+
+  std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
-    cells.push_back({printable(row.label), printable(row.kernel), row.status, fixed(row.p50_us, 2),
-                     p99_text(row, 2), significant(row.tflops, 3, 1), fixed(row.pct_of_roof, 1),
-                     row.verdict.empty() ? "-" : printable(row.verdict),
-                     row.flags.empty() ? "" : printable(join(row.flags, ","))});
+    // A decode row shows its bandwidth instead of TFLOP/s and the roof (on the memory roof, % of roof
+    // is its % of the HBM ceiling); TFLOP/s stays in the CSV and the JSON.
+    std::vector<std::string> line = {printable(row.label), printable(row.kernel), row.status, fixed(row.p50_us, 2),
+                                     p99_text(row, 2),
+                                     row.decode ? "-" : significant(row.tflops, 3, 1),
+                                     row.decode ? "-" : fixed(row.pct_of_roof, 1)};
+    if (decode_columns) {
+      line.push_back(significant(row.kv_tb_per_s, 3, 2));
+      line.push_back(fixed(row.pct_of_hbm_ceiling, 1));
+      line.push_back(significant(row.bytes_per_token ? std::optional(*row.bytes_per_token / 1e6) : std::nullopt, 3, 1));
+    }
+    line.push_back(row.verdict.empty() ? "-" : printable(row.verdict));
+    line.push_back(row.flags.empty() ? "" : printable(join(row.flags, ",")));
+    cells.push_back(std::move(line));
   }
-  std::array<size_t, kColumns> width{};
-  for (size_t c = 0; c < kColumns; ++c) {
-    width[c] = std::string_view(kHeaders[c]).size();
+  std::vector<size_t> width(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    width[c] = std::string_view(columns[c].header).size();
     for (const auto& line : cells) width[c] = std::max(width[c], line[c].size());
   }
-  auto emit = [&](const auto& line) {
+  auto emit = [&](const std::vector<std::string>& line) {
     std::string text;
-    for (size_t c = 0; c < kColumns; ++c) {
+    for (size_t c = 0; c < columns.size(); ++c) {
       if (c) text += "  ";
       const std::string_view cell = line[c];
-      text += kRightAligned[c] ? fmt::format("{:>{}}", cell, width[c])
-                               : fmt::format("{:<{}}", cell, width[c]);
+      text += columns[c].right_aligned ? fmt::format("{:>{}}", cell, width[c]) : fmt::format("{:<{}}", cell, width[c]);
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out << text << '\n';
   };
-  std::array<std::string, kColumns> header;
-  std::array<std::string, kColumns> rule;
-  for (size_t c = 0; c < kColumns; ++c) {
-    header[c] = kHeaders[c];
-    rule[c] = std::string(width[c], '-');
+  std::vector<std::string> header, rule;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    header.emplace_back(columns[c].header);
+    rule.emplace_back(width[c], '-');
   }
   emit(header);
   emit(rule);

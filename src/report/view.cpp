@@ -43,12 +43,22 @@ std::vector<Row> make_rows(const core::Results& results) {
       row.intensity_flop_per_byte = m.intensity_flop_per_byte;
       row.achieved_flops_per_s = m.achieved_flops_per_s;
       row.dram_bytes = m.dram_bytes;
+      row.decode = m.decode.value_or(false);
+      if (row.decode) {
+        if (m.achieved_bytes_per_s) row.kv_tb_per_s = *m.achieved_bytes_per_s / 1e12;
+        row.pct_of_hbm_ceiling = m.pct_of_hbm_ceiling;
+        row.bytes_per_token = m.dram_bytes_per_token ? m.dram_bytes_per_token : m.min_bytes_per_token;
+      }
       row.verdict = std::string(core::to_string(row.diagnosis->verdict));
       for (core::Flag f : row.diagnosis->flags) row.flags.emplace_back(core::to_string(f));
     }
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+bool any_decode(const std::vector<Row>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.decode; });
 }
 
 std::string fixed(std::optional<double> v, int decimals) {

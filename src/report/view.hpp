@@ -21,12 +21,19 @@ struct Row {
   // P99 as shown (core::shown_percentile): the sample maximum with p99_note "n=30: max" where the
   // sample count cannot bound the P99, else the estimate with an empty note.
   std::string p99_note;
+  // A decode point (core::is_decode) is shown by bandwidth where a prefill point shows TFLOP/s: its
+  // DRAM bytes over the P50 (nearly all of it the KV cache) [TB/s], that against the HBM ceiling, and
+  // its DRAM bytes per generated token (counters, else the cost-model minimum) [bytes].
+  bool decode = false;
+  std::optional<double> kv_tb_per_s, pct_of_hbm_ceiling, bytes_per_token;
   std::string verdict;
   std::vector<std::string> flags;
   std::optional<core::Diagnosis> diagnosis;  // the record's own, or computed here when it has none
 };
 
 std::vector<Row> make_rows(const core::Results&);
+// True when a measured row is a decode point: the tables then carry the decode columns.
+bool any_decode(const std::vector<Row>&);
 
 // The number at `key` of a JSON object when it is a number.
 std::optional<double> number_at(const nlohmann::json&, std::string_view key);

@@ -905,42 +905,55 @@ TEST_CASE("the diagnosis round-trips through JSON, and an older or odd stored on
   CHECK(parse_results(no_latency.dump(), "test").context.ceilings.launch_latency_us == 0);
 }
 
-TEST_CASE("the H200 fa-bench results re-diagnosed: old counters degrade gracefully and say what is missing") {
+TEST_CASE("the H200 fa-bench results re-diagnosed: every verdict follows its rule on real counters") {
   Results res = read_results(ATTNPROF_SOURCE_DIR "/reports/h200-fa-bench/results.json");
-  std::map<std::string, int> before, after;
-  for (const auto& r : res.records)
-    if (r.diagnosis) ++before[r.kernel + " " + std::string(to_string(r.diagnosis->verdict))];
   annotate(res);
+  std::map<std::string, int> after;
   int fused = 0;
   for (const auto& r : res.records) {
     INFO(point_key(r));
     REQUIRE(r.diagnosis);
     const Diagnosis& d = *r.diagnosis;
+    const DiagnosisMetrics& m = d.metrics;
     ++after[r.kernel + " " + std::string(to_string(d.verdict))];
+    // The memory level named is the busiest of HBM, L2 and L1/shared.
+    REQUIRE(m.dram_sol_pct);
+    REQUIRE(m.l2_sol_pct);
+    REQUIRE(m.l1_sol_pct);
+    const double busiest = std::max({*m.dram_sol_pct, *m.l2_sol_pct, *m.l1_sol_pct});
+    REQUIRE(m.memory_level);
+    const double named = *m.memory_level == MemoryLevel::dram ? *m.dram_sol_pct
+                         : *m.memory_level == MemoryLevel::l2 ? *m.l2_sol_pct
+                                                              : *m.l1_sol_pct;
+    CHECK(named == busiest);
     if (r.kernel == "reference") {
+      // S and P through HBM: the unfused kernel keeps HBM at 60-83% of its peak over the call.
       CHECK(d.verdict == Verdict::memory_bound);
-      CHECK(d.metrics.memory_level == MemoryLevel::dram);
+      CHECK(*m.dram_sol_pct >= 55);
       continue;
     }
     ++fused;
-    // Schema 1.2 has no issue or stall counters: nothing is called occupancy-bound on their absence.
-    CHECK(d.verdict != Verdict::occupancy_bound);
-    if (d.verdict == Verdict::latency_bound && d.metrics.theoretical_occupancy_pct < kOccupancyBoundBelowPct)
-      CHECK_THAT(evidence_text(d), Catch::Contains("were not collected"));
+    // Occupancy-bound only where occupancy is low and latency is not hidden.
+    if (d.verdict == Verdict::occupancy_bound) {
+      CHECK(m.theoretical_occupancy_pct.value() < kOccupancyBoundBelowPct);
+      CHECK(m.issue_active_pct.value() < kIssueActiveBusyPct);
+      CHECK(m.latency_stall_share.value() >= kLatencyStallShareFrom);
+    }
     // Compute-bound only with the pipe ahead by the margin or on the clock-scaled roof.
     if (d.verdict == Verdict::compute_bound)
-      CHECK((d.metrics.pct_of_clock_scaled_roof.value_or(0) >= kComputeRoofSharePct ||
-             d.metrics.compute_pipe_pct.value() - d.metrics.memory_sol_pct.value() >= kSolDominanceMarginPct));
+      CHECK((m.pct_of_clock_scaled_roof.value_or(0) >= kComputeRoofSharePct ||
+             m.compute_pipe_pct.value() - m.memory_sol_pct.value() >= kSolDominanceMarginPct));
     // A memory-bound fused point names where the traffic is, never HBM when DRAM is far from busy.
-    if (d.verdict == Verdict::memory_bound && d.metrics.dram_sol_pct.value() < 30)
-      CHECK(d.metrics.memory_level != MemoryLevel::dram);
-    CHECK(d.metrics.kernel_variant.has_value());
-    CHECK(d.metrics.query_tile_rows == 128);
+    if (d.verdict == Verdict::memory_bound && m.dram_sol_pct.value() < 30) CHECK(m.memory_level != MemoryLevel::dram);
+    CHECK(m.kernel_variant.has_value());
+    CHECK(m.query_tile_rows == 128);
   }
   CHECK(fused == 96);
-  CHECK(before["fused occupancy-bound"] + before["fused-sm90 occupancy-bound"] == 77);
   std::string counts;
   for (const auto& [k, n] : after) counts += fmt::format("{}: {}; ", k, n);
   INFO("after: " << counts);
+  // By design (two 4-warp CTAs per SM, one warp-specialised CTA) is not a finding: most fused points
+  // are not called occupancy-bound.
+  CHECK(after["fused occupancy-bound"] + after["fused-sm90 occupancy-bound"] < 48);
   CHECK(after["fused-sm90 compute-bound"] >= 6);  // hdim 128 non-causal long sequences at least
 }

@@ -28,6 +28,10 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   rec.counters.total["dram__bytes_read.sum"] = 1.0e9;
   rec.counters.dram_write_tail_bytes = 1.3e7;
   rec.counters.session = CounterSession{24, 410.5, 293.25, 63.75, 12.5};
+  Launch from_graph;
+  from_graph.name = "flash_fwd_kernel";
+  from_graph.from_graph = true;
+  rec.launches = {from_graph, Launch{}};
   Record no_tail = rec;
   no_tail.counters.dram_write_tail_bytes.reset();
   no_tail.counters.session.reset();
@@ -64,6 +68,25 @@ TEST_CASE("results round-trip through JSON, NaN and infinity included") {
   CHECK(back.context.device.name == "NVIDIA H200");
   CHECK(back.context.ceilings.peak_flops_per_s.at("bf16") == 7.8e14);
   CHECK(point_key(b) == point_key(rec));
+  REQUIRE(b.launches.size() == 2);
+  CHECK(b.launches[0].from_graph);
+  CHECK_FALSE(b.launches[1].from_graph);
+}
+
+TEST_CASE("a launch record without from_graph (before schema 1.6) reads as not from a graph") {
+  const std::string path = "schema15_launch_test.json";
+  {
+    std::ofstream f(path);
+    f << R"({"schema_version": "1.5", "context": {}, "records": [{"shape": {"batch": 1, "heads": 1, "seq_q": 4,)"
+         R"( "seq_k": 4, "hdim": 64, "causal": false, "dtype": "bf16"}, "kernel": "fused", "status": "ok",)"
+         R"( "launches": [{"name": "k", "grid": [1, 1, 1], "block": [128, 1, 1], "duration_us": 3.5}]}]})";
+  }
+  const Results back = read_results(path);
+  std::remove(path.c_str());
+  REQUIRE(back.records.size() == 1);
+  REQUIRE(back.records[0].launches.size() == 1);
+  CHECK(back.records[0].launches[0].name == "k");
+  CHECK_FALSE(back.records[0].launches[0].from_graph);
 }
 
 TEST_CASE("results of schema 1.2 read with an empty sampling_stop") {
@@ -130,7 +153,7 @@ TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") 
   rec.tflops_fa_convention = 40;
   r.records.push_back(rec);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.5");
+  CHECK(j.at("schema_version") == "1.6");
   CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
   CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
   const Results back = parse_results(j.dump(), "mem");

@@ -59,6 +59,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     l.static_smem_bytes = k->staticSharedMemory;
     l.dynamic_smem_bytes = k->dynamicSharedMemory;
     l.duration_us = static_cast<double>(k->end - k->start) * 1e-3;
+    l.from_graph = k->graphId != 0;
     batch.emplace_back(k->start, std::move(l));
   }
   std::free(buffer);

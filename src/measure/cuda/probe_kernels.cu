@@ -128,13 +128,17 @@ __global__ void __launch_bounds__(kRegisterHeavyThreads, 1)
   float live[kRegisterHeavyLive];
 #pragma unroll
   for (int k = 0; k < kRegisterHeavyLive; ++k) live[k] = threadIdx.x * 1e-3f + k;
-  uint32_t h = blockIdx.x * blockDim.x + threadIdx.x;
-  // The address does not depend on the loaded value, but every FMA does: each iteration waits for its
-  // load, which only other warps could hide, and registers leave room for no other block.
+  // One hashed 128-byte line per warp and iteration, one word per lane: the loads are coalesced, so
+  // the memory system moves what the probe reads and stays nearly idle. The address does not depend
+  // on the loaded value, but every FMA does: each iteration waits for its load (an HBM latency, the
+  // line is far from the last), which only other warps could hide, and registers leave room for no
+  // other block.
+  const uint32_t lane = threadIdx.x % 32;
+  uint32_t h = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
 #pragma unroll 1
   for (int it = 0; it < iterations; ++it) {
     h = h * kLcgMultiplier + kLcgIncrement;
-    const float v = __ldcg(src + (h & mask));
+    const float v = __ldcg(src + ((h & mask & ~31u) | lane));
 #pragma unroll
     for (int k = 0; k < kRegisterHeavyLive; ++k) live[k] = fmaf(live[k], v, 1e-4f);
   }

@@ -41,8 +41,9 @@ void launch_chase_init(uint32_t* next, size_t n, cudaStream_t stream);
 void launch_chase(const uint32_t* next, size_t n, int steps, uint32_t* out, int blocks, int threads,
                   cudaStream_t stream);
 // Blocks of kRegisterHeavyThreads threads, each keeping kRegisterHeavyLive floats live in registers
-// (so one block fills an SM's register file): per iteration one 4-byte load from a hashed place in
-// src[0, n) (n a power of two), then one FMA on every live value. out has one float per thread.
+// (so one block fills an SM's register file): per iteration each warp loads one hashed 128-byte line
+// of src[0, n) (n a power of two, at least 32), a word per lane, then one FMA on every live value. out
+// has one float per thread.
 void launch_register_heavy(const float* src, size_t n, int iterations, float* out, int blocks, cudaStream_t stream);
 
 // The kernels' functions, for the occupancy API (kernels::LaunchInfo::func).
