@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "core/calibration.hpp"
@@ -42,7 +44,7 @@ void add_calibrate(CLI::App& app, Run& run) {
     std::cout << core::format_calibration_table(rows);
     if (!args->output.empty()) {
       core::write_results(results, args->output);
-      std::fprintf(stderr, "attnprof: wrote %s\n", core::escape::one_line(args->output).c_str());
+      fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(args->output));
     }
     run.exit_code = core::all_match(rows) ? 0 : kExitRegression;
   });

@@ -82,10 +82,9 @@ void run_compare(const CompareArgs& a, Run& run) {
   if (!a.rerun_spec_path.empty()) {
     const std::vector<std::string> kernels = write_rerun_spec(cmp, candidate, a.rerun_spec_path);
     if (!kernels.empty() && !a.quiet) {
-      std::string list;
-      for (const auto& k : kernels) list += (list.empty() ? "" : ",") + k;
-      std::printf("re-run the slower points: attnprof sweep --spec-file %s --kernels %s ..., then compare again with "
-                  "--confirm\n", core::escape::one_line(a.rerun_spec_path).c_str(), core::escape::one_line(list).c_str());
+      fmt::print("re-run the slower points: attnprof sweep --spec-file {} --kernels {} ..., then compare again with "
+                 "--confirm\n", core::escape::one_line(a.rerun_spec_path),
+                 core::escape::one_line(fmt::format("{}", fmt::join(kernels, ","))));
     }
   }
   if (!a.confirm_path.empty()) {

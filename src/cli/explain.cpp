@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -31,7 +32,7 @@ void add_explain(CLI::App& app, Run&) {
   cmd->callback([opts] {
     const auto explanation = core::explain(opts->gpu, core::parse_shape(opts->shape));
     if (opts->json) {
-      std::printf("%s\n", nlohmann::json(explanation).dump(2).c_str());
+      fmt::print("{}\n", nlohmann::json(explanation).dump(2));
     } else {
       std::fputs(core::format_explanation(explanation).c_str(), stdout);
     }

@@ -48,22 +48,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "attnprof: %s (see --help)\n", core::escape::one_line(e.what()).c_str());
+    fmt::print(stderr, "attnprof: {} (see --help)\n", core::escape::one_line(e.what()));
     return kExitBadInput;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "attnprof: error: %s\n", core::escape::one_line(e.what()).c_str());
+    fmt::print(stderr, "attnprof: error: {}\n", core::escape::one_line(e.what()));
     return kExitBadInput;
   } catch (const EnvironmentError& e) {
-    std::fprintf(stderr, "attnprof: environment error: %s\n", core::escape::one_line(e.what()).c_str());
+    fmt::print(stderr, "attnprof: environment error: {}\n", core::escape::one_line(e.what()));
     return kExitEnvironment;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnprof: internal error: %s\n", core::escape::one_line(e.what()).c_str());
+    fmt::print(stderr, "attnprof: internal error: {}\n", core::escape::one_line(e.what()));
     return kExitEnvironment;
   }
   // Tables and summaries go to stdout: a full disk or a closed pipe there is a failed write too.
   std::cout.flush();
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "attnprof: environment error: cannot write to standard output: %s\n", std::strerror(errno));
+    fmt::print(stderr, "attnprof: environment error: cannot write to standard output: {}\n", std::strerror(errno));
     return kExitEnvironment;
   }
   return run.exit_code;

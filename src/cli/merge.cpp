@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "core/escape.hpp"
 #include "core/files.hpp"
@@ -28,8 +30,8 @@ void run_merge(const MergeArgs& a, Run& run) {
   for (const auto& path : a.inputs) inputs.push_back({path, core::read_results(path)});
   const core::Results merged = run::merge_results(inputs, a.options);
   core::write_results(merged, a.output);
-  std::fprintf(stderr, "attnprof: merged %zu file(s), %zu points -> %s\n", inputs.size(),
-               merged.records.size(), core::escape::one_line(a.output).c_str());
+  fmt::print(stderr, "attnprof: merged {} file(s), {} points -> {}\n", inputs.size(), merged.records.size(),
+             core::escape::one_line(a.output));
   run.exit_code = 0;
 }
 

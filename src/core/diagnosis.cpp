@@ -31,7 +31,7 @@ json maybe(std::optional<double> v) {
 }
 
 std::optional<double> counter(const Record& r, const char* name) {
-  if (r.counters.status != "ok") return std::nullopt;
+  if (r.counters.status != CounterStatus::ok) return std::nullopt;
   auto it = r.counters.total.find(name);
   if (it == r.counters.total.end() || !std::isfinite(it->second)) return std::nullopt;
   return it->second;
@@ -153,7 +153,7 @@ std::optional<double> launch_memory_sol(const KernelCounters& k) {
 std::vector<LaunchDiagnosis> launch_breakdown(const Record& r, std::vector<std::string>& evidence,
                                               DiagnosisMetrics& m) {
   const auto& launches = r.counters.per_kernel;
-  if (r.counters.status != "ok" || launches.size() < 2) return {};
+  if (r.counters.status != CounterStatus::ok || launches.size() < 2) return {};
   double total_ns = 0;
   for (const auto& k : launches) total_ns += metric_of(k, kMetricDuration).value_or(0);
   if (!(total_ns > 0)) return {};
@@ -316,7 +316,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
 
   const double p50_us = r.latency.p50_us;
   const bool materialized = is_materialized(r);
-  const bool counters_ok = r.counters.status == "ok";
+  const bool counters_ok = r.counters.status == CounterStatus::ok;
   const double min_bytes = r.cost.min_bytes_read + r.cost.min_bytes_write;
   const Amount flops = measured_flops(r);
   const Amount bytes = measured_bytes(r);
@@ -346,8 +346,8 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
   // Counters first: what the numbers below rest on.
   if (!counters_ok) {
     flag(Flag::counters_unavailable);
-    std::string why = r.backend == "cpu" ? "CPU backend: no hardware counters"
-                                         : fmt::format("counters {}", r.counters.status);
+    std::string why = r.backend == BackendKind::cpu ? "CPU backend: no hardware counters"
+                                         : fmt::format("counters {}", to_string(r.counters.status));
     // The CPU backend's reason is that same sentence: once is enough.
     if (!r.counters.reason.empty() && r.counters.reason != why) why += ": " + r.counters.reason;
     evidence.push_back(why + "; FLOPs and DRAM bytes come from the cost model");
@@ -655,7 +655,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
               "hidden inside the CTA, so deepen the K/V ring, overlap more of the softmax with the MMAs, "
               "or give the consumer warpgroups more rows",
               occ.theoretical_pct));
-        } else if (r.backend == "cpu") {
+        } else if (r.backend == BackendKind::cpu) {
           next_steps.push_back(
               "neither unit is busy: keep every core busy with independent (batch, head, query-tile) work, "
               "vectorise the inner products, and block K/V so that they stay in cache");
@@ -739,7 +739,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
           "more heads/batch per call");
   }
   if (occ.waves > 0) m.waves = occ.waves;
-  const std::optional<RecordTiling> tiling = r.backend == "cuda" ? tiling_of_record(r) : std::nullopt;
+  const std::optional<RecordTiling> tiling = r.backend == BackendKind::cuda ? tiling_of_record(r) : std::nullopt;
   std::optional<PersistentSplit> split;
   if (tiling) {
     m.kernel_variant = tiling->tiling.family + " " + tiling->tiling.variant;
@@ -867,7 +867,7 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
                              "window (a power-capped GPU's power manager does this)",
                              r.clock.sm_mhz_min, 100 * (1 - r.clock.sm_mhz_min / r.clock.sm_mhz_median),
                              r.clock.sm_mhz_median)
-               : std::string(r.backend == "cpu" ? "the timings kept drifting (other work on the host, the CPU's "
+               : std::string(r.backend == BackendKind::cpu ? "the timings kept drifting (other work on the host, the CPU's "
                                                   "clock and threads moving)"
                                                 : "the timings kept drifting (on a GPU, the SM clock stepping)");
     evidence.push_back(fmt::format(
@@ -905,7 +905,7 @@ json compare_kernels(const Results& results) {
   std::map<std::string, std::vector<const Record*>> groups;
   for (const auto& r : results.records) {
     if (r.status != Status::ok) continue;
-    const std::string key = fmt::format("{}|{}|{}", r.shape.label(), r.backend, r.device_id);
+    const std::string key = fmt::format("{}|{}|{}", r.shape.label(), to_string(r.backend), r.device_id);
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }

@@ -28,7 +28,7 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
-std::string ceiling_name(const Record& r) { return r.backend == "cpu" ? "memory bandwidth" : "HBM"; }
+std::string ceiling_name(const Record& r) { return r.backend == BackendKind::cpu ? "memory bandwidth" : "HBM"; }
 
 // "32 query heads share each of 8 KV heads", or "every query head has its own KV head".
 std::string sharing_text(const Shape& s) {
@@ -79,7 +79,7 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
   v.evidence = line;
 
   // The short-call rule: a GPU's fixed cost per launch, against the time the ceiling needs for the bytes.
-  if (r.backend == "cpu" || !(in.peak_bw_bytes_per_s > 0) || !(in.p50_us > 0) || !(in.min_bytes > 0)) return v;
+  if (r.backend == BackendKind::cpu || !(in.peak_bw_bytes_per_s > 0) || !(in.p50_us > 0) || !(in.min_bytes > 0)) return v;
   const bool latency_measured = in.launch_latency_us > 0;
   const double latency_us = latency_measured ? in.launch_latency_us : kDecodeAssumedLaunchLatencyUs;
   const int64_t launches = std::max<int64_t>(1, in.launches);

@@ -88,27 +88,57 @@ std::map<std::string, double> get_num_map(const json& j, const char* key) {
 
 }  // namespace
 
-std::string_view to_string(Status s) {
-  switch (s) {
-    case Status::ok: return "ok";
-    case Status::skipped: return "skipped";
-    case Status::unsupported: return "unsupported";
-    case Status::oom: return "oom";
-    case Status::failed: return "failed";
-    case Status::incorrect: return "incorrect";
-  }
+namespace {
+
+template <class E>
+std::string_view name_of(E value) {
+  for (const auto& [v, name] : EnumNames<E>::names)
+    if (v == value) return name;
   return "?";
 }
 
-Status parse_status(std::string_view s) {
-  for (Status v : {Status::ok, Status::skipped, Status::unsupported, Status::oom, Status::failed,
-                   Status::incorrect})
-    if (to_string(v) == s) return v;
-  throw InputError(fmt::format("unknown point status '{}'", s));
+}  // namespace
+
+std::string_view to_string(Status s) { return name_of(s); }
+std::string_view to_string(CounterStatus s) { return name_of(s); }
+std::string_view to_string(BackendKind b) { return name_of(b); }
+std::string_view to_string(TimingMode m) { return name_of(m); }
+
+template <class E>
+E parse_enum(std::string_view s) {
+  std::string accepted;
+  for (const auto& [v, name] : EnumNames<E>::names) {
+    if (name == s) return v;
+    accepted += fmt::format("{}'{}'", accepted.empty() ? "" : ", ", name);
+  }
+  throw InputError(fmt::format("unknown {} '{}' (expected {})", EnumNames<E>::what, escape::one_line(s),
+                               accepted));
+}
+template Status parse_enum<Status>(std::string_view);
+template CounterStatus parse_enum<CounterStatus>(std::string_view);
+template BackendKind parse_enum<BackendKind>(std::string_view);
+template TimingMode parse_enum<TimingMode>(std::string_view);
+
+TimingMode graph_replayed(TimingMode mode) {
+  switch (mode) {
+    case TimingMode::cold: return TimingMode::cold_graph;
+    case TimingMode::warm: return TimingMode::warm_graph;
+    default: return mode;
+  }
 }
 
-void to_json(json& j, const Status& s) { j = std::string(to_string(s)); }
-void from_json(const json& j, Status& s) { s = parse_status(j.get<std::string>()); }
+// A JSON value that is not a string is as unknown as a string no table holds.
+#define ATTNPROF_JSON_ENUM_DEF(E)                                                                      \
+  void to_json(json& j, const E& e) { j = std::string(to_string(e)); }                                  \
+  void from_json(const json& j, E& e) {                                                                 \
+    if (!j.is_string()) throw InputError(fmt::format("{} {} is not a string", EnumNames<E>::what, j.dump())); \
+    e = parse_enum<E>(j.get_ref<const std::string&>());                                                 \
+  }
+ATTNPROF_JSON_ENUM_DEF(Status)
+ATTNPROF_JSON_ENUM_DEF(CounterStatus)
+ATTNPROF_JSON_ENUM_DEF(BackendKind)
+ATTNPROF_JSON_ENUM_DEF(TimingMode)
+#undef ATTNPROF_JSON_ENUM_DEF
 
 void to_json(json& j, const LatencySummary& s) {
   j = {{"n", s.n},
@@ -183,7 +213,7 @@ void to_json(json& j, const Counters& c) {
        {"session", c.session ? json(*c.session) : json(nullptr)}};
 }
 void from_json(const json& j, Counters& c) {
-  c.status = get_or<std::string>(j, "status", "not_collected");
+  c.status = get_or<CounterStatus>(j, "status", CounterStatus::not_collected);
   c.reason = get_or<std::string>(j, "reason", "");
   c.per_kernel = get_or<std::vector<KernelCounters>>(j, "per_kernel", {});
   c.total = get_num_map(j, "total");
@@ -346,7 +376,7 @@ void to_json(json& j, const Record& r) {
 void from_json(const json& j, Record& r) {
   r.shape = j.at("shape").get<Shape>();
   r.kernel = j.at("kernel").get<std::string>();
-  r.backend = get_or<std::string>(j, "backend", "");
+  r.backend = get_or<BackendKind>(j, "backend", BackendKind::none);
   r.device_id = get_or<int>(j, "device_id", 0);
   r.status = j.at("status").get<Status>();
   r.reason = get_or<std::string>(j, "reason", "");
@@ -358,7 +388,7 @@ void from_json(const json& j, Record& r) {
   r.tflops = get_num(j, "tflops");
   r.tflops_fa_convention = get_num(j, "tflops_fa_convention");
   r.launch_overhead_us = get_num(j, "launch_overhead_us");
-  r.timing_mode = get_or<std::string>(j, "timing_mode", "");
+  r.timing_mode = get_or<TimingMode>(j, "timing_mode", TimingMode::none);
   r.sampling_stop = get_or<std::string>(j, "sampling_stop", "");
   r.clock = get_or<ClockInfo>(j, "clock", {});
   r.counters = get_or<Counters>(j, "counters", {});
@@ -434,7 +464,7 @@ void from_json(const json& j, Context& c) {
   c.command_line = get_or<std::string>(j, "command_line", "");
   c.date_utc = get_or<std::string>(j, "date_utc", "");
   c.host = get_or<std::string>(j, "host", "");
-  c.backend = get_or<std::string>(j, "backend", "");
+  c.backend = get_or<BackendKind>(j, "backend", BackendKind::none);
   c.device = get_or<DeviceInfo>(j, "device", {});
   c.ceilings = get_or<Ceilings>(j, "ceilings", {});
   c.sweep = j.contains("sweep") ? j.at("sweep") : json(nullptr);

@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,8 +24,67 @@ inline constexpr int kSchemaMinor = 6;
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
 
 enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
+// Whether a point's counters were collected: "not_collected" (not asked for, or the point never ran),
+// "ok", "unavailable" (asked for, could not be had: the reason says why), "pending" (timed; a batched
+// counter session still to come).
+enum class CounterStatus { not_collected, ok, unavailable, pending };
+// The backend that measured: "cuda", "cpu"; none ("") where a file names none.
+enum class BackendKind { none, cuda, cpu };
+// How a point was timed: L2 flushed before every sample ("cold") or not ("warm"), "+graph" when
+// replayed from a CUDA graph of many calls; none ("") where a point was never timed in a file that
+// names no mode.
+enum class TimingMode { none, cold, warm, cold_graph, warm_graph };
+
+// Each enum's JSON strings, one table per enum: to_string, parse_enum and the JSON conversions all
+// read it, so a results file keeps the strings it always had.
+template <class E>
+struct EnumNames;
+template <>
+struct EnumNames<Status> {
+  static constexpr std::string_view what = "point status";
+  static constexpr std::pair<Status, std::string_view> names[] = {
+      {Status::ok, "ok"},   {Status::skipped, "skipped"}, {Status::unsupported, "unsupported"},
+      {Status::oom, "oom"}, {Status::failed, "failed"},   {Status::incorrect, "incorrect"}};
+};
+template <>
+struct EnumNames<CounterStatus> {
+  static constexpr std::string_view what = "counter status";
+  static constexpr std::pair<CounterStatus, std::string_view> names[] = {
+      {CounterStatus::not_collected, "not_collected"},
+      {CounterStatus::ok, "ok"},
+      {CounterStatus::unavailable, "unavailable"},
+      {CounterStatus::pending, "pending"}};
+};
+template <>
+struct EnumNames<BackendKind> {
+  static constexpr std::string_view what = "backend";
+  static constexpr std::pair<BackendKind, std::string_view> names[] = {
+      {BackendKind::none, ""}, {BackendKind::cuda, "cuda"}, {BackendKind::cpu, "cpu"}};
+};
+template <>
+struct EnumNames<TimingMode> {
+  static constexpr std::string_view what = "timing mode";
+  static constexpr std::pair<TimingMode, std::string_view> names[] = {{TimingMode::none, ""},
+                                                                      {TimingMode::cold, "cold"},
+                                                                      {TimingMode::warm, "warm"},
+                                                                      {TimingMode::cold_graph, "cold+graph"},
+                                                                      {TimingMode::warm_graph, "warm+graph"}};
+};
+
 std::string_view to_string(Status);
-Status parse_status(std::string_view);
+std::string_view to_string(CounterStatus);
+std::string_view to_string(BackendKind);
+std::string_view to_string(TimingMode);
+// The enum value a string names; throws InputError naming the string and every accepted one.
+template <class E>
+E parse_enum(std::string_view);
+extern template Status parse_enum<Status>(std::string_view);
+extern template CounterStatus parse_enum<CounterStatus>(std::string_view);
+extern template BackendKind parse_enum<BackendKind>(std::string_view);
+extern template TimingMode parse_enum<TimingMode>(std::string_view);
+inline Status parse_status(std::string_view s) { return parse_enum<Status>(s); }
+// The graph-replayed mode of `mode` (cold -> cold+graph, warm -> warm+graph).
+TimingMode graph_replayed(TimingMode mode);
 
 // Summary statistics of a latency sample set (src/core/stats.hpp computes it).
 struct LatencySummary {
@@ -58,8 +119,7 @@ struct CounterSession {
 };
 
 struct Counters {
-  std::string status = "not_collected";   // "ok", "not_collected", "unavailable", "pending" (timed;
-                                          // a batched counter session still to come)
+  CounterStatus status = CounterStatus::not_collected;
   std::string reason;                     // why unavailable, and how to fix it
   std::vector<KernelCounters> per_kernel; // one per launch within the call
   std::map<std::string, double> total;    // summed over the call's launches (ratios: time-weighted)
@@ -132,7 +192,7 @@ struct ClockInfo {
 struct Record {
   Shape shape;
   std::string kernel;                     // "reference", "fused", ...
-  std::string backend;                    // "cuda", "cpu"
+  BackendKind backend = BackendKind::none;
   int device_id = 0;
   Status status = Status::ok;
   std::string reason;                     // why, for every status but ok
@@ -142,7 +202,7 @@ struct Record {
   double tflops = 0;                      // cost.flops / latency.p50 (exact FLOPs)
   double tflops_fa_convention = 0;        // cost.flops_fa_convention / latency.p50
   double launch_overhead_us = 0;          // host-side launch cost of one call, measured apart
-  std::string timing_mode;                // "cold" (L2 flushed) or "warm"; "+graph" when replayed
+  TimingMode timing_mode = TimingMode::none;
   // Why sampling stopped: "converged" (the median's CI within --target-ci), "time_budget"
   // (--max-seconds spent first) or "max_samples"; empty when the point was not sampled (and in files
   // before schema 1.3).
@@ -190,7 +250,7 @@ struct DeviceInfo {
 struct Context {
   int schema_major = kSchemaMajor, schema_minor = kSchemaMinor;
   std::string tool_version, git_revision, command_line, date_utc, host;
-  std::string backend;                    // "cuda" or "cpu"
+  BackendKind backend = BackendKind::none;
   DeviceInfo device;
   Ceilings ceilings;
   nlohmann::json sweep;                   // {"spec": ..., "preset": ..., "shard": "K/N", "points": N}
@@ -204,8 +264,14 @@ struct Results {
   std::vector<Record> records;
 };
 
-void to_json(nlohmann::json&, const Status&);
-void from_json(const nlohmann::json&, Status&);
+#define ATTNPROF_JSON_ENUM_DECL(E)               \
+  void to_json(nlohmann::json&, const E&);       \
+  void from_json(const nlohmann::json&, E&);
+ATTNPROF_JSON_ENUM_DECL(Status)
+ATTNPROF_JSON_ENUM_DECL(CounterStatus)
+ATTNPROF_JSON_ENUM_DECL(BackendKind)
+ATTNPROF_JSON_ENUM_DECL(TimingMode)
+#undef ATTNPROF_JSON_ENUM_DECL
 #define ATTNPROF_JSON_DECL(T)                 \
   void to_json(nlohmann::json&, const T&);    \
   void from_json(const nlohmann::json&, T&);

@@ -71,7 +71,7 @@ std::string describe_device(const core::Context& c) {
   std::string s = c.device.name.empty() ? "unknown device" : c.device.name;
   if (!c.device.driver_version.empty()) s += ", driver " + c.device.driver_version;
   if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", max SM clock {:.0f} MHz", c.device.sm_clock_max_mhz);
-  s += ", backend " + (c.backend.empty() ? std::string("?") : c.backend);
+  s += ", backend " + (c.backend == core::BackendKind::none ? std::string("?") : std::string(core::to_string(c.backend)));
   // The exact build of each plugin measured, so a gate's header says what it compared.
   for (const auto& p : c.plugins) {
     if (!p.is_object()) continue;
@@ -84,7 +84,7 @@ std::string describe_device(const core::Context& c) {
 // What makes two runs incomparable: a different GPU model, driver, clock regime or backend.
 std::vector<std::string> device_differences(const core::Context& b, const core::Context& c) {
   std::vector<std::string> d;
-  if (b.backend != c.backend) d.push_back(fmt::format("backend '{}' vs '{}'", b.backend, c.backend));
+  if (b.backend != c.backend) d.push_back(fmt::format("backend '{}' vs '{}'", core::to_string(b.backend), core::to_string(c.backend)));
   if (b.device.name != c.device.name)
     d.push_back(fmt::format("device '{}' vs '{}'", b.device.name, c.device.name));
   if (b.device.driver_version != c.device.driver_version)
@@ -120,8 +120,6 @@ struct CounterValue {
   std::string source;
 };
 
-bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
 // DRAM bytes: read + write when the split metrics are there, else the combined one.
 std::optional<CounterValue> dram_bytes(const std::map<std::string, double>& t) {
   const auto r = t.find("dram__bytes_read.sum"), w = t.find("dram__bytes_write.sum");
@@ -138,7 +136,7 @@ std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<s
     CounterValue vb, vc;
     for (const auto& [name, value] : b) {
       auto other = c.find(name);
-      if (!starts_with(name, prefix) || other == c.end() || name.find(".sum") == std::string::npos) continue;
+      if (!name.starts_with(prefix) || other == c.end() || name.find(".sum") == std::string::npos) continue;
       vb.value += value;
       vc.value += other->second;
       vb.source += (vb.source.empty() ? "" : " + ") + name;
@@ -161,9 +159,9 @@ std::optional<CounterValue> achieved_occupancy(const core::Record& r) {
 
 void compare_counters(const core::Record& b, const core::Record& c, const CounterThresholds& limits,
                       PointComparison& pc) {
-  if (b.counters.status != "ok" || c.counters.status != "ok") {
-    pc.counters_note = fmt::format("counters not comparable (baseline {}, candidate {})", b.counters.status,
-                                   c.counters.status);
+  if (b.counters.status != core::CounterStatus::ok || c.counters.status != core::CounterStatus::ok) {
+    pc.counters_note = fmt::format("counters not comparable (baseline {}, candidate {})",
+                                   core::to_string(b.counters.status), core::to_string(c.counters.status));
     return;
   }
   auto add = [&](const char* name, const CounterValue& vb, const CounterValue& vc, double limit) {

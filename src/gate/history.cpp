@@ -15,7 +15,7 @@ namespace {
 std::string describe(const core::Context& c) {
   std::string s = c.device.name.empty() ? "unknown device" : c.device.name;
   if (!c.device.driver_version.empty()) s += ", driver " + c.device.driver_version;
-  return s + ", backend " + (c.backend.empty() ? std::string("?") : c.backend);
+  return s + ", backend " + (c.backend == core::BackendKind::none ? std::string("?") : std::string(core::to_string(c.backend)));
 }
 
 HistoryValue value_of(const core::Record& r) {

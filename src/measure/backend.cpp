@@ -11,46 +11,10 @@
 
 namespace attnprof::measure {
 
-void to_json(nlohmann::json& j, const MeasureOptions& o) {
-  j = {{"warmup_calls", o.warmup_calls},
-       {"warmup_seconds", o.warmup_seconds},
-       {"min_seconds_per_point", o.min_seconds_per_point},
-       {"min_samples", o.min_samples},
-       {"max_samples", o.max_samples},
-       {"target_rel_ci", o.target_rel_ci},
-       {"max_seconds_per_point", o.max_seconds_per_point},
-       {"cold_l2", o.cold_l2},
-       {"counters", o.counters},
-       {"extra_metrics", o.extra_metrics},
-       {"verify", o.verify},
-       {"verify_rows", o.verify_rows},
-       {"seed", o.seed},
-       {"point_timeout_s", o.point_timeout_s},
-       {"counter_batch", o.counter_batch}};
-}
-
-void from_json(const nlohmann::json& j, MeasureOptions& o) {
-  o.warmup_calls = j.at("warmup_calls").get<int>();
-  o.warmup_seconds = j.at("warmup_seconds").get<double>();
-  o.min_seconds_per_point = j.at("min_seconds_per_point").get<double>();
-  o.min_samples = j.at("min_samples").get<int>();
-  o.max_samples = j.at("max_samples").get<int>();
-  o.target_rel_ci = j.at("target_rel_ci").get<double>();
-  o.max_seconds_per_point = j.at("max_seconds_per_point").get<double>();
-  o.cold_l2 = j.at("cold_l2").get<bool>();
-  o.counters = j.at("counters").get<bool>();
-  o.extra_metrics = j.at("extra_metrics").get<std::vector<std::string>>();
-  o.verify = j.at("verify").get<bool>();
-  o.verify_rows = j.at("verify_rows").get<int>();
-  o.seed = j.at("seed").get<uint64_t>();
-  o.point_timeout_s = j.at("point_timeout_s").get<double>();
-  o.counter_batch = j.at("counter_batch").get<int>();
-}
-
 void Backend::collect_counters(std::vector<core::Record>& records, const MeasureOptions&) {
   for (auto& record : records) {
-    if (record.counters.status != "pending") continue;
-    record.counters.status = "not_collected";
+    if (record.counters.status != core::CounterStatus::pending) continue;
+    record.counters.status = core::CounterStatus::not_collected;
     record.counters.reason = fmt::format("the {} backend has no counters", name());
   }
 }

@@ -45,14 +45,18 @@ struct MeasureOptions {
   uint64_t seed = 0;                 // 0 = fresh random seed for each point
   double point_timeout_s = 120;      // a point running longer is abandoned (status failed)
 };
-void to_json(nlohmann::json&, const MeasureOptions&);
-// Every field required: the sweep hands options to its worker processes in this form.
-void from_json(const nlohmann::json&, MeasureOptions&);
+// Every field required on read (from_json uses at()): the sweep hands options to its worker
+// processes in this form.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasureOptions, warmup_calls, warmup_seconds, min_seconds_per_point,
+                                   min_samples, max_samples, target_rel_ci, max_seconds_per_point, cold_l2,
+                                   counters, extra_metrics, verify, verify_rows, seed, point_timeout_s,
+                                   counter_batch)
 
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;            // "cuda" or "cpu"
+  virtual core::BackendKind kind() const = 0;
+  std::string name() const { return std::string(core::to_string(kind())); }  // "cuda" or "cpu"
   virtual core::DeviceInfo device_info() = 0;
   // Measured ceilings (cached per device under $XDG_CACHE_HOME/attnprof) merged with the datasheet.
   virtual core::Ceilings ceilings(bool remeasure = false) = 0;

@@ -17,7 +17,7 @@ core::Results run_calibration(const CalibrateOptions& options) {
   ctx.tool_version = std::string(core::tool_version());
   ctx.git_revision = std::string(core::git_revision());
   ctx.command_line = options.command_line;
-  ctx.backend = backend->name();
+  ctx.backend = backend->kind();
   ctx.device = backend->device_info();
   ctx.ceilings = backend->ceilings(options.remeasure_ceilings);
   ctx.sweep = {{"calibrate", true}, {"points", core::calibration_probes().size()}};

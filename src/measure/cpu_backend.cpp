@@ -1,5 +1,5 @@
-// The CPU backend's measurement script for one point: check, allocate, fill, poison, verify, time,
-// summarise. Every point-level failure becomes the record's status and reason.
+// The CPU backend: its host's description and roofline, and the steps of a point (CpuPoint) that
+// the shared lifecycle (point_lifecycle.hpp) runs: host allocation, the call, steady_clock timing.
 #include "measure/cpu_backend.hpp"
 
 #include <algorithm>
@@ -26,6 +26,7 @@
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/probes.hpp"
 #include "measure/ceilings_cache.hpp"
+#include "measure/point_lifecycle.hpp"
 #include "measure/sampling.hpp"
 
 namespace attnprof::measure {
@@ -43,10 +44,6 @@ constexpr int64_t kAssumedMinLlcBytes = int64_t{32} << 20;
 constexpr int64_t kMinStreamBufferBytes = int64_t{128} << 20;
 constexpr int kProbeRepeats = 5;
 constexpr double kFmaSecondsPerRun = 0.1;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string trim(std::string s) {
   const auto b = s.find_first_not_of(" \t");
@@ -136,13 +133,6 @@ class StageClock final : public kernels::StageHook {
   Clock::time_point end_;
 };
 
-uint64_t fresh_seed() {
-  std::random_device rd;
-  const uint64_t now = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-  const uint64_t seed = kernels::splitmix64((uint64_t{rd()} << 32 | rd()) ^ now);
-  return seed == 0 ? 1 : seed;
-}
-
 // Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here.
 double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) {
   return sizeof(float) * (2.0 * static_cast<double>(s.q_elems()) + 2.0 * static_cast<double>(s.kv_elems()) +
@@ -150,21 +140,11 @@ double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) 
          static_cast<double>(kernel.workspace_bytes(s));
 }
 
-std::string failure_reason(const core::Verification& v) {
-  std::string reason = "verification failed:";
-  if (v.unwritten > 0) reason += fmt::format(" {} output elements unwritten or not finite;", v.unwritten);
-  if (!(v.o_max_abs_err <= v.tolerance))
-    reason += fmt::format(" max |O - O_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g});",
-                          v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err);
-  reason += fmt::format(" max |LSE - LSE_f64| {:.3g}", v.lse_max_abs_err);
-  return reason;
-}
-
 class CpuBackend final : public Backend {
  public:
   CpuBackend() : host_(read_host_info()) {}
 
-  std::string name() const override { return "cpu"; }
+  core::BackendKind kind() const override { return core::BackendKind::cpu; }
 
   core::DeviceInfo device_info() override {
     core::DeviceInfo d;
@@ -197,105 +177,109 @@ class CpuBackend final : public Backend {
   std::vector<const kernels::Kernel*> kernels() override { return kernels::registered(kernels::Backend::cpu); }
 
   core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel,
-                       const MeasureOptions& options) override {
-    const auto t0 = Clock::now();
-    core::Record rec;
-    rec.shape = shape;
-    rec.kernel = kernel.name();
-    rec.backend = name();
-    rec.device_id = 0;
-    rec.timing_mode = options.cold_l2 ? "cold" : "warm";
-    rec.counters.status = "unavailable";
-    rec.counters.reason = "CPU backend: no hardware counters";
-    try {
-      run_point(shape, kernel, options, t0, rec);
-    } catch (const kernels::Unsupported& e) {
-      rec.status = core::Status::unsupported;
-      rec.reason = e.what();
-    } catch (const std::bad_alloc&) {
-      rec.status = core::Status::oom;
-      rec.reason = "host memory allocation failed";
-    } catch (const std::exception& e) {
-      rec.status = core::Status::failed;
-      rec.reason = e.what();
-    }
-    rec.wall_s = seconds_since(t0);
-    return rec;
-  }
+                       const MeasureOptions& options) override;
 
  private:
+  friend class CpuPoint;
   int64_t llc_bytes() const { return std::max(host_.llc_bytes, kAssumedMinLlcBytes); }
 
-  void run_point(const core::Shape& s, const kernels::Kernel& kernel, const MeasureOptions& options,
-                 Clock::time_point t0, core::Record& rec) {
-    s.validate();
-    if (std::string why = kernels::support_reason(kernel, s); !why.empty()) {
-      rec.status = core::Status::unsupported;
-      rec.reason = why;
-      return;
-    }
-    rec.cost = core::cost_of(s, kernel.kind());
+  // Allocated once per backend: faulting it in for every point would cost more than many points.
+  std::vector<float>& flush_buffer() {
+    if (flush_buffer_.empty()) flush_buffer_.assign(static_cast<size_t>(2 * llc_bytes() / sizeof(float)), 0.0f);
+    return flush_buffer_;
+  }
 
-    const double need_bytes = std::max(core::footprint_bytes(s, kernel.kind()), cpu_footprint_bytes(s, kernel));
+  HostInfo host_;
+  std::optional<core::Ceilings> ceilings_;
+  std::vector<float> flush_buffer_;  // 2x the LLC, written before every cold sample
+};
+
+// One point on the CPU: fp32 host tensors in the kernel's layout, steady_clock timing through the
+// shared sampling loop, no counters.
+class CpuPoint final : public PointSteps {
+ public:
+  CpuPoint(CpuBackend& backend, const core::Shape& shape, const kernels::Kernel& kernel)
+      : backend_(backend), s_(shape), kernel_(kernel), bshd_(kernel.layout() == kernels::Layout::bshd),
+        q_map_{shape.heads, shape.seq_q, shape.hdim, bshd_}, kv_map_{shape.kv_heads, shape.seq_k, shape.hdim, bshd_} {}
+
+  std::string memory_refusal() override {
+    const double need_bytes = std::max(core::footprint_bytes(s_, kernel_.kind()), cpu_footprint_bytes(s_, kernel_));
     const double avail_bytes = static_cast<double>(read_host_info().mem_available_bytes);
-    if (avail_bytes > 0 && need_bytes > avail_bytes / 2) {
-      rec.status = core::Status::oom;
-      rec.reason = fmt::format("needs {:.2f} GiB of host memory, more than half of the {:.2f} GiB available",
-                               need_bytes / 1073741824.0, avail_bytes / 1073741824.0);
-      return;
-    }
+    if (avail_bytes > 0 && need_bytes > avail_bytes / 2)
+      return fmt::format("needs {:.2f} GiB of host memory, more than half of the {:.2f} GiB available",
+                         need_bytes / 1073741824.0, avail_bytes / 1073741824.0);
+    return {};
+  }
 
-    const uint64_t seed = options.seed != 0 ? options.seed : fresh_seed();
-    rec.verification.seed = seed;
-    const bool bshd = kernel.layout() == kernels::Layout::bshd;
-    rec.layout = std::string(kernels::to_string(kernel.layout()));
-    rec.plan = kernel.plan(s);
-    const kernels::TensorMap q_map{s.heads, s.seq_q, s.hdim, bshd}, kv_map{s.kv_heads, s.seq_k, s.hdim, bshd};
-    HostTensor q(s.q_elems()), k(s.kv_elems()), v(s.kv_elems()), o(s.q_elems()), lse(s.lse_elems());
-    HostTensor workspace(static_cast<int64_t>((kernel.workspace_bytes(s) + sizeof(float) - 1) / sizeof(float)));
-    fill_inputs(seed, q_map, kv_map, q, k, v);
-    o.fill(std::numeric_limits<float>::quiet_NaN());
-    lse.fill(std::numeric_limits<float>::quiet_NaN());
+  uint64_t fresh_seed() override {
+    std::random_device rd;
+    const uint64_t now = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+    const uint64_t seed = kernels::splitmix64((uint64_t{rd()} << 32 | rd()) ^ now);
+    return seed == 0 ? 1 : seed;
+  }
+
+  void allocate(uint64_t seed) override {
+    q_.emplace(s_.q_elems());
+    k_.emplace(s_.kv_elems());
+    v_.emplace(s_.kv_elems());
+    o_.emplace(s_.q_elems());
+    lse_.emplace(s_.lse_elems());
+    workspace_.emplace(static_cast<int64_t>((kernel_.workspace_bytes(s_) + sizeof(float) - 1) / sizeof(float)));
+    fill_inputs(seed);
+    o_->fill(std::numeric_limits<float>::quiet_NaN());
+    lse_->fill(std::numeric_limits<float>::quiet_NaN());
 
     kernels::AttentionArgs args;
-    args.shape = s;
-    args.q = q.data();
-    args.k = k.data();
-    args.v = v.data();
-    args.o = o.data();
-    args.lse = lse.data();
-    args.workspace = workspace.size() == 0 ? nullptr : workspace.data();
-    args.workspace_bytes = static_cast<size_t>(workspace.size()) * sizeof(float);
-    args.layout = kernel.layout();
-
+    args.shape = s_;
+    args.q = q_->data();
+    args.k = k_->data();
+    args.v = v_->data();
+    args.o = o_->data();
+    args.lse = lse_->data();
+    args.workspace = workspace_->size() == 0 ? nullptr : workspace_->data();
+    args.workspace_bytes = static_cast<size_t>(workspace_->size()) * sizeof(float);
+    args.layout = kernel_.layout();
     // Untimed: a plugin's planning and allocation happen here.
-    const std::unique_ptr<kernels::Call> call = kernel.prepare(args);
-    const bool zero_workspace = kernel.needs_zeroed_workspace() && workspace.size() > 0;
-    if (zero_workspace) workspace.fill(0.0f);
-    call->launch();
-    call->write_output();
-    if (options.verify) {
-      rec.verification = verify(s, seed, q_map, o, lse, options.verify_rows, kernel.writes_lse());
-      // An incorrect kernel is still timed, as on CUDA: how fast a wrong answer comes is worth seeing.
-      if (!rec.verification.passed) {
-        rec.status = core::Status::incorrect;
-        rec.reason = failure_reason(rec.verification);
-      }
-    }
-    check_timeout(t0, options);
+    call_ = kernel_.prepare(args);
+    zero_workspace_ = kernel_.needs_zeroed_workspace() && workspace_->size() > 0;
+  }
 
-    // Allocated once per backend: faulting it in for every point would cost more than many points.
-    if (options.cold_l2 && flush_buffer_.empty())
-      flush_buffer_.assign(static_cast<size_t>(2 * llc_bytes() / sizeof(float)), 0.0f);
-    const std::vector<std::string> stage_names = kernel.stage_names(s);
-    const bool staged = stage_names.size() > 1;
-    StageClock stage_clock(stage_names.size());
+  void call_once() override {
+    if (zero_workspace_) workspace_->fill(0.0f);
+    call_->launch();
+    call_->write_output();
+  }
+
+  core::Verification verify(uint64_t seed, int max_rows) override {
+    // Poisoned (NaN) or non-finite O; LSE may legitimately be -inf (a row that sees no key).
+    const bool check_lse = kernel_.writes_lse();
+    int64_t unwritten = 0;
+    for (int64_t e = 0; e < o_->size(); ++e) unwritten += !std::isfinite(o_->data()[e]);
+    for (int64_t e = 0; check_lse && e < lse_->size(); ++e) {
+      const float x = lse_->data()[e];
+      unwritten += std::isnan(x) || x == std::numeric_limits<float>::infinity();
+    }
+    const auto rows = kernels::rows_to_check(s_, max_rows, seed);
+    std::vector<float> o_rows, lse_rows;
+    o_rows.reserve(rows.size() * static_cast<size_t>(s_.hdim));
+    for (int64_t r : rows) {
+      const float* row = o_->data() + kernels::physical_row_offset(q_map_, r);
+      o_rows.insert(o_rows.end(), row, row + s_.hdim);
+      lse_rows.push_back(lse_->data()[r]);
+    }
+    return kernels::verify_rows(s_, seed, rows, o_rows, lse_rows, unwritten, 0, check_lse);
+  }
+
+  PointTiming time(const MeasureOptions& options, const PointDeadline& deadline) override {
+    std::vector<float>* flush = options.cold_l2 ? &backend_.flush_buffer() : nullptr;
+    const bool staged = kernel_.stage_names(s_).size() > 1;
+    StageClock stage_clock(kernel_.stage_names(s_).size());
     const SampleFn one_call = [&] {
-      check_timeout(t0, options);
-      if (zero_workspace) workspace.fill(0.0f);
-      if (options.cold_l2) kernels::cpu::flush_caches(flush_buffer_);
+      deadline.check();
+      if (zero_workspace_) workspace_->fill(0.0f);
+      if (flush) kernels::cpu::flush_caches(*flush);
       const auto start = Clock::now();
-      call->launch(staged ? &stage_clock : nullptr);
+      call_->launch(staged ? &stage_clock : nullptr);
       std::vector<double> sample{std::chrono::duration<double, std::micro>(Clock::now() - start).count()};
       if (staged) {
         const auto stages = stage_clock.stage_us();
@@ -303,28 +287,25 @@ class CpuBackend final : public Backend {
       }
       return sample;
     };
-    SampleSet samples = sample_adaptively(one_call, options);
-
-    rec.samples_us = std::move(samples.total_us);
-    rec.sampling_stop = samples.stop_reason;
-    rec.latency = core::summarize(rec.samples_us);
-    core::set_tflops(rec);
-    if (staged) fill_stages(stage_names, samples.stage_us, rec);
+    PointTiming timing;
+    timing.samples = sample_adaptively(one_call, options);
+    timing.timing_mode = options.cold_l2 ? core::TimingMode::cold : core::TimingMode::warm;
+    return timing;
   }
 
-  static void check_timeout(Clock::time_point t0, const MeasureOptions& options) {
-    if (options.point_timeout_s > 0 && seconds_since(t0) > options.point_timeout_s)
-      throw std::runtime_error(fmt::format("point exceeded its {:.0f} s timeout", options.point_timeout_s));
+  void profile(const MeasureOptions&, core::Record& rec) override {
+    rec.counters.status = core::CounterStatus::unavailable;
+    rec.counters.reason = "CPU backend: no hardware counters";
   }
 
+ private:
   // Each element of a tensor, in the kernel's layout, holds its canonical element's value.
-  static void fill_inputs(uint64_t seed, const kernels::TensorMap& q_map, const kernels::TensorMap& kv_map,
-                          HostTensor& q, HostTensor& k, HostTensor& v) {
+  void fill_inputs(uint64_t seed) {
     int tensor = 0;
-    for (HostTensor* t : {&q, &k, &v}) {
+    for (HostTensor* t : {&*q_, &*k_, &*v_}) {
       float* data = t->data();
       const int id = tensor++;
-      const kernels::TensorMap& map = id == 0 ? q_map : kv_map;
+      const kernels::TensorMap& map = id == 0 ? q_map_ : kv_map_;
       kernels::parallel_for(t->size(), 1 << 16, [&](int64_t lo, int64_t hi) {
         for (int64_t e = lo; e < hi; ++e)
           data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(kernels::canonical_index(map, e)));
@@ -332,49 +313,21 @@ class CpuBackend final : public Backend {
     }
   }
 
-  static core::Verification verify(const core::Shape& s, uint64_t seed, const kernels::TensorMap& o_map,
-                                   const HostTensor& o, const HostTensor& lse, int max_rows, bool check_lse) {
-    // Poisoned (NaN) or non-finite O; LSE may legitimately be -inf (a row that sees no key).
-    int64_t unwritten = 0;
-    for (int64_t e = 0; e < o.size(); ++e) unwritten += !std::isfinite(o.data()[e]);
-    for (int64_t e = 0; check_lse && e < lse.size(); ++e) {
-      const float x = lse.data()[e];
-      unwritten += std::isnan(x) || x == std::numeric_limits<float>::infinity();
-    }
-    const auto rows = kernels::rows_to_check(s, max_rows, seed);
-    std::vector<float> o_rows, lse_rows;
-    o_rows.reserve(rows.size() * static_cast<size_t>(s.hdim));
-    for (int64_t r : rows) {
-      const float* row = o.data() + kernels::physical_row_offset(o_map, r);
-      o_rows.insert(o_rows.end(), row, row + s.hdim);
-      lse_rows.push_back(lse.data()[r]);
-    }
-    return kernels::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten, 0, check_lse);
-  }
-
-  static void fill_stages(const std::vector<std::string>& names, std::vector<std::vector<double>>& stage_us,
-                          core::Record& rec) {
-    double sum_p50 = 0, sum_p99 = 0;
-    for (size_t i = 0; i < names.size() && i < stage_us.size(); ++i) {
-      core::Stage st;
-      st.name = names[i];
-      st.samples_us = std::move(stage_us[i]);
-      st.p50_us = core::quantile(st.samples_us, 0.5);
-      st.p99_us = core::quantile(st.samples_us, 0.99);
-      sum_p50 += st.p50_us;
-      sum_p99 += st.p99_us;
-      rec.stages.push_back(std::move(st));
-    }
-    for (core::Stage& st : rec.stages) {
-      st.share_of_p50 = sum_p50 > 0 ? st.p50_us / sum_p50 : 0;
-      st.share_of_p99 = sum_p99 > 0 ? st.p99_us / sum_p99 : 0;
-    }
-  }
-
-  HostInfo host_;
-  std::optional<core::Ceilings> ceilings_;
-  std::vector<float> flush_buffer_;  // 2x the LLC, written before every cold sample
+  CpuBackend& backend_;
+  const core::Shape& s_;
+  const kernels::Kernel& kernel_;
+  bool bshd_;
+  kernels::TensorMap q_map_, kv_map_;
+  std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;
+  std::unique_ptr<kernels::Call> call_;
+  bool zero_workspace_ = false;
 };
+
+core::Record CpuBackend::measure(const core::Shape& shape, const kernels::Kernel& kernel,
+                                 const MeasureOptions& options) {
+  CpuPoint point(*this, shape, kernel);
+  return run_point(point, {core::BackendKind::cpu, 0}, shape, kernel, options);
+}
 
 }  // namespace
 

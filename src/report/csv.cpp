@@ -151,7 +151,8 @@ void write_csv(const core::Results& results, std::ostream& out) {
         core::point_key(r), row.label, num(r.shape.batch), num(r.shape.heads),
         num(r.shape.kv_heads), num(r.shape.seq_q), num(r.shape.seq_k), num(r.shape.hdim),
         r.shape.causal ? "true" : "false", std::string(core::to_string(r.shape.dtype)), r.kernel,
-        r.backend, num(int64_t{r.device_id}), row.status, r.reason, r.timing_mode,
+        std::string(core::to_string(r.backend)), num(int64_t{r.device_id}), row.status, r.reason,
+        std::string(core::to_string(r.timing_mode)),
         num(r.latency.n), t(r.latency.p50_us), t(r.latency.p99_us), t(r.latency.p90_us),
         t(r.latency.mean_us), t(r.latency.min_us), t(r.latency.max_us), t(r.latency.stddev_us),
         t(r.latency.rel_stddev), t(r.latency.p50_ci_low_us), t(r.latency.p50_ci_high_us),
@@ -177,7 +178,7 @@ void write_csv(const core::Results& results, std::ostream& out) {
           v.checked ? num(v.naive_o_max_abs_err) : "", v.checked ? num(v.tolerance) : "",
           v.checked ? num(v.unwritten) : "", t(r.clock.sm_mhz_min), t(r.clock.sm_mhz_median), t(r.clock.sm_mhz_max),
           t(r.clock.sm_mhz_unthrottled), t(static_cast<double>(r.clock.throttled_samples)),
-          r.counters.status, r.counters.reason, num(r.counters.passes), num(r.wall_s)};
+          std::string(core::to_string(r.counters.status)), r.counters.reason, num(r.counters.passes), num(r.wall_s)};
     f.insert(f.end(), tail.begin(), tail.end());
     for (const auto& name : stage_names) {
       std::string cell;

@@ -120,7 +120,7 @@ void context_block(const core::Context& ctx, std::string& h) {
     h += fmt::format("<dt>{}</dt><dd>{}</dd>", e(k), e(v.empty() ? "-" : v));
   };
   // The CPU backend fills the same fields with the host's threads, last-level cache and clock.
-  const bool cpu = ctx.backend == "cpu";
+  const bool cpu = ctx.backend == core::BackendKind::cpu;
   row(cpu ? "device" : "GPU", d.name);
   if (!cpu) row("compute capability", d.compute_capability);
   row(cpu ? "threads" : "SMs", d.sm_count ? std::to_string(d.sm_count) : "");
@@ -131,7 +131,7 @@ void context_block(const core::Context& ctx, std::string& h) {
     row("clock", d.sm_clock_max_mhz > 0 ? fmt::format("max {:.0f} MHz", d.sm_clock_max_mhz) : "");
   else
     row("clocks", fmt::format("SM max {:.0f} MHz, memory {:.0f} MHz", d.sm_clock_max_mhz, d.mem_clock_mhz));
-  row("backend", ctx.backend);
+  row("backend", std::string(core::to_string(ctx.backend)));
   row("host", ctx.host);
   row("attnprof", ctx.tool_version + " (revision " + ctx.git_revision + ")");
   row("schema", fmt::format("{}.{}", ctx.schema_major, ctx.schema_minor));
@@ -287,7 +287,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += kv("mean us", number_text(l.mean_us));
   h += kv("min / max us", number_text(l.min_us) + " / " + number_text(l.max_us));
   h += kv("stddev / mean", number_text(l.rel_stddev));
-  h += kv("timing mode", r.timing_mode);
+  h += kv("timing mode", core::to_string(r.timing_mode));
   if (!r.sampling_stop.empty()) h += kv("sampling stopped", r.sampling_stop);
   h += kv("launch overhead us", number_text(r.launch_overhead_us));
   if (row.decode && row.diagnosis) {
@@ -310,7 +310,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   if (r.shape.causal && r.shape.seq_q == r.shape.seq_k)
     h += kv("TFLOP/s (FA convention)", number_text(r.tflops_fa_convention));
   // The CPU backend reads no clock under load: its zeros would read as a stopped clock.
-  if (r.backend != "cpu" || r.clock.sm_mhz_median > 0) {
+  if (r.backend != core::BackendKind::cpu || r.clock.sm_mhz_median > 0) {
     h += kv("SM clock MHz under load (min / median / max; device max)",
             number_text(r.clock.sm_mhz_min) + " / " + number_text(r.clock.sm_mhz_median) + " / " +
                 number_text(r.clock.sm_mhz_max) + "; " + number_text(r.clock.sm_mhz_unthrottled));
@@ -331,7 +331,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   }
 
   const auto& c = r.counters;
-  h += "<h3>Counters</h3><p>status <b>" + e(c.status) + "</b>";
+  h += "<h3>Counters</h3><p>status <b>" + e(core::to_string(c.status)) + "</b>";
   if (!c.reason.empty()) h += ": " + e(c.reason);
   if (c.passes) h += fmt::format(" &middot; {} passes, {:.1f} ms profiling", c.passes, c.profiling_ms);
   if (c.session)
@@ -469,7 +469,7 @@ void write_html(const core::Results& results, std::ostream& out) {
   h += detail::report_css();
   h += "</style></head>\n<body>\n";
   h += "<header><h1>attnprof report</h1><p class=\"sub\">" + e(ctx.device.name) + " &middot; " +
-       e(ctx.backend) + " backend &middot; " + e(ctx.date_utc) + " &middot; " +
+       e(core::to_string(ctx.backend)) + " backend &middot; " + e(ctx.date_utc) + " &middot; " +
        std::to_string(rows.size()) + " points, " + std::to_string(ok_points) + " ok</p></header>\n";
   context_block(ctx, h);
 

@@ -32,7 +32,7 @@ void write_markdown(const core::Results& results, std::ostream& out) {
   out << "## attnprof report\n\n";
   out << fmt::format("- **Device**: {}{}{} · backend {}\n", md(dev.name.empty() ? "unknown" : dev.name),
                      dev.compute_capability.empty() ? "" : " (cc " + md(dev.compute_capability) + ")",
-                     dev.sm_count ? fmt::format(", {} {}", dev.sm_count, ctx.backend == "cpu" ? "threads" : "SMs") : "", md(ctx.backend));
+                     dev.sm_count ? fmt::format(", {} {}", dev.sm_count, ctx.backend == core::BackendKind::cpu ? "threads" : "SMs") : "", md(core::to_string(ctx.backend)));
   if (!dev.driver_version.empty() || !dev.runtime_version.empty())
     out << fmt::format("- **Driver / runtime**: {} / {} · SM clock max {:.0f} MHz, memory clock "
                        "{:.0f} MHz\n",

@@ -62,7 +62,7 @@ std::vector<Label> point_labels(const core::Results& results, const detail::Row&
           {"causal", s.causal ? "1" : "0"},
           {"dtype", std::string(core::to_string(s.dtype))},
           {"device", ctx.device.name},
-          {"backend", ctx.backend},
+          {"backend", std::string(core::to_string(ctx.backend))},
           {"revision", ctx.git_revision}};
 }
 
@@ -149,7 +149,7 @@ void write_openmetrics(const core::Results& results, std::ostream& out) {
          "# HELP attnprof_run The run these points come from\n"
       << "attnprof_run_info"
       << label_set({{"device", ctx.device.name},
-                    {"backend", ctx.backend},
+                    {"backend", std::string(core::to_string(ctx.backend))},
                     {"revision", ctx.git_revision},
                     {"version", ctx.tool_version},
                     {"date", ctx.date_utc},

@@ -34,7 +34,7 @@ void write_terminal(const core::Results& results, std::ostream& out) {
   const auto& ctx = results.context;
   out << fmt::format("attnprof report: {} ({}), {} points; ceilings {}\n",
                      printable(ctx.device.name.empty() ? "unknown device" : ctx.device.name),
-                     printable(ctx.backend), rows.size(),
+                     printable(std::string(core::to_string(ctx.backend))), rows.size(),
                      printable(ceilings_summary(ctx.ceilings)));
   for (const auto& notice : ctx.notices) out << "  note: " << printable(notice) << '\n';
 

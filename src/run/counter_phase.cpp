@@ -11,7 +11,7 @@ std::vector<CounterGroup> plan_counter_groups(const std::vector<Point>& points,
   CounterGroup shared;
   for (const auto& p : points) {
     const auto it = done.find(p.key);
-    if (it == done.end() || it->second.counters.status != "pending") continue;
+    if (it == done.end() || it->second.counters.status != core::CounterStatus::pending) continue;
     if (it->second.status == core::Status::incorrect) {
       groups.push_back({{p}, {it->second}});
     } else {
@@ -38,7 +38,7 @@ std::vector<CounterGroup> plan_counter_groups(const std::vector<Point>& points,
 
 size_t count_pending_counters(const std::vector<core::Record>& records) {
   return static_cast<size_t>(std::count_if(records.begin(), records.end(), [](const core::Record& r) {
-    return r.counters.status == "pending";
+    return r.counters.status == core::CounterStatus::pending;
   }));
 }
 

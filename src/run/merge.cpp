@@ -95,8 +95,8 @@ core::Results merge_results(const std::vector<MergeInput>& inputs, const MergeOp
                                    first.name, json(sweep_kernels(c)).dump(),
                                    json(sweep_kernels(c0)).dump()));
     if (c.backend != c0.backend)
-      throw InputError(fmt::format("'{}' ran the {} backend, '{}' the {} backend", in.name, c.backend,
-                                   first.name, c0.backend));
+      throw InputError(fmt::format("'{}' ran the {} backend, '{}' the {} backend", in.name,
+                                   core::to_string(c.backend), first.name, core::to_string(c0.backend)));
     if (c.device.name != c0.device.name)
       throw InputError(fmt::format("'{}' ran on '{}', '{}' on '{}'", in.name, c.device.name, first.name,
                                    c0.device.name));

@@ -122,21 +122,21 @@ class Progress {
     if (tty_) {
       // Keep the in-place line within a typical terminal width so \r can overwrite it.
       if (line.size() > 118) line = line.substr(0, 115) + "...";
-      std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+      fmt::print(stderr, "\r\x1b[K{}", line);
     } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
+      fmt::print(stderr, "{}\n", line);
     }
     std::fflush(stderr);
   }
 
   void message(const std::string& text) {
     end_line();
-    std::fprintf(stderr, "%s\n", core::escape::one_line(text).c_str());
+    fmt::print(stderr, "{}\n", core::escape::one_line(text));
     std::fflush(stderr);
   }
 
   void end_line() {
-    if (tty_ && done_ > 0) std::fprintf(stderr, "\r\x1b[K");
+    if (tty_ && done_ > 0) fmt::print(stderr, "\r\x1b[K");
   }
 
  private:
@@ -267,8 +267,9 @@ int run_sweep(const SweepRequest& req) {
       auto it = std::find_if(available.begin(), available.end(),
                              [&](const kernels::Kernel* k) { return k->name() == name; });
       if (it == available.end()) {
-        std::string known;
-        for (const auto* k : available) known += (known.empty() ? "" : ", ") + k->name();
+        std::vector<std::string> names;
+        for (const auto* k : available) names.push_back(k->name());
+        const std::string known = fmt::format("{}", fmt::join(names, ", "));
         if (const kernels::Kernel* other = kernels::find_any(name))
           throw InputError(fmt::format("kernel '{}' is a {} kernel, but this sweep runs the {} backend (available: {})",
                                        name, kernels::to_string(other->backend()), backend_name, known));
@@ -291,7 +292,7 @@ int run_sweep(const SweepRequest& req) {
   ctx.command_line = req.command_line;
   ctx.date_utc = utc_now();
   ctx.host = host_name();
-  ctx.backend = backend_name;
+  ctx.backend = backend->kind();
   ctx.device = backend->device_info();
   ctx.ceilings = backend->ceilings(false);
   json kernel_names = json::array();
@@ -338,7 +339,7 @@ int run_sweep(const SweepRequest& req) {
         if (mine.count(key)) done.insert_or_assign(key, std::move(r));
       }
       size_t pending = 0;
-      for (const auto& [key, r] : done) pending += r.counters.status == "pending" ? 1 : 0;
+      for (const auto& [key, r] : done) pending += r.counters.status == core::CounterStatus::pending ? 1 : 0;
       progress.message(fmt::format("attnprof: resuming: {} of {} points already done{}", done.size(),
                                    points.size(),
                                    pending ? fmt::format(" ({} with counters pending: collected after the rest)", pending)
@@ -446,13 +447,13 @@ int run_sweep(const SweepRequest& req) {
   if (!outcome.fatal.empty())
     throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, results_path));
   if (outcome.interrupted) {
-    std::fprintf(stderr, "attnprof: interrupted: wrote %zu of %zu points to %s (%zu left; --resume continues)\n",
-                 results.records.size(), points.size(), core::escape::one_line(results_path).c_str(), missing);
+    fmt::print(stderr, "attnprof: interrupted: wrote {} of {} points to {} ({} left; --resume continues)\n",
+               results.records.size(), points.size(), core::escape::one_line(results_path), missing);
     return kExitInterrupted;
   }
   report::write_terminal(results, std::cout);
   std::cout.flush();
-  std::fprintf(stderr, "attnprof: wrote %s\n", core::escape::one_line(results_path).c_str());
+  fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(results_path));
   return kExitOk;
 }
 

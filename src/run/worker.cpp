@@ -84,9 +84,9 @@ bool run_counter_group(measure::Backend& backend, const measure::MeasureOptions&
     backend.collect_counters(records, options);
   } catch (const std::exception& e) {
     for (auto& record : records) {
-      if (record.counters.status != "pending") continue;  // collected before the failure
+      if (record.counters.status != core::CounterStatus::pending) continue;  // collected before the failure
       record.counters = core::Counters{};
-      record.counters.status = "unavailable";
+      record.counters.status = core::CounterStatus::unavailable;
       record.counters.reason = fmt::format("collecting counters failed: {}", e.what());
     }
     restart = true;
@@ -171,7 +171,7 @@ int worker_main() {
         restart = true;
       }
     }
-    record.backend = backend->name();
+    record.backend = backend->kind();
     record.device_id = device;
     if (record.wall_s <= 0)
       record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -297,7 +297,7 @@ class Pool {
     core::Record r;
     r.shape = p.shape;
     r.kernel = p.kernel;
-    r.backend = config_.backend;
+    r.backend = core::parse_enum<core::BackendKind>(config_.backend);
     r.device_id = w.device;
     r.status = core::Status::failed;
     r.reason = std::move(reason);
@@ -325,7 +325,7 @@ class Pool {
     std::vector<core::Record> records = w.group->records;
     for (auto& r : records) {
       r.counters = core::Counters{};
-      r.counters.status = "unavailable";
+      r.counters.status = core::CounterStatus::unavailable;
       r.counters.reason = fmt::format("collecting counters (with {} points in one session): {}", records.size(), what);
     }
     finish_group(w, std::move(records));

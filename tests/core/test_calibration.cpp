@@ -14,13 +14,13 @@ namespace {
 Record probe(std::string_view name, double p50_us, double compute_sol, double memory_sol) {
   Record r;
   r.kernel = std::string(name);
-  r.backend = "cuda";
+  r.backend = attnprof::core::BackendKind::cuda;
   r.shape.dtype = find_calibration_probe(name)->dtype;
   r.samples_us = {p50_us};
   r.latency.n = 1;
   r.latency.p50_us = r.latency.p99_us = r.latency.mean_us = p50_us;
   r.cost.min_bytes_read = 1e9;
-  r.counters.status = "ok";
+  r.counters.status = attnprof::core::CounterStatus::ok;
   r.counters.total[kMetricComputeSol] = compute_sol;
   r.counters.total[kMetricMemorySol] = memory_sol;
   r.launches.resize(1);

@@ -22,7 +22,7 @@ constexpr double kPeakBf16 = 8e14;  // [FLOP/s]; ridge 200 FLOP/B
 
 Context gpu_context() {
   Context ctx;
-  ctx.backend = "cuda";
+  ctx.backend = attnprof::core::BackendKind::cuda;
   ctx.device.name = "Test GPU (not in the datasheet table)";
   ctx.ceilings.peak_bw_bytes_per_s = kBw;
   ctx.ceilings.peak_flops_per_s["bf16"] = kPeakBf16;
@@ -35,7 +35,7 @@ Record fused_record() {
   Record r;
   r.shape = Shape{4, 16, 16, 2048, 2048, 128, false, DType::bf16};
   r.kernel = "fused";
-  r.backend = "cuda";
+  r.backend = attnprof::core::BackendKind::cuda;
   r.status = Status::ok;
   r.cost.flops = 1.0e11;
   r.cost.flops_dense = 1.0e11;
@@ -46,7 +46,7 @@ Record fused_record() {
   r.latency.p99_us = 310;
   r.latency.rel_stddev = 0.01;
   r.launch_overhead_us = 3;
-  r.counters.status = "ok";
+  r.counters.status = attnprof::core::CounterStatus::ok;
   r.counters.total[kMetricDramRead] = 1.0e8;
   r.counters.total[kMetricDramWrite] = 0.5e8;
   r.counters.total[kMetricTensorOpsBf16] = 1.0e11;
@@ -348,7 +348,7 @@ TEST_CASE("unverified flag, and a failed verification is in the evidence") {
 
 TEST_CASE("counters unavailable: the cost model stands in and the evidence says so") {
   Record r = fused_record();
-  r.counters.status = "unavailable";
+  r.counters.status = attnprof::core::CounterStatus::unavailable;
   r.counters.reason = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
   const Diagnosis d = diagnose(r, gpu_context());
   CHECK(has_flag(d, Flag::counters_unavailable));
@@ -367,14 +367,14 @@ TEST_CASE("counters unavailable: the cost model stands in and the evidence says 
 
 TEST_CASE("CPU backend records are diagnosed from the cost model") {
   Record r = fused_record();
-  r.backend = "cpu";
+  r.backend = attnprof::core::BackendKind::cpu;
   r.counters = Counters{};
   r.occupancy = Occupancy{};
   r.latency.p50_us = 2.0e5;
   r.launch_overhead_us = 0;
   r.shape.seq_q = 2050;  // no query tiles on the CPU: no tile tail flag
   Context ctx;
-  ctx.backend = "cpu";
+  ctx.backend = attnprof::core::BackendKind::cpu;
   ctx.device.name = "CPU: test";
   Diagnosis d = diagnose(r, ctx);
   CHECK(d.verdict == Verdict::unknown);
@@ -398,7 +398,7 @@ TEST_CASE("a datasheet found by device name stands in for missing ceilings") {
 
 TEST_CASE("flags come out in the documented order") {
   Record r = fused_record();
-  r.counters.status = "unavailable";
+  r.counters.status = attnprof::core::CounterStatus::unavailable;
   r.verification.checked = false;
   r.latency.rel_stddev = 0.2;
   r.clock.throttled_samples = 2;
@@ -514,7 +514,7 @@ TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, 
     r.counters.per_kernel.resize(1);
     CHECK(diagnose(r, gpu_context()).launches.empty());
     r.counters.per_kernel.clear();
-    r.counters.status = "unavailable";
+    r.counters.status = attnprof::core::CounterStatus::unavailable;
     const Diagnosis none = diagnose(r, gpu_context());
     CHECK(none.launches.empty());
     CHECK(none.metrics.dominant_launch.has_value() == false);

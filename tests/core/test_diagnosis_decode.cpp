@@ -24,7 +24,7 @@ constexpr double kH200LaunchLatencyUs = 1.62;
 
 Context h200_context() {
   Context ctx;
-  ctx.backend = "cuda";
+  ctx.backend = BackendKind::cuda;
   ctx.device.name = "Test GPU (not in the datasheet table)";
   ctx.ceilings.peak_bw_bytes_per_s = kH200Bw;
   ctx.ceilings.peak_flops_per_s["bf16"] = 8.12e14;
@@ -40,7 +40,7 @@ Record decode_record(int64_t batch, int64_t seq_k, double p50_us, int64_t splits
   Record r;
   r.shape = Shape{batch, 32, 8, 1, seq_k, 128, false, DType::bf16};
   r.kernel = "decode";
-  r.backend = "cuda";
+  r.backend = BackendKind::cuda;
   r.cost = cost_of(r.shape, KernelKind::fused);
   r.latency.n = 200;
   r.latency.p50_us = p50_us;
@@ -50,7 +50,7 @@ Record decode_record(int64_t batch, int64_t seq_k, double p50_us, int64_t splits
   const double min_bytes = r.cost.min_bytes_read + r.cost.min_bytes_write;
   const double bytes = min_bytes * read_factor;
   const double dram_pct = bytes / (p50_us * 1e-6) / kH200Bw * 100;
-  r.counters.status = "ok";
+  r.counters.status = CounterStatus::ok;
   r.counters.total[kMetricDramRead] = bytes - r.cost.min_bytes_write;
   r.counters.total[kMetricDramWrite] = r.cost.min_bytes_write;
   r.counters.total[kMetricTensorOpsBf16] = 4 * r.cost.flops;  // 16 MMA rows for a group of 4 heads
@@ -392,7 +392,7 @@ TEST_CASE("a prefill kernel computing padded query tiles at decode is told so") 
 TEST_CASE("decode metrics without counters: the minimum per token, the rate a lower bound") {
   Record r = decode_record(64, 8192, 520, 1);
   r.counters = {};
-  r.counters.status = "unavailable";
+  r.counters.status = CounterStatus::unavailable;
   const Diagnosis d = diagnose(r, h200_context());
   CHECK(d.metrics.decode == true);
   CHECK(d.metrics.min_bytes_per_token.value() == Approx(min_bytes_of(r) / 64));
@@ -403,10 +403,10 @@ TEST_CASE("decode metrics without counters: the minimum per token, the rate a lo
 
 TEST_CASE("a CPU-backend decode point gets the bandwidth view but not the GPU's short-call rule") {
   Record r = decode_record(1, 1024, 800, 1);
-  r.backend = "cpu";
+  r.backend = BackendKind::cpu;
   r.counters = {};
   Context ctx = h200_context();
-  ctx.backend = "cpu";
+  ctx.backend = BackendKind::cpu;
   ctx.ceilings.peak_bw_bytes_per_s = 1e11;
   const Diagnosis d = diagnose(r, ctx);
   CHECK(d.metrics.decode == true);

@@ -196,3 +196,56 @@ TEST_CASE("a file before 1.5: its convention FLOPs kept as such, causal costs re
   CHECK(now.records[0].cost.flops == 4194304);
   CHECK(now.records[0].cost.min_bytes_read == 1);
 }
+
+TEST_CASE("the vocabulary's enums write and read the strings results files have always held") {
+  for (const auto& [value, name] : EnumNames<CounterStatus>::names) {
+    CHECK(nlohmann::json(value) == std::string(name));
+    CHECK(nlohmann::json(std::string(name)).get<CounterStatus>() == value);
+  }
+  CHECK(nlohmann::json(CounterStatus::not_collected) == "not_collected");
+  CHECK(nlohmann::json(CounterStatus::pending) == "pending");
+  CHECK(nlohmann::json(BackendKind::cuda) == "cuda");
+  CHECK(nlohmann::json(BackendKind::none) == "");
+  CHECK(nlohmann::json(TimingMode::cold_graph) == "cold+graph");
+  CHECK(nlohmann::json(TimingMode::warm_graph) == "warm+graph");
+  CHECK(graph_replayed(TimingMode::warm) == TimingMode::warm_graph);
+  CHECK(nlohmann::json(Status::incorrect) == "incorrect");
+
+  // A record as older attnprofs wrote it: its strings read into the enums and are written back as they were.
+  const std::string old_record = R"({"shape": {"batch": 1, "heads": 2, "kv_heads": 2, "seq_q": 64, "seq_k": 64,
+      "hdim": 64, "causal": false, "dtype": "bf16"}, "kernel": "fused", "backend": "cuda", "status": "ok",
+      "timing_mode": "warm+graph", "counters": {"status": "pending", "reason": "later"}})";
+  const Record rec = nlohmann::json::parse(old_record).get<Record>();
+  CHECK(rec.backend == BackendKind::cuda);
+  CHECK(rec.timing_mode == TimingMode::warm_graph);
+  CHECK(rec.counters.status == CounterStatus::pending);
+  const nlohmann::json back(rec);
+  CHECK(back.at("backend") == "cuda");
+  CHECK(back.at("timing_mode") == "warm+graph");
+  CHECK(back.at("counters").at("status") == "pending");
+
+  // Absent fields read as before: no backend or mode (""), counters not collected.
+  const Record bare = nlohmann::json::parse(R"({"shape": {"batch": 1, "heads": 2, "kv_heads": 2, "seq_q": 64,
+      "seq_k": 64, "hdim": 64, "causal": false, "dtype": "bf16"}, "kernel": "fused", "status": "ok"})").get<Record>();
+  CHECK(bare.backend == BackendKind::none);
+  CHECK(bare.timing_mode == TimingMode::none);
+  CHECK(bare.counters.status == CounterStatus::not_collected);
+  CHECK(nlohmann::json(bare).at("backend") == "");
+}
+
+TEST_CASE("an unknown enum string is an InputError that names it and what is accepted") {
+  CHECK_THROWS_WITH(parse_enum<CounterStatus>("collected"),
+                    "unknown counter status 'collected' (expected 'not_collected', 'ok', 'unavailable', 'pending')");
+  CHECK_THROWS_AS(nlohmann::json("tpu").get<BackendKind>(), InputError);
+  CHECK_THROWS_WITH(nlohmann::json("hot").get<TimingMode>(), Catch::Contains("unknown timing mode 'hot'"));
+  CHECK_THROWS_WITH(nlohmann::json(3).get<CounterStatus>(), Catch::Contains("counter status 3 is not a string"));
+  CHECK_THROWS_WITH(parse_status("great"), Catch::Contains("unknown point status 'great'"));
+
+  const std::string file = R"({"schema_version": "1.5", "context": {"backend": "cuda"}, "records": [{"shape":
+      {"batch": 1, "heads": 2, "kv_heads": 2, "seq_q": 64, "seq_k": 64, "hdim": 64, "causal": false, "dtype": "bf16"},
+      "kernel": "fused", "status": "ok", "counters": {"status": "half"}}]})";
+  CHECK_THROWS_WITH(parse_results(file, "odd.json"), "'odd.json': unknown counter status 'half' (expected "
+                                                     "'not_collected', 'ok', 'unavailable', 'pending')");
+  const std::string bad_backend = R"({"schema_version": "1.5", "context": {"backend": "tpu"}, "records": []})";
+  CHECK_THROWS_WITH(parse_results(bad_backend, "b.json"), Catch::Contains("unknown backend 'tpu'"));
+}

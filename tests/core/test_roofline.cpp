@@ -162,7 +162,7 @@ TEST_CASE("the diagnosis puts % of roof at the point's SM clock, the datasheet's
   ctx.ceilings.flops_per_s_per_mhz["bf16"] = 800e12 / 1800;
   Record r;
   r.kernel = "fused";
-  r.backend = "cuda";
+  r.backend = attnprof::core::BackendKind::cuda;
   r.shape.dtype = DType::bf16;
   r.cost.flops = 1e12;
   r.cost.min_bytes_read = 1e9;  // intensity 1000 FLOP/B: compute-bound

@@ -29,7 +29,7 @@ inline core::Record make_record(const std::string& kernel, std::vector<double> s
   core::Record r;
   r.shape = core::Shape{1, 8, 8, seq, seq, 64, false, core::DType::bf16};
   r.kernel = kernel;
-  r.backend = "cuda";
+  r.backend = attnprof::core::BackendKind::cuda;
   r.status = core::Status::ok;
   r.samples_us = std::move(samples_us);
   r.latency.n = static_cast<int64_t>(r.samples_us.size());
@@ -38,7 +38,7 @@ inline core::Record make_record(const std::string& kernel, std::vector<double> s
 
 inline core::Results make_results(std::vector<core::Record> records) {
   core::Results r;
-  r.context.backend = "cuda";
+  r.context.backend = attnprof::core::BackendKind::cuda;
   r.context.tool_version = "test";
   r.context.device.name = "NVIDIA H200";
   r.context.device.driver_version = "570.86.15";

@@ -380,7 +380,7 @@ TEST_CASE("counters gate: DRAM bytes, tensor ops, occupancy; off by default") {
   std::mt19937_64 rng(12);
   const auto samples = latency_samples(rng, 30, 100.0, 0.01);
   auto b = make_record("fused", samples);
-  b.counters.status = "ok";
+  b.counters.status = attnprof::core::CounterStatus::ok;
   b.counters.total = {{"dram__bytes_read.sum", 1.0e9},
                       {"dram__bytes_write.sum", 0.5e9},
                       {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 4.0e12}};
@@ -416,7 +416,7 @@ TEST_CASE("counters gate: DRAM bytes, tensor ops, occupancy; off by default") {
   CHECK(cmp.points[0].verdict == Verdict::counter_regression);
   CHECK(cmp.points[0].reason.find("tensor_ops") != std::string::npos);
 
-  c.counters.status = "unavailable";
+  c.counters.status = attnprof::core::CounterStatus::unavailable;
   cmp = compare_one(b, c, o);
   CHECK(cmp.points[0].verdict == Verdict::same);
   CHECK(cmp.points[0].counters_note.find("not comparable") != std::string::npos);
@@ -447,7 +447,7 @@ TEST_CASE("device mismatch is refused unless allowed, and then reported") {
   other.context.device.sm_clock_max_mhz = 1755;
   expect_refused(other, "max SM clock 1980 vs 1755 MHz");
   other = c;
-  other.context.backend = "cpu";
+  other.context.backend = attnprof::core::BackendKind::cpu;
   expect_refused(other, "backend");
 
   gate::Options o;

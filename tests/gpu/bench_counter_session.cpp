@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<attnprof::core::Counters> c = profiler.collect_batch(points, stream.get(), {}, capacity);
     const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (c.size() != 3 || c[0].status != "ok" || !c[0].session) {
-      std::printf("capacity %4zu ranges: counters %s: %s\n", capacity, c.empty() ? "missing" : c[0].status.c_str(),
+    if (c.size() != 3 || c[0].status != attnprof::core::CounterStatus::ok || !c[0].session) {
+      std::printf("capacity %4zu ranges: counters %s: %s\n", capacity, c.empty() ? "missing" : std::string(attnprof::core::to_string(c[0].status)).c_str(),
                   c.empty() ? "" : c[0].reason.c_str());
       continue;
     }

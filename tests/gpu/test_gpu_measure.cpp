@@ -124,11 +124,11 @@ TEST_CASE("the default metric set is planned as one configuration: 15 passes on 
 
 TEST_CASE("CUPTI failures become 'unavailable' with the reason and the fix", "[cpu]") {
   const core::Counters denied = m::unavailable_counters(35 /* INSUFFICIENT_PRIVILEGES */, "cuptiRangeProfilerStart");
-  REQUIRE(denied.status == "unavailable");
+  REQUIRE(denied.status == attnprof::core::CounterStatus::unavailable);
   REQUIRE(denied.reason.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != std::string::npos);
   REQUIRE(denied.reason.find("NVreg_RestrictProfilingToAdminUsers=0") != std::string::npos);
   const core::Counters busy = m::unavailable_counters(26 /* HARDWARE_BUSY */, "cuptiRangeProfilerStart");
-  REQUIRE(busy.status == "unavailable");
+  REQUIRE(busy.status == attnprof::core::CounterStatus::unavailable);
   REQUIRE(busy.reason.find("another profiler") != std::string::npos);
 }
 
@@ -191,7 +191,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
                                               [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); },
                                               stream.get(), {}, m::L2Flusher::kLaunches);
   INFO("reason: " << one.reason);
-  REQUIRE(one.status == "ok");
+  REQUIRE(one.status == attnprof::core::CounterStatus::ok);
   REQUIRE(one.per_kernel.size() == 1);
   const double read = one.total.at("dram__bytes_read.sum"), written = one.total.at("dram__bytes_write.sum");
   std::printf("MEASURE copy %.0f GiB: dram read %.6g (analytic %.6g, %+.3f%%), written %.6g (%+.3f%%), passes %lld, "
@@ -222,7 +222,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
         attnprof::test::launch_copy(src.get(), half_dst.get(), kBytes / 2, copy_blocks(), stream.get());
       },
       stream.get(), {"l1tex__t_bytes.sum"}, m::L2Flusher::kLaunches);
-  REQUIRE(two.status == "ok");
+  REQUIRE(two.status == attnprof::core::CounterStatus::ok);
   REQUIRE(two.per_kernel.size() == 2);
   REQUIRE(two.per_kernel[0].kernel == "0");  // renamed after the flush's range was dropped
   // The first copy's dirty tail is written back during the second: counted there.
@@ -241,7 +241,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
       m::L2Flusher::kLaunches);
   profiler.use_kernel_replay(false);
   INFO("reason: " << kernel_replay.reason);
-  REQUIRE(kernel_replay.status == "ok");
+  REQUIRE(kernel_replay.status == attnprof::core::CounterStatus::ok);
   std::printf("MEASURE kernel replay copy: dram read %+.3f%%, written %+.3f%%, passes %lld, profiling %.1f ms\n",
               100 * (kernel_replay.total.at("dram__bytes_read.sum") / kBytes - 1),
               100 * (kernel_replay.total.at("dram__bytes_write.sum") / kBytes - 1),
@@ -261,7 +261,7 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
   const m::Timing copy = m::time_call(
       [&](cudaStream_t s, kernels::StageHook*) { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), s); },
       1, stream.get(), options, info.sm_clock_max_mhz, flusher);
-  REQUIRE(copy.timing_mode == "cold");
+  REQUIRE(copy.timing_mode == attnprof::core::TimingMode::cold);
   REQUIRE(copy.samples.total_us.size() >= 20);
   for (double us : copy.samples.total_us) REQUIRE(us > 0);
   const double p50_us = core::median(copy.samples.total_us);
@@ -278,9 +278,9 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
 
   const m::Timing tiny = m::time_call([&](cudaStream_t s, kernels::StageHook*) { attnprof::test::launch_empty(s); }, 1,
                                       stream.get(), options, info.sm_clock_max_mhz, flusher);
-  std::printf("MEASURE timer empty kernel: mode %s, %lld calls per graph, p50 %.3f us, note '%s'\n", tiny.timing_mode.c_str(),
+  std::printf("MEASURE timer empty kernel: mode %s, %lld calls per graph, p50 %.3f us, note '%s'\n", std::string(attnprof::core::to_string(tiny.timing_mode)).c_str(),
               static_cast<long long>(tiny.calls_per_graph), core::median(tiny.samples.total_us), tiny.note.c_str());
-  REQUIRE(tiny.timing_mode == "cold+graph");
+  REQUIRE(tiny.timing_mode == attnprof::core::TimingMode::cold_graph);
   REQUIRE(tiny.calls_per_graph > 1);
   REQUIRE(core::median(tiny.samples.total_us) < m::kGraphThresholdUs);
 
@@ -294,7 +294,7 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
         if (hook) hook->after_last();
       },
       2, stream.get(), options, info.sm_clock_max_mhz, flusher);
-  REQUIRE(staged.timing_mode == "warm");
+  REQUIRE(staged.timing_mode == attnprof::core::TimingMode::warm);
   REQUIRE(staged.samples.stage_us.size() == 2);
   const double s0 = core::median(staged.samples.stage_us[0]), s1 = core::median(staged.samples.stage_us[1]);
   std::printf("MEASURE timer stages: %.1f us + %.1f us of %.1f us\n", s0, s1, core::median(staged.samples.total_us));
@@ -420,8 +420,8 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
                 "counters %s (%lld passes, %.0f ms, %zu ranges) '%s', dram read %.4g B (min %.4g), occupancy %.1f%% (%s), "
                 "achieved %.1f%%, verified %d max err %.3g\n",
                 kernel->name().c_str(), shape.label().c_str(), std::string(core::to_string(rec.status)).c_str(),
-                rec.reason.c_str(), rec.latency.p50_us, rec.tflops, rec.timing_mode.c_str(), rec.launch_overhead_us,
-                rec.counters.status.c_str(), static_cast<long long>(rec.counters.passes), rec.counters.profiling_ms,
+                rec.reason.c_str(), rec.latency.p50_us, rec.tflops, std::string(attnprof::core::to_string(rec.timing_mode)).c_str(), rec.launch_overhead_us,
+                std::string(attnprof::core::to_string(rec.counters.status)).c_str(), static_cast<long long>(rec.counters.passes), rec.counters.profiling_ms,
                 rec.counters.per_kernel.size(), rec.counters.reason.c_str(),
                 rec.counters.total.count("dram__bytes_read.sum") ? rec.counters.total.at("dram__bytes_read.sum") : -1.0,
                 rec.cost.min_bytes_read, rec.occupancy.theoretical_pct, rec.occupancy.limiter.c_str(),
@@ -446,7 +446,7 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
     REQUIRE(rec.samples_us.size() >= 10);
     REQUIRE(rec.latency.p50_us > 0);
     REQUIRE(rec.tflops > 0);
-    REQUIRE(rec.counters.status == "ok");
+    REQUIRE(rec.counters.status == attnprof::core::CounterStatus::ok);
     // Q, K and V are not in L2 after the flush: at least they come from DRAM. (The reference's S and P
     // can stay in L2 between its launches at a shape this small, so its minimum is not a floor.)
     const double qkv_bytes = static_cast<double>(shape.q_elems() + 2 * shape.kv_elems()) * core::dtype_bytes(shape.dtype);
@@ -493,13 +493,13 @@ TEST_CASE("diagnosis from the default counters: memory level, pipes, issue and s
   cudaDeviceProp prop{};
   REQUIRE(cudaGetDeviceProperties(&prop, 0) == cudaSuccess);
   core::Context ctx;
-  ctx.backend = "cuda";
+  ctx.backend = attnprof::core::BackendKind::cuda;
   ctx.device.name = prop.name;  // the datasheet's ceilings (an H200 or H100)
   const core::Shape shape{2, 16, 16, 4096, 4096, 128, false, core::DType::bf16};
   for (const kernels::Kernel* kernel : backend->kernels()) {
     if (!kernel->unsupported_reason(shape).empty()) continue;
     const core::Record rec = backend->measure(shape, *kernel, options);
-    REQUIRE(rec.counters.status == "ok");
+    REQUIRE(rec.counters.status == attnprof::core::CounterStatus::ok);
     const core::Diagnosis d = core::diagnose(rec, ctx);
     const auto& mm = d.metrics;
     auto v = [](const std::optional<double>& x) { return x.value_or(-1); };
@@ -653,7 +653,7 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
                 "passes %lld, profiling %.1f ms, reason '%s'\n",
                 int(flush_begins), i, c.per_kernel.size(), c.total.count("dram__bytes_write.sum") ? c.total.at("dram__bytes_write.sum") : -1.0,
                 written[i], static_cast<long long>(c.passes), c.profiling_ms, c.reason.c_str());
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == attnprof::core::CounterStatus::ok);
     REQUIRE(c.reason.find("batched session not used") == std::string::npos);  // no per-point fallback
     REQUIRE(c.per_kernel.size() == ranges[i]);
     REQUIRE(c.per_kernel[0].kernel == "0");  // named as a session of its own names it
@@ -692,7 +692,7 @@ TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush af
                                               },
                                               stream.get(), {}, m::L2Flusher::kLaunches);
     INFO(what << ": " << c.reason);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == attnprof::core::CounterStatus::ok);
     REQUIRE(c.per_kernel.size() == 3);
     REQUIRE(c.dram_write_tail_bytes.has_value());
     const auto w = [&](size_t i) {
@@ -748,7 +748,7 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
       single.push_back(backend->measure(shape, *kernel, per_point));
       group.push_back(backend->measure(shape, *kernel, batched));
       INFO(kernel->name() << " " << shape.label() << ": " << group.back().reason);
-      REQUIRE(group.back().counters.status == "pending");
+      REQUIRE(group.back().counters.status == attnprof::core::CounterStatus::pending);
     }
   }
   REQUIRE(group.size() >= 2);
@@ -771,11 +771,11 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
     const core::Record& g = group[i];
     INFO(g.kernel << " " << g.shape.label() << ": " << g.counters.reason);
     std::printf("MEASURE batched %s %s: %s, %zu ranges (per point %zu), passes %lld (%lld), profiling %.0f ms (%.0f)\n",
-                g.kernel.c_str(), g.shape.label().c_str(), g.counters.status.c_str(), g.counters.per_kernel.size(),
+                g.kernel.c_str(), g.shape.label().c_str(), std::string(attnprof::core::to_string(g.counters.status)).c_str(), g.counters.per_kernel.size(),
                 s.counters.per_kernel.size(), static_cast<long long>(g.counters.passes),
                 static_cast<long long>(s.counters.passes), g.counters.profiling_ms, s.counters.profiling_ms);
-    REQUIRE(s.counters.status == "ok");
-    REQUIRE(g.counters.status == "ok");
+    REQUIRE(s.counters.status == attnprof::core::CounterStatus::ok);
+    REQUIRE(g.counters.status == attnprof::core::CounterStatus::ok);
     REQUIRE(g.counters.reason.find("batched session not used") == std::string::npos);  // no per-point fallback
     REQUIRE(g.counters.per_kernel.size() == s.counters.per_kernel.size());
     for (size_t k = 0; k < s.counters.per_kernel.size(); ++k)
@@ -832,15 +832,15 @@ TEST_CASE("counters: a second profiler on the same context is reported, not thro
       [] {},
       [&] {
         attnprof::test::launch_copy(src.get(), dst.get(), 1 << 20, 64, stream.get());
-        if (inner.status == "not_collected") {
+        if (inner.status == attnprof::core::CounterStatus::not_collected) {
           inner = profiler.collect([] {}, [&] { attnprof::test::launch_copy(src.get(), dst.get(), 1 << 20, 64, stream.get()); },
                                    stream.get(), {});
         }
       },
       stream.get(), {});
-  std::printf("MEASURE nested profiler: inner %s '%s'; outer %s '%s'\n", inner.status.c_str(), inner.reason.c_str(),
-              outer.status.c_str(), outer.reason.c_str());
-  REQUIRE(inner.status == "unavailable");
+  std::printf("MEASURE nested profiler: inner %s '%s'; outer %s '%s'\n", std::string(attnprof::core::to_string(inner.status)).c_str(), inner.reason.c_str(),
+              std::string(attnprof::core::to_string(outer.status)).c_str(), outer.reason.c_str());
+  REQUIRE(inner.status == attnprof::core::CounterStatus::unavailable);
   REQUIRE(!inner.reason.empty());
 }
 

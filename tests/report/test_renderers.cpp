@@ -27,7 +27,7 @@ const char* const kFixture = ATTNPROF_SOURCE_DIR "/tests/report/fixtures/synthet
 // unsupported.
 Results small_results() {
   Results res;
-  res.context.backend = "cuda";
+  res.context.backend = attnprof::core::BackendKind::cuda;
   res.context.device.name = "Test GPU";
   res.context.ceilings.peak_bw_bytes_per_s = 4e12;
   res.context.ceilings.peak_flops_per_s["bf16"] = 8e14;
@@ -36,7 +36,7 @@ Results small_results() {
   Record r;
   r.shape = Shape{4, 16, 16, 2048, 2048, 128, false, DType::bf16};
   r.kernel = "fused";
-  r.backend = "cuda";
+  r.backend = attnprof::core::BackendKind::cuda;
   r.cost.flops = 1e11;
   r.cost.min_bytes_read = 1e8;
   r.cost.min_bytes_write = 0.5e8;
@@ -45,7 +45,7 @@ Results small_results() {
   r.latency.rel_stddev = 0.01;
   r.tflops = 1e11 / 300e-6 / 1e12;
   r.launch_overhead_us = 3;
-  r.counters.status = "ok";
+  r.counters.status = attnprof::core::CounterStatus::ok;
   r.counters.total[kMetricDramRead] = 1e8;
   r.counters.total[kMetricDramWrite] = 0.5e8;
   r.counters.total[kMetricTensorOpsBf16] = 1e11;
@@ -56,7 +56,7 @@ Results small_results() {
   Record u;
   u.shape = Shape{4, 16, 16, 2048, 2048, 96, false, DType::bf16};
   u.kernel = "fused";
-  u.backend = "cuda";
+  u.backend = attnprof::core::BackendKind::cuda;
   u.status = Status::unsupported;
   u.reason = "hdim 96";
   res.records.push_back(u);

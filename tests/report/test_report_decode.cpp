@@ -24,7 +24,7 @@ namespace {
 // generated token.
 Results mixed_results() {
   Results res;
-  res.context.backend = "cuda";
+  res.context.backend = BackendKind::cuda;
   res.context.device.name = "Test GPU";
   res.context.ceilings.peak_bw_bytes_per_s = 4.52e12;
   res.context.ceilings.peak_flops_per_s["bf16"] = 8e14;
@@ -33,7 +33,7 @@ Results mixed_results() {
   Record p;
   p.shape = Shape{4, 16, 16, 2048, 2048, 128, false, DType::bf16};
   p.kernel = "fused";
-  p.backend = "cuda";
+  p.backend = BackendKind::cuda;
   p.cost.flops = 1e11;
   p.cost.min_bytes_read = 1e8;
   p.cost.min_bytes_write = 0.5e8;
@@ -42,7 +42,7 @@ Results mixed_results() {
   p.latency.rel_stddev = 0.01;
   p.tflops = 1e11 / 300e-6 / 1e12;
   p.launch_overhead_us = 3;
-  p.counters.status = "ok";
+  p.counters.status = CounterStatus::ok;
   p.counters.total[kMetricDramRead] = 1e8;
   p.counters.total[kMetricDramWrite] = 0.5e8;
   p.counters.total[kMetricTensorOpsBf16] = 1e11;
@@ -54,14 +54,14 @@ Results mixed_results() {
   Record d;
   d.shape = Shape{64, 32, 8, 1, 8192, 128, false, DType::bf16};
   d.kernel = "decode";
-  d.backend = "cuda";
+  d.backend = BackendKind::cuda;
   d.cost = cost_of(d.shape, KernelKind::fused);
   d.latency.p50_us = 520;
   d.latency.p99_us = 546;
   d.latency.rel_stddev = 0.01;
   set_tflops(d);
   d.launch_overhead_us = 3;
-  d.counters.status = "ok";
+  d.counters.status = CounterStatus::ok;
   d.counters.total[kMetricDramRead] = d.cost.min_bytes_read;
   d.counters.total[kMetricDramWrite] = d.cost.min_bytes_write;
   d.counters.total[kMetricTensorOpsBf16] = 4 * d.cost.flops;

@@ -23,7 +23,7 @@ namespace {
 // 333.3 TFLOP/s, 1.5e8 bytes = the minimum) and one unsupported.
 Results two_points() {
   Results res;
-  res.context.backend = "cuda";
+  res.context.backend = attnprof::core::BackendKind::cuda;
   res.context.device.name = "Test GPU";
   res.context.git_revision = "abc123";
   res.context.tool_version = "0.1.0";
@@ -34,7 +34,7 @@ Results two_points() {
   Record r;
   r.shape = Shape{4, 16, 16, 2048, 2048, 128, false, DType::bf16};
   r.kernel = "fused";
-  r.backend = "cuda";
+  r.backend = attnprof::core::BackendKind::cuda;
   r.cost.flops = 1e11;
   r.cost.min_bytes_read = 1e8;
   r.cost.min_bytes_write = 0.5e8;
@@ -43,7 +43,7 @@ Results two_points() {
   r.latency.rel_stddev = 0.01;
   r.tflops = 1e11 / 300e-6 / 1e12;
   r.launch_overhead_us = 3;
-  r.counters.status = "ok";
+  r.counters.status = attnprof::core::CounterStatus::ok;
   r.counters.total[kMetricDramRead] = 1e8;
   r.counters.total[kMetricDramWrite] = 0.5e8;
   r.counters.total[kMetricTensorOpsBf16] = 1e11;

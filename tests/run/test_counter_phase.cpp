@@ -23,7 +23,7 @@ core::Record record_of(const Point& p, core::Status status, const char* counters
   r.shape = p.shape;
   r.kernel = p.kernel;
   r.status = status;
-  r.counters.status = counters;
+  r.counters.status = core::parse_enum<core::CounterStatus>(counters);
   return r;
 }
 

@@ -23,7 +23,7 @@ core::Results shard(int k, int n, const char* spec = kSpec) {
                                        {"fused", core::KernelKind::fused}};
   const auto all = plan_points(core::parse_axes(spec).shapes, kernels);
   core::Results r;
-  r.context.backend = "cpu";
+  r.context.backend = attnprof::core::BackendKind::cpu;
   r.context.device.name = "CPU: test";
   r.context.sweep = {{"spec", spec},         {"preset", ""},
                      {"shard", fmt::format("{}/{}", k, n)},
@@ -32,7 +32,7 @@ core::Results shard(int k, int n, const char* spec = kSpec) {
     core::Record rec;
     rec.shape = p.shape;
     rec.kernel = p.kernel;
-    rec.backend = "cpu";
+    rec.backend = attnprof::core::BackendKind::cpu;
     r.records.push_back(rec);
   }
   return r;
@@ -85,7 +85,7 @@ TEST_CASE("shards of another sweep, device or backend are refused") {
   other_device.context.device.name = "NVIDIA H200";
   CHECK_THROWS_AS(merge_results({{"a", shard(1, 2)}, {"b", other_device}}, {}), InputError);
   auto other_backend = shard(2, 2);
-  other_backend.context.backend = "cuda";
+  other_backend.context.backend = attnprof::core::BackendKind::cuda;
   CHECK_THROWS_AS(merge_results({{"a", shard(1, 2)}, {"b", other_backend}}, {}), InputError);
   auto other_kernels = shard(2, 2);
   other_kernels.context.sweep["kernels"] = {"fused"};

@@ -179,12 +179,12 @@ void measure_probe(const Probe& probe, const core::DeviceInfo& info, const SmRes
                                                        probe.cold_l2 ? L2Flusher::kLaunches : 0, false);
     if (rec.counters.per_kernel.size() == 1) rec.counters.per_kernel[0].kernel = probe.launch.kernel_name;
   } else {
-    rec.counters.status = "not_collected";
+    rec.counters.status = core::CounterStatus::not_collected;
     rec.counters.reason = "counters are switched off (--no-counters)";
   }
 
   rec.occupancy = occupancy_of(probe.launch, sm);
-  if (rec.counters.status == "ok" && rec.counters.per_kernel.size() == 1) {
+  if (rec.counters.status == core::CounterStatus::ok && rec.counters.per_kernel.size() == 1) {
     const auto& metrics = rec.counters.per_kernel[0].metrics;
     if (const auto it = metrics.find("sm__warps_active.avg.pct_of_peak_sustained_active"); it != metrics.end())
       rec.occupancy.achieved_pct = it->second;
@@ -207,7 +207,7 @@ std::vector<core::Record> measure_calibration_probes(int device_index, const cor
     core::Record rec;
     rec.kernel = std::string(entry.name);
     rec.shape.dtype = entry.dtype;
-    rec.backend = "cuda";
+    rec.backend = core::BackendKind::cuda;
     rec.device_id = device_index;
     try {
       const std::optional<Probe> probe = probe_named(entry.name, sm.sm_count, buffers);

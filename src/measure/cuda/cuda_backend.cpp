@@ -1,25 +1,25 @@
-// The CUDA backend: one (shape, kernel) point end to end, as a script — check support and memory,
-// allocate, fill fresh inputs, poison outputs, verify against float64, time (cold L2 by default),
-// collect counters in a separate phase, compute occupancy. Point-level failures become a status;
-// only a sticky CUDA error (the context is lost) escapes, as EnvironmentError, so that the sweep
-// runner restarts its worker.
+// The CUDA backend: the steps of one (shape, kernel) point (CudaPoint) that the shared lifecycle
+// (point_lifecycle.hpp) runs — device memory check, allocation, fresh inputs, poisoned outputs, the
+// verified call, launch records, timing (cold L2 by default), counters, occupancy — and the batched
+// counter phase. Point-level failures become a status; only a sticky CUDA error (the context is
+// lost) escapes, as EnvironmentError, so that the sweep runner restarts its worker.
 #include "measure/cuda/cuda_backend.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
+#include <optional>
 #include <functional>
 #include <random>
 #include <set>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <nvtx3/nvtx3.hpp>
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/roofline.hpp"
 #include "core/stats.hpp"
-#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/testbed.hpp"
 #include "measure/ceilings_cache.hpp"
 #include "measure/counter_batch.hpp"
@@ -30,34 +30,13 @@
 #include "measure/cuda/launch_records.hpp"
 #include "measure/cuda/occupancy.hpp"
 #include "measure/cuda/timer.hpp"
+#include "measure/point_lifecycle.hpp"
 
 namespace attnprof::measure {
 
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::vector<core::Stage> stages_of(const std::vector<std::string>& names, const SampleSet& samples) {
-  std::vector<core::Stage> stages;
-  if (names.size() < 2 || samples.stage_us.size() != names.size()) return stages;
-  double sum_p50 = 0, sum_p99 = 0;
-  for (size_t i = 0; i < names.size(); ++i) {
-    core::Stage stage;
-    stage.name = names[i];
-    stage.samples_us = samples.stage_us[i];
-    if (stage.samples_us.empty()) return {};
-    stage.p50_us = core::quantile(stage.samples_us, 0.5);
-    stage.p99_us = core::quantile(stage.samples_us, 0.99);
-    sum_p50 += stage.p50_us;
-    sum_p99 += stage.p99_us;
-    stages.push_back(std::move(stage));
-  }
-  for (auto& stage : stages) {
-    stage.share_of_p50 = sum_p50 > 0 ? stage.p50_us / sum_p50 : 0;
-    stage.share_of_p99 = sum_p99 > 0 ? stage.p99_us / sum_p99 : 0;
-  }
-  return stages;
-}
 
 // The achieved occupancy of `launch`: the sm__warps_active counter of its range, found by name, else
 // by position when every launch of the call has a range.
@@ -100,7 +79,7 @@ void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
       per_kernel[i].kernel = stage_names[i];
     }
   }
-  if (rec.counters.status != "ok") return;
+  if (rec.counters.status != core::CounterStatus::ok) return;
   constexpr const char* kWarpsActive = "sm__warps_active.avg.pct_of_peak_sustained_active";
   if (per_kernel.size() == rec.launches.size()) {
     for (size_t i = 0; i < per_kernel.size(); ++i) {
@@ -131,7 +110,7 @@ class CudaBackend final : public Backend {
     flusher_ = std::make_unique<L2Flusher>(info_.l2_bytes);
   }
 
-  std::string name() const override { return "cuda"; }
+  core::BackendKind kind() const override { return core::BackendKind::cuda; }
   core::DeviceInfo device_info() override { return info_; }
   std::vector<const kernels::Kernel*> kernels() override { return kernels::registered(kernels::Backend::cuda); }
 
@@ -140,7 +119,7 @@ class CudaBackend final : public Backend {
     if (!remeasure) {
       if (auto cached = load_ceilings(key)) return *cached;
     }
-    const kernels::ScopedNvtxRange range("attnprof ceilings");
+    const nvtx3::scoped_range range("attnprof ceilings");
     check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
     try {
       core::Ceilings ceilings = core::merge_with_datasheet(measure_ceilings(), info_.name);
@@ -153,53 +132,25 @@ class CudaBackend final : public Backend {
     }
   }
 
-  core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options) override {
-    const auto t0 = std::chrono::steady_clock::now();
-    core::Record rec;
-    rec.shape = shape;
-    rec.kernel = kernel.name();
-    rec.backend = name();
-    rec.device_id = device_index_;
-    rec.timing_mode = options.cold_l2 ? "cold" : "warm";
-    try {
-      check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");  // another backend may have switched it
-      if (options.counters) validate_extra_metrics(options.extra_metrics);
-      run_point(shape, kernel, options, rec);
-    } catch (const InputError&) {
-      throw;
-    } catch (const kernels::Unsupported& e) {
-      rec.status = core::Status::unsupported;
-      rec.reason = e.what();
-    } catch (const kernels::DeviceOutOfMemory& e) {
-      rec.status = core::Status::oom;
-      rec.reason = e.what();
-    } catch (const std::exception& e) {
-      const std::string sticky = sticky_error_message();
-      if (!sticky.empty()) throw EnvironmentError(sticky + " (at " + shape.label() + ", " + kernel.name() + ": " + e.what() + ")");
-      rec.status = core::Status::failed;
-      rec.reason = e.what();
-    }
-    rec.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return rec;
-  }
+  core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options) override;
 
   void collect_counters(std::vector<core::Record>& records, const MeasureOptions& options) override {
     check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
-    const kernels::ScopedNvtxRange range("attnprof counters");
+    const nvtx3::scoped_range range("attnprof counters");
     std::vector<BatchMember> members;
     std::vector<BatchItem> items;
     for (auto& rec : records) {
-      if (rec.counters.status != "pending") continue;
+      if (rec.counters.status != core::CounterStatus::pending) continue;
       const kernels::Kernel* kernel = nullptr;
       for (const auto* k : kernels())
         if (k->name() == rec.kernel) kernel = k;
       if (!options.counters) {
-        rec.counters.status = "not_collected";
+        rec.counters.status = core::CounterStatus::not_collected;
         rec.counters.reason = "counters are switched off (--no-counters)";
         continue;
       }
       if (!kernel) {
-        rec.counters.status = "unavailable";
+        rec.counters.status = core::CounterStatus::unavailable;
         rec.counters.reason = fmt::format("kernel '{}' is not in the cuda backend", rec.kernel);
         continue;
       }
@@ -238,6 +189,7 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  friend class CudaPoint;
   struct BatchMember {
     core::Record* rec;
     const kernels::Kernel* kernel;
@@ -314,7 +266,7 @@ class CudaBackend final : public Backend {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     for (const BatchMember& m : batch) {
       m.rec->counters = core::Counters{};
-      m.rec->counters.status = "unavailable";
+      m.rec->counters.status = core::CounterStatus::unavailable;
       m.rec->counters.reason = reason;
       m.rec->counters.profiling_ms = ms / static_cast<double>(batch.size());
     }
@@ -339,125 +291,6 @@ class CudaBackend final : public Backend {
                     core::footprint_bytes(shape, core::KernelKind::fused) + static_cast<double>(kernel.workspace_bytes(shape)));
   }
 
-  void run_point(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options,
-                 core::Record& rec) {
-    rec.cost = core::cost_of(shape, kernel.kind());
-    if (const std::string why = kernels::support_reason(kernel, shape); !why.empty()) {
-      rec.status = core::Status::unsupported;
-      rec.reason = why;
-      return;
-    }
-    // Refuse before allocating: a failed multi-GiB cudaMalloc is slow and fragments the heap.
-    const double footprint = footprint_of(shape, kernel);
-    size_t free_bytes = 0, total_bytes = 0;
-    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    if (footprint > static_cast<double>(free_bytes)) {
-      rec.status = core::Status::oom;
-      rec.reason = fmt::format("needs {:.2f} GiB of device memory, {:.2f} GiB free", footprint / kGiB,
-                               static_cast<double>(free_bytes) / kGiB);
-      return;
-    }
-
-    cudaStream_t stream = stream_->get();
-    void* stream_arg = static_cast<void*>(stream);
-    const uint64_t seed = options.seed != 0 ? options.seed : seed_rng_();
-    kernels::CudaProblem problem(shape, kernel);
-    rec.layout = std::string(kernels::to_string(kernel.layout()));
-    rec.plan = kernel.plan(shape);
-    // Untimed: a plugin's planning, handles and allocation happen here.
-    const std::unique_ptr<kernels::Call> call = kernel.prepare(problem.args(stream_arg));
-    const bool zero_workspace = kernel.needs_zeroed_workspace();
-    const auto before_call = [&] {
-      if (zero_workspace) problem.zero_workspace(stream_arg);
-    };
-
-    {
-      const kernels::ScopedNvtxRange range("attnprof verify");
-      problem.fill_inputs(seed, stream_arg);
-      problem.poison_outputs(stream_arg);
-      before_call();
-      call->launch();
-      call->write_output();
-      if (options.verify) {
-        rec.verification = problem.verify(seed, options.verify_rows, stream_arg);
-        if (!rec.verification.passed) {
-          rec.status = core::Status::incorrect;
-          rec.reason = fmt::format("O max abs error {:.3g} over tolerance {:.3g}; {} unwritten elements",
-                                   rec.verification.o_max_abs_err, rec.verification.tolerance,
-                                   rec.verification.unwritten);
-        }
-      } else {
-        rec.verification.seed = seed;
-        check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      }
-    }
-
-    {
-      // Every launch of one call, whoever made it, from an untimed call of its own.
-      const kernels::ScopedNvtxRange range("attnprof launches");
-      LaunchRecording recording = record_launches([&] {
-        before_call();
-        call->launch();
-      }, stream);
-      rec.launches = std::move(recording.launches);
-      for (core::Launch& launch : rec.launches) launch.occupancy = occupancy_of_record(launch, sm_);
-      if (!recording.error.empty())
-        std::fprintf(stderr, "attnprof: launch records unavailable at %s, %s: %s\n", shape.label().c_str(),
-                     kernel.name().c_str(), recording.error.c_str());
-    }
-
-    const std::vector<std::string> stage_names = kernel.stage_names(shape);
-    {
-      const kernels::ScopedNvtxRange range("attnprof time");
-      const CallFn timed_call = [&](cudaStream_t, kernels::StageHook* hook) { call->launch(hook); };
-      CallTraits traits;
-      traits.graph_capturable = kernel.graph_capturable();
-      traits.hold_stream = kernel.host_side_heavy();
-      if (zero_workspace) traits.before_call = [&](cudaStream_t) { before_call(); };
-      Timing timing = time_call(timed_call, static_cast<int>(stage_names.size()), stream, options,
-                                info_.sm_clock_max_mhz, *flusher_, traits);
-      rec.samples_us = timing.samples.total_us;
-      rec.sampling_stop = timing.samples.stop_reason;
-      rec.latency = core::summarize(rec.samples_us);
-      rec.stages = stages_of(stage_names, timing.samples);
-      rec.launch_overhead_us = timing.launch_overhead_us;
-      rec.timing_mode = timing.timing_mode;
-      rec.clock = timing.clock;
-      core::set_tflops(rec);
-    }
-
-    if (options.counters && options.counter_batch <= 1) {
-      const kernels::ScopedNvtxRange range("attnprof counters");
-      rec.counters = CounterProfiler::instance().collect(
-          [&] {
-            if (options.cold_l2) flusher_->flush(stream);
-          },
-          [&] {
-            before_call();
-            call->launch();
-          },
-          stream, options.extra_metrics, options.cold_l2 ? L2Flusher::kLaunches : 0, !kernel.pure());
-    } else if (options.counters) {
-      if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
-        rec.counters = *failure;  // unavailable in this process: nothing to collect later
-      } else {
-        rec.counters.status = "pending";
-        rec.counters.reason = "collected after timing, with other points in one session (--counter-batch)";
-      }
-    }
-
-    // Theoretical occupancy: the occupancy API where the kernel names its function, else the launch
-    // record of the call's longest launch (a library's or a plugin's kernel).
-    const std::vector<kernels::LaunchInfo> launches = kernel.launch_info(shape);
-    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
-      rec.occupancy = occupancy_of(*launch, sm_);
-    } else if (const core::Launch* longest = longest_launch(rec.launches)) {
-      rec.occupancy = longest->occupancy;
-    }
-    attribute_counters(rec, kernel);
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  }
-
   int device_index_;
   core::DeviceInfo info_;
   SmResources sm_;
@@ -466,6 +299,146 @@ class CudaBackend final : public Backend {
   std::mt19937_64 seed_rng_;
   std::set<std::string> validated_;
 };
+
+// One point on the GPU: device buffers through the testbed, launch records, the event timer (cold
+// L2, graphs for short calls), CUPTI counters in the point's own session or left pending for a
+// batched one, occupancy.
+class CudaPoint final : public PointSteps {
+ public:
+  CudaPoint(CudaBackend& backend, const core::Shape& shape, const kernels::Kernel& kernel)
+      : b_(backend), shape_(shape), kernel_(kernel), stream_(backend.stream_->get()),
+        stream_arg_(static_cast<void*>(stream_)) {}
+
+  void check_options(const MeasureOptions& options) override {
+    if (options.counters) b_.validate_extra_metrics(options.extra_metrics);
+  }
+
+  std::string memory_refusal() override {
+    check_cuda(cudaSetDevice(b_.device_index_), "cudaSetDevice");  // another backend may have switched it
+    const double footprint = CudaBackend::footprint_of(shape_, kernel_);
+    size_t free_bytes = 0, total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (footprint > static_cast<double>(free_bytes))
+      return fmt::format("needs {:.2f} GiB of device memory, {:.2f} GiB free", footprint / kGiB,
+                         static_cast<double>(free_bytes) / kGiB);
+    return {};
+  }
+
+  uint64_t fresh_seed() override { return b_.seed_rng_(); }
+
+  void allocate(uint64_t seed) override {
+    problem_ = std::make_unique<kernels::CudaProblem>(shape_, kernel_);
+    // Untimed: a plugin's planning, handles and allocation happen here.
+    call_ = kernel_.prepare(problem_->args(stream_arg_));
+    zero_workspace_ = kernel_.needs_zeroed_workspace();
+    problem_->fill_inputs(seed, stream_arg_);
+    problem_->poison_outputs(stream_arg_);
+  }
+
+  void call_once() override {
+    before_call();
+    call_->launch();
+    call_->write_output();
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  core::Verification verify(uint64_t seed, int max_rows) override {
+    return problem_->verify(seed, max_rows, stream_arg_);
+  }
+
+  // Every launch of one call, whoever made it, from an untimed call of its own.
+  void inspect(core::Record& rec) override {
+    LaunchRecording recording = record_launches([&] {
+      before_call();
+      call_->launch();
+    }, stream_);
+    rec.launches = std::move(recording.launches);
+    for (core::Launch& launch : rec.launches) launch.occupancy = occupancy_of_record(launch, b_.sm_);
+    if (!recording.error.empty())
+      fmt::print(stderr, "attnprof: launch records unavailable at {}, {}: {}\n", shape_.label(), kernel_.name(),
+                 recording.error);
+  }
+
+  PointTiming time(const MeasureOptions& options, const PointDeadline&) override {
+    const CallFn timed_call = [&](cudaStream_t, kernels::StageHook* hook) { call_->launch(hook); };
+    CallTraits traits;
+    traits.graph_capturable = kernel_.graph_capturable();
+    traits.hold_stream = kernel_.host_side_heavy();
+    if (zero_workspace_) traits.before_call = [&](cudaStream_t) { before_call(); };
+    Timing timing = time_call(timed_call, static_cast<int>(kernel_.stage_names(shape_).size()), stream_, options,
+                              b_.info_.sm_clock_max_mhz, *b_.flusher_, traits);
+    PointTiming out;
+    out.samples = std::move(timing.samples);
+    out.timing_mode = timing.timing_mode;
+    out.clock = std::move(timing.clock);
+    out.launch_overhead_us = timing.launch_overhead_us;
+    return out;
+  }
+
+  void profile(const MeasureOptions& options, core::Record& rec) override {
+    if (options.counters && options.counter_batch <= 1) {
+      rec.counters = CounterProfiler::instance().collect(
+          [&] {
+            if (options.cold_l2) b_.flusher_->flush(stream_);
+          },
+          [&] {
+            before_call();
+            call_->launch();
+          },
+          stream_, options.extra_metrics, options.cold_l2 ? L2Flusher::kLaunches : 0, !kernel_.pure());
+    } else if (options.counters) {
+      if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
+        rec.counters = *failure;  // unavailable in this process: nothing to collect later
+      } else {
+        rec.counters.status = core::CounterStatus::pending;
+        rec.counters.reason = "collected after timing, with other points in one session (--counter-batch)";
+      }
+    }
+    // Theoretical occupancy: the occupancy API where the kernel names its function, else the launch
+    // record of the call's longest launch (a library's or a plugin's kernel).
+    const std::vector<kernels::LaunchInfo> launches = kernel_.launch_info(shape_);
+    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
+      rec.occupancy = occupancy_of(*launch, b_.sm_);
+    } else if (const core::Launch* longest = longest_launch(rec.launches)) {
+      rec.occupancy = longest->occupancy;
+    }
+    attribute_counters(rec, kernel_);
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  // A sticky CUDA error: the context is lost, and the sweep runner restarts its worker.
+  void escalate(const std::exception& e, const core::Shape& shape, const kernels::Kernel& kernel) override {
+    const std::string sticky = sticky_error_message();
+    if (!sticky.empty())
+      throw EnvironmentError(fmt::format("{} (at {}, {}: {})", sticky, shape.label(), kernel.name(), e.what()));
+  }
+
+  void begin_phase(std::string_view name) override {
+    phase_.emplace(fmt::format("attnprof {}", name).c_str());
+  }
+  void end_phase() override { phase_.reset(); }
+
+ private:
+  void before_call() {
+    if (zero_workspace_) problem_->zero_workspace(stream_arg_);
+  }
+
+  CudaBackend& b_;
+  const core::Shape& shape_;
+  const kernels::Kernel& kernel_;
+  cudaStream_t stream_;
+  void* stream_arg_;
+  std::unique_ptr<kernels::CudaProblem> problem_;
+  std::unique_ptr<kernels::Call> call_;
+  bool zero_workspace_ = false;
+  std::optional<nvtx3::scoped_range> phase_;
+};
+
+core::Record CudaBackend::measure(const core::Shape& shape, const kernels::Kernel& kernel,
+                                  const MeasureOptions& options) {
+  CudaPoint point(*this, shape, kernel);
+  return run_point(point, {core::BackendKind::cuda, device_index_}, shape, kernel, options);
+}
 
 }  // namespace
 

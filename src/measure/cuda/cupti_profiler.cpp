@@ -47,10 +47,6 @@ void check_cupti(CUptiResult result, const char* during) {
   if (result != CUPTI_SUCCESS) throw CuptiFailure{result, during};
 }
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Host object for one metric set on one chip; deinitialised on destruction.
 class HostObject {
  public:
@@ -305,7 +301,7 @@ core::Counters unavailable_counters(int cupti_result, const std::string& during)
       break;
   }
   core::Counters counters;
-  counters.status = "unavailable";
+  counters.status = core::CounterStatus::unavailable;
   counters.reason = fmt::format("{} failed: {}; fix: {}", during, result_name(result), fix);
   return counters;
 }
@@ -316,7 +312,7 @@ std::map<std::string, double> total_of(const std::vector<core::KernelCounters>& 
     const auto duration = kernel.metrics.find(kDurationMetric);
     const double weight = duration != kernel.metrics.end() ? duration->second : 1.0;
     for (const auto& [name, value] : kernel.metrics) {
-      if (ends_with(name, ".sum")) {
+      if (name.ends_with(".sum")) {
         sums[name] += value;
       } else {
         weighted[name] += value * weight;
@@ -423,10 +419,10 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
       before_pass();
     }, stream, kMaxRanges, true);
     const auto drop = static_cast<size_t>(before_launches);
-    if (counters.status == "ok" && counters.per_kernel.size() <= 2 * drop) {
+    if (counters.status == core::CounterStatus::ok && counters.per_kernel.size() <= 2 * drop) {
       counters = unavailable_counters(CUPTI_ERROR_UNKNOWN, "attributing ranges");
       counters.reason = fmt::format("the call left no range between the {} of each L2 flush", drop);
-    } else if (counters.status == "ok") {
+    } else if (counters.status == core::CounterStatus::ok) {
       double tail = 0;
       bool tail_known = true;
       for (size_t i = counters.per_kernel.size() - drop; i < counters.per_kernel.size(); ++i) {
@@ -514,7 +510,7 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
   const double session_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   std::vector<core::Counters> results(points.size(), all);
-  if (why.empty() && all.status != "ok") {
+  if (why.empty() && all.status != core::CounterStatus::ok) {
     if (cupti_error == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || cupti_error == CUPTI_ERROR_HARDWARE_BUSY) {
       // Sessions of their own would fail the same way: the same reason for every point.
       for (auto& counters : results) counters.profiling_ms = session_ms / static_cast<double>(points.size());
@@ -640,7 +636,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   check_cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
 
   core::Counters counters;
-  counters.status = "ok";
+  counters.status = core::CounterStatus::ok;
   counters.passes = user_replay ? passes_run : config.passes;
   std::vector<double> values(config.name_pointers.size());
   for (size_t range = 0; range < info.numTotalRanges; ++range) {

@@ -330,7 +330,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
                  double sm_clock_max_mhz, L2Flusher& flusher, const CallTraits& traits) {
   Timing timing;
   const bool cold = options.cold_l2;
-  timing.timing_mode = cold ? "cold" : "warm";
+  timing.timing_mode = cold ? core::TimingMode::cold : core::TimingMode::warm;
   // Enqueued before every call, before the flush: outside the timed region, and out of L2 when cold.
   const auto before_call = [&] {
     if (traits.before_call) traits.before_call(stream);
@@ -419,7 +419,7 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
     // right before it), divided by n.
     const int64_t n = *graph_calls;
     timing.calls_per_graph = n;
-    timing.timing_mode += "+graph";
+    timing.timing_mode = core::graph_replayed(timing.timing_mode);
     timing.samples = sample_adaptively(
         [&] {
           double flush_us = 0;

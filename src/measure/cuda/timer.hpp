@@ -51,7 +51,7 @@ class L2Flusher {
 
 struct Timing {
   SampleSet samples;                 // total_us: GPU time of one call; stage_us: [stage][sample]
-  std::string timing_mode;           // "cold" / "warm", with "+graph" when replayed from a graph
+  core::TimingMode timing_mode = core::TimingMode::cold;  // with "+graph" when replayed from a graph
   int64_t calls_per_graph = 1;       // calls captured in one graph (1 when not replayed)
   double launch_overhead_us = 0;     // median host time to enqueue one call
   core::ClockInfo clock;
