@@ -167,7 +167,8 @@ TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
     FAIL("no column " << name);
     return size_t{0};
   };
-  const Record& d = mixed_results().records[1];
+  const Results results = mixed_results();
+  const Record& d = results.records[1];
   const double min_bytes = d.cost.min_bytes_read + d.cost.min_bytes_write;
   CHECK(rows[2][column("decode")] == "true");
   CHECK(rows[2][column("tokens_per_call")] == "64");
