@@ -12,11 +12,13 @@
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
 #include "core/results.hpp"
+#include "render_helpers.hpp"
 #include "report/report.hpp"
 
 using namespace attnprof;
 using namespace attnprof::core;
 using nlohmann::json;
+using namespace attnprof::report_test;
 
 namespace {
 
@@ -61,69 +63,6 @@ Results small_results() {
   u.reason = "hdim 96";
   res.records.push_back(u);
   return res;
-}
-
-std::vector<std::string> lines_of(const std::string& text, const std::string& eol = "\n") {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(eol, start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + eol.size();
-  }
-  return lines;
-}
-
-// A strict RFC 4180 reader: records of fields, CRLF between records.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows(1);
-  std::string field;
-  bool quoted = false, in_quotes = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_quotes) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        in_quotes = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"' && field.empty() && !quoted) {
-      in_quotes = quoted = true;
-    } else if (c == ',') {
-      rows.back().push_back(field);
-      field.clear();
-      quoted = false;
-    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-      rows.back().push_back(field);
-      field.clear();
-      quoted = false;
-      rows.emplace_back();
-      ++i;
-    } else {
-      if (c == '\n') FAIL("a bare LF outside quotes breaks RFC 4180");
-      field += c;
-    }
-  }
-  REQUIRE_FALSE(in_quotes);
-  if (rows.back().empty() && field.empty()) rows.pop_back();
-  return rows;
-}
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
-template <class Render>
-std::string render(const Results& res, Render fn) {
-  std::ostringstream out;
-  fn(res, out);
-  return out.str();
 }
 
 }  // namespace

@@ -11,11 +11,13 @@
 #include "core/cost_model.hpp"
 #include "core/diagnosis.hpp"
 #include "core/results.hpp"
+#include "render_helpers.hpp"
 #include "report/report.hpp"
 
 using namespace attnprof;
 using namespace attnprof::core;
 using nlohmann::json;
+using namespace attnprof::report_test;
 
 namespace {
 
@@ -73,54 +75,6 @@ Results mixed_results() {
   d.verification.checked = d.verification.passed = true;
   res.records.push_back(d);
   return res;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// RFC 4180 records: quoted fields may hold commas, quotes (doubled) and line breaks; CRLF ends a record.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows(1);
-  std::string field;
-  bool in_quotes = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_quotes) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        in_quotes = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      in_quotes = true;
-    } else if (c == ',') {
-      rows.back().push_back(std::move(field));
-      field.clear();
-    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-      rows.back().push_back(std::move(field));
-      field.clear();
-      rows.emplace_back();
-      ++i;
-    } else {
-      field += c;
-    }
-  }
-  if (rows.back().empty()) rows.pop_back();
-  return rows;
-}
-
-template <class Render>
-std::string render(const Results& res, Render fn) {
-  std::ostringstream out;
-  fn(res, out);
-  return out.str();
 }
 
 }  // namespace
