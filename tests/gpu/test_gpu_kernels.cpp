@@ -8,14 +8,13 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "core/shape.hpp"
+#include "gpu_test_support.hpp"
 #include "kernels/common/testbed.hpp"
 #include "kernels/registry.hpp"
 
@@ -25,24 +24,10 @@ using attnprof::core::DType;
 using attnprof::core::Shape;
 using attnprof::core::Verification;
 namespace kernels = attnprof::kernels;
+using attnprof::gpu_test::make_shape;
 
 uint64_t g_seed = 0;
 constexpr int kMaxRowsChecked = 96;
-
-Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
-                 int64_t hdim, bool causal, DType dtype) {
-  Shape s;
-  s.batch = batch;
-  s.heads = heads;
-  s.kv_heads = kv_heads;
-  s.seq_q = seq_q;
-  s.seq_k = seq_k;
-  s.hdim = hdim;
-  s.causal = causal;
-  s.dtype = dtype;
-  s.validate();
-  return s;
-}
 
 // Ragged lengths (1, 17, 2050, 4097: no tile size divides them), GQA (kv_heads 1 and 2), odd batch
 // and head counts, and seq_k != seq_q both ways (with a causal mask: rows that see no key at all).
@@ -301,20 +286,4 @@ TEST_CASE("verification catches a kernel that wrote nothing and one that compute
   CHECK_FALSE(mismatch.passed);
 }
 
-int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("test_gpu_kernels: no CUDA device, skipped\n");
-    return 77;
-  }
-  if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {
-    g_seed = std::strtoull(fixed, nullptr, 10);
-  } else {
-    std::random_device entropy;
-    g_seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
-             static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  }
-  std::printf("test_gpu_kernels: seed %llu (replay with ATTNPROF_TEST_SEED=%llu)\n",
-              static_cast<unsigned long long>(g_seed), static_cast<unsigned long long>(g_seed));
-  return Catch::Session().run(argc, argv);
-}
+int main(int argc, char** argv) { return attnprof::gpu_test::run_session("test_gpu_kernels", argc, argv, g_seed); }

@@ -1,0 +1,55 @@
+// Shared by the GPU correctness tests: the validated shape they build, and the main that skips
+// without a device and picks the input seed (fresh per run and printed; ATTNPROF_TEST_SEED=<n>
+// replays one).
+#pragma once
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "core/shape.hpp"
+
+namespace attnprof::gpu_test {
+
+inline core::Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
+                              int64_t hdim, bool causal, core::DType dtype, int64_t page_size = 0,
+                              int64_t kv_splits = 0) {
+  core::Shape s;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.seq_q = seq_q;
+  s.seq_k = seq_k;
+  s.hdim = hdim;
+  s.causal = causal;
+  s.dtype = dtype;
+  s.page_size = page_size;
+  s.kv_splits = kv_splits;
+  s.validate();
+  return s;
+}
+
+// Exits 77 (skipped) without a CUDA device; else sets `seed` and runs the Catch session.
+inline int run_session(const char* name, int argc, char** argv, uint64_t& seed) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("%s: no CUDA device, skipped\n", name);
+    return 77;
+  }
+  if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {
+    seed = std::strtoull(fixed, nullptr, 10);
+  } else {
+    std::random_device entropy;
+    seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
+           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  std::printf("%s: seed %llu (replay with ATTNPROF_TEST_SEED=%llu)\n", name, static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed));
+  return Catch::Session().run(argc, argv);
+}
+
+}  // namespace attnprof::gpu_test
