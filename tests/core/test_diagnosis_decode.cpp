@@ -2,6 +2,7 @@
 // short-call rule at and around each of its thresholds, and the next steps of memory-bound decode.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -296,19 +297,27 @@ TEST_CASE("the short-call rule at and around its stream limit") {
   CHECK(diagnose(two, ctx).verdict == Verdict::occupancy_bound);
 }
 
+namespace {
+
+// A batch-1 decode point whose minimum bytes take 10 us to stream at the H200's ceiling, one launch
+// (short-call limit 16.2 us), diagnosed at `p50_us`; `l2_sol` replaces decode_record's L2 throughput.
+Diagnosis ten_us_stream_at(double p50_us, std::optional<double> l2_sol = std::nullopt) {
+  Record x = decode_record(1, 8192, 30, 1);
+  x.cost.min_bytes_write = 0;
+  x.cost.min_bytes_read = 10e-6 * kH200Bw;
+  x.counters.total[kMetricDramRead] = x.cost.min_bytes_read;
+  x.counters.total[kMetricDramWrite] = 0;
+  x.latency.p50_us = p50_us;
+  x.counters.total[kMetricMemorySol] = x.counters.total[kMetricDramSol] = 10 / p50_us * 100;
+  if (l2_sol) x.counters.total[kMetricL2Sol] = *l2_sol;
+  return diagnose(x, h200_context());
+}
+
+}  // namespace
+
 TEST_CASE("the short-call rule at and around its fixed-time share") {
   // 10 us of stream, one launch: limit 16.2 us; the share beyond the stream decides.
-  Record r = decode_record(1, 8192, 30, 1);
-  r.cost.min_bytes_write = 0;
-  r.cost.min_bytes_read = 10e-6 * kH200Bw;
-  r.counters.total[kMetricDramRead] = r.cost.min_bytes_read;
-  r.counters.total[kMetricDramWrite] = 0;
-  auto at_p50 = [&](double p50_us) {
-    Record x = r;
-    x.latency.p50_us = p50_us;
-    x.counters.total[kMetricMemorySol] = x.counters.total[kMetricDramSol] = 10 / p50_us * 100;
-    return diagnose(x, h200_context());
-  };
+  auto at_p50 = [](double p50_us) { return ten_us_stream_at(p50_us); };
   const double at_share = 10 / (1 - kDecodeFixedTimeShareFrom);  // 15 us: a third of it beyond the stream
   CHECK(at_p50(at_share * 1.0001).verdict == Verdict::launch_bound);
   CHECK(at_p50(at_share * 1.5).verdict == Verdict::launch_bound);
@@ -321,18 +330,7 @@ TEST_CASE("the short-call rule at and around its fixed-time share") {
 TEST_CASE("the short-call rule at and around its limit on the time beyond the stream") {
   // 10 us of stream, one launch: limit 16.2 us; up to 16.2 us beyond the stream is fixed cost, more is the
   // kernel's work.
-  Record r = decode_record(1, 8192, 30, 1);
-  r.cost.min_bytes_write = 0;
-  r.cost.min_bytes_read = 10e-6 * kH200Bw;
-  r.counters.total[kMetricDramRead] = r.cost.min_bytes_read;
-  r.counters.total[kMetricDramWrite] = 0;
-  auto at_p50 = [&](double p50_us) {
-    Record x = r;
-    x.latency.p50_us = p50_us;
-    x.counters.total[kMetricMemorySol] = x.counters.total[kMetricDramSol] = 10 / p50_us * 100;
-    x.counters.total[kMetricL2Sol] = 5;
-    return diagnose(x, h200_context());
-  };
+  auto at_p50 = [](double p50_us) { return ten_us_stream_at(p50_us, 5); };
   const Diagnosis fixed = at_p50(10 + 16.19);
   CHECK(fixed.verdict == Verdict::launch_bound);
   CHECK(fixed.metrics.short_call_limit_us.value() == Approx(16.2));
