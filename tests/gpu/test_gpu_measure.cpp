@@ -579,7 +579,7 @@ TEST_CASE("backend: a kernel that writes wrong numbers is reported incorrect, an
   std::printf("MEASURE corrupted fused %s: status %s '%s', %zu samples\n", shape.label().c_str(),
               std::string(core::to_string(bad.status)).c_str(), bad.reason.c_str(), bad.samples_us.size());
   REQUIRE(bad.status == core::Status::incorrect);
-  REQUIRE(bad.reason.find("O max abs error") != std::string::npos);
+  REQUIRE(bad.reason.find("max |O - O_f64|") != std::string::npos);
   REQUIRE(bad.verification.checked);
   REQUIRE(!bad.verification.passed);
   REQUIRE(bad.verification.unwritten == 0);
