@@ -1,5 +1,5 @@
 // The fused kernel's host side: shape checks, the ATTNPROF_FUSED_CONFIG tile variant, dispatch to the
-// template instantiations of fused_kernel.cuh, and registration as kernel "fused".
+// per-head-dim instantiations (fused_launch.hpp), and registration as kernel "fused".
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -11,10 +11,8 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/nvtx_range.hpp"
-#include "kernels/common/dispatch.cuh"
-#include "kernels/common/dynamic_smem.cuh"
 #include "kernels/common/launch_params.hpp"
-#include "kernels/fused/fused_kernel.cuh"
+#include "kernels/fused/fused_launch.hpp"
 #include "kernels/fused/fused_tiles.hpp"
 #include "kernels/registry.hpp"
 
@@ -42,24 +40,6 @@ std::string variant_text() {
   return env ? std::string(env) : std::string();
 }
 
-// Calls fn with (element type tag, hdim constant, variant constant) for a supported combination.
-template <typename Fn>
-void dispatch(const core::Shape& s, TileVariant variant, Fn&& fn) {
-  dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
-    switch (variant) {
-      case TileVariant::fast:
-        fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::fast>{});
-        return;
-      case TileVariant::small:
-        fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::small>{});
-        return;
-      case TileVariant::warps8:
-        fn(tag, hdim, std::integral_constant<TileVariant, TileVariant::warps8>{});
-        return;
-    }
-  });
-}
-
 class FusedKernel final : public Kernel {
  public:
   std::string name() const override { return "fused"; }
@@ -80,7 +60,10 @@ class FusedKernel final : public Kernel {
     if (const int major = current_device_major(); major > 0 && major < kMinComputeMajor)
       return "fused kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
     if (!fused::supported_hdim(static_cast<int>(s.hdim)))
-      return "fused kernel supports hdim 64 and 128, not " + std::to_string(s.hdim);
+      return "fused kernel supports hdim 32, 64, 96, 128, 192 and 256, not " + std::to_string(s.hdim);
+    if (!fused::supported_variant(static_cast<int>(s.hdim), *variant))
+      return "fused tile variant " + std::string(fused::to_string(*variant)) +
+             " exists at hdim 64 and 128 only, not " + std::to_string(s.hdim);
     const fused::TileConfig c = fused::tile_config(static_cast<int>(s.hdim), *variant);
     const long long ctas = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
     if (ctas > INT32_MAX) return "fused kernel: more than 2^31 CTAs";
@@ -91,17 +74,15 @@ class FusedKernel final : public Kernel {
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
     const TileVariant variant = *fused::parse_variant(variant_text());
+    const int hdim = static_cast<int>(s.hdim);
+    const fused::TileConfig c = fused::tile_config(hdim, variant);
     LaunchInfo info;
-    dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
-      using T = decltype(tag);
-      constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
-      info.kernel_name = "fused_attention_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
-                         std::to_string(hdim.value) + ", " + std::string(fused::to_string(var.value)) + ">";
-      info.func = reinterpret_cast<const void*>(&fused::fused_attention_kernel<T, hdim.value, var.value>);
-      info.grid_blocks = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
-      info.block_threads = fused::threads_of(c);
-      info.dynamic_smem_bytes = fused::smem_bytes(c, hdim.value, sizeof(T));
-    });
+    info.kernel_name = "fused_attention_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
+                       std::to_string(hdim) + ", " + std::string(fused::to_string(variant)) + ">";
+    fused::dispatch_hdim(hdim, [&](auto d) { info.func = fused::kernel_func<d.value>(s.dtype, variant); });
+    info.grid_blocks = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
+    info.block_threads = fused::threads_of(c);
+    info.dynamic_smem_bytes = fused::smem_bytes(c, hdim, core::dtype_bytes(s.dtype));
     return {info};
   }
 
@@ -111,23 +92,19 @@ class FusedKernel final : public Kernel {
     const TileVariant variant = *fused::parse_variant(variant_text());
     const ScopedNvtxRange range("fused " + s.label());
     if (hook) hook->before_stage(0);
-    dispatch(s, variant, [&](auto tag, auto hdim, auto var) {
-      using T = decltype(tag);
-      constexpr fused::TileConfig c = fused::tile_config(hdim.value, var.value);
-      constexpr size_t smem = fused::smem_bytes(c, hdim.value, sizeof(T));
-      allow_dynamic_smem<&fused::fused_attention_kernel<T, hdim.value, var.value>>(smem);
-      fused::FusedParams p{};
-      p.q = a.q;
-      p.k = a.k;
-      p.v = a.v;
-      p.o = a.o;
-      p.lse = a.lse;
-      fill_shape_fields(p, s);
-      p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
-      const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
-      fused::fused_attention_kernel<T, hdim.value, var.value>
-          <<<grid, fused::threads_of(c), smem, static_cast<cudaStream_t>(a.stream)>>>(p);
-      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    const int hdim = static_cast<int>(s.hdim);
+    const fused::TileConfig c = fused::tile_config(hdim, variant);
+    fused::FusedParams p{};
+    p.q = a.q;
+    p.k = a.k;
+    p.v = a.v;
+    p.o = a.o;
+    p.lse = a.lse;
+    fill_shape_fields(p, s);
+    p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
+    const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
+    fused::dispatch_hdim(hdim, [&](auto d) {
+      fused::launch_kernel<d.value>(s.dtype, variant, p, grid, static_cast<cudaStream_t>(a.stream));
     });
     if (hook) hook->after_last();
   }

@@ -14,31 +14,19 @@
 // made the hdim-128 tile spill).
 // Tails: rows past seq_q / seq_k are zero-filled in shared memory, scores past seq_k (or past the
 // causal limit) are set to -inf, and only rows < seq_q are stored. S and P never leave the SM.
-// To extend: a new head dim needs supported_hdim() and a case in fused.cu's dispatch; a new tile
-// shape is one more TileVariant in fused_tiles.hpp.
+// To extend: a new head dim is one more entry of kHeadDims (fused_tiles.hpp) and one more
+// fused_d<hdim>.cu; a new tile shape is one more TileVariant in fused_tiles.hpp.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/fused/fused_launch.hpp"
 #include "kernels/fused/fused_tiles.hpp"
 #include "kernels/fused/ptx.cuh"
 
 namespace attnprof::kernels::fused {
-
-struct FusedParams {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* o;
-  float* lse;
-  int seq_q, seq_k;
-  int heads, kv_heads, group;  // group = heads / kv_heads query heads per kv head
-  int num_m_blocks;            // query-row blocks per (batch, head)
-  float scale_log2;            // softmax_scale * log2(e): scores go straight into exp2
-  bool causal;
-};
 
 inline constexpr float kLn2 = 0.6931471805599453f;
 

@@ -31,17 +31,34 @@ constexpr int kMmaRows = 16;      // m16n8k16
 constexpr int kKvBuffers = 2;     // double-buffered K and V tiles
 constexpr int kSmemPadElems = 8;  // 16 bytes of padding per shared-memory row (bank conflicts)
 
-constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
+// Head dims with instantiated kernels (one translation unit each, fused_d<hdim>.cu).
+inline constexpr int kHeadDims[] = {32, 64, 96, 128, 192, 256};
+
+constexpr bool supported_hdim(int hdim) {
+  for (int h : kHeadDims)
+    if (h == hdim) return true;
+  return false;
+}
+
+// small and warps8 are instantiated at hdim 64 and 128 only (they exist to compare tile shapes).
+constexpr bool supported_variant(int hdim, TileVariant variant) {
+  return supported_hdim(hdim) && (variant == TileVariant::fast || hdim == 64 || hdim == 128);
+}
 
 constexpr TileConfig tile_config(int hdim, TileVariant variant) {
   switch (variant) {
     case TileVariant::fast:
-      // 4 warps x 32 rows: K/V fragments loaded from shared memory once serve two MMA row tiles,
-      // halving shared-memory traffic per FLOP against 16 rows per warp. Q stays in registers only
-      // when it is small enough (hdim 64: 32 registers) to leave room for the O accumulators. At
-      // hdim 128 the O accumulators take 128 registers, and 64-key tiles spilled (and ran 1-3% slower
-      // on the H200 than 32-key tiles, which fit in 249 registers).
-      return {128, hdim <= 64 ? 64 : 32, 4, 2, hdim <= 64, 2};
+      // Up to hdim 128: 4 warps x 32 rows, so that K/V fragments loaded from shared memory once serve
+      // two MMA row tiles (half the shared-memory traffic per FLOP of 16 rows per warp). Q stays in
+      // registers only when it is small enough (hdim <= 64: at most 32 registers) to leave room for the
+      // O accumulators (hdim / 2 registers per row tile). At hdim 128 the O accumulators take 128
+      // registers and 64-key tiles spilled, so the key tile is 32 there; hdim 96 (96 accumulator
+      // registers) keeps 64-key tiles.
+      // Above 128 two row tiles per warp no longer fit in 255 registers: 8 warps x 16 rows keep the
+      // 128-row CTA (each K/V tile loaded from L2 once per 128 query rows) with hdim / 2 accumulator
+      // registers per thread; 32-key tiles keep K and V at 2 x 2 x 32 rows of shared memory.
+      if (hdim > 128) return {128, 32, 8, 1, false, 1};
+      return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
     case TileVariant::warps8:

@@ -1,7 +1,7 @@
 // The fused-sm90 kernel's host side: shape and device checks, the TMA tensor maps (encoded through the
-// driver entry point the runtime hands out, so nothing links libcuda), dispatch to the instantiations
-// of fused_sm90_kernel.cuh, and registration as kernel "fused-sm90". This file is compiled for
-// sm_90a only (kernels/CMakeLists.txt): wgmma and setmaxnreg exist nowhere else.
+// driver entry point the runtime hands out, so nothing links libcuda), dispatch to the per-tile-width
+// instantiations (fused_sm90_launch.hpp), and registration as kernel "fused-sm90". The kernels are
+// compiled for sm_90a only (kernels/CMakeLists.txt): wgmma and setmaxnreg exist nowhere else.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
@@ -16,10 +16,8 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/nvtx_range.hpp"
-#include "kernels/common/dispatch.cuh"
-#include "kernels/common/dynamic_smem.cuh"
 #include "kernels/common/launch_params.hpp"
-#include "kernels/fused_sm90/fused_sm90_kernel.cuh"
+#include "kernels/fused_sm90/fused_sm90_launch.hpp"
 #include "kernels/fused_sm90/fused_sm90_tiles.hpp"
 #include "kernels/registry.hpp"
 
@@ -47,10 +45,13 @@ std::string schedule_text() {
   return env ? std::string(env) : std::string();
 }
 
+// The width of the tile a shape runs on (fused_sm90_tiles.hpp: hdim 32 and 96 run wider tiles).
+int tile_of(const core::Shape& s) { return f3::tile_hdim(static_cast<int>(s.hdim)); }
+
 // The schedule a shape runs with; the choice must be valid (unsupported_reason checks it).
 Schedule schedule_for(const core::Shape& s) {
   const f3::ScheduleChoice choice = f3::parse_schedule(schedule_text());
-  return choice.fixed ? *choice.fixed : f3::default_schedule(static_cast<int>(s.hdim), s.causal);
+  return choice.fixed ? *choice.fixed : f3::default_schedule(tile_of(s), s.causal);
 }
 
 // cuTensorMapEncodeTiled from the driver the runtime already loaded; nullptr when unavailable.
@@ -108,37 +109,19 @@ f3::GridPlan plan_for(const core::Shape& s) {
   struct Key {
     int64_t seq_q, seq_k, batch_heads;
     bool causal;
-    int sms;
+    int sms, block_n;
     bool operator==(const Key&) const = default;
   };
   static std::mutex mutex;
   static Key last_key{};
   static f3::GridPlan last_plan{-1, false};
-  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, current_device_sms()};
+  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, current_device_sms(), f3::block_n(tile_of(s))};
   std::lock_guard<std::mutex> lock(mutex);
   if (last_plan.grid < 0 || !(key == last_key)) {
-    last_plan = f3::plan_grid(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms);
+    last_plan = f3::plan_grid(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms, key.block_n);
     last_key = key;
   }
   return last_plan;
-}
-
-// Calls fn with (element type tag, hdim constant, schedule constant).
-template <typename Fn>
-void dispatch(const core::Shape& s, Schedule schedule, Fn&& fn) {
-  dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
-    switch (schedule) {
-      case Schedule::overlap:
-        fn(tag, hdim, std::integral_constant<Schedule, Schedule::overlap>{});
-        return;
-      case Schedule::pingpong:
-        fn(tag, hdim, std::integral_constant<Schedule, Schedule::pingpong>{});
-        return;
-      case Schedule::serial:
-        fn(tag, hdim, std::integral_constant<Schedule, Schedule::serial>{});
-        return;
-    }
-  });
 }
 
 class FusedSm90Kernel final : public Kernel {
@@ -153,7 +136,8 @@ class FusedSm90Kernel final : public Kernel {
            "TMA O store; schedule " +
            std::string(!choice.valid ? "invalid"
                        : choice.fixed ? f3::to_string(*choice.fixed)
-                                      : "per shape (overlap at hdim 128 without a causal mask, else pingpong)");
+                                      : "per shape (overlap from hdim 128 without a causal mask, else pingpong)") +
+           "; hdim 32 and 96 run the 64- and 128-column tiles with the columns past hdim zero-filled";
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     const std::string text = schedule_text();
@@ -164,7 +148,7 @@ class FusedSm90Kernel final : public Kernel {
       return "fused-sm90 needs an sm_90 GPU (H100/H200: wgmma, TMA, setmaxnreg); this device is sm_" +
              std::to_string(cc);
     if (!f3::supported_hdim(static_cast<int>(s.hdim)))
-      return "fused-sm90 supports hdim 64 and 128, not " + std::to_string(s.hdim);
+      return "fused-sm90 supports hdim 32, 64, 96, 128, 192 and 256, not " + std::to_string(s.hdim);
     const long long ctas = f3::m_blocks(s.seq_q) * s.batch * s.heads;
     if (ctas > INT32_MAX) return "fused-sm90: more than 2^31 CTAs";
     if (s.batch * s.heads > INT32_MAX || s.seq_q > INT32_MAX || s.seq_k > INT32_MAX)
@@ -176,16 +160,14 @@ class FusedSm90Kernel final : public Kernel {
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
     const Schedule schedule = schedule_for(s);
+    const int tile = tile_of(s);
     LaunchInfo info;
-    dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
-      using T = decltype(tag);
-      info.kernel_name = "fused_sm90_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
-                         std::to_string(hdim.value) + ", " + std::string(f3::to_string(sched.value)) + ">";
-      info.func = reinterpret_cast<const void*>(&f3::fused_sm90_kernel<T, hdim.value, sched.value>);
-      info.grid_blocks = plan_for(s).grid;
-      info.block_threads = f3::kThreads;
-      info.dynamic_smem_bytes = f3::smem_bytes(hdim.value);
-    });
+    info.kernel_name = "fused_sm90_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
+                       std::to_string(tile) + ", " + std::string(f3::to_string(schedule)) + ">";
+    f3::dispatch_tile(tile, [&](auto t) { info.func = f3::kernel_func<t.value>(s.dtype, schedule); });
+    info.grid_blocks = plan_for(s).grid;
+    info.block_threads = f3::kThreads;
+    info.dynamic_smem_bytes = f3::smem_bytes(tile);
     return {info};
   }
 
@@ -194,28 +176,26 @@ class FusedSm90Kernel final : public Kernel {
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const Schedule schedule = schedule_for(s);
     const ScopedNvtxRange range("fused-sm90 " + s.label());
-    const CUtensorMap tm_q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
-    const CUtensorMap tm_k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
-    const CUtensorMap tm_v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, f3::kBlockN);
-    // O is stored by each consumer warpgroup, 64 rows at a time.
-    const CUtensorMap tm_o = make_map(a.o, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, 64);
+    const int tile = tile_of(s);
+    const auto block_n = static_cast<uint32_t>(f3::block_n(tile));
+    f3::Sm90Maps maps;
+    maps.q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
+    maps.k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, block_n);
+    maps.v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, block_n);
+    // O is stored by each consumer warpgroup, 64 rows at a time (tiles up to 128 columns).
+    maps.o = make_map(a.o, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, 64);
+    f3::Sm90Params p{};
+    p.o = a.o;
+    p.lse = a.lse;
+    fill_shape_fields(p, s);
+    p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
+    p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
+    const f3::GridPlan plan = plan_for(s);
+    p.rotated = plan.rotated ? 1 : 0;
+    const auto grid = static_cast<unsigned>(plan.grid);
     if (hook) hook->before_stage(0);
-    dispatch(s, schedule, [&](auto tag, auto hdim, auto sched) {
-      using T = decltype(tag);
-      constexpr size_t smem = f3::smem_bytes(hdim.value);
-      allow_dynamic_smem<&f3::fused_sm90_kernel<T, hdim.value, sched.value>>(smem);
-      f3::Sm90Params p{};
-      p.o = a.o;
-      p.lse = a.lse;
-      fill_shape_fields(p, s);
-      p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
-      p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
-      const f3::GridPlan plan = plan_for(s);
-      p.rotated = plan.rotated ? 1 : 0;
-      const auto grid = static_cast<unsigned>(plan.grid);
-      f3::fused_sm90_kernel<T, hdim.value, sched.value>
-          <<<grid, f3::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_o, p);
-      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    f3::dispatch_tile(tile, [&](auto t) {
+      f3::launch_kernel<t.value>(s.dtype, schedule, maps, p, grid, static_cast<cudaStream_t>(a.stream));
     });
     if (hook) hook->after_last();
   }

@@ -8,7 +8,7 @@
 //              the current one finishes. Warpgroups 1 and 2 consume (setmaxnreg.inc), 64 query rows
 //              each, and release a stage (or Q) by arriving on its "empty" mbarrier once their MMAs
 //              have read it.
-//   consumer   S = Q K^T with wgmma m64n128k16, A = Q and B = K both from shared memory (K-major);
+//   consumer   S = Q K^T with wgmma m64n{block_n}k16, A = Q and B = K both from shared memory (K-major);
 //              online softmax in fp32 with exp2 on the accumulators in registers (the 4 lanes of a quad
 //              hold one row); O += P V with wgmma m64n{hdim}k16, A = P converted in registers from the
 //              S accumulators, B = V from shared memory read MN-major (the descriptor's transpose).
@@ -20,8 +20,9 @@
 // is +32 bytes on the descriptor's start address. Tails: TMA zero-fills rows past seq_q / seq_k of
 // the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or the
 // causal limit become -inf, and O leaves through a swizzled shared-memory staging buffer and a TMA
-// store that clips rows past seq_q (LSE is stored directly, rows < seq_q). Causal tiles never load
-// key tiles past their last row's limit.
+// store that clips rows past seq_q (tiles up to 128 columns), or from registers (wider tiles); LSE is
+// stored directly, rows < seq_q. Causal tiles never load key tiles past their last row's limit.
+// Head dims: fused_sm90_tiles.hpp (kernels are instantiated per tile width, fused_sm90_d<width>.cu).
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -29,22 +30,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/fused_sm90/fused_sm90_launch.hpp"
 #include "kernels/fused_sm90/fused_sm90_tiles.hpp"
 #include "kernels/fused_sm90/sm90_ptx.cuh"
 
 namespace attnprof::kernels::fused_sm90 {
-
-struct Sm90Params {
-  void* o;
-  float* lse;
-  int seq_q, seq_k;
-  int heads, kv_heads, group;  // group = heads / kv_heads
-  int num_m_blocks;            // query-row blocks per (batch, head)
-  int num_tiles;               // num_m_blocks * batch * heads work tiles
-  float scale_log2;            // softmax_scale * log2(e)
-  int causal;
-  int rotated;                 // causal tile order (plan_grid, fused_sm90_tiles.hpp)
-};
 
 // One work tile: query rows m0 .. m0 + 127 of (batch, head) bh, reading kv head kv_bh, n_blocks key
 // tiles. Query blocks of one (batch, head) are adjacent in tile order (they share K/V in L2); with a
@@ -53,6 +43,7 @@ struct WorkTile {
   int bh, kv_bh, m0, n_blocks;
 };
 
+template <int kBN>
 __device__ __forceinline__ WorkTile decode_tile(int tile, const Sm90Params& p) {
   const int m_index = tile % p.num_m_blocks;
   const int bh = tile / p.num_m_blocks;
@@ -62,33 +53,52 @@ __device__ __forceinline__ WorkTile decode_tile(int tile, const Sm90Params& p) {
   w.bh = bh;
   w.kv_bh = (bh / p.heads) * p.kv_heads + (bh % p.heads) / p.group;
   w.m0 = m_block * kBlockM;
-  w.n_blocks = static_cast<int>(key_tiles(w.m0, p.seq_q, p.seq_k, p.causal != 0));
+  w.n_blocks = static_cast<int>(key_tiles(w.m0, p.seq_q, p.seq_k, p.causal != 0, kBN));
   return w;
 }
 
 inline constexpr float kLn2 = 0.6931471805599453f;
 
-// S (64 x 128) = Q K^T for one consumer warpgroup; q_base is the warpgroup's first row in panel 0.
+// Accumulator registers [kFirst, kFirst + kN) of an array, as the array a wgmma of kN outputs takes.
+// The accumulator layout of m64nN makes registers 64 c .. 64 c + 63 of an m64n{hdim} accumulator
+// exactly the m64n128 accumulator of columns 128 c .. 128 c + 127.
+template <int kFirst, int kN, int kAll>
+__device__ __forceinline__ float (&acc_slice(float (&acc)[kAll]))[kN] {
+  static_assert(kFirst + kN <= kAll, "the slice lies inside the accumulator");
+  return *reinterpret_cast<float(*)[kN]>(&acc[kFirst]);
+}
+
+// S (64 x kBN) = Q K^T for one consumer warpgroup; q_base is the warpgroup's first row in panel 0.
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void issue_qk(float (&s)[kBlockN / 2], uint32_t q_base, uint32_t k_tile) {
+__device__ __forceinline__ void issue_qk(float (&s)[block_n(kHeadDim) / 2], uint32_t q_base, uint32_t k_tile) {
 #pragma unroll
   for (int ks = 0; ks < kHeadDim / 16; ++ks) {
     const uint64_t a = smem_desc_sw128(q_base + (ks / 4) * q_panel_bytes() + (ks % 4) * 32, 16, 1024);
-    const uint64_t b = smem_desc_sw128(k_tile + (ks / 4) * kv_panel_bytes() + (ks % 4) * 32, 16, 1024);
-    wgmma_m64n128k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
+    const uint64_t b =
+        smem_desc_sw128(k_tile + (ks / 4) * kv_panel_bytes(kHeadDim) + (ks % 4) * 32, 16, 1024);
+    if constexpr (block_n(kHeadDim) == 128) wgmma_m64n128k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
+    else wgmma_m64n64k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
   }
 }
 
-// O (64 x hdim) += P V; P's k16 slice ks is registers p[4 ks .. 4 ks + 3].
+// O (64 x hdim) += P V; P's k16 slice ks is registers p[4 ks .. 4 ks + 3]. O's columns go in chunks of
+// 128 (two V panels, m64n128k16), then a last 64 (m64n64k16) when hdim is an odd number of panels.
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void issue_pv(float (&o)[kHeadDim / 2], const uint32_t (&p)[kBlockN / 4],
+__device__ __forceinline__ void issue_pv(float (&o)[kHeadDim / 2], const uint32_t (&p)[block_n(kHeadDim) / 4],
                                          uint32_t v_tile) {
+  constexpr uint32_t kPanel = kv_panel_bytes(kHeadDim);
 #pragma unroll
-  for (int ks = 0; ks < kBlockN / 16; ++ks) {
+  for (int ks = 0; ks < block_n(kHeadDim) / 16; ++ks) {
     const uint32_t a[4] = {p[4 * ks], p[4 * ks + 1], p[4 * ks + 2], p[4 * ks + 3]};
-    const uint64_t b = smem_desc_sw128(v_tile + ks * 16 * 128, kv_panel_bytes(), 1024);
-    if constexpr (kHeadDim == 64) wgmma_m64n64k16_rs(o, a, b, 1, dtype_tag<T>{});
-    else wgmma_m64n128k16_rs(o, a, b, 1, dtype_tag<T>{});
+    const uint32_t rows = v_tile + ks * 16 * 128;
+    if constexpr (kHeadDim >= 128)
+      wgmma_m64n128k16_rs(acc_slice<0, 64>(o), a, smem_desc_sw128(rows, kPanel, 1024), 1, dtype_tag<T>{});
+    if constexpr (kHeadDim >= 256)
+      wgmma_m64n128k16_rs(acc_slice<64, 64>(o), a, smem_desc_sw128(rows + 2 * kPanel, kPanel, 1024), 1,
+                          dtype_tag<T>{});
+    if constexpr (kHeadDim % 128 != 0)
+      wgmma_m64n64k16_rs(acc_slice<(kHeadDim / 128) * 64, 32>(o), a,
+                         smem_desc_sw128(rows + (kHeadDim / 128) * 2 * kPanel, kPanel, 1024), 1, dtype_tag<T>{});
   }
 }
 
@@ -100,15 +110,16 @@ struct RowState {
 
 // Masks S for key tile n0 when it straddles seq_k or the causal limit; row0 is the thread's first
 // (global) query row.
-__device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Params& p, int m0, int row0,
-                                          int n0, int quad_col) {
-  if (n0 + kBlockN > p.seq_k || (p.causal && n0 + kBlockN - 1 > m0 + p.seq_k - p.seq_q)) {
+template <int kBN>
+__device__ __forceinline__ void mask_tile(float (&s)[kBN / 2], const Sm90Params& p, int m0, int row0, int n0,
+                                          int quad_col) {
+  if (n0 + kBN > p.seq_k || (p.causal && n0 + kBN - 1 > m0 + p.seq_k - p.seq_q)) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = row0 + half * 8;
       const int key_end = p.causal ? min(p.seq_k, max(0, row + p.seq_k - p.seq_q + 1)) : p.seq_k;
 #pragma unroll
-      for (int nt = 0; nt < kBlockN / 8; ++nt)
+      for (int nt = 0; nt < kBN / 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 2; ++e)
           if (n0 + nt * 8 + quad_col * 2 + e >= key_end) s[nt * 4 + half * 2 + e] = -INFINITY;
@@ -120,14 +131,15 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Par
 // move_lazy_max (kernels/common/device_math.cuh): rescale[h] is the factor by which O and the sums
 // accumulated under the old max shrink. Returns whether the warp moved any max (warp-uniform; when it
 // did not, every rescale is exactly 1).
-__device__ __forceinline__ bool softmax_tile(float (&s)[kBlockN / 2], RowState& st, float scale_log2,
+template <int kBN>
+__device__ __forceinline__ bool softmax_tile(float (&s)[kBN / 2], RowState& st, float scale_log2,
                                              float (&rescale)[2]) {
   float lane_max[2];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float m = -INFINITY;
 #pragma unroll
-    for (int nt = 0; nt < kBlockN / 8; ++nt) m = fmaxf(m, fmaxf(s[nt * 4 + half * 2], s[nt * 4 + half * 2 + 1]));
+    for (int nt = 0; nt < kBN / 8; ++nt) m = fmaxf(m, fmaxf(s[nt * 4 + half * 2], s[nt * 4 + half * 2 + 1]));
     lane_max[half] = m;
   }
   const bool moved = move_lazy_max(st.max, lane_max, scale_log2, rescale);
@@ -137,7 +149,7 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[kBlockN / 2], RowState& 
     const float max_scaled = st.max[half] == -INFINITY ? 0.f : st.max[half] * scale_log2;
     float tile_sum = 0.f;
 #pragma unroll
-    for (int nt = 0; nt < kBlockN / 8; ++nt)
+    for (int nt = 0; nt < kBN / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         float& v = s[nt * 4 + half * 2 + e];
@@ -159,10 +171,10 @@ __device__ __forceinline__ void rescale_o(float (&o)[kHeadDim / 2], const float 
 
 // The accumulator layout of wgmma m64nN (per warp: 16 rows; registers 4i..4i+3 are columns 8i + 2t,
 // +1 of rows g and g + 8) makes two adjacent n8 groups of S exactly one k16 A fragment of P.
-template <typename T>
-__device__ __forceinline__ void convert_p(const float (&s)[kBlockN / 2], uint32_t (&p)[kBlockN / 4]) {
+template <typename T, int kBN>
+__device__ __forceinline__ void convert_p(const float (&s)[kBN / 2], uint32_t (&p)[kBN / 4]) {
 #pragma unroll
-  for (int i = 0; i < kBlockN / 4; ++i) p[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
+  for (int i = 0; i < kBN / 4; ++i) p[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
 }
 
 template <typename T, int kHeadDim, Schedule kSchedule>
@@ -174,6 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Only the sm_90a image has a body; the host refuses other devices (unsupported_reason).
   __trap();
 #elif defined(__CUDA_ARCH__)
+  constexpr int kBN = block_n(kHeadDim);
   constexpr int kStages = kv_stages(kHeadDim);
   constexpr int kPanels = panels(kHeadDim);
   constexpr uint32_t kTileBytes = kv_tile_bytes(kHeadDim);
@@ -213,7 +226,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma_prefetch_map(&tm_v);
       int it = 0, q_loads = 0;
       for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles; tile += static_cast<int>(gridDim.x)) {
-        const WorkTile w = decode_tile(tile, p);
+        const WorkTile w = decode_tile<kBN>(tile, p);
         if (w.n_blocks == 0) continue;  // no key visible: the consumers write zeros, nothing to load
         // Q reuse: both consumer warpgroups have finished every S of the previous tile.
         if (q_loads > 0) mbar_wait(bar_q_empty, static_cast<uint32_t>((q_loads - 1) & 1));
@@ -230,12 +243,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbar_arrive_expect_tx(bar_k_full(stage), kTileBytes);
 #pragma unroll
           for (int panel = 0; panel < kPanels; ++panel)
-            tma_load_3d(k_dst + panel * kv_panel_bytes(), &tm_k, panel * kPanelCols, j * kBlockN, w.kv_bh,
+            tma_load_3d(k_dst + panel * kv_panel_bytes(kHeadDim), &tm_k, panel * kPanelCols, j * kBN, w.kv_bh,
                         bar_k_full(stage));
           mbar_arrive_expect_tx(bar_v_full(stage), kTileBytes);
 #pragma unroll
           for (int panel = 0; panel < kPanels; ++panel)
-            tma_load_3d(v_dst + panel * kv_panel_bytes(), &tm_v, panel * kPanelCols, j * kBlockN, w.kv_bh,
+            tma_load_3d(v_dst + panel * kv_panel_bytes(kHeadDim), &tm_v, panel * kPanelCols, j * kBN, w.kv_bh,
                         bar_v_full(stage));
         }
       }
@@ -254,15 +267,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t o_stage = s_o + wg * o_stage_bytes(kHeadDim);
 
     float o[kHeadDim / 2];
-    float s[kBlockN / 2];
+    float s[kBN / 2];
 #pragma unroll
-    for (int i = 0; i < kBlockN / 2; ++i) s[i] = 0.f;
-    uint32_t pf[kBlockN / 4];
+    for (int i = 0; i < kBN / 2; ++i) s[i] = 0.f;
+    uint32_t pf[kBN / 4];
     float rescale[2];
     int it = 0, q_loads = 0;
 
     for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles; tile += static_cast<int>(gridDim.x)) {
-      const WorkTile w = decode_tile(tile, p);
+      const WorkTile w = decode_tile<kBN>(tile, p);
       const int row0 = w.m0 + wg * 64 + row_in_wg;
 #pragma unroll
       for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.f;
@@ -282,10 +295,10 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(s);
-            mask_tile(s, p, w.m0, row0, j * kBlockN, quad_col);
-            const bool moved = softmax_tile(s, st, p.scale_log2, rescale);
+            mask_tile<kBN>(s, p, w.m0, row0, j * kBN, quad_col);
+            const bool moved = softmax_tile<kBN>(s, st, p.scale_log2, rescale);
             rescale_o<kHeadDim>(o, rescale, moved);
-            convert_p<T>(s, pf);
+            convert_p<T, kBN>(s, pf);
             mbar_wait(bar_v_full(stage), phase);
             wgmma_fence();
             issue_pv<T, kHeadDim>(o, pf, s_v + stage * kTileBytes);
@@ -327,9 +340,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             turn_end();
             wgmma_wait<0>();
             fence_regs(s);
-            mask_tile(s, p, w.m0, row0, 0, quad_col);
-            softmax_tile(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
-            convert_p<T>(s, pf);
+            mask_tile<kBN>(s, p, w.m0, row0, 0, quad_col);
+            softmax_tile<kBN>(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
+            convert_p<T, kBN>(s, pf);
           }
           for (int j = 1; j < n_blocks; ++j) {
             const int stage = (it + j) % kStages, prev = (it + j - 1) % kStages;
@@ -347,14 +360,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             // S of tile j is done; P V of tile j - 1 may still run while its softmax does.
             wgmma_wait<1>();
             fence_regs(s);
-            mask_tile(s, p, w.m0, row0, j * kBlockN, quad_col);
-            const bool moved = softmax_tile(s, st, p.scale_log2, rescale);
+            mask_tile<kBN>(s, p, w.m0, row0, j * kBN, quad_col);
+            const bool moved = softmax_tile<kBN>(s, st, p.scale_log2, rescale);
             wgmma_wait<0>();
             fence_regs(o);
             fence_regs(pf);
             mbar_arrive(bar_empty(prev));
             rescale_o<kHeadDim>(o, rescale, moved);
-            convert_p<T>(s, pf);
+            convert_p<T, kBN>(s, pf);
           }
           // Every S of this tile is done: Q may be replaced by the next tile's.
           mbar_arrive(bar_q_empty);
@@ -373,11 +386,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         it += n_blocks;
       }
 
-      // Epilogue: O = acc / sum through this warpgroup's staging buffer and one TMA store (rows past
-      // seq_q are clipped by the tensor map); LSE = ln(sum exp(scale * s)) stored directly. Rows that
-      // saw no key get 0 and -inf.
-      if (store_thread) bulk_wait_read();  // the previous tile's store has read the staging buffer
-      named_bar_sync(3 + wg, kWarpgroupThreads);
+      // Epilogue: O = acc / sum, LSE = ln(sum exp(scale * s)) stored directly (rows < seq_q); rows that
+      // saw no key get 0 and -inf. Up to 128 columns O goes through this warpgroup's staging buffer and
+      // one TMA store (which clips rows past seq_q and columns past hdim); wider tiles store O from
+      // registers, rows < seq_q.
+      if constexpr (stages_o(kHeadDim)) {
+        if (store_thread) bulk_wait_read();  // the previous tile's store has read the staging buffer
+        named_bar_sync(3 + wg, kWarpgroupThreads);
+      }
       float* lse_bh = p.lse + static_cast<int64_t>(w.bh) * p.seq_q;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
@@ -386,25 +402,35 @@ __global__ void __launch_bounds__(kThreads, 1)
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
         const int r = row_in_wg + half * 8;  // row inside the warpgroup's 64
-#pragma unroll
-        for (int nt = 0; nt < kHeadDim / 8; ++nt) {
-          // Element (r, 8 nt + 2 quad_col) of 128-byte-swizzled 64-column panels: 16-byte chunk
-          // (nt % 8) of row r lands at chunk (nt % 8) ^ (r % 8).
-          const uint32_t addr = o_stage + (nt / 8) * o_panel_bytes() + r * 128 +
-                                ((((nt % 8) ^ (r % 8))) << 4) + quad_col * 4;
-          st_shared_u32(addr, pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum));
-        }
         const int row = row0 + half * 8;
+        if constexpr (stages_o(kHeadDim)) {
+#pragma unroll
+          for (int nt = 0; nt < kHeadDim / 8; ++nt) {
+            // Element (r, 8 nt + 2 quad_col) of 128-byte-swizzled 64-column panels: 16-byte chunk
+            // (nt % 8) of row r lands at chunk (nt % 8) ^ (r % 8).
+            const uint32_t addr = o_stage + (nt / 8) * o_panel_bytes() + r * 128 +
+                                  ((((nt % 8) ^ (r % 8))) << 4) + quad_col * 4;
+            st_shared_u32(addr, pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum));
+          }
+        } else if (row < p.seq_q) {
+          T* o_row = static_cast<T*>(p.o) + (static_cast<int64_t>(w.bh) * p.seq_q + row) * kHeadDim;
+#pragma unroll
+          for (int nt = 0; nt < kHeadDim / 8; ++nt)
+            *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) =
+                pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum);
+        }
         if (quad_col == 0 && row < p.seq_q)
           lse_bh[row] = sum > 0.f ? (st.max[half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
       }
-      fence_proxy_async_smem();
-      named_bar_sync(3 + wg, kWarpgroupThreads);
-      if (store_thread && w.m0 + wg * 64 < p.seq_q) {
+      if constexpr (stages_o(kHeadDim)) {
+        fence_proxy_async_smem();
+        named_bar_sync(3 + wg, kWarpgroupThreads);
+        if (store_thread && w.m0 + wg * 64 < p.seq_q) {
 #pragma unroll
-        for (int panel = 0; panel < kPanels; ++panel)
-          tma_store_3d(&tm_o, o_stage + panel * o_panel_bytes(), panel * kPanelCols, w.m0 + wg * 64, w.bh);
-        bulk_commit();
+          for (int panel = 0; panel < kPanels; ++panel)
+            tma_store_3d(&tm_o, o_stage + panel * o_panel_bytes(), panel * kPanelCols, w.m0 + wg * 64, w.bh);
+          bulk_commit();
+        }
       }
     }
     if (store_thread) bulk_wait_all();

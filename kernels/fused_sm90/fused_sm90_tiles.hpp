@@ -3,8 +3,15 @@
 //
 // CTA: one producer warpgroup (one thread issues every TMA load) and two consumer warpgroups of 64
 // query rows each, so work tiles of 128 query rows of one (batch, head); a CTA runs several in turn. K and V go through a ring of
-// kv_stages(hdim) stages of kBlockN keys. Every tile is stored as 64-column panels of 128-byte rows
+// kv_stages(hdim) stages of block_n(hdim) keys. Every tile is stored as 64-column panels of 128-byte rows
 // with TMA's 128-byte swizzle, which is also the layout wgmma's descriptors read.
+//
+// Head dims: the tile's width is a whole number of 64-column panels (tile_hdim): 64, 128, 192, 256.
+// hdim 32 and 96 run the 64- and 128-column tiles: TMA zero-fills the columns past hdim on every load
+// (so they add nothing to Q K^T) and clips them on the O store, at the price of MMAs on zeros (half of
+// them at hdim 32, a quarter at 96). Above 128 columns the O accumulators (hdim / 2 registers per
+// consumer thread) leave room for 64-key tiles only, and shared memory for no O staging buffer: O is
+// stored from registers.
 #pragma once
 #include <cstddef>
 #include <algorithm>
@@ -22,7 +29,6 @@ namespace attnprof::kernels::fused_sm90 {
 enum class Schedule { overlap, pingpong, serial };
 
 constexpr int kBlockM = 128;            // query rows per CTA
-constexpr int kBlockN = 128;            // keys per K/V tile
 constexpr int kConsumerWarpgroups = 2;  // 64 query rows each
 constexpr int kWarpgroupThreads = 128;
 constexpr int kThreads = kWarpgroupThreads * (1 + kConsumerWarpgroups);
@@ -31,25 +37,35 @@ constexpr int kPanelCols = 64;          // elements per 128-byte swizzled row
 constexpr int kProducerRegs = 24;       // setmaxnreg after the role split
 constexpr int kConsumerRegs = 240;      // 128 * 24 + 256 * 240 <= 65536
 
-constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
-constexpr int kv_stages(int hdim) { return hdim <= 64 ? 3 : 2; }
-constexpr int panels(int hdim) { return hdim / kPanelCols; }
+inline constexpr int kHeadDims[] = {32, 64, 96, 128, 192, 256};
+constexpr bool supported_hdim(int hdim) {
+  for (int h : kHeadDims)
+    if (h == hdim) return true;
+  return false;
+}
+// The functions below take the tile's width (tile_hdim(hdim)), which is what the kernel is
+// instantiated for.
+constexpr int tile_hdim(int hdim) { return (hdim + kPanelCols - 1) / kPanelCols * kPanelCols; }
+constexpr int block_n(int tile) { return tile <= 128 ? 128 : 64; }  // keys per K/V tile
+constexpr int kv_stages(int tile) { return tile == 128 || tile == 256 ? 2 : 3; }
+constexpr bool stages_o(int tile) { return tile <= 128; }  // O leaves through shared memory and TMA
+constexpr int panels(int tile) { return tile / kPanelCols; }
 
 constexpr uint32_t q_panel_bytes() { return kBlockM * 128; }
-constexpr uint32_t kv_panel_bytes() { return kBlockN * 128; }
-constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(); }
-constexpr uint32_t kv_tile_bytes(int hdim) { return panels(hdim) * kv_panel_bytes(); }
+constexpr uint32_t kv_panel_bytes(int tile) { return block_n(tile) * 128; }
+constexpr uint32_t q_bytes(int tile) { return panels(tile) * q_panel_bytes(); }
+constexpr uint32_t kv_tile_bytes(int tile) { return panels(tile) * kv_panel_bytes(tile); }
 
 // O of one consumer warpgroup (64 rows) staged for its TMA store, in the same swizzled panels.
 constexpr uint32_t o_panel_bytes() { return 64 * 128; }
-constexpr uint32_t o_stage_bytes(int hdim) { return panels(hdim) * o_panel_bytes(); }
+constexpr uint32_t o_stage_bytes(int tile) { return stages_o(tile) ? panels(tile) * o_panel_bytes() : 0; }
 
 // Shared memory, from a 1024-byte aligned base: Q | K stages | V stages | O staging (one per consumer
-// warpgroup) | mbarriers.
-constexpr uint32_t k_offset(int hdim) { return q_bytes(hdim); }
-constexpr uint32_t v_offset(int hdim) { return k_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
-constexpr uint32_t o_offset(int hdim) { return v_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
-constexpr uint32_t barrier_offset(int hdim) { return o_offset(hdim) + kConsumerWarpgroups * o_stage_bytes(hdim); }
+// warpgroup, when staged) | mbarriers.
+constexpr uint32_t k_offset(int tile) { return q_bytes(tile); }
+constexpr uint32_t v_offset(int tile) { return k_offset(tile) + kv_stages(tile) * kv_tile_bytes(tile); }
+constexpr uint32_t o_offset(int tile) { return v_offset(tile) + kv_stages(tile) * kv_tile_bytes(tile); }
+constexpr uint32_t barrier_offset(int tile) { return o_offset(tile) + kConsumerWarpgroups * o_stage_bytes(tile); }
 // Q full, Q empty, then per stage: K full, V full, K/V empty.
 constexpr int barrier_count(int hdim) { return 2 + 3 * kv_stages(hdim); }
 constexpr size_t kAlignSlack = 1024;  // the dynamic shared memory base is rounded up to 1024 bytes
@@ -61,12 +77,12 @@ constexpr long long m_blocks(long long seq_q) { return (seq_q + kBlockM - 1) / k
 
 // Key tiles the CTA starting at query row m0 visits: with the bottom-right causal mask, row i sees
 // keys j <= i + seq_k - seq_q, so tiles past the last row's limit are skipped; 0 when no row sees a key.
-constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bool causal) {
-  const long long all = (seq_k + kBlockN - 1) / kBlockN;
+constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bool causal, int bn) {
+  const long long all = (seq_k + bn - 1) / bn;
   if (!causal) return all;
   const long long last_visible_key = m0 + kBlockM - 1 + seq_k - seq_q;
   if (last_visible_key < 0) return 0;
-  const long long needed = last_visible_key / kBlockN + 1;
+  const long long needed = last_visible_key / bn + 1;
   return needed < all ? needed : all;
 }
 
@@ -102,12 +118,12 @@ struct RoundRobinLoad {
   double greedy_bound = 0;
 };
 inline RoundRobinLoad causal_round_robin_load(long long seq_q, long long seq_k, long long batch_heads,
-                                              long long grid, bool rotated) {
+                                              long long grid, bool rotated, int bn) {
   const long long blocks = m_blocks(seq_q);
   const long long tiles = blocks * batch_heads;
   auto cost = [&](long long t) {
     const long long m_block = blocks - 1 - causal_m_index(t, blocks, rotated);
-    return key_tiles(m_block * kBlockM, seq_q, seq_k, true) + kTileOverheadKeyTiles;
+    return key_tiles(m_block * kBlockM, seq_q, seq_k, true, bn) + kTileOverheadKeyTiles;
   };
   long long total = 0, heaviest = 0;
   RoundRobinLoad load;
@@ -127,12 +143,13 @@ struct GridPlan {
   bool rotated = false;  // causal tile order (causal_m_index)
 };
 
-inline GridPlan plan_grid(long long seq_q, long long seq_k, long long batch_heads, bool causal, int sm_count) {
+inline GridPlan plan_grid(long long seq_q, long long seq_k, long long batch_heads, bool causal, int sm_count,
+                          int bn) {
   const long long tiles = m_blocks(seq_q) * batch_heads;
   if (sm_count <= 0 || tiles <= sm_count) return {tiles, false};
   if (!causal) return {sm_count, false};
-  const RoundRobinLoad plain = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, false);
-  const RoundRobinLoad rotated = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, true);
+  const RoundRobinLoad plain = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, false, bn);
+  const RoundRobinLoad rotated = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, true, bn);
   const bool rotate = rotated.busiest < plain.busiest;
   const RoundRobinLoad& best = rotate ? rotated : plain;
   if (static_cast<double>(best.busiest) > kMaxStaticImbalance * best.greedy_bound) return {tiles, false};
@@ -169,8 +186,10 @@ constexpr std::string_view to_string(Schedule s) {
   return "?";
 }
 
-static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(smem_bytes(64) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+static_assert(smem_bytes(192) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+static_assert(smem_bytes(256) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumerThreads <= 65536,
               "the register file holds both roles after setmaxnreg");
 

@@ -117,13 +117,15 @@ std::optional<PersistentSplit> persistent_split(const KernelTiling& t, const Sha
   // The kernel's own plan decides the causal tile order for this grid; a grid other than the plan's
   // (an older build) is read in plain order.
   if (s.causal) {
-    const sm90::GridPlan plan = sm90::plan_grid(s.seq_q, s.seq_k, batch_heads, true, static_cast<int>(grid));
+    const sm90::GridPlan plan =
+        sm90::plan_grid(s.seq_q, s.seq_k, batch_heads, true, static_cast<int>(grid), sm90::block_n(static_cast<int>(t.hdim)));
     split.rotated = plan.grid == grid && plan.rotated;
   }
   auto cost = [&](long long tile) -> double {
     if (!s.causal) return 1;
     const long long m_block = blocks - 1 - sm90::causal_m_index(tile, blocks, split.rotated);
-    return static_cast<double>(sm90::key_tiles(m_block * sm90::kBlockM, s.seq_q, s.seq_k, true) +
+    return static_cast<double>(sm90::key_tiles(m_block * sm90::kBlockM, s.seq_q, s.seq_k, true,
+                                               sm90::block_n(static_cast<int>(t.hdim))) +
                                sm90::kTileOverheadKeyTiles);
   };
   double total = 0;

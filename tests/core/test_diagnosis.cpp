@@ -774,7 +774,7 @@ TEST_CASE("the kernel's tiling is read from its name: family, variant, query til
   CHECK(t->family == "fused-sm90");
   CHECK(t->variant == "pingpong");
   CHECK(t->query_tile_rows == 128);
-  CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<bf16, d96, fast>"));   // no such head dim
+  CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<bf16, d80, fast>"));   // no such head dim
   CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<bf16, d128, huge>"));  // no such variant
   CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<__nv_bfloat16, 128, (x::TileVariant)7>"));
   CHECK_FALSE(tiling_of_kernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128>>"));

@@ -3,6 +3,7 @@
 // plan balances the static round robin at the fa-bench causal shapes. No CUDA runtime needed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -12,6 +13,7 @@ namespace f3 = attnprof::kernels::fused_sm90;
 
 namespace {
 constexpr int kH200Sms = 132;
+constexpr int kBn = f3::block_n(128);  // keys per K/V tile up to hdim 128
 }  // namespace
 
 TEST_CASE("fused-sm90: the causal tile orders are permutations of each head's query blocks") {
@@ -37,9 +39,9 @@ TEST_CASE("fused-sm90: the planned round robin is balanced at the fa-bench causa
   for (long long hdim : {64, 128}) {
     for (long long seq = 512; seq <= 16384; seq *= 2) {
       const long long batch_heads = (16384 / seq) * (2048 / hdim);
-      const f3::GridPlan plan = f3::plan_grid(seq, seq, batch_heads, true, kH200Sms);
-      const auto plain = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, false);
-      const auto chosen = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, plan.rotated);
+      const f3::GridPlan plan = f3::plan_grid(seq, seq, batch_heads, true, kH200Sms, kBn);
+      const auto plain = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, false, kBn);
+      const auto chosen = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, plan.rotated, kBn);
       INFO("hdim " << hdim << " seq " << seq << ": grid " << plan.grid << " rotated " << plan.rotated << " busiest "
                    << chosen.busiest << " (plain " << plain.busiest << ") greedy bound " << chosen.greedy_bound);
       CHECK(chosen.busiest <= plain.busiest);
@@ -48,18 +50,59 @@ TEST_CASE("fused-sm90: the planned round robin is balanced at the fa-bench causa
   }
   // seq 512 (4 blocks per head, 132 = 33 * 4): plain gives a quarter of the CTAs only the heaviest
   // block (15.5 tiles of 4 + 2 key tiles); rotated is within a tile of the mean.
-  const f3::GridPlan seq512 = f3::plan_grid(512, 512, 32 * 16, true, kH200Sms);
+  const f3::GridPlan seq512 = f3::plan_grid(512, 512, 32 * 16, true, kH200Sms, kBn);
   CHECK(seq512.grid == kH200Sms);
   CHECK(seq512.rotated);
-  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, false).busiest == 96);
-  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, true).busiest == 72);
+  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, false, kBn).busiest == 96);
+  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, true, kBn).busiest == 72);
   // b1 h16 s16384 d128: 1.27x the bound even rotated: one CTA per tile, as measured best.
-  CHECK(f3::plan_grid(16384, 16384, 16, true, kH200Sms).grid == 128 * 16);
+  CHECK(f3::plan_grid(16384, 16384, 16, true, kH200Sms, kBn).grid == 128 * 16);
 }
 
 TEST_CASE("fused-sm90: non-causal shapes keep the persistent grid; small ones one CTA per tile") {
-  CHECK(f3::plan_grid(2048, 2048, 128, false, kH200Sms).grid == kH200Sms);
-  CHECK_FALSE(f3::plan_grid(2048, 2048, 128, false, kH200Sms).rotated);
-  CHECK(f3::plan_grid(128, 128, 3, true, kH200Sms).grid == 3);
-  CHECK(f3::plan_grid(4096, 4096, 8, true, 0).grid == 32 * 8);
+  CHECK(f3::plan_grid(2048, 2048, 128, false, kH200Sms, kBn).grid == kH200Sms);
+  CHECK_FALSE(f3::plan_grid(2048, 2048, 128, false, kH200Sms, kBn).rotated);
+  CHECK(f3::plan_grid(128, 128, 3, true, kH200Sms, kBn).grid == 3);
+  CHECK(f3::plan_grid(4096, 4096, 8, true, 0, kBn).grid == 32 * 8);
+}
+
+TEST_CASE("fused-sm90: every head dim runs on a tile of whole 64-column panels that fits the SM") {
+  constexpr size_t kSmemPerBlockBytes = 227 * 1024;
+  constexpr int kRegisterFile = 65536;
+  for (int hdim : f3::kHeadDims) {
+    const int tile = f3::tile_hdim(hdim);
+    INFO("hdim " << hdim << " tile " << tile);
+    CHECK(f3::supported_hdim(hdim));
+    CHECK(tile >= hdim);
+    CHECK(tile - hdim < f3::kPanelCols);
+    CHECK(tile % f3::kPanelCols == 0);
+    CHECK(f3::smem_bytes(tile) <= kSmemPerBlockBytes);
+    // The consumer's accumulators: O (tile / 2), S (block_n / 2) and P (block_n / 4) per thread, under
+    // the registers setmaxnreg gives it, with room for addresses and softmax state.
+    CHECK(tile / 2 + f3::block_n(tile) / 2 + f3::block_n(tile) / 4 <= f3::kConsumerRegs - 48);
+    CHECK(f3::block_n(tile) % 16 == 0);
+  }
+  CHECK(f3::kProducerRegs * f3::kWarpgroupThreads + f3::kConsumerRegs * f3::kConsumerThreads <= kRegisterFile);
+  CHECK(f3::tile_hdim(32) == 64);
+  CHECK(f3::tile_hdim(96) == 128);
+  CHECK(f3::tile_hdim(192) == 192);
+  CHECK(f3::stages_o(128));
+  CHECK_FALSE(f3::stages_o(256));
+  CHECK(f3::o_stage_bytes(192) == 0);
+  CHECK_FALSE(f3::supported_hdim(80));
+  CHECK_FALSE(f3::supported_hdim(512));
+}
+
+TEST_CASE("fused-sm90: key tiles of 64 keys cover every visible key of a causal block") {
+  for (int bn : {64, 128})
+    for (long long seq_q : {1, 100, 128, 129, 777})
+      for (long long seq_k : {1, 63, 64, 65, 1000})
+        for (long long m0 = 0; m0 < seq_q; m0 += f3::kBlockM) {
+          const long long last_row = std::min(seq_q, m0 + f3::kBlockM) - 1;
+          const long long last_key = std::min(seq_k - 1, last_row + seq_k - seq_q);
+          const long long tiles = f3::key_tiles(m0, seq_q, seq_k, true, bn);
+          INFO("bn " << bn << " seq " << seq_q << "x" << seq_k << " m0 " << m0);
+          CHECK(tiles == (last_key < 0 ? 0 : last_key / bn + 1));
+          CHECK(f3::key_tiles(m0, seq_q, seq_k, false, bn) == (seq_k + bn - 1) / bn);
+        }
 }

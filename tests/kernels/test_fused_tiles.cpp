@@ -29,10 +29,19 @@ long long last_visible_key(long long i, long long seq_q, long long seq_k, bool c
 }  // namespace
 
 TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
-  for (int hdim : {64, 128})
+  for (int hdim : fused::kHeadDims)
     for (fused::TileVariant v : kVariants) {
+      if (!fused::supported_variant(hdim, v)) continue;
       const fused::TileConfig c = fused::tile_config(hdim, v);
       INFO("hdim " << hdim << " variant " << fused::to_string(v));
+      // What the kernel's static_asserts and load loops need.
+      CHECK(hdim % 16 == 0);
+      CHECK(c.block_m * (hdim / 8) % fused::threads_of(c) == 0);
+      CHECK(c.block_n * (hdim / 8) % fused::threads_of(c) == 0);
+      // O accumulators (hdim / 2 per row tile) and S accumulators (block_n / 2 per row tile) per thread
+      // stay under the register cap __launch_bounds__ sets (64K / (threads * min blocks), at most 255).
+      const int cap = std::min(255, 65536 / (fused::threads_of(c) * c.min_blocks_per_sm));
+      CHECK(c.m_tiles_per_warp * (hdim / 2 + c.block_n / 2) <= cap - 40);
       CHECK(c.block_m == fused::kMmaRows * c.warps * c.m_tiles_per_warp);
       CHECK(c.block_n % 16 == 0);
       CHECK(fused::threads_of(c) == 32 * c.warps);
@@ -47,8 +56,13 @@ TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
                 fused::tile_config(128, fused::TileVariant::fast).block_m);
   CHECK(fused::supported_hdim(64));
   CHECK(fused::supported_hdim(128));
+  CHECK(fused::supported_hdim(96));
+  CHECK(fused::supported_hdim(256));
   CHECK_FALSE(fused::supported_hdim(80));
-  CHECK_FALSE(fused::supported_hdim(256));
+  CHECK_FALSE(fused::supported_hdim(512));
+  CHECK(fused::supported_variant(256, fused::TileVariant::fast));
+  CHECK_FALSE(fused::supported_variant(256, fused::TileVariant::small));
+  CHECK_FALSE(fused::supported_variant(96, fused::TileVariant::warps8));
 }
 
 TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
