@@ -19,7 +19,7 @@ g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/
     -o "$out/python/attnprof_python.so" $(python3-config --ldflags --embed) \
     -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
 cp kernels/python/attnprof_py.py "$out/python/"
-plugin=(--plugin "$out/python/attnprof_python.so")
+plugin=(--python-bridge "$out/python/attnprof_python.so")
 
 log "side by side: head dims"
 axes="${ATTNPROF_HDIM_AXES:-tokens=16384;heads=16;seq=1024:8192:x2;hdim=32,64,96,128,192,256;causal=0,1;dtype=bf16}"
