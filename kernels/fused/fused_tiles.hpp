@@ -56,8 +56,9 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // registers) keeps 64-key tiles.
       // Above 128 two row tiles per warp no longer fit in 255 registers: 8 warps x 16 rows keep the
       // 128-row CTA (each K/V tile loaded from L2 once per 128 query rows) with hdim / 2 accumulator
-      // registers per thread; 32-key tiles keep K and V at 2 x 2 x 32 rows of shared memory.
-      if (hdim > 128) return {128, 32, 8, 1, false, 1};
+      // registers per thread, one CTA per SM (registers and shared memory both allow only one), and
+      // 64-key tiles: half the barriers and softmax passes per key of 32-key tiles.
+      if (hdim > 128) return {128, 64, 8, 1, false, 1};
       return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};

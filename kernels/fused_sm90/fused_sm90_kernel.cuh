@@ -77,6 +77,7 @@ __device__ __forceinline__ void issue_qk(float (&s)[block_n(kHeadDim) / 2], uint
     const uint64_t b =
         smem_desc_sw128(k_tile + (ks / 4) * kv_panel_bytes(kHeadDim) + (ks % 4) * 32, 16, 1024);
     if constexpr (block_n(kHeadDim) == 128) wgmma_m64n128k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
+    else if constexpr (block_n(kHeadDim) == 80) wgmma_m64n80k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
     else wgmma_m64n64k16_ss(s, a, b, ks > 0 ? 1 : 0, dtype_tag<T>{});
   }
 }

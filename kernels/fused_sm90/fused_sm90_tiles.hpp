@@ -10,8 +10,8 @@
 // hdim 32 and 96 run the 64- and 128-column tiles: TMA zero-fills the columns past hdim on every load
 // (so they add nothing to Q K^T) and clips them on the O store, at the price of MMAs on zeros (half of
 // them at hdim 32, a quarter at 96). Above 128 columns the O accumulators (hdim / 2 registers per
-// consumer thread) leave room for 64-key tiles only, and shared memory for no O staging buffer: O is
-// stored from registers.
+// consumer thread) and shared memory leave room for narrower key tiles only (block_n), and none for an
+// O staging buffer: O is stored from registers.
 #pragma once
 #include <cstddef>
 #include <algorithm>
@@ -46,7 +46,9 @@ constexpr bool supported_hdim(int hdim) {
 // The functions below take the tile's width (tile_hdim(hdim)), which is what the kernel is
 // instantiated for.
 constexpr int tile_hdim(int hdim) { return (hdim + kPanelCols - 1) / kPanelCols * kPanelCols; }
-constexpr int block_n(int tile) { return tile <= 128 ? 128 : 64; }  // keys per K/V tile
+// Keys per K/V tile: 128 up to 128 columns; 64 at 192 (three stages); 80 at 256, the most that two
+// stages of K and V (4 x 80 rows x 512 bytes) and Q (64 KB) leave room for.
+constexpr int block_n(int tile) { return tile <= 128 ? 128 : tile == 192 ? 64 : 80; }
 constexpr int kv_stages(int tile) { return tile == 128 || tile == 256 ? 2 : 3; }
 constexpr bool stages_o(int tile) { return tile <= 128; }  // O leaves through shared memory and TMA
 constexpr int panels(int tile) { return tile / kPanelCols; }
