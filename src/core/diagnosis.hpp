@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnosis_model.hpp"
+#include "core/metric_names.hpp"  // the CUPTI names it reads from Counters::total
 #include "core/results.hpp"
 
 namespace attnprof::core {
@@ -61,45 +62,6 @@ inline constexpr double kClockDipFraction = 0.04;
 inline constexpr double kClockNoteBelowFraction = 0.95;  // median SM clock under load / maximum
 inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
 inline constexpr double kWgmmaOpsPerInstructionAbove = 8192;  // mma.sync m16n8k16 is 4096
-
-// CUPTI metric names the diagnosis reads from Counters::total (as CUPTI names them on GH100).
-inline constexpr const char* kMetricDramRead = "dram__bytes_read.sum";
-inline constexpr const char* kMetricDramWrite = "dram__bytes_write.sum";
-inline constexpr const char* kMetricDramTotal = "dram__bytes.sum";
-inline constexpr const char* kMetricDuration = "gpu__time_duration.sum";
-inline constexpr const char* kMetricComputeSol = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricMemorySol =
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricTensorOpsBf16 = "sm__ops_path_tensor_src_bf16_dst_fp32.sum";
-inline constexpr const char* kMetricTensorOpsFp16 = "sm__ops_path_tensor_src_fp16.sum";
-inline constexpr const char* kMetricFfma = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
-inline constexpr const char* kMetricFadd = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum";
-inline constexpr const char* kMetricFmul = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum";
-inline constexpr const char* kMetricAchievedOccupancy =
-    "sm__warps_active.avg.pct_of_peak_sustained_active";
-inline constexpr const char* kMetricL2HitRate = "lts__t_sector_hit_rate.pct";
-inline constexpr const char* kMetricTensorInstHmma = "sm__inst_executed_pipe_tensor_op_hmma.sum";
-inline constexpr const char* kMetricTensorPipeActive =
-    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";  // HMMA and HGMMA
-// Per memory level speed of light: HBM, L2, L1/shared.
-inline constexpr const char* kMetricDramSol = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricL2Sol = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricL1Sol = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricL2Bytes = "lts__t_bytes.sum";
-inline constexpr const char* kMetricFmaPipeActive = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active";
-// Latency hiding: the share of cycles a scheduler issued, and where the resident warps were per issue
-// cycle (the stall reasons sum, with "selected", to the warps resident per issue cycle).
-inline constexpr const char* kMetricIssueActive = "smsp__issue_active.avg.pct_of_peak_sustained_active";
-inline constexpr const char* kMetricWarpsPerIssue = "smsp__average_warps_active_per_issue_active.ratio";
-inline constexpr const char* kMetricStallLongScoreboard =
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio";
-inline constexpr const char* kMetricStallShortScoreboard =
-    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio";
-inline constexpr const char* kMetricStallWait = "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio";
-inline constexpr const char* kMetricStallBarrier = "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio";
-inline constexpr const char* kMetricStallMathPipe =
-    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio";
-inline constexpr const char* kMetricStallGmma = "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio";
 
 // True for a kernel that writes S and P to memory (the cost model gave it S/P traffic).
 bool is_materialized(const Record&);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "core/escape.hpp"
 #include "gate/mann_whitney.hpp"
 
@@ -122,9 +123,10 @@ struct CounterValue {
 
 // DRAM bytes: read + write when the split metrics are there, else the combined one.
 std::optional<CounterValue> dram_bytes(const std::map<std::string, double>& t) {
-  const auto r = t.find("dram__bytes_read.sum"), w = t.find("dram__bytes_write.sum");
-  if (r != t.end() && w != t.end()) return CounterValue{r->second + w->second, "dram__bytes_read.sum + dram__bytes_write.sum"};
-  if (auto a = t.find("dram__bytes.sum"); a != t.end()) return CounterValue{a->second, "dram__bytes.sum"};
+  const auto r = t.find(core::kMetricDramRead), w = t.find(core::kMetricDramWrite);
+  if (r != t.end() && w != t.end())
+    return CounterValue{r->second + w->second, fmt::format("{} + {}", core::kMetricDramRead, core::kMetricDramWrite)};
+  if (auto a = t.find(core::kMetricDramTotal); a != t.end()) return CounterValue{a->second, core::kMetricDramTotal};
   return std::nullopt;
 }
 
@@ -132,7 +134,7 @@ std::optional<CounterValue> dram_bytes(const std::map<std::string, double>& t) {
 // cover the same metrics); failing those, tensor-pipe instruction counts.
 std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<std::string, double>& b,
                                                                 const std::map<std::string, double>& c) {
-  for (std::string_view prefix : {"sm__ops_path_tensor", "sm__inst_executed_pipe_tensor"}) {
+  for (std::string_view prefix : {core::kTensorOpsMetricPrefix, core::kTensorInstMetricPrefix}) {
     CounterValue vb, vc;
     for (const auto& [name, value] : b) {
       auto other = c.find(name);
@@ -151,9 +153,8 @@ std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<s
 
 std::optional<CounterValue> achieved_occupancy(const core::Record& r) {
   if (r.occupancy.achieved_pct) return CounterValue{*r.occupancy.achieved_pct, "occupancy.achieved_pct"};
-  const char* kMetric = "sm__warps_active.avg.pct_of_peak_sustained_active";
-  if (auto it = r.counters.total.find(kMetric); it != r.counters.total.end())
-    return CounterValue{it->second, kMetric};
+  if (auto it = r.counters.total.find(core::kMetricAchievedOccupancy); it != r.counters.total.end())
+    return CounterValue{it->second, core::kMetricAchievedOccupancy};
   return std::nullopt;
 }
 
