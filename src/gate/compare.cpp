@@ -229,8 +229,9 @@ Verdict interval_rule(const PointComparison& pc, const Cutoffs& cut) {
   return Verdict::noisy;
 }
 
-// The samples without their `drop` slowest: a throttled sample is one whose clock was under 75% of
-// the maximum, so the slowest are where the throttled ones are, or the worst case if not.
+// The samples without their `drop` slowest: a throttled sample is one whose clock was under
+// core::kThrottledClockFraction of the maximum, so the slowest are where the throttled ones are, or the
+// worst case if not.
 std::vector<double> without_slowest(std::vector<double> v, int64_t drop) {
   std::sort(v.begin(), v.end());
   v.resize(v.size() - static_cast<size_t>(std::clamp<int64_t>(drop, 0, static_cast<int64_t>(v.size()))));
@@ -342,17 +343,19 @@ void decide_point(const core::Record& b, const core::Record& c, const Options& o
 
   // Measurements that cannot be trusted make the point inconclusive, whatever latency says.
   std::vector<std::string> noise;
-  // Throttled samples (a clock under 75% of the maximum) make the point inconclusive unless they could
-  // not have decided it: at most a quarter of either side's samples, the verdict the same without each
-  // side's that many slowest samples, and not `slower` (a slower candidate on a throttling GPU is for a
-  // re-run to confirm). Otherwise an A/A on a GPU that dips under its power cap now and then could
+  // Throttled samples (a clock under core::kThrottledClockFraction of the maximum) make the point
+  // inconclusive unless they could not have decided it: at most core::kGateThrottledShareMax of either
+  // side's samples, the verdict the same without each side's that many slowest samples, and not
+  // `slower` (a slower candidate on a throttling GPU is for a re-run to confirm). Otherwise an A/A on a GPU that dips under its power cap now and then could
   // never pass, and a throttled baseline could hide a regression.
   if (b.clock.throttled_samples > 0 || c.clock.throttled_samples > 0) {
     const std::string throttled =
         fmt::format("throttled in {} of {} baseline and {} of {} candidate samples", b.clock.throttled_samples,
                     sb.size(), c.clock.throttled_samples, sc.size());
-    const bool few = 4 * b.clock.throttled_samples <= static_cast<int64_t>(sb.size()) &&
-                     4 * c.clock.throttled_samples <= static_cast<int64_t>(sc.size());
+    const auto few_of = [](int64_t throttled_samples, size_t samples) {
+      return static_cast<double>(throttled_samples) <= core::kGateThrottledShareMax * static_cast<double>(samples);
+    };
+    const bool few = few_of(b.clock.throttled_samples, sb.size()) && few_of(c.clock.throttled_samples, sc.size());
     const bool robust = few && latency != Verdict::slower && latency != Verdict::noisy &&
                         latency_verdict(without_slowest(sb, b.clock.throttled_samples),
                                         without_slowest(sc, c.clock.throttled_samples), cut,
