@@ -1,5 +1,6 @@
 // attnprof sweep: declares the options, builds a run::SweepRequest and calls run::run_sweep. The
 // hidden `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp).
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
@@ -27,12 +28,31 @@ constexpr int kDefaultCounterBatch = 32;
 struct SweepArgs {
   std::string axes, preset, spec_file;
   std::vector<std::string> kernels, plugins;
-  std::string backend = "auto", devices = "0", out_dir = "reports/latest", python_bridge;
+  std::string backend = "auto", out_dir = "reports/latest", python_bridge;
+  run::DeviceSelection devices;
   std::string html, md, csv, openmetrics, shard;
   bool resume = false, overwrite = false, warm = false, no_counters = false, no_verify = false, worker = false;
   std::vector<std::string> metrics;
   measure::MeasureOptions options;
 };
+
+// --devices after CLI11 has split it and checked each entry (kDeviceId): `all` alone, or distinct ids.
+run::DeviceSelection device_selection(const std::vector<std::string>& entries) {
+  run::DeviceSelection selection{.all = false, .ids = {}};
+  for (const auto& entry : entries) {
+    if (entry == "all") {
+      if (entries.size() > 1) throw CLI::ValidationError("--devices", "all cannot be combined with device ids");
+      selection.all = true;
+      continue;
+    }
+    const int id = std::stoi(entry);
+    if (std::find(selection.ids.begin(), selection.ids.end(), id) != selection.ids.end())
+      throw CLI::ValidationError("--devices", fmt::format("device {} is listed twice", id));
+    selection.ids.push_back(id);
+  }
+  if (!selection.all && selection.ids.empty()) throw CLI::ValidationError("--devices", "no device given");
+  return selection;
+}
 
 void run_sweep_command(const SweepArgs& a, Run& run) {
   if (a.worker) {
@@ -98,9 +118,15 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--python-bridge", args->python_bridge,
                   "attnprof's Python bridge for torch: and py: kernels (docs/python.md); default: beside attnprof");
   cmd->add_option("--backend", args->backend, "auto (CUDA if a GPU is present, else CPU), cuda, cpu")
-      ->capture_default_str();
-  cmd->add_option("--devices", args->devices, "Device ids, e.g. 0,1, or all: one worker per device")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option_function<std::vector<std::string>>(
+         "--devices", [args](const std::vector<std::string>& entries) { args->devices = device_selection(entries); },
+         "Device ids, e.g. 0,1, or all: one worker per device")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(kDeviceId)
+      ->default_str("0");
   cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
       ->capture_default_str()
       ->check(kNonEmpty);

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -20,6 +19,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
@@ -174,8 +174,8 @@ void write_report(const std::string& path, void (*writer)(const core::Results&, 
 
 }  // namespace
 
-std::vector<int> resolve_devices(const std::string& text, const std::string& backend_name) {
-  if (text == "all") {
+std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
+  if (selection.all) {
     if (backend_name != "cuda") return {0};
     const int count = cuda_device_count();
     if (count <= 0) throw EnvironmentError("--devices all: no CUDA device is visible");
@@ -184,19 +184,13 @@ std::vector<int> resolve_devices(const std::string& text, const std::string& bac
     return all;
   }
   std::vector<int> devices;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string token = text.substr(start, comma - start);
-    int id = -1;
-    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
-    if (token.empty() || ec != std::errc() || ptr != token.data() + token.size() || id < 0)
-      throw InputError(fmt::format("bad device '{}' in --devices '{}' (expected 0,1,... or all)", token, text));
+  for (int id : selection.ids) {
+    if (id < 0) throw InputError(fmt::format("bad device {} in --devices (expected 0,1,... or all)", id));
     if (std::find(devices.begin(), devices.end(), id) != devices.end())
-      throw InputError(fmt::format("device {} is listed twice in --devices '{}'", id, text));
+      throw InputError(fmt::format("device {} is listed twice in --devices {}", id, fmt::join(selection.ids, ",")));
     devices.push_back(id);
-    start = comma + 1;
   }
+  if (devices.empty()) throw InputError("--devices names no device");
   if (backend_name == "cuda") {
     const int count = cuda_device_count();
     if (count == 0)

@@ -11,6 +11,13 @@
 
 namespace attnprof::run {
 
+// The devices a sweep asked for (--devices, parsed and validated by CLI11 in src/cli/sweep.cpp):
+// every visible one, or these ids.
+struct DeviceSelection {
+  bool all = false;
+  std::vector<int> ids{0};
+};
+
 struct SweepRequest {
   core::SweepSpec spec;
   std::string spec_source;                 // "preset", "axes" or "file:<path>"
@@ -19,7 +26,7 @@ struct SweepRequest {
   std::vector<std::string> plugins;        // shared libraries of kernels (include/attnprof/plugin.h)
   std::string python_bridge;               // for torch: and py: kernels; empty: found beside attnprof
   std::string backend = "auto";            // auto | cuda | cpu
-  std::string devices = "0";               // "0,1" or "all"
+  DeviceSelection devices;                 // --devices: 0,1 or all
   std::string out_dir = "reports/latest";
   std::string html_path, markdown_path, csv_path, openmetrics_path;
   bool resume = false;
@@ -35,7 +42,9 @@ struct SweepRequest {
 // folder whose lock another running sweep holds.
 int run_sweep(const SweepRequest&);
 
-// "0,2" or "all" for the backend named (cuda: every visible device; cpu: device 0).
-std::vector<int> resolve_devices(const std::string& text, const std::string& backend_name);
+// The device ids to run on for the backend named: `all` is every visible CUDA device (cpu: device 0).
+// Throws InputError for an id listed twice or one the backend does not have, EnvironmentError when no
+// CUDA device is visible.
+std::vector<int> resolve_devices(const DeviceSelection&, const std::string& backend_name);
 
 }  // namespace attnprof::run
