@@ -5,9 +5,11 @@
 
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/results.hpp"
+#include "report/report.hpp"
 
 namespace attnprof::report_test {
 
@@ -67,11 +69,9 @@ inline size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-template <class Render>
-std::string render(const core::Results& res, Render fn) {
-  std::ostringstream out;
-  fn(res, out);
-  return out.str();
+// What the renderer of `format` ("terminal", "csv", ...) writes for `res`.
+inline std::string render(const core::Results& res, std::string_view format) {
+  return report::render(report::renderer(format), res);
 }
 
 }  // namespace attnprof::report_test

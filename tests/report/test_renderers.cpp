@@ -68,7 +68,7 @@ Results small_results() {
 }  // namespace
 
 TEST_CASE("terminal output, line by line") {
-  const auto lines = lines_of(render(small_results(), report::write_terminal));
+  const auto lines = lines_of(render(small_results(), "terminal"));
   const std::vector<std::string> expected = {
       "attnprof report: Test GPU (cuda), 2 points; ceilings HBM 4 TB/s, bf16 800 TFLOP/s (measured)",
       "  note: synthetic",
@@ -90,14 +90,14 @@ TEST_CASE("terminal output, line by line") {
 TEST_CASE("terminal output neutralises control characters from the data") {
   Results res = small_results();
   res.records[0].kernel = "fu\x1b[31msed";
-  const std::string text = render(res, report::write_terminal);
+  const std::string text = render(res, "terminal");
   CHECK(text.find('\x1b') == std::string::npos);
   CHECK_THAT(text, Catch::Contains("fu\\x1b[31msed"));  // visible, not acted on
 }
 
 TEST_CASE("markdown: context, table rows, comparison, failures") {
   const Results res = read_results(kFixture);
-  const std::string md = render(res, report::write_markdown);
+  const std::string md = render(res, "markdown");
   const auto lines = lines_of(md);
   const std::string header =
       "| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | verdict | flags |";
@@ -126,7 +126,7 @@ TEST_CASE("markdown: context, table rows, comparison, failures") {
 TEST_CASE("markdown escapes a '|' so that it cannot split a cell") {
   Results res = small_results();
   res.records[0].kernel = "a|b";
-  const std::string md = render(res, report::write_markdown);
+  const std::string md = render(res, "markdown");
   CHECK_THAT(md, Catch::Contains("| a\\|b |"));
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("CSV: RFC 4180 quoting, CRLF, one row per point, same columns everywhe
   Results res = small_results();
   res.records[0].kernel = "fused, \"v2\"";
   res.records[1].reason = "line one\nline two";
-  const std::string csv = render(res, report::write_csv);
+  const std::string csv = render(res, "csv");
   CHECK_THAT(csv, Catch::Contains("\"fused, \"\"v2\"\"\""));
   CHECK_THAT(csv, Catch::Contains("\"line one\nline two\""));
   const auto rows = parse_csv(csv);
@@ -158,7 +158,7 @@ TEST_CASE("CSV: RFC 4180 quoting, CRLF, one row per point, same columns everywhe
 
 TEST_CASE("CSV of the fixture has every point and the stage columns") {
   const Results res = read_results(kFixture);
-  const auto rows = parse_csv(render(res, report::write_csv));
+  const auto rows = parse_csv(render(res, "csv"));
   REQUIRE(rows.size() == res.records.size() + 1);
   const auto& h = rows[0];
   CHECK(std::find(h.begin(), h.end(), "stage_p50_us:softmax") != h.end());
@@ -167,7 +167,7 @@ TEST_CASE("CSV of the fixture has every point and the stage columns") {
 
 TEST_CASE("HTML: data cannot inject markup; the JSON block parses back") {
   const Results res = read_results(kFixture);
-  const std::string html = render(res, report::write_html);
+  const std::string html = render(res, "html");
   CHECK(html.find("<script>alert") == std::string::npos);
   CHECK(html.find("<img") == std::string::npos);
   // Exactly two script elements: the data block and the page's own script.
@@ -189,7 +189,7 @@ TEST_CASE("HTML: data cannot inject markup; the JSON block parses back") {
 }
 
 TEST_CASE("HTML is self-contained and carries every section") {
-  const std::string html = render(read_results(kFixture), report::write_html);
+  const std::string html = render(read_results(kFixture), "html");
   for (const char* external : {"<link", "src=\"http", "src='http", "@import", "url(http", "href=\"http"})
     CHECK(html.find(external) == std::string::npos);
   for (const char* id : {"id=\"context\"", "id=\"roofline-chart\"", "id=\"tflops-chart\"",
@@ -206,7 +206,7 @@ TEST_CASE("HTML escapes a hostile context too") {
   res.context.device.name = "</title><script>alert(3)</script>";
   res.context.command_line = "x\" onload=\"alert(4)";
   res.context.notices = {"<b>bold</b>"};
-  const std::string html = render(res, report::write_html);
+  const std::string html = render(res, "html");
   CHECK(html.find("<script>alert") == std::string::npos);
   CHECK(html.find("\" onload=\"") == std::string::npos);
   CHECK(html.find("<b>bold") == std::string::npos);
@@ -229,18 +229,18 @@ TEST_CASE("run_report: bad input is an InputError; files are written") {
   std::remove(wrong.c_str());
 
   options.results_path = kFixture;
-  options.html_path = "report_test.html";
-  options.markdown_path = "report_test.md";
-  options.csv_path = "report_test.csv";
+  options.outputs = {{"html", "--html", "report_test.html"},
+                     {"markdown", "--md", "report_test.md"},
+                     {"csv", "--csv", "report_test.csv"}};
   CHECK(report::run_report(options, out) == 0);
   CHECK_THAT(out.str(), Catch::Contains("memory-bound"));
-  for (const auto& path : {options.html_path, options.markdown_path, options.csv_path}) {
-    std::ifstream f(path);
+  for (const auto& output : options.outputs) {
+    std::ifstream f(output.path);
     CHECK(f.good());
-    std::remove(path.c_str());
+    std::remove(output.path.c_str());
   }
   options.quiet = true;
-  options.html_path = options.markdown_path = options.csv_path = "";
+  options.outputs.clear();
   std::ostringstream quiet;
   report::run_report(options, quiet);
   CHECK(quiet.str().empty());
@@ -253,14 +253,14 @@ TEST_CASE("P99 over too few samples shows the maximum, marked; TFLOP/s conventio
   r.latency.max_us = 333;
   r.shape.causal = true;
   r.tflops_fa_convention = 333.0;
-  const std::string terminal = render(res, report::write_terminal);
+  const std::string terminal = render(res, "terminal");
   CHECK_THAT(terminal, Catch::Contains("333.00 (n=30: max)"));
-  const std::string html = render(res, report::write_html);
+  const std::string html = render(res, "html");
   CHECK_THAT(html, Catch::Contains("333.00 (n=30: max)"));
   CHECK_THAT(html, Catch::Contains("(n=30: max; the P99 needs 368 samples)"));
   CHECK_THAT(html, Catch::Contains("TFLOP/s (exact FLOPs)"));
   CHECK_THAT(html, Catch::Contains("TFLOP/s (FA convention)"));  // square causal: shown beside
-  const auto rows = parse_csv(render(res, report::write_csv));
+  const auto rows = parse_csv(render(res, "csv"));
   const auto& h = rows[0];
   const auto col = [&](const char* name) {
     return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin());
@@ -273,8 +273,8 @@ TEST_CASE("P99 over too few samples shows the maximum, marked; TFLOP/s conventio
 
   r.shape.seq_k = 4096;  // not square: the convention is not shown beside the exact figure
   r.latency.n = 400;
-  const std::string html2 = render(res, report::write_html);
+  const std::string html2 = render(res, "html");
   CHECK(html2.find("TFLOP/s (FA convention)") == std::string::npos);
   CHECK(html2.find("n=400") == std::string::npos);
-  CHECK(render(res, report::write_terminal).find("(n=") == std::string::npos);
+  CHECK(render(res, "terminal").find("(n=") == std::string::npos);
 }

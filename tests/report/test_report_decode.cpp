@@ -80,7 +80,7 @@ Results mixed_results() {
 }  // namespace
 
 TEST_CASE("terminal: decode points show KV TB/s, % HBM and MB/token where prefill shows TFLOP/s") {
-  const auto lines = lines_of(render(mixed_results(), report::write_terminal));
+  const auto lines = lines_of(render(mixed_results(), "terminal"));
   REQUIRE(lines.size() >= 5);
   const std::vector<std::string> expected = {
       "point                           kernel  status  p50 us  p99 us  TFLOP/s  % roof  KV TB/s  % HBM  MB/token  verdict        flags",
@@ -95,11 +95,11 @@ TEST_CASE("terminal: decode points show KV TB/s, % HBM and MB/token where prefil
   // Prefill alone keeps the table without the decode columns.
   Results prefill = mixed_results();
   prefill.records.pop_back();
-  CHECK(render(prefill, report::write_terminal).find("KV TB/s") == std::string::npos);
+  CHECK(render(prefill, "terminal").find("KV TB/s") == std::string::npos);
 }
 
 TEST_CASE("markdown: the decode columns, and a decode row's TFLOP/s as '-'") {
-  const std::string md = render(mixed_results(), report::write_markdown);
+  const std::string md = render(mixed_results(), "markdown");
   CHECK_THAT(md, Catch::Contains("| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | KV TB/s | % HBM | "
                                  "MB/token | verdict | flags |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"));
   CHECK_THAT(md, Catch::Contains("| b4 h16/16 s2048x2048 d128 bf16 | fused | ok | 300.00 | 310.00 | 333.3 | 41.7 | - | - "
@@ -108,11 +108,11 @@ TEST_CASE("markdown: the decode columns, and a decode row's TFLOP/s as '-'") {
                                  "33.6 | memory-bound |  |\n"));
   Results prefill = mixed_results();
   prefill.records.pop_back();
-  CHECK(render(prefill, report::write_markdown).find("KV TB/s") == std::string::npos);
+  CHECK(render(prefill, "markdown").find("KV TB/s") == std::string::npos);
 }
 
 TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
-  const std::string csv = render(mixed_results(), report::write_csv);
+  const std::string csv = render(mixed_results(), "csv");
   const auto rows = parse_csv(csv);
   REQUIRE(rows.size() == 3);
   auto column = [&](const std::string& name) {
@@ -138,7 +138,7 @@ TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
 }
 
 TEST_CASE("HTML: decode columns, drill-down and chart data") {
-  const std::string html = render(mixed_results(), report::write_html);
+  const std::string html = render(mixed_results(), "html");
   CHECK_THAT(html, Catch::Contains("<th class=\"n\">KV TB/s</th><th class=\"n\">% of HBM ceiling</th><th "
                                    "class=\"n\">MB/token</th>"));
   // The decode row: TFLOP/s and % of roof empty, then its bandwidth, % of the ceiling and MB/token.
@@ -165,7 +165,7 @@ TEST_CASE("HTML: decode columns, drill-down and chart data") {
 
   Results prefill = mixed_results();
   prefill.records.pop_back();
-  const std::string plain = render(prefill, report::write_html);
+  const std::string plain = render(prefill, "html");
   CHECK(plain.find("<th class=\"n\">KV TB/s</th>") == std::string::npos);
   CHECK(plain.find("KV TB/s (DRAM bytes / P50)") == std::string::npos);
 }

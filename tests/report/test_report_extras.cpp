@@ -61,7 +61,7 @@ Results two_points() {
 
 std::string openmetrics(const Results& res) {
   std::ostringstream out;
-  report::write_openmetrics(res, out);
+  report::renderer("openmetrics").render(res, out);
   return out.str();
 }
 
@@ -169,7 +169,7 @@ TEST_CASE("html: verdicts and flags link to their rule, the label key and the fi
   Results res = two_points();
   annotate(res);
   std::ostringstream out;
-  report::write_html(res, out);
+  report::renderer("html").render(res, out);
   const std::string html = out.str();
   CHECK(html.find(R"(<a class="verdict" href="#verdict-compute-bound">compute-bound</a>)") != std::string::npos);
   CHECK(html.find(R"(<dt id="verdict-compute-bound">compute-bound</dt>)") != std::string::npos);
