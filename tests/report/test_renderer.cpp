@@ -1,4 +1,4 @@
-// Golden outputs, google-benchmark style: every renderer of report::renderers() writes, for the fixed
+// The renderer list (src/report/renderer.cpp) and golden outputs, google-benchmark style: every renderer of report::renderers() writes, for the fixed
 // fixture tests/report/fixtures/synthetic_results.json (annotated as `attnprof report` does), exactly
 // the file committed as tests/report/golden/synthetic_results.<format>, compared line by line. The
 // outputs are deterministic: every date, host and revision in them comes from the fixture.
@@ -26,15 +26,8 @@ namespace {
 
 const fs::path kGoldenDir = fs::path(ATTNPROF_SOURCE_DIR) / "tests/report/golden";
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 core::Results fixture() {
-  core::Results results = core::read_results(ATTNPROF_SOURCE_DIR "/tests/report/fixtures/synthetic_results.json");
+  core::Results results = core::read_results(report_test::kFixture);
   core::annotate(results);
   return results;
 }
@@ -67,7 +60,7 @@ TEST_CASE("golden: every renderer's output for the fixture is the committed file
       continue;
     }
     REQUIRE(fs::exists(golden));
-    check_lines(slurp(golden), actual);
+    check_lines(report_test::slurp(golden.string()), actual);
   }
 }
 
