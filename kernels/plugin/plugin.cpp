@@ -218,20 +218,6 @@ void validate_kernel(const std::string& path, uint32_t index, const attnprof_ker
 
 }  // namespace
 
-void to_json(nlohmann::json& j, const PluginInfo& p) {
-  j = {{"path", p.path},       {"name", p.name},       {"version", p.version},
-       {"sha256", p.sha256},   {"abi_version", p.abi_version}, {"kernels", p.kernels}};
-}
-
-void from_json(const nlohmann::json& j, PluginInfo& p) {
-  j.at("path").get_to(p.path);
-  j.at("name").get_to(p.name);
-  j.at("version").get_to(p.version);
-  j.at("sha256").get_to(p.sha256);
-  j.at("abi_version").get_to(p.abi_version);
-  j.at("kernels").get_to(p.kernels);
-}
-
 PluginInfo load_plugin(const std::string& given_path) {
   std::error_code ec;
   const fs::path absolute = fs::absolute(given_path, ec);

@@ -20,8 +20,8 @@ struct PluginInfo {
   int abi_version = 0;
   std::vector<std::string> kernels;
 };
-void to_json(nlohmann::json&, const PluginInfo&);
-void from_json(const nlohmann::json&, PluginInfo&);
+// Every field required on read (the results' context.plugins, written by sweep and merge).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PluginInfo, path, name, version, sha256, abi_version, kernels)
 
 // Loads `path` and registers its kernels; throws InputError for every defect listed in
 // docs/plugins.md ("Errors"). A plugin stays loaded for the life of the process.

@@ -116,7 +116,7 @@ void add_compare(CLI::App& app, Run& run) {
                   "False discovery rate over the compared points (with --correction none: each point's "
                   "significance level) of the one-sided Mann-Whitney U tests")
       ->capture_default_str()
-      ->check(kFinite);
+      ->check(kOpenUnitInterval);
   cmd->add_option_function<std::string>(
          "--correction", [args](const std::string& v) { args->options.correction = gate::parse_correction(v); },
          "Multiple-comparison control over the points: bh (Benjamini-Hochberg false discovery rate, the "
@@ -124,7 +124,7 @@ void add_compare(CLI::App& app, Run& run) {
       ->check(CLI::IsMember({"bh", "none"}));
   cmd->add_option("--threshold", o.threshold, "Smallest slowdown that fails, as a fraction (0.03 = 3%)")
       ->capture_default_str()
-      ->check(kFinite);
+      ->check(kFinite & kGateThreshold);
   cmd->add_option("--kernel-threshold", args->kernel_thresholds,
                   "Per-kernel slowdown threshold KERNEL=FRACTION, e.g. fused=0.05 (repeatable, or comma-separated)")
       ->delimiter(',')
@@ -151,7 +151,7 @@ void add_compare(CLI::App& app, Run& run) {
                 "Compare across GPU model, driver, max SM clock or backend (printed in the verdict)");
   cmd->add_option("--confidence", o.confidence, "Confidence of the bootstrap interval of the median ratio")
       ->capture_default_str()
-      ->check(kFinite);
+      ->check(kOpenUnitInterval);
   cmd->add_option("--resamples", o.bootstrap_resamples, "Bootstrap resamples")
       ->capture_default_str()
       ->check(CLI::Range(10, 100000));

@@ -15,7 +15,9 @@ void add_devices(CLI::App& app, Run& run) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("devices", "List devices with their properties and roofline ceilings");
-  cmd->add_option("--backend", args->backend, "auto, cuda, cpu")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "auto, cuda, cpu")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   cmd->add_flag("--remeasure", args->remeasure, "Measure the ceilings again instead of using the cache");
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
   cmd->callback([args, &run] {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "core/files.hpp"
 #include "core/results.hpp"
 #include "gate/history.hpp"
@@ -47,11 +48,14 @@ void add_history(CLI::App& app, Run& run) {
   cmd->add_option("--md", args->md_path, "Write the trend as Markdown");
   auto& o = args->options;
   cmd->add_option("--alpha", o.alpha, "Significance level of the gate's one-sided Mann-Whitney U test")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kOpenUnitInterval);
   cmd->add_option("--threshold", o.threshold, "Smallest change the gate calls slower, as a fraction")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & kGateThreshold);
   cmd->add_option("--max-rel-stddev", o.max_rel_stddev, "Spread ceiling; above it a step is noisy")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite & CLI::PositiveNumber);
   cmd->add_flag("--allow-device-mismatch", o.allow_device_mismatch,
                 "Compare runs across GPU model, driver, max SM clock or backend (listed in the report)");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing");

@@ -3,24 +3,33 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/outputs.hpp"
 #include "report/report.hpp"
 
 namespace attnprof::cli {
 
+namespace {
+
+struct ReportArgs {
+  report::ReportOptions options;
+  OutputPaths outputs;
+};
+
+}  // namespace
+
 void add_report(CLI::App& app, Run& run) {
-  auto options = std::make_shared<report::ReportOptions>();
+  auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand(
-      "report", "diagnose a results file and render it: a table on stdout, and HTML, Markdown or "
-                "CSV files on request");
-  cmd->add_option("results", options->results_path, "results JSON written by 'attnprof sweep'")
+      "report", "diagnose a results file and render it: a table on stdout, and HTML, Markdown, CSV or "
+                "OpenMetrics files on request");
+  cmd->add_option("results", args->options.results_path, "results JSON written by 'attnprof sweep'")
       ->required();
-  cmd->add_option("--html", options->html_path, "write a self-contained HTML report here");
-  cmd->add_option("--md", options->markdown_path, "write a Markdown summary here (CI job summary)");
-  cmd->add_option("--csv", options->csv_path, "write one CSV row per point here");
-  cmd->add_option("--openmetrics", options->openmetrics_path,
-                  "write the points as OpenMetrics text here (Prometheus; docs/openmetrics.md)");
-  cmd->add_flag("-q,--quiet", options->quiet, "do not print the table");
-  cmd->callback([options, &run] { run.exit_code = report::run_report(*options, std::cout); });
+  add_output_options(*cmd, args->outputs);
+  cmd->add_flag("-q,--quiet", args->options.quiet, "do not print the table");
+  cmd->callback([args, &run] {
+    args->options.outputs = args->outputs.outputs();
+    run.exit_code = report::run_report(args->options, std::cout);
+  });
 }
 
 }  // namespace attnprof::cli

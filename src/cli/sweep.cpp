@@ -1,5 +1,9 @@
-// attnprof sweep: declares the options, builds a run::SweepRequest and calls run::run_sweep. The
-// hidden `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp).
+// attnprof sweep: declares the options, builds a run::SweepRequest, calls run::run_sweep, and hands
+// the results it returns to the renderers (report::write_outputs, the terminal table). The hidden
+// `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -9,11 +13,14 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/outputs.hpp"
 #include "cli/validators.hpp"
 #include "core/errors.hpp"
+#include "core/escape.hpp"
 #include "core/results.hpp"
 #include "core/sweep_spec.hpp"
 #include "run/sweep_runner.hpp"
+#include "report/report.hpp"
 #include "run/worker.hpp"
 
 namespace attnprof::cli {
@@ -27,12 +34,32 @@ constexpr int kDefaultCounterBatch = 32;
 struct SweepArgs {
   std::string axes, preset, spec_file;
   std::vector<std::string> kernels, plugins;
-  std::string backend = "auto", devices = "0", out_dir = "reports/latest", python_bridge;
-  std::string html, md, csv, openmetrics, shard;
+  std::string backend = "auto", out_dir = "reports/latest", python_bridge;
+  run::DeviceSelection devices;
+  OutputPaths outputs;
+  std::string shard;
   bool resume = false, overwrite = false, warm = false, no_counters = false, no_verify = false, worker = false;
   std::vector<std::string> metrics;
   measure::MeasureOptions options;
 };
+
+// --devices after CLI11 has split it and checked each entry (kDeviceId): `all` alone, or distinct ids.
+run::DeviceSelection device_selection(const std::vector<std::string>& entries) {
+  run::DeviceSelection selection{.all = false, .ids = {}};
+  for (const auto& entry : entries) {
+    if (entry == "all") {
+      if (entries.size() > 1) throw CLI::ValidationError("--devices", "all cannot be combined with device ids");
+      selection.all = true;
+      continue;
+    }
+    const int id = std::stoi(entry);
+    if (std::find(selection.ids.begin(), selection.ids.end(), id) != selection.ids.end())
+      throw CLI::ValidationError("--devices", fmt::format("device {} is listed twice", id));
+    selection.ids.push_back(id);
+  }
+  if (!selection.all && selection.ids.empty()) throw CLI::ValidationError("--devices", "no device given");
+  return selection;
+}
 
 void run_sweep_command(const SweepArgs& a, Run& run) {
   if (a.worker) {
@@ -57,10 +84,8 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.backend = a.backend;
   req.devices = a.devices;
   req.out_dir = a.out_dir;
-  req.html_path = a.html;
-  req.markdown_path = a.md;
-  req.csv_path = a.csv;
-  req.openmetrics_path = a.openmetrics;
+  const std::vector<report::Output> outputs = a.outputs.outputs();
+  req.report_paths = report::named_paths(outputs);
   req.resume = a.resume;
   req.overwrite = a.overwrite;
   if (!a.shard.empty()) req.shard = run::parse_shard(a.shard);
@@ -70,7 +95,16 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.options.verify = !a.no_verify;
   req.options.extra_metrics = a.metrics;
   req.command_line = run.command_line;
-  run.exit_code = run::run_sweep(req);
+  const run::SweepOutcome outcome = run::run_sweep(req);
+  // The reports are written whatever the sweep's end: they show the points done so far.
+  report::write_outputs(outcome.results, outputs, report::MissingFolder::create);
+  if (!outcome.fatal.empty())
+    throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, outcome.results_path));
+  run.exit_code = outcome.exit_code;
+  if (outcome.exit_code != kExitOk) return;
+  report::renderer("terminal").render(outcome.results, std::cout);
+  std::cout.flush();
+  fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(outcome.results_path));
 }
 
 }  // namespace
@@ -98,17 +132,19 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--python-bridge", args->python_bridge,
                   "attnprof's Python bridge for torch: and py: kernels (docs/python.md); default: beside attnprof");
   cmd->add_option("--backend", args->backend, "auto (CUDA if a GPU is present, else CPU), cuda, cpu")
-      ->capture_default_str();
-  cmd->add_option("--devices", args->devices, "Device ids, e.g. 0,1, or all: one worker per device")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option_function<std::vector<std::string>>(
+         "--devices", [args](const std::vector<std::string>& entries) { args->devices = device_selection(entries); },
+         "Device ids, e.g. 0,1, or all: one worker per device")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(kDeviceId)
+      ->default_str("0");
   cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
       ->capture_default_str()
       ->check(kNonEmpty);
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
-  cmd->add_option("--md", args->md, "Also write a Markdown summary to this file");
-  cmd->add_option("--csv", args->csv, "Also write one CSV row per point to this file");
-  cmd->add_option("--openmetrics", args->openmetrics,
-                  "Also write the points as OpenMetrics text (Prometheus) to this file");
+  add_output_options(*cmd, args->outputs);
   cmd->add_flag("--resume", args->resume, "Skip the points already in DIR's journal (same sweep only)");
   cmd->add_flag("--overwrite", args->overwrite,
                 "Replace another sweep's results in DIR (without it, a sweep into a folder that holds another "

@@ -2,6 +2,7 @@
 // and never reaches a worker. CLI11's Range/PositiveNumber let NaN through (every comparison with
 // it is false), so every floating-point option also takes kFinite.
 #pragma once
+#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -22,5 +23,38 @@ inline const CLI::Validator kFinite(
 inline const CLI::Validator kNonEmpty(
     [](std::string& input) -> std::string { return input.empty() ? "an empty value is not allowed" : ""; },
     "NONEMPTY", "non-empty");
+
+// A probability-like fraction strictly between 0 and 1 (a significance level, a confidence).
+inline const CLI::Validator kOpenUnitInterval(
+    [](std::string& input) -> std::string {
+      double v = 0;
+      if (!CLI::detail::lexical_cast(input, v) || !(v > 0 && v < 1)) return "'" + input + "' is not in (0, 1)";
+      return {};
+    },
+    "(0,1)", "open unit interval");
+
+// A gate threshold: a slowdown fraction in [0, 10) (gate::Options; 10 would be an 11x slowdown).
+inline const CLI::Validator kGateThreshold(
+    [](std::string& input) -> std::string {
+      double v = 0;
+      if (!CLI::detail::lexical_cast(input, v) || !(v >= 0 && v < 10)) return "'" + input + "' is not in [0, 10)";
+      return {};
+    },
+    "[0,10)", "gate threshold");
+
+// One entry of --devices (after CLI11 splits the list at commas): a device id, or "all". Whether the
+// backend has that device is checked when the sweep starts (run::resolve_devices).
+inline constexpr int kMaxDeviceId = 1023;
+inline const CLI::Validator kDeviceId(
+    [](std::string& input) -> std::string {
+      if (input == "all") return {};
+      // Decimal digits only: CLI11's integer conversion also reads "0x1" and "010" (octal).
+      int id = -1;
+      const auto [end, ec] = std::from_chars(input.data(), input.data() + input.size(), id);
+      if (input.empty() || ec != std::errc() || end != input.data() + input.size() || id < 0 || id > kMaxDeviceId)
+        return "bad device '" + input + "' (expected 0,1,... or all)";
+      return {};
+    },
+    "ID|all", "device id");
 
 }  // namespace attnprof::cli

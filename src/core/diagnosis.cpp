@@ -835,8 +835,8 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
   if (r.clock.throttled_samples > 0) {
     flag(Flag::throttled);
     evidence.push_back(fmt::format(
-        "{} samples ran under 75% of the {:.0f} MHz SM clock (lowest {:.0f} MHz)",
-        r.clock.throttled_samples, r.clock.sm_mhz_unthrottled, r.clock.sm_mhz_min));
+        "{} samples ran under {:g}% of the {:.0f} MHz SM clock (lowest {:.0f} MHz)",
+        r.clock.throttled_samples, kThrottledClockFraction * 100, r.clock.sm_mhz_unthrottled, r.clock.sm_mhz_min));
   }
   // The clock the samples ran at (read under load): below the maximum, every compute ceiling measured
   // or quoted at the maximum is that much out of reach for this point.

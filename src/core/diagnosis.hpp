@@ -1,7 +1,8 @@
 // Diagnosis: says why one measured point is as fast or slow as it is, with the numbers behind it.
 // It reads only a Record and its Context (so it runs on any machine, from a results file alone) and
 // follows Nsight Compute's speed-of-light rules where counters exist, the roofline and the cost model
-// where they do not. Every threshold is a named constant below, each justified in docs/diagnosis.md.
+// where they do not. Every threshold is a named constant in core/thresholds.hpp, each justified in
+// docs/diagnosis.md.
 // The result is a core::Diagnosis (diagnosis_model.hpp): verdict and flags as enums, evidence
 // sentences, a next step, the metrics, and one entry per launch of a multi-launch call.
 #pragma once
@@ -10,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnosis_model.hpp"
+#include "core/metric_names.hpp"  // the CUPTI names it reads from Counters::total
 #include "core/results.hpp"
+#include "core/thresholds.hpp"  // every threshold it judges by
 
 namespace attnprof::core {
 
@@ -29,77 +32,6 @@ inline constexpr std::string_view kFlagNoisy = "noisy";
 inline constexpr std::string_view kFlagUnverified = "unverified";
 inline constexpr std::string_view kFlagCountersUnavailable = "counters-unavailable";
 inline constexpr std::string_view kFlagHostBound = "host-bound";
-
-// Thresholds (docs/diagnosis.md gives the reason for each).
-inline constexpr double kSolLatencyBelowPct = 60;      // a unit under this is not busy
-inline constexpr double kSolDominanceMarginPct = 10;   // one throughput this far above another leads
-inline constexpr double kSolSaturatedPct = 80;         // a SOL % over this: that unit is saturated
-// Compute-bound whatever the SOL counters read: achieved FLOP/s at least this share of the roof scaled
-// to the SM clock the point ran at.
-inline constexpr double kComputeRoofSharePct = 75;
-// Old-file memory level: DRAM (from its bytes / bandwidth) within this many points of the combined
-// memory throughput accounts for it.
-inline constexpr double kDramAccountsWithinPct = 10;
-inline constexpr double kLaunchBoundLatencyMultiple = 2;  // GPU time per launch under 2x an empty kernel's
-inline constexpr double kLaunchBoundUsPerLaunch = 10;     // the same without a measured launch latency
-inline constexpr double kHostBoundOverheadFactor = 1;     // host enqueue time over the GPU time
-inline constexpr double kOccupancyBoundBelowPct = 50;     // theoretical occupancy under this, and ...
-inline constexpr double kIssueActiveBusyPct = 60;         // ... issue slots used under this, and ...
-inline constexpr double kLatencyStallShareFrom = 0.5;     // ... dependency stalls at least this share
-inline constexpr double kTailWasteShare = 0.2;            // idle share of the launched wave slots / CTA time
-inline constexpr double kTailTileFillBelow = 0.5;         // last query tile under half full
-inline constexpr double kExcessTrafficRatio = 1.3;        // measured DRAM bytes / cost-model minimum
-inline constexpr double kSpShareExcess = 0.5;             // S/P bytes / all bytes (materialised)
-inline constexpr double kNoisyRelStddev = 0.05;           // latency stddev / mean
-// A point whose sampling spent its whole time budget with the P50's 95% CI half-width above this share
-// of the P50 (core::median_ci) is noisy too: its clock kept moving for the whole budget.
-inline constexpr double kNoisyP50CiHalfWidth = 0.01;
-// A noisy time-budgeted point whose lowest clock batch sits this far under its median clock has the
-// dip named as the cause: on the H200 the power manager lowers the clock by about 8% some 0.8 s into a
-// heavy point's load (docs/measurement.md).
-inline constexpr double kClockDipFraction = 0.04;
-inline constexpr double kClockNoteBelowFraction = 0.95;  // median SM clock under load / maximum
-inline constexpr double kTensorPipeOverlapFromPct = 30;  // MMA-heavy enough that overlap is the lever
-inline constexpr double kWgmmaOpsPerInstructionAbove = 8192;  // mma.sync m16n8k16 is 4096
-
-// CUPTI metric names the diagnosis reads from Counters::total (as CUPTI names them on GH100).
-inline constexpr const char* kMetricDramRead = "dram__bytes_read.sum";
-inline constexpr const char* kMetricDramWrite = "dram__bytes_write.sum";
-inline constexpr const char* kMetricDramTotal = "dram__bytes.sum";
-inline constexpr const char* kMetricDuration = "gpu__time_duration.sum";
-inline constexpr const char* kMetricComputeSol = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricMemorySol =
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricTensorOpsBf16 = "sm__ops_path_tensor_src_bf16_dst_fp32.sum";
-inline constexpr const char* kMetricTensorOpsFp16 = "sm__ops_path_tensor_src_fp16.sum";
-inline constexpr const char* kMetricFfma = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
-inline constexpr const char* kMetricFadd = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum";
-inline constexpr const char* kMetricFmul = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum";
-inline constexpr const char* kMetricAchievedOccupancy =
-    "sm__warps_active.avg.pct_of_peak_sustained_active";
-inline constexpr const char* kMetricL2HitRate = "lts__t_sector_hit_rate.pct";
-inline constexpr const char* kMetricTensorInstHmma = "sm__inst_executed_pipe_tensor_op_hmma.sum";
-inline constexpr const char* kMetricTensorPipeActive =
-    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";  // HMMA and HGMMA
-// Per memory level speed of light: HBM, L2, L1/shared.
-inline constexpr const char* kMetricDramSol = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricL2Sol = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricL1Sol = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr const char* kMetricL2Bytes = "lts__t_bytes.sum";
-inline constexpr const char* kMetricFmaPipeActive = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active";
-// Latency hiding: the share of cycles a scheduler issued, and where the resident warps were per issue
-// cycle (the stall reasons sum, with "selected", to the warps resident per issue cycle).
-inline constexpr const char* kMetricIssueActive = "smsp__issue_active.avg.pct_of_peak_sustained_active";
-inline constexpr const char* kMetricWarpsPerIssue = "smsp__average_warps_active_per_issue_active.ratio";
-inline constexpr const char* kMetricStallLongScoreboard =
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio";
-inline constexpr const char* kMetricStallShortScoreboard =
-    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio";
-inline constexpr const char* kMetricStallWait = "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio";
-inline constexpr const char* kMetricStallBarrier = "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio";
-inline constexpr const char* kMetricStallMathPipe =
-    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio";
-inline constexpr const char* kMetricStallGmma = "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio";
 
 // True for a kernel that writes S and P to memory (the cost model gave it S/P traffic).
 bool is_materialized(const Record&);

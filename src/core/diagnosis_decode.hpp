@@ -11,22 +11,9 @@
 #include "core/diagnosis.hpp"
 #include "core/diagnosis_model.hpp"
 #include "core/results.hpp"
+#include "core/thresholds.hpp"
 
 namespace attnprof::core {
-
-// Short call: the HBM ceiling streams the call's minimum bytes in under this many launch latencies per
-// kernel launch of the call...
-inline constexpr double kDecodeShortCallLaunchLatencies = 10;
-// ... and at least this share of the P50 is time beyond that stream, that time itself within the same
-// limit (more than it is not fixed cost).
-inline constexpr double kDecodeFixedTimeShareFrom = 1.0 / 3;
-// Without a measured launch latency (context.ceilings.launch_latency_us): the launch-bound rule's
-// fallback per launch over its multiple, 5 us.
-inline constexpr double kDecodeAssumedLaunchLatencyUs = kLaunchBoundUsPerLaunch / kLaunchBoundLatencyMultiple;
-// DRAM bytes over this multiple of the minimum: the KV cache is read more than once.
-inline constexpr double kDecodeReadFactorAbove = 1.05;
-// Counted FLOPs over this multiple of the cost model's: the MMAs run on padded query rows.
-inline constexpr double kDecodePaddedFlopsAbove = 2;
 
 struct DecodeInputs {
   double p50_us = 0;

@@ -184,7 +184,7 @@ struct ClockInfo {
   double sm_mhz_min = 0, sm_mhz_max = 0;  // over the sampling batches, measured under load
   double sm_mhz_median = 0;               // median of sm_mhz_batches
   double sm_mhz_unthrottled = 0;          // the device's max SM clock
-  int64_t throttled_samples = 0;          // samples taken under 75% of unthrottled
+  int64_t throttled_samples = 0;          // samples under kThrottledClockFraction of unthrottled
   std::vector<double> sm_mhz_batches;     // one reading per samples_per_reading samples, in order
   int64_t samples_per_reading = 0;
 };

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "core/escape.hpp"
 #include "gate/mann_whitney.hpp"
 
@@ -122,9 +123,10 @@ struct CounterValue {
 
 // DRAM bytes: read + write when the split metrics are there, else the combined one.
 std::optional<CounterValue> dram_bytes(const std::map<std::string, double>& t) {
-  const auto r = t.find("dram__bytes_read.sum"), w = t.find("dram__bytes_write.sum");
-  if (r != t.end() && w != t.end()) return CounterValue{r->second + w->second, "dram__bytes_read.sum + dram__bytes_write.sum"};
-  if (auto a = t.find("dram__bytes.sum"); a != t.end()) return CounterValue{a->second, "dram__bytes.sum"};
+  const auto r = t.find(core::kMetricDramRead), w = t.find(core::kMetricDramWrite);
+  if (r != t.end() && w != t.end())
+    return CounterValue{r->second + w->second, fmt::format("{} + {}", core::kMetricDramRead, core::kMetricDramWrite)};
+  if (auto a = t.find(core::kMetricDramTotal); a != t.end()) return CounterValue{a->second, core::kMetricDramTotal};
   return std::nullopt;
 }
 
@@ -132,7 +134,7 @@ std::optional<CounterValue> dram_bytes(const std::map<std::string, double>& t) {
 // cover the same metrics); failing those, tensor-pipe instruction counts.
 std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<std::string, double>& b,
                                                                 const std::map<std::string, double>& c) {
-  for (std::string_view prefix : {"sm__ops_path_tensor", "sm__inst_executed_pipe_tensor"}) {
+  for (std::string_view prefix : {core::kTensorOpsMetricPrefix, core::kTensorInstMetricPrefix}) {
     CounterValue vb, vc;
     for (const auto& [name, value] : b) {
       auto other = c.find(name);
@@ -151,9 +153,8 @@ std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<s
 
 std::optional<CounterValue> achieved_occupancy(const core::Record& r) {
   if (r.occupancy.achieved_pct) return CounterValue{*r.occupancy.achieved_pct, "occupancy.achieved_pct"};
-  const char* kMetric = "sm__warps_active.avg.pct_of_peak_sustained_active";
-  if (auto it = r.counters.total.find(kMetric); it != r.counters.total.end())
-    return CounterValue{it->second, kMetric};
+  if (auto it = r.counters.total.find(core::kMetricAchievedOccupancy); it != r.counters.total.end())
+    return CounterValue{it->second, core::kMetricAchievedOccupancy};
   return std::nullopt;
 }
 
@@ -228,8 +229,9 @@ Verdict interval_rule(const PointComparison& pc, const Cutoffs& cut) {
   return Verdict::noisy;
 }
 
-// The samples without their `drop` slowest: a throttled sample is one whose clock was under 75% of
-// the maximum, so the slowest are where the throttled ones are, or the worst case if not.
+// The samples without their `drop` slowest: a throttled sample is one whose clock was under
+// core::kThrottledClockFraction of the maximum, so the slowest are where the throttled ones are, or the
+// worst case if not.
 std::vector<double> without_slowest(std::vector<double> v, int64_t drop) {
   std::sort(v.begin(), v.end());
   v.resize(v.size() - static_cast<size_t>(std::clamp<int64_t>(drop, 0, static_cast<int64_t>(v.size()))));
@@ -341,17 +343,19 @@ void decide_point(const core::Record& b, const core::Record& c, const Options& o
 
   // Measurements that cannot be trusted make the point inconclusive, whatever latency says.
   std::vector<std::string> noise;
-  // Throttled samples (a clock under 75% of the maximum) make the point inconclusive unless they could
-  // not have decided it: at most a quarter of either side's samples, the verdict the same without each
-  // side's that many slowest samples, and not `slower` (a slower candidate on a throttling GPU is for a
-  // re-run to confirm). Otherwise an A/A on a GPU that dips under its power cap now and then could
+  // Throttled samples (a clock under core::kThrottledClockFraction of the maximum) make the point
+  // inconclusive unless they could not have decided it: at most core::kGateThrottledShareMax of either
+  // side's samples, the verdict the same without each side's that many slowest samples, and not
+  // `slower` (a slower candidate on a throttling GPU is for a re-run to confirm). Otherwise an A/A on a GPU that dips under its power cap now and then could
   // never pass, and a throttled baseline could hide a regression.
   if (b.clock.throttled_samples > 0 || c.clock.throttled_samples > 0) {
     const std::string throttled =
         fmt::format("throttled in {} of {} baseline and {} of {} candidate samples", b.clock.throttled_samples,
                     sb.size(), c.clock.throttled_samples, sc.size());
-    const bool few = 4 * b.clock.throttled_samples <= static_cast<int64_t>(sb.size()) &&
-                     4 * c.clock.throttled_samples <= static_cast<int64_t>(sc.size());
+    const auto few_of = [](int64_t throttled_samples, size_t samples) {
+      return static_cast<double>(throttled_samples) <= core::kGateThrottledShareMax * static_cast<double>(samples);
+    };
+    const bool few = few_of(b.clock.throttled_samples, sb.size()) && few_of(c.clock.throttled_samples, sc.size());
     const bool robust = few && latency != Verdict::slower && latency != Verdict::noisy &&
                         latency_verdict(without_slowest(sb, b.clock.throttled_samples),
                                         without_slowest(sc, c.clock.throttled_samples), cut,

@@ -15,6 +15,7 @@
 
 #include "core/results.hpp"
 #include "core/stats.hpp"
+#include "core/thresholds.hpp"
 
 namespace attnprof::gate {
 
@@ -56,8 +57,9 @@ struct Options {
   Correction correction = Correction::benjamini_hochberg;
   double threshold = 0.03;             // minimum slowdown worth failing for: median ratio > 1 + this
   std::map<std::string, double> kernel_threshold;  // per kernel name, overrides `threshold`
-  double max_rel_stddev = 0.10;        // spread ceiling (stddev / mean) of either side: above it the
-                                       // point is judged on the whole interval of its ratio
+  // Spread ceiling (stddev / mean) of either side: above it the point is judged on the whole interval
+  // of its ratio (core/thresholds.hpp says why it is not the diagnosis' 5%).
+  double max_rel_stddev = core::kGateMaxRelStddev;
   bool counters = false;               // also gate on hardware counters
   CounterThresholds counter_thresholds;
   bool fail_on_missing = true;         // a baseline point absent from the candidate fails the gate

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/metric_names.hpp"
 #include "core/results.hpp"
 
 namespace attnprof::measure {
@@ -23,7 +24,7 @@ namespace attnprof::measure {
 // - end marker: exactly kEndMarkerWarps, one block.
 // No attention kernel, cuBLAS GEMM or softmax launches an odd number of warps in total (they use
 // 4-, 8- or 12-warp blocks).
-inline constexpr const char* kMarkerMetric = "sm__warps_launched.sum";
+inline constexpr const char* kMarkerMetric = core::kMetricWarpsLaunched;
 inline constexpr int kBeginMarkerWarps = 31;
 inline constexpr int kEndMarkerWarps = 29;
 

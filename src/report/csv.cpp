@@ -10,6 +10,7 @@
 
 #include "core/escape.hpp"
 #include "core/stats.hpp"
+#include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -106,9 +107,20 @@ const MetricColumn kDiagnosisMetrics[] = {
     {"combine_time_share", field_text<&Metrics::combine_time_share>},
 };
 
+class CsvRenderer final : public Renderer {
+ public:
+  std::string_view format() const override { return "csv"; }
+  void render(const core::Results& results, std::ostream& out) const override;
+};
+
 }  // namespace
 
-void write_csv(const core::Results& results, std::ostream& out) {
+const Renderer& detail::csv_renderer() {
+  static const CsvRenderer renderer;
+  return renderer;
+}
+
+void CsvRenderer::render(const core::Results& results, std::ostream& out) const {
   using namespace detail;
   const auto rows = make_rows(results);
   std::set<std::string> stage_names, counter_names;

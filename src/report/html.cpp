@@ -10,6 +10,7 @@
 #include "core/diagnosis.hpp"
 #include "core/stats.hpp"
 #include "report/html_assets.hpp"
+#include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/rules.hpp"
 #include "report/view.hpp"
@@ -453,9 +454,20 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
           {"points", points}};
 }
 
+class HtmlRenderer final : public Renderer {
+ public:
+  std::string_view format() const override { return "html"; }
+  void render(const core::Results& results, std::ostream& out) const override;
+};
+
 }  // namespace
 
-void write_html(const core::Results& results, std::ostream& out) {
+const Renderer& detail::html_renderer() {
+  static const HtmlRenderer renderer;
+  return renderer;
+}
+
+void HtmlRenderer::render(const core::Results& results, std::ostream& out) const {
   const auto rows = detail::make_rows(results);
   const auto& ctx = results.context;
   size_t ok_points = 0;

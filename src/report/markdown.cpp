@@ -4,6 +4,7 @@
 
 #include "core/diagnosis.hpp"
 #include "core/escape.hpp"
+#include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -21,9 +22,20 @@ std::string md_number(const json& j, std::string_view key, int decimals, double 
   return detail::fixed(v, decimals);
 }
 
+class MarkdownRenderer final : public Renderer {
+ public:
+  std::string_view format() const override { return "markdown"; }
+  void render(const core::Results& results, std::ostream& out) const override;
+};
+
 }  // namespace
 
-void write_markdown(const core::Results& results, std::ostream& out) {
+const Renderer& detail::markdown_renderer() {
+  static const MarkdownRenderer renderer;
+  return renderer;
+}
+
+void MarkdownRenderer::render(const core::Results& results, std::ostream& out) const {
   using namespace detail;
   const auto rows = make_rows(results);
   const auto& ctx = results.context;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -79,9 +80,20 @@ std::optional<double> finite(std::optional<double> v) {
   return v;
 }
 
+class OpenMetricsRenderer final : public Renderer {
+ public:
+  std::string_view format() const override { return "openmetrics"; }
+  void render(const core::Results& results, std::ostream& out) const override;
+};
+
 }  // namespace
 
-void write_openmetrics(const core::Results& results, std::ostream& out) {
+const Renderer& detail::openmetrics_renderer() {
+  static const OpenMetricsRenderer renderer;
+  return renderer;
+}
+
+void OpenMetricsRenderer::render(const core::Results& results, std::ostream& out) const {
   const auto rows = detail::make_rows(results);
   const auto& ctx = results.context;
   auto min_bytes = [](const detail::Row& r) {

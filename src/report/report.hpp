@@ -1,34 +1,64 @@
-// Renderers: one per format, each reading only core::Results and showing the same data (every point,
-// its latency, throughput, roofline position and diagnosis; the reference-vs-fused comparison; the
-// points that did not run ok with their reason). Records without a diagnosis are diagnosed on the fly
-// (core::diagnose is pure), so a renderer never shows less than `attnprof report` would.
-// Formats: docs/report.md.
+// Renderers: one per format, each behind the one interface below, each in its own file, each reading
+// only core::Results (the result model, with the diagnosis annotated) and showing the same data
+// (every point, its latency, throughput, roofline position and diagnosis; the reference-vs-fused
+// comparison; the points that did not run ok with their reason). Records without a diagnosis are
+// diagnosed on the fly (core::diagnose is pure), so a renderer never shows less than `attnprof report`
+// would. `attnprof report` and `attnprof sweep` both write their outputs through write_outputs.
+// Formats: docs/report.md. Golden outputs of every format: tests/report/golden/.
 #pragma once
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "core/files.hpp"
 #include "core/results.hpp"
 
 namespace attnprof::report {
 
-// Fixed-width table: point, kernel, status, p50/p99 us, TFLOP/s, % of roof, verdict; then the
-// comparison and the reasons of points that did not run ok.
-void write_terminal(const core::Results&, std::ostream&);
-// GitHub-flavoured Markdown that fits a CI job summary: context, table, comparison, failures.
-void write_markdown(const core::Results&, std::ostream&);
-// RFC 4180 CSV (CRLF line ends), one row per point, every key number and one column per counter.
-void write_csv(const core::Results&, std::ostream&);
-// One self-contained HTML file (no network): context, roofline and sweep charts, sortable table,
-// drill-down per point, comparison, failures.
-void write_html(const core::Results&, std::ostream&);
-// OpenMetrics text (what Prometheus scrapes): TFLOP/s, P50/P99, DRAM bytes against the minimum, % of
-// roof, verdict and status per point, labelled by kernel, shape, device, backend and revision.
-void write_openmetrics(const core::Results&, std::ostream&);
+// One output format.
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  // The format's name: "terminal", "markdown", "csv", "html", "openmetrics".
+  virtual std::string_view format() const = 0;
+  virtual void render(const core::Results&, std::ostream&) const = 0;
+};
+
+// Every renderer, in this order:
+// - terminal: fixed-width table: point, kernel, status, p50/p99 us, TFLOP/s, % of roof, verdict; then
+//   the comparison and the reasons of points that did not run ok.
+// - markdown: GitHub-flavoured Markdown that fits a CI job summary: context, table, comparison, failures.
+// - csv: RFC 4180 CSV (CRLF line ends), one row per point, every key number and one column per counter.
+// - html: one self-contained HTML file (no network): context, roofline and sweep charts, sortable
+//   table, drill-down per point, comparison, failures.
+// - openmetrics: OpenMetrics text (what Prometheus scrapes): TFLOP/s, P50/P99, DRAM bytes against the
+//   minimum, % of roof, verdict and status per point, labelled by kernel, shape, device, backend and
+//   revision.
+const std::vector<const Renderer*>& renderers();
+// The renderer of `format`; std::out_of_range for a name renderers() does not hold.
+const Renderer& renderer(std::string_view format);
+// What `renderer` writes for `results`, as a string.
+std::string render(const Renderer&, const core::Results&);
+
+// One file to write: a format, the option that asked for it ("--html", for messages) and the path.
+struct Output {
+  std::string format;
+  std::string option;
+  std::string path;
+};
+// The outputs as NamedPaths, for core::check_distinct_paths before any work.
+std::vector<core::NamedPath> named_paths(const std::vector<Output>&);
+// Renders `results` in each output's format and writes it through core::write_file (atomic: a reader
+// never sees a partial file). A missing parent folder is created (a sweep's) or fails the write
+// (`attnprof report`'s). EnvironmentError when one cannot be written; the ones before it are written.
+enum class MissingFolder { fail, create };
+void write_outputs(const core::Results&, const std::vector<Output>&, MissingFolder = MissingFolder::fail);
 
 struct ReportOptions {
   std::string results_path;
-  std::string html_path, markdown_path, csv_path, openmetrics_path;  // empty: not written
-  bool quiet = false;                              // no terminal table
+  std::vector<Output> outputs;  // the files asked for (--html, --md, --csv, --openmetrics)
+  bool quiet = false;           // no terminal table
 };
 
 // `attnprof report`: reads the results (InputError on a bad file), annotates them with the

@@ -73,7 +73,9 @@ const std::vector<Rule>& flag_rules() {
            fmt::format("measured DRAM bytes over {:g}x the cost model's minimum, or S/P traffic over {:g}% of "
                        "a materialising kernel's minimum bytes.",
                        kExcessTrafficRatio, kSpShareExcess * 100)),
-      flag(kFlagThrottled, "a sample ran under 75% of the maximum clock: the latency is not representative."),
+      flag(kFlagThrottled, fmt::format("a sample ran under {:g}% of the maximum clock: the latency is not "
+                                       "representative.",
+                                       kThrottledClockFraction * 100)),
       flag(kFlagNoisy,
            fmt::format("latency spread (stddev / mean) over {:g}%, or the P50's 95% interval wider than "
                        "{:g}% after the whole sampling budget.",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
@@ -26,9 +27,20 @@ constexpr Column kPointColumns[] = {{"point", false}, {"kernel", false}, {"statu
 constexpr Column kDecodeColumns[] = {{"KV TB/s", true}, {"% HBM", true}, {"MB/token", true}};
 constexpr Column kVerdictColumns[] = {{"verdict", false}, {"flags", false}};
 
+class TerminalRenderer final : public Renderer {
+ public:
+  std::string_view format() const override { return "terminal"; }
+  void render(const core::Results& results, std::ostream& out) const override;
+};
+
 }  // namespace
 
-void write_terminal(const core::Results& results, std::ostream& out) {
+const Renderer& detail::terminal_renderer() {
+  static const TerminalRenderer renderer;
+  return renderer;
+}
+
+void TerminalRenderer::render(const core::Results& results, std::ostream& out) const {
   using namespace detail;
   const auto rows = make_rows(results);
   const auto& ctx = results.context;

@@ -16,7 +16,7 @@ DeviceList list_devices(const std::string& which, bool remeasure) {
   DeviceList list;
   auto first = measure::make_backend(which, 0, &list.notices);
   const std::string name = first->name();
-  for (int id : resolve_devices("all", name)) {
+  for (int id : resolve_devices({.all = true}, name)) {
     auto backend = id == 0 ? std::move(first) : measure::make_backend(name, id, &list.notices);
     DeviceEntry e;
     e.id = id;

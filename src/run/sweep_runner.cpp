@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -13,13 +12,12 @@
 #include <filesystem>
 #include <cerrno>
 #include <cstring>
-#include <sstream>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
@@ -27,7 +25,6 @@
 #include "core/files.hpp"
 #include "core/version.hpp"
 #include "kernels/plugin/plugin.hpp"
-#include "report/report.hpp"
 #include "run/counter_phase.hpp"
 #include "run/estimate.hpp"
 #include "run/journal.hpp"
@@ -159,23 +156,10 @@ json sweep_identity(const json& sweep, const std::string& backend, const std::st
   return identity;
 }
 
-void write_report(const std::string& path, void (*writer)(const core::Results&, std::ostream&),
-                  const core::Results& results) {
-  if (path.empty()) return;
-  const fs::path p(path);
-  if (p.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-  }
-  std::ostringstream text;
-  writer(results, text);
-  core::write_file(path, text.str());
-}
-
 }  // namespace
 
-std::vector<int> resolve_devices(const std::string& text, const std::string& backend_name) {
-  if (text == "all") {
+std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
+  if (selection.all) {
     if (backend_name != "cuda") return {0};
     const int count = cuda_device_count();
     if (count <= 0) throw EnvironmentError("--devices all: no CUDA device is visible");
@@ -184,19 +168,13 @@ std::vector<int> resolve_devices(const std::string& text, const std::string& bac
     return all;
   }
   std::vector<int> devices;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string token = text.substr(start, comma - start);
-    int id = -1;
-    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
-    if (token.empty() || ec != std::errc() || ptr != token.data() + token.size() || id < 0)
-      throw InputError(fmt::format("bad device '{}' in --devices '{}' (expected 0,1,... or all)", token, text));
+  for (int id : selection.ids) {
+    if (id < 0) throw InputError(fmt::format("bad device {} in --devices (expected 0,1,... or all)", id));
     if (std::find(devices.begin(), devices.end(), id) != devices.end())
-      throw InputError(fmt::format("device {} is listed twice in --devices '{}'", id, text));
+      throw InputError(fmt::format("device {} is listed twice in --devices {}", id, fmt::join(selection.ids, ",")));
     devices.push_back(id);
-    start = comma + 1;
   }
+  if (devices.empty()) throw InputError("--devices names no device");
   if (backend_name == "cuda") {
     const int count = cuda_device_count();
     if (count == 0)
@@ -210,14 +188,13 @@ std::vector<int> resolve_devices(const std::string& text, const std::string& bac
   return devices;
 }
 
-int run_sweep(const SweepRequest& req) {
+SweepOutcome run_sweep(const SweepRequest& req) {
   const auto sweep_start = std::chrono::steady_clock::now();
   const auto in_out = [&](const char* name) { return (fs::path(req.out_dir) / name).string(); };
-  core::check_distinct_paths({{"--spec-file", req.spec_path}},
-                             {{"--out", in_out(kResultsFile)}, {"--out", in_out(kJournalFile)},
-                              {"--out", in_out(kLockFile)}, {"--html", req.html_path},
-                              {"--md", req.markdown_path}, {"--csv", req.csv_path},
-                              {"--openmetrics", req.openmetrics_path}});
+  std::vector<core::NamedPath> outputs = {
+      {"--out", in_out(kResultsFile)}, {"--out", in_out(kJournalFile)}, {"--out", in_out(kLockFile)}};
+  outputs.insert(outputs.end(), req.report_paths.begin(), req.report_paths.end());
+  core::check_distinct_paths({{"--spec-file", req.spec_path}}, outputs);
   if (req.backend != "auto" && req.backend != "cuda" && req.backend != "cpu")
     throw InputError(fmt::format("unknown backend '{}' (expected auto, cuda or cpu)", req.backend));
   const auto& o = req.options;
@@ -365,7 +342,9 @@ int run_sweep(const SweepRequest& req) {
       for (const char* stale : {kReportFile, kSummaryFile}) {
         std::error_code ec;
         const fs::path path = fs::path(req.out_dir) / stale;
-        if (path != fs::path(req.html_path) && path != fs::path(req.markdown_path)) fs::remove(path, ec);
+        const bool asked_for = std::any_of(req.report_paths.begin(), req.report_paths.end(),
+                                           [&](const core::NamedPath& r) { return path == fs::path(r.path); });
+        if (!asked_for) fs::remove(path, ec);
       }
       progress.message(fmt::format("attnprof: --overwrite: replacing another sweep's results in '{}'", req.out_dir));
     }
@@ -439,22 +418,14 @@ int run_sweep(const SweepRequest& req) {
                                       pending, req.out_dir));
   core::annotate(results);
   core::write_results(results, results_path);
-  write_report(req.html_path, &report::write_html, results);
-  write_report(req.markdown_path, &report::write_markdown, results);
-  write_report(req.csv_path, &report::write_csv, results);
-  write_report(req.openmetrics_path, &report::write_openmetrics, results);
 
-  if (!outcome.fatal.empty())
-    throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, results_path));
-  if (outcome.interrupted) {
+  SweepOutcome sweep_outcome{std::move(results), results_path, kExitOk, outcome.fatal};
+  if (outcome.fatal.empty() && outcome.interrupted) {
     fmt::print(stderr, "attnprof: interrupted: wrote {} of {} points to {} ({} left; --resume continues)\n",
-               results.records.size(), points.size(), core::escape::one_line(results_path), missing);
-    return kExitInterrupted;
+               sweep_outcome.results.records.size(), points.size(), core::escape::one_line(results_path), missing);
+    sweep_outcome.exit_code = kExitInterrupted;
   }
-  report::write_terminal(results, std::cout);
-  std::cout.flush();
-  fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(results_path));
-  return kExitOk;
+  return sweep_outcome;
 }
 
 }  // namespace attnprof::run

@@ -1,15 +1,25 @@
 // attnprof sweep: plans the points, runs them in worker processes (one per device, a shared queue),
-// journals each finished point, survives crashes, hangs and signals, and writes results.json and the
-// requested reports from what was done.
+// journals each finished point, survives crashes, hangs and signals, and writes results.json from
+// what was done. It renders nothing: the caller (src/cli/sweep.cpp) hands the results it returns to
+// the renderers (src/report).
 #pragma once
 #include <string>
 #include <vector>
 
+#include "core/files.hpp"
+#include "core/results.hpp"
 #include "core/sweep_spec.hpp"
 #include "measure/backend.hpp"
 #include "run/plan.hpp"
 
 namespace attnprof::run {
+
+// The devices a sweep asked for (--devices, parsed and validated by CLI11 in src/cli/sweep.cpp):
+// every visible one, or these ids.
+struct DeviceSelection {
+  bool all = false;
+  std::vector<int> ids{0};
+};
 
 struct SweepRequest {
   core::SweepSpec spec;
@@ -19,9 +29,11 @@ struct SweepRequest {
   std::vector<std::string> plugins;        // shared libraries of kernels (include/attnprof/plugin.h)
   std::string python_bridge;               // for torch: and py: kernels; empty: found beside attnprof
   std::string backend = "auto";            // auto | cuda | cpu
-  std::string devices = "0";               // "0,1" or "all"
+  DeviceSelection devices;                 // --devices: 0,1 or all
   std::string out_dir = "reports/latest";
-  std::string html_path, markdown_path, csv_path, openmetrics_path;
+  // The files the caller renders afterwards (--html ...): refused before any work when one names an
+  // input or another output, and kept when --overwrite clears another sweep's reports from out_dir.
+  std::vector<core::NamedPath> report_paths;
   bool resume = false;
   bool overwrite = false;                  // replace another sweep's results in out_dir
   ShardSpec shard;
@@ -29,13 +41,23 @@ struct SweepRequest {
   std::string command_line;
 };
 
-// Runs the sweep; returns the exit code (0, or kExitInterrupted after a signal). Throws InputError /
-// EnvironmentError for what stops a sweep before or outside any point. Before any work it refuses
-// (InputError) outputs that name the spec file, each other or the files in --out, and an --out
-// folder whose lock another running sweep holds.
-int run_sweep(const SweepRequest&);
+// What a sweep leaves: the results (annotated with the diagnosis, already written to results_path),
+// and how it ended.
+struct SweepOutcome {
+  core::Results results;
+  std::string results_path;
+  int exit_code = 0;   // 0, or kExitInterrupted after a signal (the message is printed)
+  std::string fatal;   // set when the workers could not go on: the caller reports it (exit 4)
+};
 
-// "0,2" or "all" for the backend named (cuda: every visible device; cpu: device 0).
-std::vector<int> resolve_devices(const std::string& text, const std::string& backend_name);
+// Runs the sweep. Throws InputError / EnvironmentError for what stops a sweep before any point. Before
+// any work it refuses (InputError) outputs that name the spec file, each other or the files in --out,
+// and an --out folder whose lock another running sweep holds.
+SweepOutcome run_sweep(const SweepRequest&);
+
+// The device ids to run on for the backend named: `all` is every visible CUDA device (cpu: device 0).
+// Throws InputError for an id listed twice or one the backend does not have, EnvironmentError when no
+// CUDA device is visible.
+std::vector<int> resolve_devices(const DeviceSelection&, const std::string& backend_name);
 
 }  // namespace attnprof::run

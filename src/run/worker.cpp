@@ -117,12 +117,12 @@ int worker_main() {
   measure::MeasureOptions options;
   int device = 0;
   try {
-    const json config = json::parse(line);
-    device = config.at("device").get<int>();
-    options = config.at("options").get<measure::MeasureOptions>();
-    kernels::load_plugins(config.value("plugins", std::vector<std::string>{}));
+    const auto config = json::parse(line).get<WorkerConfig>();
+    device = config.device;
+    options = config.options;
+    kernels::load_plugins(config.plugins);
     std::vector<std::string> notices;
-    backend = measure::make_backend(config.at("backend").get<std::string>(), device, &notices);
+    backend = measure::make_backend(config.backend, device, &notices);
   } catch (const std::exception& e) {
     out.send({{"fatal", e.what()}});
     return kExitEnvironment;

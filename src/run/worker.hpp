@@ -3,7 +3,8 @@
 // and a fresh worker, never the sweep. (exec, not fork: CUDA state does not survive fork.)
 //
 // The protocol is one JSON object per line. Parent -> worker (the worker's stdin):
-//   {"backend": "cuda", "device": 0, "options": {...}}          first line: what to open
+//   {"backend": "cuda", "device": 0, "options": {...},           first line: what to open
+//    "plugins": [...]}                                           (WorkerConfig)
 //   {"index": 7, "shape": {...}, "kernel": "fused"}              one per point
 //   {"counters": [{"index": 7, "record": {...}}, ...]}           a counter group (--counter-batch):
 //                                                                timed records whose counters are
@@ -20,6 +21,9 @@
 // The worker exits when its stdin closes. It ignores SIGINT/SIGTERM: the parent decides whether the
 // point in flight finishes (first signal) or is abandoned (second signal, SIGKILL).
 #pragma once
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "measure/backend.hpp"
@@ -32,6 +36,16 @@ inline constexpr const char* kTestFailPointEnv = "ATTNPROF_TEST_FAIL_POINT";
 inline constexpr const char* kTestHangPointEnv = "ATTNPROF_TEST_HANG_POINT";
 // The counter group holding the point with this sweep index crashes the worker.
 inline constexpr const char* kTestFailCountersEnv = "ATTNPROF_TEST_FAIL_COUNTERS";
+
+// The protocol's first line: the backend and device to open, the options for every point, and the
+// plugin libraries to load first (--plugin, in order). Every field required on read.
+struct WorkerConfig {
+  std::string backend;
+  int device = 0;
+  measure::MeasureOptions options;
+  std::vector<std::string> plugins;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerConfig, backend, device, options, plugins)
 
 // The worker's whole life; returns its exit code.
 int worker_main();

@@ -202,11 +202,7 @@ class Pool {
     w->since = Clock::now();
     w->deadline = w->since + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(kWorkerStartTimeoutS));
-    const json config{{"backend", config_.backend},
-                      {"device", device},
-                      {"options", json(config_.options)},
-                      {"plugins", config_.plugins}};
-    send(*w, config);
+    send(*w, json(WorkerConfig{config_.backend, device, config_.options, config_.plugins}));
     return w;
   }
 

@@ -166,7 +166,8 @@ case_bad_values() {
   local v
   for v in "--target-ci nan" "--max-seconds inf" "--point-timeout inf" "--max-seconds nan" "--warmup-seconds -1" \
            "--min-seconds inf" "--max-samples 0" "--max-samples 1000000000" "--counter-batch 0" "--verify-rows 0" \
-           "--point-timeout -5" "--target-ci 2"; do
+           "--point-timeout -5" "--target-ci 2" "--devices x" "--devices -1" "--devices 0,0" "--devices all,1" \
+           "--devices 99999"; do
     # shellcheck disable=SC2086
     run sweep --axes "$tiny" --backend cpu --out "$tmp/bad" $v; expect 2 "see --help" || echo "  (option: $v)"
   done
@@ -174,6 +175,15 @@ case_bad_values() {
   for v in "--alpha nan" "--threshold inf" "--max-rel-stddev nan" "--confidence inf" "--resamples 2000000000"; do
     # shellcheck disable=SC2086
     run compare "$x" "$x" $v; expect 2 "see --help|out of range" || echo "  (option: $v)"
+  done
+  # Ranges are CLI11 validators: refused while parsing, before any file is read.
+  for v in "--alpha 0" "--alpha 1" "--confidence 1.5" "--threshold -0.1" "--threshold 10"; do
+    # shellcheck disable=SC2086
+    run compare "$x" "$x" $v; expect 2 "see --help" || echo "  (option: $v)"
+  done
+  for v in "--alpha 2" "--threshold -1" "--max-rel-stddev 0" "--max-rel-stddev nan"; do
+    # shellcheck disable=SC2086
+    run history "$x" "$x" $v; expect 2 "see --help" || echo "  (history option: $v)"
   done
   run report "$tmp"; expect 2 "is a folder"
   run compare "$tmp" "$x"; expect 2 "is a folder"

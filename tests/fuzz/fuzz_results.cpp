@@ -23,10 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   core::annotate(results);
   std::ostringstream out;
-  report::write_terminal(results, out);
-  report::write_markdown(results, out);
-  report::write_csv(results, out);
-  report::write_html(results, out);
+  for (const report::Renderer* renderer : report::renderers()) renderer->render(results, out);
   gate::Options options;
   options.bootstrap_resamples = 10;
   options.allow_device_mismatch = true;

@@ -13,6 +13,7 @@
 #include "measure/backend.hpp"
 #include "measure/ceilings_cache.hpp"
 #include "measure/cpu_backend.hpp"
+#include "measure/measure_test_support.hpp"
 
 using attnprof::core::DType;
 using attnprof::core::Shape;
@@ -22,29 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Shape small_shape(bool causal) {
-  Shape s;
-  s.batch = 2;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.seq_q = 96;
-  s.seq_k = 128;
-  s.hdim = 64;
-  s.causal = causal;
-  s.dtype = DType::bf16;
-  return s;
-}
-
-m::MeasureOptions quick_options() {
-  m::MeasureOptions o;
-  o.warmup_calls = 1;
-  o.warmup_seconds = 0;
-  o.min_samples = 5;
-  o.max_samples = 30;
-  o.min_seconds_per_point = 0;
-  o.max_seconds_per_point = 1;
-  return o;
-}
+Shape small_shape(bool causal) { return attnprof::measure_test::bf16_shape(2, 4, 2, 96, 128, causal); }
+m::MeasureOptions quick_options() { return attnprof::measure_test::quick_options(30); }
 
 // A private cache directory for this test process.
 fs::path scratch_cache_dir() {
@@ -217,33 +197,13 @@ TEST_CASE("CPU backend ceilings: a corrupt cache is re-measured, then read back"
   fs::remove_all(dir);
 }
 
-namespace {
-
-// Deliberately wrong kernels (never registered): one writes zeros, one writes nothing.
-class BrokenKernel final : public attnprof::kernels::Kernel {
- public:
-  explicit BrokenKernel(bool writes) : writes_(writes) {}
-  std::string name() const override { return writes_ ? "zeros" : "silent"; }
-  attnprof::kernels::Backend backend() const override { return attnprof::kernels::Backend::cpu; }
-  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
-  std::string description() const override { return "test: wrong on purpose"; }
-  std::string unsupported_reason(const Shape&) const override { return {}; }
-  size_t workspace_bytes(const Shape&) const override { return 0; }
-  void launch(const attnprof::kernels::AttentionArgs& a, attnprof::kernels::StageHook*) const override {
-    if (!writes_) return;
-    std::fill_n(static_cast<float*>(a.o), a.shape.q_elems(), 0.0f);
-    std::fill_n(a.lse, a.shape.lse_elems(), 0.0f);
-  }
-
- private:
-  bool writes_;
-};
-
-}  // namespace
+// Deliberately wrong kernels: one writes zeros, one writes nothing.
+using attnprof::measure_test::WrongKernel;
+using attnprof::measure_test::Writes;
 
 TEST_CASE("CPU backend flags wrong and unwritten outputs as incorrect, and still times them", "[cpu-backend]") {
   auto backend = m::make_cpu_backend();
-  const BrokenKernel zeros(true), silent(false);
+  const WrongKernel zeros("zeros", Writes::zeros), silent("silent", Writes::nothing);
   const auto wrong = backend->measure(small_shape(false), zeros, quick_options());
   CHECK(wrong.status == Status::incorrect);
   CHECK(wrong.reason.find("verification failed") != std::string::npos);

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "measure/cpu_backend.hpp"
+#include "measure/measure_test_support.hpp"
 #include "measure/point_lifecycle.hpp"
 
 using attnprof::core::BackendKind;
@@ -22,49 +23,14 @@ namespace k = attnprof::kernels;
 
 namespace {
 
-Shape small_shape() {
-  Shape s;
-  s.batch = 1;
-  s.heads = 2;
-  s.kv_heads = 2;
-  s.seq_q = 32;
-  s.seq_k = 48;
-  s.hdim = 64;
-  s.dtype = DType::bf16;
-  return s;
-}
-
-m::MeasureOptions quick_options() {
-  m::MeasureOptions o;
-  o.warmup_calls = 1;
-  o.warmup_seconds = 0;
-  o.min_samples = 5;
-  o.max_samples = 20;
-  o.min_seconds_per_point = 0;
-  o.max_seconds_per_point = 1;
-  o.seed = 77;
-  return o;
-}
+Shape small_shape() { return attnprof::measure_test::bf16_shape(1, 2, 2, 32, 48); }
+m::MeasureOptions quick_options() { return attnprof::measure_test::quick_options(20, 77); }
 
 // A CPU kernel that refuses shapes of more than `max_seq` keys and writes zeros (wrong, but written).
-class TestKernel final : public k::Kernel {
+class TestKernel final : public attnprof::measure_test::WrongKernel {
  public:
-  explicit TestKernel(int64_t max_seq = 1 << 20) : max_seq_(max_seq) {}
-  std::string name() const override { return "lifecycle-test"; }
-  k::Backend backend() const override { return k::Backend::cpu; }
-  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
-  std::string description() const override { return "test: zeros"; }
-  std::string unsupported_reason(const Shape& s) const override {
-    return s.seq_k > max_seq_ ? "seq_k above the test kernel's limit" : "";
-  }
-  size_t workspace_bytes(const Shape&) const override { return 0; }
-  void launch(const k::AttentionArgs& a, k::StageHook*) const override {
-    std::fill_n(static_cast<float*>(a.o), a.shape.q_elems(), 0.0f);
-    std::fill_n(a.lse, a.shape.lse_elems(), 0.0f);
-  }
-
- private:
-  int64_t max_seq_;
+  explicit TestKernel(int64_t max_seq = int64_t{1} << 20)
+      : WrongKernel("lifecycle-test", attnprof::measure_test::Writes::zeros, max_seq) {}
 };
 
 // Steps that record what was called, in order; each can be made to fail.

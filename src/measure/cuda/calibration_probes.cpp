@@ -15,6 +15,7 @@
 
 #include "core/calibration.hpp"
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "core/stats.hpp"
 #include "measure/cuda/cuda_util.hpp"
 #include "measure/cuda/cupti_profiler.hpp"
@@ -186,7 +187,7 @@ void measure_probe(const Probe& probe, const core::DeviceInfo& info, const SmRes
   rec.occupancy = occupancy_of(probe.launch, sm);
   if (rec.counters.status == core::CounterStatus::ok && rec.counters.per_kernel.size() == 1) {
     const auto& metrics = rec.counters.per_kernel[0].metrics;
-    if (const auto it = metrics.find("sm__warps_active.avg.pct_of_peak_sustained_active"); it != metrics.end())
+    if (const auto it = metrics.find(core::kMetricAchievedOccupancy); it != metrics.end())
       rec.occupancy.achieved_pct = it->second;
   }
   check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");

@@ -18,6 +18,7 @@
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "core/roofline.hpp"
 #include "core/stats.hpp"
 #include "kernels/common/testbed.hpp"
@@ -43,7 +44,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 std::optional<double> achieved_occupancy(const core::Counters& counters,
                                          const std::vector<kernels::LaunchInfo>& launches,
                                          const kernels::LaunchInfo& launch) {
-  constexpr const char* kMetric = "sm__warps_active.avg.pct_of_peak_sustained_active";
   const core::KernelCounters* match = nullptr;
   if (!launch.kernel_name.empty()) {
     for (const auto& k : counters.per_kernel) {
@@ -57,7 +57,7 @@ std::optional<double> achieved_occupancy(const core::Counters& counters,
     match = &counters.per_kernel[static_cast<size_t>(&launch - launches.data())];
   }
   if (match == nullptr) return std::nullopt;
-  const auto it = match->metrics.find(kMetric);
+  const auto it = match->metrics.find(core::kMetricAchievedOccupancy);
   if (it == match->metrics.end()) return std::nullopt;
   return it->second;
 }
@@ -80,10 +80,9 @@ void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
     }
   }
   if (rec.counters.status != core::CounterStatus::ok) return;
-  constexpr const char* kWarpsActive = "sm__warps_active.avg.pct_of_peak_sustained_active";
   if (per_kernel.size() == rec.launches.size()) {
     for (size_t i = 0; i < per_kernel.size(); ++i) {
-      const auto it = per_kernel[i].metrics.find(kWarpsActive);
+      const auto it = per_kernel[i].metrics.find(core::kMetricAchievedOccupancy);
       if (it != per_kernel[i].metrics.end()) rec.launches[i].occupancy.achieved_pct = it->second;
     }
   }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "measure/counter_batch.hpp"
 #include "measure/cuda/cuda_util.hpp"
 #include "measure/cuda/range_marker.hpp"
@@ -28,8 +29,6 @@ namespace {
 // Ranges one call may produce: the reference makes three launches (cuBLAS may add a few); the
 // fused kernel one. Ranges past this are dropped, and the drop is reported.
 constexpr size_t kMaxRanges = 64;
-constexpr const char* kDurationMetric = "gpu__time_duration.sum";
-constexpr const char* kDramWriteMetric = "dram__bytes_write.sum";
 
 std::string result_name(CUptiResult result) {
   const char* text = nullptr;
@@ -189,62 +188,20 @@ class RangeProfiler {
 
 }  // namespace
 
-constexpr const char* kSassOpPrefix = "sm__sass_thread_inst_executed_op_";
-
 const std::vector<std::string>& default_metrics() {
-  static const std::vector<std::string> kMetrics = {
-      kDurationMetric,
-      // Memory traffic: DRAM against the analytic minimum, L2 traffic and hit rate.
-      "dram__bytes_read.sum",
-      kDramWriteMetric,
-      "lts__t_bytes.sum",
-      "lts__t_sector_hit_rate.pct",
-      // Tensor cores: instructions, pipe utilisation, operations by source type.
-      "sm__inst_executed_pipe_tensor_op_hmma.sum",
-      "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-      "sm__ops_path_tensor_src_fp16.sum",
-      "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-      // FP32 work (softmax): 2 * ffma, a lower bound of its FLOPs. Only one SASS-op metric per
-      // session: with ffma, fadd and fmul in one configuration CUPTI returned ffma's count for all
-      // three (the ffma value matched Nsight Compute; fadd and fmul did not).
-      "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-      // Occupancy and speed of light: compute, memory, and each memory level (HBM, L2, L1/shared),
-      // so that a memory-bound verdict names its level.
-      "sm__warps_active.avg.pct_of_peak_sustained_active",
-      "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-      "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-      "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-      "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-      "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
-      // The FMA pipe beside the tensor pipe: compute-bound needs one of them ahead of memory.
-      "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-      // Latency hiding: issue-slot use and where the resident warps wait (occupancy-bound needs idle
-      // issue slots and warps waiting on results; docs/diagnosis.md).
-      "smsp__issue_active.avg.pct_of_peak_sustained_active",
-      "smsp__average_warps_active_per_issue_active.ratio",
-      "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
-      "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
-      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
-      "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
-      "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
-      "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio",
-      // Clocks and the DRAM ceiling as Nsight Compute computes it (peak bytes/cycle x cycles/s).
-      "sm__cycles_elapsed.avg.per_second",
-      "dram__bytes.sum.peak_sustained",
-      "dram__cycles_elapsed.avg.per_second",
-  };
+  static const std::vector<std::string> kMetrics(core::kProfilerMetrics.begin(), core::kProfilerMetrics.end());
   return kMetrics;
 }
 
 void validate_metrics(const std::vector<std::string>& names, const std::string& chip_name) {
   if (names.empty()) return;
   for (const auto& name : names) {
-    if (name.rfind(kSassOpPrefix, 0) == 0 && std::find(default_metrics().begin(), default_metrics().end(), name) ==
+    if (name.rfind(core::kSassOpMetricPrefix, 0) == 0 && std::find(default_metrics().begin(), default_metrics().end(), name) ==
                                                  default_metrics().end()) {
       throw InputError(fmt::format(
           "metric '{}' cannot be collected: one {}* metric per session (CUPTI returns the first one's count "
           "for every other), and the default set has {}",
-          name, kSassOpPrefix, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"));
+          name, core::kSassOpMetricPrefix, core::kMetricFfma));
     }
   }
   try {
@@ -309,7 +266,7 @@ core::Counters unavailable_counters(int cupti_result, const std::string& during)
 std::map<std::string, double> total_of(const std::vector<core::KernelCounters>& per_kernel) {
   std::map<std::string, double> sums, weighted, weights;
   for (const auto& kernel : per_kernel) {
-    const auto duration = kernel.metrics.find(kDurationMetric);
+    const auto duration = kernel.metrics.find(core::kMetricDuration);
     const double weight = duration != kernel.metrics.end() ? duration->second : 1.0;
     for (const auto& [name, value] : kernel.metrics) {
       if (name.ends_with(".sum")) {
@@ -426,7 +383,7 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
       double tail = 0;
       bool tail_known = true;
       for (size_t i = counters.per_kernel.size() - drop; i < counters.per_kernel.size(); ++i) {
-        const auto it = counters.per_kernel[i].metrics.find(kDramWriteMetric);
+        const auto it = counters.per_kernel[i].metrics.find(core::kMetricDramWrite);
         if (it == counters.per_kernel[i].metrics.end()) tail_known = false;
         else tail += it->second;
       }
@@ -538,7 +495,7 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
     counters.per_kernel = (*split)[i];
     counters.dram_write_tail_bytes.reset();
     if (i < tails.size() && tails[i]) {
-      const auto it = tails[i]->metrics.find(kDramWriteMetric);
+      const auto it = tails[i]->metrics.find(core::kMetricDramWrite);
       if (it != tails[i]->metrics.end()) counters.dram_write_tail_bytes = it->second;
     }
     if (counters.session) counters.session->points = static_cast<int64_t>(points.size());
@@ -546,7 +503,7 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
       for (auto& range : counters.per_kernel) range.metrics.erase(kMarkerMetric);
     }
     counters.total = total_of(counters.per_kernel);
-    const auto duration = counters.total.find(kDurationMetric);
+    const auto duration = counters.total.find(core::kMetricDuration);
     if (duration != counters.total.end()) point_gpu_ms[i] = duration->second * 1e-6;  // [ns] -> [ms]
   }
   const std::vector<double> shares = share_profiling_ms(session_ms, all.passes, point_gpu_ms);

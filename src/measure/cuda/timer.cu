@@ -187,7 +187,7 @@ class ClockLog {
       for (const auto& r : used) {
         if (r.call_index <= call) mhz = r.mhz;
       }
-      if (sm_clock_max_mhz > 0 && mhz < kThrottledClockFraction * sm_clock_max_mhz) ++info.throttled_samples;
+      if (sm_clock_max_mhz > 0 && mhz < core::kThrottledClockFraction * sm_clock_max_mhz) ++info.throttled_samples;
     }
     return info;
   }

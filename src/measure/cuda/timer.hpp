@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/results.hpp"
+#include "core/thresholds.hpp"
 #include "kernels/registry.hpp"
 #include "measure/backend.hpp"
 #include "measure/clock_stamps.hpp"
@@ -24,7 +25,6 @@ namespace attnprof::measure {
 
 inline constexpr double kGraphThresholdUs = 20;      // below: launch gaps would pollute GPU time
 inline constexpr int kClockBatchSamples = 10;        // SM clock measured once per this many calls
-inline constexpr double kThrottledClockFraction = 0.75;
 
 // One call of the code under test, enqueued on `stream`; `hook` (may be null) marks stage
 // boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
-#include "gate_fixtures.hpp"
+#include "gate/gate_fixtures.hpp"
 
 using namespace attnprof;
 namespace fs = std::filesystem;

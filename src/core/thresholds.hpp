@@ -1,0 +1,96 @@
+// Every threshold the measurement, the diagnosis and the gate judge by, each with the reason for its
+// value. docs/diagnosis.md ("Every threshold, and why") names each one with its value and the
+// measurement behind it; tests/core/test_thresholds.cpp fails when a constant here and its row there
+// disagree, or a constant has no row.
+#pragma once
+
+namespace attnprof::core {
+
+// ---- Clock -------------------------------------------------------------------------------------------
+// A sample is throttled when its batch's SM clock, read under load, is under this share of the maximum:
+// the power manager's ordinary steps stay within 16% of the maximum on the H200 (fused kernels ran at
+// 84-93% of 1980 MHz), so a clock more than a quarter down is well outside them. The timer counts
+// such samples (clock.throttled_samples), the diagnosis flags the point `throttled`, and the gate takes
+// them out before it decides.
+inline constexpr double kThrottledClockFraction = 0.75;
+// Below this share of the maximum clock (the median under load) the evidence says what clock the point
+// ran at: ceilings quoted at the maximum clock are that much out of reach. Not a flag.
+inline constexpr double kClockNoteBelowFraction = 0.95;
+// A noisy time-budgeted point whose lowest clock batch sits this far under its median clock has the dip
+// named as the cause: on the H200 the power manager lowers the clock by about 8% some 0.8 s into a
+// heavy point's load (docs/measurement.md); smaller moves are its usual steps.
+inline constexpr double kClockDipFraction = 0.04;
+
+// ---- Noise: the diagnosis' flag and the gate's ceiling -----------------------------------------------
+// The two spreads differ because they decide different things. The diagnosis' `noisy` flag warns the
+// reader of one run: cold-L2 GPU timings repeat within 1-2%, so 5% means interference or clock changes.
+// The gate's ceiling raises no flag: above it a point is judged on the whole bootstrap interval of its
+// median ratio, a rule that with 30 samples per side misses most 5% slowdowns at 3% noise
+// (docs/ci-gate.md); so the gate keeps the sharper test and point estimate up to twice the diagnosis'
+// spread, and turns to the interval only where the spread is that wide.
+inline constexpr double kNoisyRelStddev = 0.05;     // diagnosis: latency stddev / mean over this is noisy
+inline constexpr double kGateMaxRelStddev = 0.10;   // gate: --max-rel-stddev's default
+// A point whose sampling spent its whole time budget with the P50's 95% CI half-width above this share
+// of the P50 (core::median_ci) is noisy too: the 1% to which the A/A target asks P50s to repeat.
+inline constexpr double kNoisyP50CiHalfWidth = 0.01;
+// The gate keeps a point's verdict despite throttled samples only while at most this share of each
+// side's samples are throttled (and the verdict without that many slowest samples is the same): past a
+// quarter, the throttled samples are the point's typical state, not its exceptions.
+inline constexpr double kGateThrottledShareMax = 0.25;
+
+// ---- Diagnosis: speed-of-light margins (Nsight Compute's rules) --------------------------------------
+inline constexpr double kSolLatencyBelowPct = 60;     // a unit under this is not busy (both under: latency)
+inline constexpr double kSolDominanceMarginPct = 10;  // one throughput this far above another leads
+inline constexpr double kSolSaturatedPct = 80;        // a SOL % over this: that unit is saturated
+// Compute-bound whatever the SOL counters read: achieved FLOP/s at least this share of the roof scaled
+// to the SM clock the point ran at (three quarters of the roof leaves at most a third to gain from
+// anything but fewer FLOPs; FlashAttention-3 reaches about 75% of the H100's dense peak).
+inline constexpr double kComputeRoofSharePct = 75;
+// Files without per-level counters: DRAM (from its bytes / bandwidth) within one dominance margin of the
+// combined memory throughput accounts for it.
+inline constexpr double kDramAccountsWithinPct = 10;
+
+// ---- Diagnosis: launch, host and latency -------------------------------------------------------------
+// GPU time per launch under 2x an empty kernel's: the fixed cost of launching is half the time or more.
+inline constexpr double kLaunchBoundLatencyMultiple = 2;
+// The same without a measured launch latency: a launch costs a few microseconds of fixed GPU time.
+inline constexpr double kLaunchBoundUsPerLaunch = 10;
+// Host enqueue time over the GPU time: calls back to back would leave the GPU waiting.
+inline constexpr double kHostBoundOverheadFactor = 1;
+// Occupancy-bound: theoretical occupancy under this (attention kernels reach full throughput at 12-25%
+// occupancy when compute-bound, so low occupancy alone is no fault), and ...
+inline constexpr double kOccupancyBoundBelowPct = 50;
+inline constexpr double kIssueActiveBusyPct = 60;      // ... issue slots used under this (the SOL "busy"), and ...
+inline constexpr double kLatencyStallShareFrom = 0.5;  // ... dependency stalls at least this share of residency
+// A latency- or occupancy-bound kernel whose mma.sync pipe runs at least this share of cycles: overlap
+// of softmax and MMAs (FlashAttention-3 ping-pong) is the lever.
+inline constexpr double kTensorPipeOverlapFromPct = 30;
+// Tensor ops per tensor instruction above this: warpgroup MMAs (mma.sync m16n8k16 is 4096).
+inline constexpr double kWgmmaOpsPerInstructionAbove = 8192;
+
+// ---- Diagnosis: grid shape and traffic ---------------------------------------------------------------
+inline constexpr double kTailWasteShare = 0.2;      // idle share of the launched wave slots / CTA time
+inline constexpr double kTailTileFillBelow = 0.5;   // last query tile under half full: "mostly empty"
+// Measured DRAM bytes over this multiple of the cost-model minimum: FlashAttention-2 moves within a few %
+// of it; 30% leaves room for LSE, partial sectors and L2 write-back and still catches re-reads.
+inline constexpr double kExcessTrafficRatio = 1.3;
+inline constexpr double kSpShareExcess = 0.5;       // S/P bytes / all bytes (materialised)
+
+// ---- Diagnosis: decode points ------------------------------------------------------------------------
+// Short call: the HBM ceiling streams the call's minimum bytes in under this many launch latencies per
+// kernel launch of the call (a decode call's fixed cost is 2.5-6.5 launch latencies per launch on the
+// H200)...
+inline constexpr double kDecodeShortCallLaunchLatencies = 10;
+// ... and at least this share of the P50 is time beyond that stream, that time itself within the same
+// limit (more than it is not fixed cost).
+inline constexpr double kDecodeFixedTimeShareFrom = 1.0 / 3;
+// Without a measured launch latency (context.ceilings.launch_latency_us): the launch-bound rule's
+// fallback per launch over its multiple, 5 us.
+inline constexpr double kDecodeAssumedLaunchLatencyUs = kLaunchBoundUsPerLaunch / kLaunchBoundLatencyMultiple;
+// DRAM bytes over this multiple of the minimum: the KV cache is read more than once (the decode kernel
+// reads it 1.01-1.04x its minimum on the H200 at 0.5 GB and more).
+inline constexpr double kDecodeReadFactorAbove = 1.05;
+// Counted FLOPs over this multiple of the cost model's: the MMAs run on padded query rows.
+inline constexpr double kDecodePaddedFlopsAbove = 2;
+
+}  // namespace attnprof::core

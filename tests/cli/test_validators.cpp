@@ -1,0 +1,59 @@
+// src/cli/validators.hpp: the CLI11 validators refuse bad values while parsing (exit 2 in main.cpp).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/validators.hpp"
+
+using namespace attnprof::cli;
+
+namespace {
+
+// The validator's message for `value`: empty when it is accepted.
+std::string check(const CLI::Validator& validator, std::string value) { return validator(value); }
+
+}  // namespace
+
+TEST_CASE("kDeviceId: an id in range or all") {
+  CHECK(check(kDeviceId, "0").empty());
+  CHECK(check(kDeviceId, "7").empty());
+  CHECK(check(kDeviceId, "all").empty());
+  CHECK(check(kDeviceId, std::to_string(kMaxDeviceId)).empty());
+  for (const char* bad : {"", "x", "-1", "1.5", "0x1", "ALL", "99999", "1 ", "010x", "+1"}) {
+    INFO(bad);
+    CHECK_FALSE(check(kDeviceId, bad).empty());
+  }
+}
+
+TEST_CASE("kDeviceId on a delimited option checks every entry") {
+  CLI::App app;
+  std::vector<std::string> devices;
+  app.add_option("--devices", devices)->delimiter(',')->check(kDeviceId);
+  app.parse("--devices 0,2,all", false);  // the combination rule is the sweep command's (cli/sweep.cpp)
+  CHECK(devices == std::vector<std::string>{"0", "2", "all"});
+  CHECK_THROWS_AS(app.parse("--devices 0,x", false), CLI::ValidationError);
+  app.parse("--devices 0,,1", false);  // CLI11 drops the empty entry
+  CHECK(devices == std::vector<std::string>{"0", "1"});
+}
+
+TEST_CASE("kOpenUnitInterval and kGateThreshold") {
+  CHECK(check(kOpenUnitInterval, "0.01").empty());
+  CHECK(check(kOpenUnitInterval, "0.95").empty());
+  for (const char* bad : {"0", "1", "-0.5", "nan", "inf", "x"}) {
+    INFO(bad);
+    CHECK_FALSE(check(kOpenUnitInterval, bad).empty());
+  }
+  CHECK(check(kGateThreshold, "0").empty());
+  CHECK(check(kGateThreshold, "0.03").empty());
+  for (const char* bad : {"-0.01", "10", "nan", "x"}) {
+    INFO(bad);
+    CHECK_FALSE(check(kGateThreshold, bad).empty());
+  }
+}
+
+TEST_CASE("kFinite refuses what CLI11's ranges let through") {
+  CHECK(check(kFinite, "1e3").empty());
+  CHECK_FALSE(check(kFinite, "nan").empty());
+  CHECK_FALSE(check(kFinite, "inf").empty());
+}

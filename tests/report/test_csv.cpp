@@ -1,0 +1,82 @@
+// The CSV (src/report/csv.cpp): RFC 4180 quoting and CRLF, one row per point, the decode metrics.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+#include "core/errors.hpp"
+#include "core/results.hpp"
+#include "render_helpers.hpp"
+#include "report/report.hpp"
+
+using namespace attnprof;
+using namespace attnprof::core;
+using nlohmann::json;
+using namespace attnprof::report_test;
+
+TEST_CASE("CSV: RFC 4180 quoting, CRLF, one row per point, same columns everywhere") {
+  Results res = small_results();
+  res.records[0].kernel = "fused, \"v2\"";
+  res.records[1].reason = "line one\nline two";
+  const std::string csv = render(res, "csv");
+  CHECK_THAT(csv, Catch::Contains("\"fused, \"\"v2\"\"\""));
+  CHECK_THAT(csv, Catch::Contains("\"line one\nline two\""));
+  const auto rows = parse_csv(csv);
+  REQUIRE(rows.size() == 3);
+  for (const auto& row : rows) CHECK(row.size() == rows[0].size());
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i)
+      if (rows[0][i] == name) return i;
+    FAIL("no column " << name);
+    return size_t{0};
+  };
+  CHECK(rows[1][column("kernel")] == "fused, \"v2\"");
+  CHECK(rows[2][column("reason")] == "line one\nline two");
+  CHECK(rows[1][column("p50_us")] == "300");
+  CHECK(rows[2][column("p50_us")].empty());  // unsupported: no timing
+  CHECK(rows[1][column("verdict")] == "compute-bound");
+  CHECK(rows[1][column("counter:" + std::string(kMetricComputeSol))] == "70");
+  CHECK(rows[2][column("counter:" + std::string(kMetricComputeSol))].empty());
+  CHECK(std::stod(rows[1][column("pct_of_roof")]) == Approx(41.6667).epsilon(1e-4));
+}
+
+TEST_CASE("CSV of the fixture has every point and the stage columns") {
+  const Results res = read_results(kFixture);
+  const auto rows = parse_csv(render(res, "csv"));
+  REQUIRE(rows.size() == res.records.size() + 1);
+  const auto& h = rows[0];
+  CHECK(std::find(h.begin(), h.end(), "stage_p50_us:softmax") != h.end());
+  CHECK(std::find(h.begin(), h.end(), "counter:dram__bytes_read.sum") != h.end());
+}
+
+TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
+  const std::string csv = render(mixed_results(), "csv");
+  const auto rows = parse_csv(csv);
+  REQUIRE(rows.size() == 3);
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i)
+      if (rows[0][i] == name) return i;
+    FAIL("no column " << name);
+    return size_t{0};
+  };
+  const Results results = mixed_results();
+  const Record& d = results.records[1];
+  const double min_bytes = d.cost.min_bytes_read + d.cost.min_bytes_write;
+  CHECK(rows[2][column("decode")] == "true");
+  CHECK(rows[2][column("tokens_per_call")] == "64");
+  CHECK(std::stod(rows[2][column("kv_cache_bytes")]) == Approx(2.147483648e9));
+  CHECK(std::stod(rows[2][column("pct_of_hbm_ceiling")]) == Approx(min_bytes / 520e-6 / 4.52e12 * 100));
+  CHECK(std::stod(rows[2][column("dram_bytes_per_token")]) == Approx(min_bytes / 64));
+  CHECK(std::stod(rows[2][column("min_bytes_per_token")]) == Approx(min_bytes / 64));
+  CHECK(std::stod(rows[2][column("hbm_stream_us")]) == Approx(min_bytes / 4.52e12 * 1e6));
+  CHECK(std::stod(rows[2][column("tflops")]) == Approx(d.cost.flops / 520e-6 / 1e12));  // kept
+  CHECK(rows[1][column("decode")].empty());
+  CHECK(rows[1][column("pct_of_hbm_ceiling")].empty());
+  CHECK(rows[2][column("combine_stage")].empty());  // one launch: no combine stage
+}

@@ -1,0 +1,118 @@
+// The HTML report (src/report/html.cpp): data cannot inject markup, self-contained with every section,
+// a hostile context, decode columns and chart data, verdict and flag links to their rules.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+#include "core/errors.hpp"
+#include "core/results.hpp"
+#include "render_helpers.hpp"
+#include "report/report.hpp"
+
+using namespace attnprof;
+using namespace attnprof::core;
+using nlohmann::json;
+using namespace attnprof::report_test;
+
+TEST_CASE("HTML: data cannot inject markup; the JSON block parses back") {
+  const Results res = read_results(kFixture);
+  const std::string html = render(res, "html");
+  CHECK(html.find("<script>alert") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  // Exactly two script elements: the data block and the page's own script.
+  CHECK(count(html, "<script") == 2);
+  CHECK(count(html, "</script>") == 2);
+  CHECK_THAT(html, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+
+  const std::string open = "<script type=\"application/json\" id=\"attnprof-data\">";
+  const size_t begin = html.find(open);
+  REQUIRE(begin != std::string::npos);
+  const size_t end = html.find("</script>", begin);
+  const std::string block = html.substr(begin + open.size(), end - begin - open.size());
+  CHECK(block.find('<') == std::string::npos);
+  const json data = json::parse(block);
+  REQUIRE(data.at("points").size() == res.records.size());
+  bool found = false;
+  for (const auto& p : data.at("points")) found = found || p.at("kernel") == "<script>alert(1)</script>";
+  CHECK(found);
+}
+
+TEST_CASE("HTML is self-contained and carries every section") {
+  const std::string html = render(read_results(kFixture), "html");
+  for (const char* external : {"<link", "src=\"http", "src='http", "@import", "url(http", "href=\"http"})
+    CHECK(html.find(external) == std::string::npos);
+  for (const char* id : {"id=\"context\"", "id=\"roofline-chart\"", "id=\"tflops-chart\"",
+                         "id=\"latency-chart\"", "id=\"points-table\"", "id=\"comparison-table\"",
+                         "id=\"not-ok\"", "id=\"pt-0\"", "id=\"pt-9\"", "data-render-ok"})
+    CHECK_THAT(html, Catch::Contains(id));
+  CHECK_THAT(html, Catch::Contains("SYNTHETIC FIXTURE"));
+  CHECK_THAT(html, Catch::Contains("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"));
+  CHECK(count(html, "<details id=\"pt-") == 10);
+}
+
+TEST_CASE("HTML escapes a hostile context too") {
+  Results res = small_results();
+  res.context.device.name = "</title><script>alert(3)</script>";
+  res.context.command_line = "x\" onload=\"alert(4)";
+  res.context.notices = {"<b>bold</b>"};
+  const std::string html = render(res, "html");
+  CHECK(html.find("<script>alert") == std::string::npos);
+  CHECK(html.find("\" onload=\"") == std::string::npos);
+  CHECK(html.find("<b>bold") == std::string::npos);
+  CHECK(count(html, "<title>") == 1);
+}
+
+TEST_CASE("HTML: decode columns, drill-down and chart data") {
+  const std::string html = render(mixed_results(), "html");
+  CHECK_THAT(html, Catch::Contains("<th class=\"n\">KV TB/s</th><th class=\"n\">% of HBM ceiling</th><th "
+                                   "class=\"n\">MB/token</th>"));
+  // The decode row: TFLOP/s and % of roof empty, then its bandwidth, % of the ceiling and MB/token.
+  CHECK_THAT(html, Catch::Contains("data-v=\"546\">546.00</td><td class=\"n\" data-v=\"\">-</td><td class=\"n\" "
+                                   "data-v=\"\">-</td>"));
+  CHECK_THAT(html, Catch::Contains(">4.13</td>"));
+  CHECK_THAT(html, Catch::Contains(">91.4</td>"));
+  CHECK_THAT(html, Catch::Contains(">33.6</td>"));
+  CHECK_THAT(html, Catch::Contains("<b>KV TB/s (DRAM bytes / P50)</b>"));
+  CHECK_THAT(html, Catch::Contains("<b>generated tokens per call</b>64"));
+  CHECK_THAT(html, Catch::Contains("streams the KV cache (2.15 GB) at 4.13 TB/s = 91% of the 4.52 TB/s HBM ceiling"));
+
+  const std::string open = "<script type=\"application/json\" id=\"attnprof-data\">";
+  const size_t begin = html.find(open);
+  REQUIRE(begin != std::string::npos);
+  const size_t end = html.find("</script>", begin);
+  const json data = json::parse(html.substr(begin + open.size(), end - begin - open.size()));
+  REQUIRE(data.at("points").size() == 2);
+  CHECK(data["points"][0]["decode"] == false);
+  CHECK(data["points"][0]["kv_tb_per_s"].is_null());
+  CHECK(data["points"][1]["decode"] == true);
+  CHECK(data["points"][1]["kv_tb_per_s"].get<double>() == Approx(4.1318).epsilon(1e-3));
+  CHECK(data["points"][1]["bytes_per_token"].get<double>() == Approx(3.357e7).epsilon(1e-3));
+
+  Results prefill = mixed_results();
+  prefill.records.pop_back();
+  const std::string plain = render(prefill, "html");
+  CHECK(plain.find("<th class=\"n\">KV TB/s</th>") == std::string::npos);
+  CHECK(plain.find("KV TB/s (DRAM bytes / P50)") == std::string::npos);
+}
+
+TEST_CASE("html: verdicts and flags link to their rule, the label key and the filters are there") {
+  Results res = two_points();
+  annotate(res);
+  std::ostringstream out;
+  report::renderer("html").render(res, out);
+  const std::string html = out.str();
+  CHECK(html.find(R"(<a class="verdict" href="#verdict-compute-bound">compute-bound</a>)") != std::string::npos);
+  CHECK(html.find(R"(<dt id="verdict-compute-bound">compute-bound</dt>)") != std::string::npos);
+  CHECK(html.find(R"(<dt id="flag-noisy">noisy</dt>)") != std::string::npos);
+  CHECK(html.find("b2 h4/2 s256x256 d64 causal bf16 reads: batch 2") != std::string::npos);
+  CHECK(html.find(R"(id="filters")") != std::string::npos);
+  // The comparison's summary is a row of its own under the numbers, not a squeezed column.
+  CHECK(html.find("<th>summary</th>") == std::string::npos);
+}

@@ -1,0 +1,70 @@
+// The Markdown summary (src/report/markdown.cpp): context, table, comparison, failures; a '|' in the
+// data; decode points' columns.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/diagnosis.hpp"
+#include "core/errors.hpp"
+#include "core/results.hpp"
+#include "render_helpers.hpp"
+#include "report/report.hpp"
+
+using namespace attnprof;
+using namespace attnprof::core;
+using nlohmann::json;
+using namespace attnprof::report_test;
+
+TEST_CASE("markdown: context, table rows, comparison, failures") {
+  const Results res = read_results(kFixture);
+  const std::string md = render(res, "markdown");
+  const auto lines = lines_of(md);
+  const std::string header =
+      "| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | verdict | flags |";
+  size_t at = 0;
+  while (at < lines.size() && lines[at] != header) ++at;
+  REQUIRE(at < lines.size());
+  CHECK(lines[at + 1] == "|---|---|---|--:|--:|--:|--:|---|---|");
+  for (size_t i = 0; i < res.records.size(); ++i) {
+    INFO(lines[at + 2 + i]);
+    CHECK(lines[at + 2 + i].rfind("| " + res.records[i].shape.label() + " |", 0) == 0);
+    CHECK(count(lines[at + 2 + i], " | ") == 8);  // 9 cells: no cell was split
+  }
+  CHECK(lines[at + 2] ==
+        "| b4 h16/16 s8192x8192 d128 bf16 | reference | ok | 17250.00 | 17776.00 (n=60: max) | 127.5 | 78.7 | "
+        "memory-bound | excess-traffic |");
+  CHECK_THAT(md, Catch::Contains("**Notice**: SYNTHETIC FIXTURE"));
+  CHECK_THAT(md, Catch::Contains("### Reference vs fused"));
+  CHECK_THAT(md, Catch::Contains("### Points not ok"));
+  CHECK_THAT(md, Catch::Contains("**oom**: needs 6144.0 GiB"));
+  // GitHub renders HTML inside Markdown: none may come from the data.
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK_THAT(md, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+TEST_CASE("markdown escapes a '|' so that it cannot split a cell") {
+  Results res = small_results();
+  res.records[0].kernel = "a|b";
+  const std::string md = render(res, "markdown");
+  CHECK_THAT(md, Catch::Contains("| a\\|b |"));
+}
+
+TEST_CASE("markdown: the decode columns, and a decode row's TFLOP/s as '-'") {
+  const std::string md = render(mixed_results(), "markdown");
+  CHECK_THAT(md, Catch::Contains("| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | KV TB/s | % HBM | "
+                                 "MB/token | verdict | flags |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"));
+  CHECK_THAT(md, Catch::Contains("| b4 h16/16 s2048x2048 d128 bf16 | fused | ok | 300.00 | 310.00 | 333.3 | 41.7 | - | - "
+                                 "| - | compute-bound |  |\n"));
+  CHECK_THAT(md, Catch::Contains("| b64 h32/8 s1x8192 d128 bf16 | decode | ok | 520.00 | 546.00 | - | - | 4.13 | 91.4 | "
+                                 "33.6 | memory-bound |  |\n"));
+  Results prefill = mixed_results();
+  prefill.records.pop_back();
+  CHECK(render(prefill, "markdown").find("KV TB/s") == std::string::npos);
+}
