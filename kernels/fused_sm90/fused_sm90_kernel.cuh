@@ -113,16 +113,18 @@ __device__ __forceinline__ void mask_tile(float (&s)[kBlockN / 2], const Sm90Par
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int pos = row0 + half * 8 + p.seq_k - p.seq_q;
-      const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k;
-      const int key_limit = min(p.seq_k, key_end);
+      const int key_end = min(p.seq_k, p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k);
       const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+      // key in [key_begin, key_end) as one unsigned compare of key - key_begin against the width
+      // (an empty range, width <= 0, keeps nothing): two compares per score made ptxas spill 8-16
+      // bytes at hdim 128 (overlap, pingpong); this form spills none.
+      const int offset = n0 + quad_col * 2 - key_begin;
+      const unsigned width = static_cast<unsigned>(max(0, key_end - key_begin));
 #pragma unroll
       for (int nt = 0; nt < kBlockN / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int key = n0 + nt * 8 + quad_col * 2 + e;
-          if (key >= key_limit || key < key_begin) s[nt * 4 + half * 2 + e] = -INFINITY;
-        }
+        for (int e = 0; e < 2; ++e)
+          if (static_cast<unsigned>(offset + nt * 8 + e) >= width) s[nt * 4 + half * 2 + e] = -INFINITY;
     }
   }
 }
