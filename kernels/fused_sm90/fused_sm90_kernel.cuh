@@ -18,8 +18,8 @@
 // Tiles are 64-column panels of 128-byte rows in TMA's 128-byte swizzle, which is exactly the
 // layout a wgmma descriptor with 128-byte swizzle reads; advancing 16 elements along K inside a panel
 // is +32 bytes on the descriptor's start address. Tails: TMA zero-fills rows past seq_q / seq_k of
-// the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or the
-// causal limit become -inf, and O leaves through a swizzled shared-memory staging buffer and a TMA
+// the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or outside
+// a row's causal or window limits become -inf, and O leaves through a swizzled shared-memory staging buffer and a TMA
 // store that clips rows past seq_q (LSE is stored directly, rows < seq_q). A work tile loads only the
 // key tiles some row of it sees: none past its last row's causal or window limit, none before its
 // first row's window (key_tiles, first_key_tile).
