@@ -39,7 +39,8 @@ void to_json(nlohmann::json& j, const CatalogueEntry& e) {
   j = {{"name", e.name},     {"backend", e.backend},   {"origin", e.origin},
        {"description", e.description}, {"layout", e.layout}, {"flags", e.flags},
        {"hdims", e.hdims},   {"dtypes", e.dtypes},     {"causal", e.causal},
-       {"gqa", e.gqa},       {"seq_q_ne_seq_k", e.seq_q_ne_seq_k}, {"example_refusal", e.example_refusal}};
+       {"gqa", e.gqa},       {"seq_q_ne_seq_k", e.seq_q_ne_seq_k}, {"window", e.window},
+       {"example_refusal", e.example_refusal}};
 }
 
 std::vector<CatalogueEntry> catalogue() {
@@ -83,6 +84,10 @@ std::vector<CatalogueEntry> catalogue() {
     decode.seq_q = 1;
     decode.seq_k = 1024;
     e.seq_q_ne_seq_k = note(reason_of(*k, decode));
+    core::Shape windowed = s;
+    windowed.causal = true;
+    windowed.window = 64;
+    e.window = note(reason_of(*k, windowed));
     out.push_back(std::move(e));
   }
   return out;

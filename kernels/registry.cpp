@@ -37,6 +37,12 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
     return kernel.name() + " reads contiguous K and V only (no paged KV cache); the decode kernel reads pages";
   if (s.kv_splits > 0 && !kernel.splits_kv())
     return kernel.name() + " does not split the keys (kv_splits applies to split-KV kernels such as decode)";
+  if (s.windowed() && !kernel.masks_window())
+    return kernel.name() +
+           (kernel.origin() == "built-in"
+                ? " has no sliding-window mask"
+                : " cannot be given a sliding window (plugin ABI version 1's attnprof_shape has no window field)") +
+           " (window " + std::to_string(s.window) + ")";
   return kernel.unsupported_reason(s);
 }
 

@@ -122,10 +122,13 @@ class Kernel {
   virtual bool reads_paged_kv() const { return false; }
   // Cuts the keys into shape.kv_splits parts when it is set (a split-KV kernel).
   virtual bool splits_kv() const { return false; }
+  // Honours shape.window (sliding-window attention, core/shape.hpp). A kernel that does not say so
+  // never runs a windowed point: full attention there would pass for a window it never applied.
+  virtual bool masks_window() const { return false; }
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
-// cache, a split count) checked against its traits, then the kernel's own unsupported_reason. The
+// cache, a split count, a sliding window) checked against its traits, then the kernel's own unsupported_reason. The
 // measurement, the catalogue and fused-auto all ask this, never unsupported_reason alone.
 std::string support_reason(const Kernel& kernel, const core::Shape& shape);
 

@@ -22,7 +22,7 @@ SHOWN = ("fused", "fused-sm90", "decode", "torch:flash", "torch:cudnn", "torch:e
 
 def shape_key(s):
     return (s["batch"], s["heads"], s.get("kv_heads", s["heads"]), s["seq_q"], s["seq_k"], s["hdim"],
-            bool(s["causal"]), s["dtype"], s.get("page_size", 0), s.get("kv_splits", 0))
+            bool(s["causal"]), s["dtype"], s.get("page_size", 0), s.get("kv_splits", 0), s.get("window", 0))
 
 
 def label(s):
@@ -30,7 +30,8 @@ def label(s):
     causal = " causal" if s["causal"] else ""
     page = f" page{s['page_size']}" if s.get("page_size") else ""
     splits = f" splits{s['kv_splits']}" if s.get("kv_splits") else ""
-    return f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{causal} {s['dtype']}{page}{splits}"
+    window = f" win{s['window']}" if s.get("window") else ""
+    return f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{causal} {s['dtype']}{page}{splits}{window}"
 
 
 def figure(r, decode):

@@ -82,7 +82,8 @@ typedef enum attnprof_cost_model {
 
 /* One point. Causal masking is aligned to the bottom-right corner: query row i sees key j iff
  * j <= i + (seq_k - seq_q); a row that sees no key has O = 0 and LSE = -inf. Query head h reads
- * key/value head h / (heads / kv_heads). */
+ * key/value head h / (heads / kv_heads). There is no window field: attnprof never gives a plugin a
+ * sliding-window point (it records it unsupported). */
 typedef struct attnprof_shape {
   int64_t batch, heads, kv_heads, seq_q, seq_k, hdim;
   int32_t causal;

@@ -69,11 +69,6 @@ RowCoord coord_of(const core::Shape& s, int64_t row) {
 
 int64_t kv_head_of(const core::Shape& s, int64_t h) { return h / (s.heads / s.kv_heads); }
 
-// Keys query row i sees: all, or with the bottom-right causal mask j <= i + (seq_k - seq_q).
-int64_t visible_keys(const core::Shape& s, int64_t i) {
-  if (!s.causal) return s.seq_k;
-  return std::clamp<int64_t>(i + s.seq_k - s.seq_q + 1, 0, s.seq_k);
-}
 
 void check_row(const core::Shape& s, int64_t row) {
   if (row < 0 || row >= s.lse_elems())
@@ -87,11 +82,11 @@ std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row, int q
   return q;
 }
 
-// The first `keys` rows of K or V for (b, kv head): keys * hdim values.
+// Rows keys.begin .. keys.end - 1 of K or V for (b, kv head): keys.size() * hdim values.
 std::vector<float> kv_rows(const core::Shape& s, uint64_t seed, int tensor, int64_t b, int64_t kvh,
-                           int64_t keys, bool parallel) {
-  std::vector<float> out(static_cast<size_t>(keys * s.hdim));
-  const uint64_t base = static_cast<uint64_t>((b * s.kv_heads + kvh) * s.seq_k * s.hdim);
+                           core::KeyRange keys, bool parallel) {
+  std::vector<float> out(static_cast<size_t>(keys.size() * s.hdim));
+  const uint64_t base = static_cast<uint64_t>(((b * s.kv_heads + kvh) * s.seq_k + keys.begin) * s.hdim);
   auto fill = [&](int64_t lo, int64_t hi) {
     for (int64_t e = lo; e < hi; ++e) out[e] = input_value(seed, tensor, base + e);
   };
@@ -213,7 +208,7 @@ std::vector<int64_t> rows_to_check(const core::Shape& s, int max_rows, uint64_t 
 
 namespace {
 
-// One query row and the K/V rows it sees, regenerated from the seed.
+// One query row and the K/V rows it sees (its KeyRange), regenerated from the seed.
 struct RowInputs {
   std::vector<float> q, k, v;
   int64_t keys = 0;
@@ -223,11 +218,12 @@ RowInputs row_inputs(const core::Shape& s, uint64_t seed, int64_t row) {
   check_row(s, row);
   const RowCoord c = coord_of(s, row);
   const int64_t kvh = kv_head_of(s, c.h);
+  const core::KeyRange visible = s.keys_of_row(c.i);
   RowInputs in;
-  in.keys = visible_keys(s, c.i);
+  in.keys = visible.size();
   in.q = q_row(s, seed, row);
-  in.k = kv_rows(s, seed, kTensorK, c.b, kvh, in.keys, false);
-  in.v = kv_rows(s, seed, kTensorV, c.b, kvh, in.keys, false);
+  in.k = kv_rows(s, seed, kTensorK, c.b, kvh, visible, false);
+  in.v = kv_rows(s, seed, kTensorV, c.b, kvh, visible, false);
   return in;
 }
 
@@ -298,18 +294,29 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     groups[{c.b, kv_head_of(s, c.h)}].push_back(p);
   }
   for (const auto& [key, positions] : groups) {
-    int64_t keys = 0;
-    for (int64_t p : positions) keys = std::max(keys, visible_keys(s, coord_of(s, rows[p]).i));
+    // The keys any row of the group sees: from the lowest begin to the highest end (rows that see no
+    // key add nothing).
+    core::KeyRange keys{s.seq_k, 0};
+    for (int64_t p : positions) {
+      const core::KeyRange r = s.keys_of_row(coord_of(s, rows[p]).i);
+      if (r.size() == 0) continue;
+      keys.begin = std::min(keys.begin, r.begin);
+      keys.end = std::max(keys.end, r.end);
+    }
+    if (keys.end <= keys.begin) keys = {0, 0};
     const auto k = kv_rows(s, seed, kTensorK, key.first, key.second, keys, true);
     const auto vv = kv_rows(s, seed, kTensorV, key.first, key.second, keys, true);
     parallel_for(static_cast<int64_t>(positions.size()), 1, [&](int64_t lo, int64_t hi) {
       for (int64_t g = lo; g < hi; ++g) {
         const int64_t p = positions[g];
         const int64_t row = rows[p];
-        const int64_t row_keys = visible_keys(s, coord_of(s, row).i);
+        const core::KeyRange visible = s.keys_of_row(coord_of(s, row).i);
+        const int64_t row_keys = visible.size();
+        // This row's first key inside the group's regenerated rows (none read when it sees no key).
+        const size_t first = row_keys > 0 ? static_cast<size_t>((visible.begin - keys.begin) * s.hdim) : 0;
         const auto q = q_row(s, seed, row, q_scale_log2);
-        const ReferenceRow ref = reference_from(s, q.data(), k.data(), vv.data(), row_keys);
-        const auto naive = naive_from(s, q.data(), k.data(), vv.data(), row_keys);
+        const ReferenceRow ref = reference_from(s, q.data(), k.data() + first, vv.data() + first, row_keys);
+        const auto naive = naive_from(s, q.data(), k.data() + first, vv.data() + first, row_keys);
         RowResult& out = results[p];
         for (int64_t d = 0; d < s.hdim; ++d) {
           const float got = o_rows[p * s.hdim + d];

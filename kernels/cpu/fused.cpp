@@ -29,6 +29,7 @@ class CpuFused final : public Kernel {
   }
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   size_t workspace_bytes(const core::Shape&) const override { return 0; }
+  bool masks_window() const override { return true; }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;
@@ -52,22 +53,27 @@ class CpuFused final : public Kernel {
         std::fill(acc.begin(), acc.end(), 0.0f);
         std::fill(row_max, row_max + kBlockRows, kNegInf);
         std::fill(row_sum, row_sum + kBlockRows, 0.0f);
-        const int64_t keys_needed = visible_keys(s, i0 + rows - 1);
-        for (int64_t j0 = 0; j0 < keys_needed; j0 += kBlockKeys) {
-          const int64_t keys = std::min(kBlockKeys, keys_needed - j0);
+        // Only the key blocks some row of the task sees (causal mask, sliding window).
+        const core::KeyRange needed = block_keys(s, i0, rows);
+        for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, needed.end - j0);
           pack_keys_transposed(k + hv.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
           qk_tile(q + hv.q_offset + i0 * s.hdim, rows, kt.data(), keys, s.hdim, scale, tile.data(),
                   kBlockKeys);
           for (int64_t r = 0; r < rows; ++r) {
             float* p = tile.data() + r * kBlockKeys;
-            const int64_t visible = std::clamp<int64_t>(visible_keys(s, i0 + r) - j0, 0, keys);
-            std::fill(p + visible, p + keys, 0.0f);
-            if (visible == 0) continue;
-            const float block_max = *std::max_element(p, p + visible);
+            // This row's keys inside the block: [lo, hi) of its `keys` columns.
+            const core::KeyRange row_keys = s.keys_of_row(i0 + r);
+            const int64_t lo = std::clamp<int64_t>(row_keys.begin - j0, 0, keys);
+            const int64_t hi = std::clamp<int64_t>(row_keys.end - j0, lo, keys);
+            std::fill(p, p + lo, 0.0f);
+            std::fill(p + hi, p + keys, 0.0f);
+            if (hi == lo) continue;
+            const float block_max = *std::max_element(p + lo, p + hi);
             const float new_max = std::max(row_max[r], block_max);
             const float correction = std::exp(row_max[r] - new_max);  // 0 on the first block
-            const float block_sum = exp_shifted_sum(p, visible, new_max);
-            round_in_place(s.dtype, p, visible);
+            const float block_sum = exp_shifted_sum(p + lo, hi - lo, new_max);
+            round_in_place(s.dtype, p + lo, hi - lo);
             row_sum[r] = row_sum[r] * correction + block_sum;
             row_max[r] = new_max;
             if (correction != 1.0f)

@@ -4,7 +4,7 @@
 //   softmax  P = softmax(S) rounded to the dtype, LSE = row_max + log(row_sum)
 //   pv_gemm  O = P V rounded to the dtype
 // Computation is fp32; rounding P and O to shape.dtype emulates the GPU's storage precision
-// (docs/cpu-backend.md). Causal rows touch only their visible keys.
+// (docs/cpu-backend.md). Masked rows (causal, sliding window) touch only their visible keys.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,6 +28,7 @@ class CpuReference final : public Kernel {
            "fp32 compute, P and O rounded to the dtype";
   }
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
+  bool masks_window() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
     return 2 * sizeof(float) * static_cast<size_t>(s.batch * s.heads * s.seq_q * s.seq_k);
   }
@@ -54,10 +55,10 @@ class CpuReference final : public Kernel {
         const int64_t bh = t / row_blocks, i0 = (t % row_blocks) * kBlockRows;
         const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
         const HeadView hv = head_view(s, bh);
-        const int64_t keys_needed = visible_keys(s, i0 + rows - 1);
+        const core::KeyRange needed = block_keys(s, i0, rows);
         float* s_rows = scores + (bh * s.seq_q + i0) * s.seq_k;
-        for (int64_t j0 = 0; j0 < keys_needed; j0 += kBlockKeys) {
-          const int64_t keys = std::min(kBlockKeys, keys_needed - j0);
+        for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, needed.end - j0);
           pack_keys_transposed(k + hv.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
           qk_tile(q + hv.q_offset + i0 * s.hdim, rows, kt.data(), keys, s.hdim, scale, s_rows + j0,
                   s.seq_k);
@@ -68,16 +69,22 @@ class CpuReference final : public Kernel {
     if (hook) hook->before_stage(1);
     parallel_for(s.batch * s.heads * s.seq_q, 64, [&](int64_t lo, int64_t hi) {
       for (int64_t row = lo; row < hi; ++row) {
-        const int64_t keys = visible_keys(s, row % s.seq_q);
-        const float* s_row = scores + row * s.seq_k;
+        const int64_t i = row % s.seq_q;
+        const core::KeyRange visible = s.keys_of_row(i);
+        const int64_t keys = visible.size();
+        const float* s_row = scores + row * s.seq_k + visible.begin;
         float* p_row = probs + row * s.seq_k;
-        // Zeros past the visible keys, as far as any row of the same row block sees (causal rows of a
-        // block differ by < kBlockRows keys), so pv_gemm can run a whole block over one key count.
-        std::fill(p_row + keys, p_row + std::min(s.seq_k, keys + kBlockRows), 0.0f);
+        // Zeros around the visible keys, as far as the row's block reaches, so pv_gemm can run a whole
+        // block over one key range.
+        const int64_t i0 = i - i % kBlockRows;
+        const core::KeyRange block = block_keys(s, i0, std::min(kBlockRows, s.seq_q - i0));
+        std::fill(p_row + block.begin, p_row + visible.begin, 0.0f);
+        std::fill(p_row + visible.end, p_row + block.end, 0.0f);
         if (keys == 0) {
           a.lse[row] = -std::numeric_limits<float>::infinity();
           continue;
         }
+        p_row += visible.begin;
         const float row_max = *std::max_element(s_row, s_row + keys);
         std::copy(s_row, s_row + keys, p_row);
         const float row_sum = exp_shifted_sum(p_row, keys, row_max);
@@ -96,10 +103,10 @@ class CpuReference final : public Kernel {
         const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
         const HeadView hv = head_view(s, bh);
         std::fill(acc.begin(), acc.end(), 0.0f);
-        const int64_t keys_needed = visible_keys(s, i0 + rows - 1);
+        const core::KeyRange needed = block_keys(s, i0, rows);
         const float* p_rows = probs + (bh * s.seq_q + i0) * s.seq_k;
-        for (int64_t j0 = 0; j0 < keys_needed; j0 += kBlockKeys) {
-          const int64_t keys = std::min(kBlockKeys, keys_needed - j0);
+        for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, needed.end - j0);
           pv_tile(p_rows + j0, s.seq_k, rows, v + hv.kv_offset + j0 * s.hdim, keys, s.hdim, acc.data());
         }
         float* o_rows = o + hv.q_offset + i0 * s.hdim;

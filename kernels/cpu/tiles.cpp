@@ -18,9 +18,10 @@ HeadView head_view(const core::Shape& s, int64_t batch_head) {
   return v;
 }
 
-int64_t visible_keys(const core::Shape& s, int64_t i) {
-  if (!s.causal) return s.seq_k;
-  return std::clamp<int64_t>(i + s.seq_k - s.seq_q + 1, 0, s.seq_k);
+core::KeyRange block_keys(const core::Shape& s, int64_t i0, int64_t rows) {
+  // Both ends of a row's range grow with the row: the first row has the lowest begin, the last the
+  // highest end.
+  return {s.keys_of_row(i0).begin, s.keys_of_row(i0 + rows - 1).end};
 }
 
 void pack_keys_transposed(const float* k, int64_t keys, int64_t hdim, float* kt) {

@@ -21,8 +21,9 @@ struct HeadView {
 };
 HeadView head_view(const core::Shape&, int64_t batch_head);
 
-// Keys query row i sees (bottom-right causal mask, core/shape.hpp): seq_k, or clamp(i+seq_k-seq_q+1).
-int64_t visible_keys(const core::Shape&, int64_t i);
+// The keys any of query rows i0 .. i0 + rows - 1 sees (core::Shape::keys_of_row: bottom-right causal
+// mask, sliding window): one range, from the first row's begin to the last row's end.
+core::KeyRange block_keys(const core::Shape&, int64_t i0, int64_t rows);
 
 // Packs keys [0, keys) of k (row stride hdim) into kt (hdim, kBlockKeys), zero-filling the unused
 // columns so tile loops can always run over kBlockKeys.

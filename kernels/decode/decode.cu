@@ -83,7 +83,7 @@ int64_t resident_slots(const core::Shape& s, int mt) {
 
 decode::Plan plan_for(const core::Shape& s) {
   const int mt = decode::m_tiles(decode::packed_rows(s.seq_q, s.heads / s.kv_heads));
-  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, resident_slots(s, mt));
+  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, resident_slots(s, mt), s.window);
 }
 
 class DecodeKernel final : public Kernel {
@@ -98,6 +98,7 @@ class DecodeKernel final : public Kernel {
   }
   bool reads_paged_kv() const override { return true; }
   bool splits_kv() const override { return true; }
+  bool masks_window() const override { return true; }
 
   std::string unsupported_reason(const core::Shape& s) const override {
     if (s.dtype == core::DType::fp32) return "decode kernel supports fp16 and bf16 only (tensor cores)";
@@ -131,7 +132,7 @@ class DecodeKernel final : public Kernel {
   std::map<std::string, int64_t> plan(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
     const decode::Plan p = plan_for(s);
-    return {{"kv_splits", p.splits},       {"tiles_per_split", p.tiles_per_split},
+    return {{"kv_splits", p.splits},       {"tiles_per_split", p.tiles_per_split}, {"first_key_tile", p.first_tile},
             {"block_m", decode::block_m(p.mt)}, {"block_n", decode::kBlockN},
             {"stages", decode::kStages},   {"warps", decode::kWarps},
             {"packed_rows", p.rows}};
@@ -191,6 +192,7 @@ class DecodeKernel final : public Kernel {
     p.pages_per_seq = static_cast<int>(s.pages_per_seq());
     p.m_blocks = static_cast<int>(plan.m_blocks);
     p.splits = static_cast<int>(plan.splits);
+    p.first_tile = static_cast<int>(plan.first_tile);
     p.tiles = static_cast<int>(plan.tiles);
     p.tiles_per_split = static_cast<int>(plan.tiles_per_split);
 

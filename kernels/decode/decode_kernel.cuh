@@ -16,7 +16,9 @@
 //           and decode_combine_kernel weighs the splits by exp(LSE_split - LSE).
 // Tails: key rows past seq_k are zero-filled in shared memory (never read, so the pad of a last page
 // may hold anything), scores past seq_k or past a row's causal limit are -inf, packed rows past the
-// group are zero and never stored. Offsets are 64-bit throughout.
+// group are zero and never stored. With a sliding window the splits cover only the key tiles from the
+// first one a position sees (first_tile), and scores before a row's window are -inf too. Offsets are
+// 64-bit throughout.
 // To extend: a head dim is supported_hdim() plus a case in decode.cu's dispatch.
 #pragma once
 #include <cuda_runtime.h>
@@ -52,9 +54,10 @@ struct DecodeParams {
   int64_t rows_total;            // batch * heads * seq_q
   int heads, kv_heads, group, seq_q, seq_k;
   int page_size, pages_per_seq;
-  int m_blocks, splits, tiles, tiles_per_split;
+  int m_blocks, splits, first_tile, tiles, tiles_per_split;  // tiles first_tile .. first_tile + tiles - 1
   float scale_log2;              // softmax_scale * log2(e)
   int causal;
+  int window;                    // sliding window in keys (core/shape.hpp); 0 = none
 };
 
 template <int kHeadDim, int kMTiles>
@@ -146,8 +149,8 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   const int row0 = m_block * kBlockM;              // first packed row of this CTA
   const int packed_rows = p.seq_q * p.group;
 
-  const int tile_begin = split * p.tiles_per_split;
-  const int tile_end = min(p.tiles, tile_begin + p.tiles_per_split);
+  const int tile_begin = p.first_tile + split * p.tiles_per_split;
+  const int tile_end = min(p.first_tile + p.tiles, tile_begin + p.tiles_per_split);
   const int n_tiles = tile_end - tile_begin;       // >= 1: splits are non-empty by construction
 
   const T* q = static_cast<const T*>(p.q);
@@ -197,17 +200,24 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
     row_sum[2 * mt] = row_sum[2 * mt + 1] = 0.f;
   }
 
-  // The key limit of each row this lane holds (exclusive): seq_k, or with the bottom-right causal mask
-  // position + seq_k - seq_q + 1.
-  int key_end[kMTiles * 2];
+  // The keys [key_begin, key_end) of each row this lane holds (core/shape.hpp, aligned position
+  // pos = position + seq_k - seq_q): end seq_k, or pos + 1 with the causal mask, or pos + window with
+  // a window alone; begin pos - window + 1 with a window, else 0.
+  int key_begin[kMTiles * 2], key_end[kMTiles * 2];
 #pragma unroll
   for (int i = 0; i < kMTiles * 2; ++i) {
     const int r = row0 + (i / 2) * kMmaRows + quad_row + (i % 2) * 8;
-    const int position = min(r, packed_rows - 1) / p.group;
-    key_end[i] = p.causal ? min(p.seq_k, max(0, position + p.seq_k - p.seq_q + 1)) : p.seq_k;
+    const int pos = min(r, packed_rows - 1) / p.group + p.seq_k - p.seq_q;
+    const int end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k;
+    key_end[i] = min(p.seq_k, max(0, end));
+    key_begin[i] = p.window > 0 ? pos - p.window + 1 : 0;
   }
-  // Tiles starting at or past this key may need a mask (a row's causal limit or the end of the keys).
-  const int mask_from = p.causal ? p.seq_k - p.seq_q - kBlockN + 1 : p.seq_k - kBlockN + 1;
+  // Tiles starting at or past mask_from may need a mask (the first position's causal or window limit,
+  // or the end of the keys); with a window so may tiles starting before mask_below (the last
+  // position's window start).
+  const int first_end = p.causal ? p.seq_k - p.seq_q + 1 : p.window > 0 ? p.seq_k - p.seq_q + p.window : p.seq_k;
+  const int mask_from = min(first_end, p.seq_k) - kBlockN + 1;
+  const int mask_below = p.window > 0 ? p.seq_k - p.window : 0;
 
   for (int it = 0; it < n_tiles; ++it) {
     // Tile `it` is the oldest copy group in flight; after the barrier every warp is also done with
@@ -250,15 +260,17 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
     }
 
     const int n0 = (tile_begin + it) * kBlockN;
-    if (n0 >= mask_from) {
+    if (n0 >= mask_from || n0 < mask_below) {
       const int key0 = n0 + warp * kKeysPerWarp + quad_col * 2;
 #pragma unroll
       for (int i = 0; i < kMTiles * 2; ++i)
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
-          for (int e = 0; e < 2; ++e)
-            if (key0 + nt * 8 + e >= key_end[i]) acc_s[i / 2][nt][(i % 2) * 2 + e] = -INFINITY;
+          for (int e = 0; e < 2; ++e) {
+            const int key = key0 + nt * 8 + e;
+            if (key >= key_end[i] || key < key_begin[i]) acc_s[i / 2][nt][(i % 2) * 2 + e] = -INFINITY;
+          }
     }
 
     float lane_max[kMTiles * 2];

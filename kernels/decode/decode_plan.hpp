@@ -6,6 +6,8 @@
 //   rows     the query heads of one GQA group and the seq_q positions (1-16, speculative decoding)
 //            are packed into the MMA's M dimension: packed row r = position * group + head_in_group,
 //            so one CTA reads a kv head's K and V once for the whole group.
+//   window   with a sliding window only the key tiles from the first one a query position sees to the
+//            last are streamed (first_key_tile); the splits cut that range.
 //   splits   the keys of each sequence are cut into kv_splits contiguous ranges of whole key tiles;
 //            every (batch, kv head, row block, split) is one CTA, so the grid fills the GPU at any
 //            batch. Each split writes its O (normalised) and LSE in fp32 to the workspace, and a
@@ -46,6 +48,15 @@ constexpr int block_m(int mt) { return kMmaRows * mt; }
 constexpr int64_t m_blocks(int64_t rows, int mt) { return (rows + block_m(mt) - 1) / block_m(mt); }
 
 constexpr int64_t key_tiles(int64_t seq_k) { return (seq_k + kBlockN - 1) / kBlockN; }
+
+// The first key tile any query position sees: 0, or with a window W the tile of the first position's
+// first key, seq_k - seq_q - W + 1 (core/shape.hpp; the last position sees up to seq_k - 1 with or
+// without the causal mask, so the range always ends at the last tile).
+constexpr int64_t first_key_tile(int64_t seq_q, int64_t seq_k, int64_t window) {
+  if (window <= 0) return 0;
+  const int64_t first_key = seq_k - seq_q - window + 1;
+  return first_key > 0 ? first_key / kBlockN : 0;
+}
 
 // Shared memory of one CTA: Q (block_m rows) and kStages K and V tiles, rows hdim + pad wide. The
 // warps' merge reuses the K/V buffers.
@@ -101,22 +112,24 @@ struct Plan {
   int mt = 1;                 // 16-row MMA tiles per CTA
   int64_t rows = 0;           // packed rows per (batch, kv head)
   int64_t m_blocks = 0;       // row blocks per (batch, kv head)
-  int64_t tiles = 0;          // key tiles per sequence
+  int64_t first_tile = 0;     // first key tile streamed (a window skips the ones before it)
+  int64_t tiles = 0;          // key tiles streamed per sequence, from first_tile on
   int64_t splits = 1;         // effective split count
   int64_t tiles_per_split = 0;
   int64_t ctas = 0;           // CTAs of the split launch
   int64_t combine_rows = 0;   // rows the combine launch merges (0: no combine launch)
 };
 
-// requested_splits: the shape's kv_splits (0 = choose_splits).
+// requested_splits: the shape's kv_splits (0 = choose_splits); window: the shape's (0 = none).
 constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
-                    int64_t requested_splits, int64_t slots) {
+                    int64_t requested_splits, int64_t slots, int64_t window = 0) {
   Plan p;
   const int64_t group = heads / kv_heads;
   p.rows = packed_rows(seq_q, group);
   p.mt = m_tiles(p.rows);
   p.m_blocks = m_blocks(p.rows, p.mt);
-  p.tiles = key_tiles(seq_k);
+  p.first_tile = first_key_tile(seq_q, seq_k, window);
+  p.tiles = key_tiles(seq_k) - p.first_tile;
   const int64_t base = batch * kv_heads * p.m_blocks;
   const int64_t wanted = requested_splits > 0 ? requested_splits : choose_splits(base, p.tiles, slots);
   p.splits = effective_splits(p.tiles, wanted < p.tiles ? wanted : p.tiles);

@@ -70,6 +70,7 @@ class FusedKernel final : public Kernel {
     return {};
   }
   size_t workspace_bytes(const core::Shape&) const override { return 0; }
+  bool masks_window() const override { return true; }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};

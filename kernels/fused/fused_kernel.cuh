@@ -1,8 +1,9 @@
 // The fused attention forward (FlashAttention-2 algorithm), one launch per call.
 //
 // Layers, top to bottom:
-//   CTA     block_m query rows of one (batch, head); walks the key tiles it can see (causal tiles past
-//           its last row are never loaded), two K/V buffers in flight through cp.async.
+//   CTA     block_m query rows of one (batch, head); walks the key tiles it can see (tiles past its
+//           last row's causal or window limit, and before its first row's window, are never loaded),
+//           two K/V buffers in flight through cp.async.
 //   warp    16 * m_tiles_per_warp rows; S = Q K^T and O += P V with mma.sync m16n8k16 (fp32 accum);
 //           A from Q (ldmatrix) or from P (the S accumulators, rounded, no shared-memory round trip);
 //           B from K (ldmatrix) and V (ldmatrix.trans).
@@ -12,8 +13,8 @@
 // start in 8 different 16-byte bank groups (no conflicts), and every fragment address is one per-lane
 // base register plus a compile-time offset (an XOR swizzle cost ~20 more live address registers and
 // made the hdim-128 tile spill).
-// Tails: rows past seq_q / seq_k are zero-filled in shared memory, scores past seq_k (or past the
-// causal limit) are set to -inf, and only rows < seq_q are stored. S and P never leave the SM.
+// Tails: rows past seq_q / seq_k are zero-filled in shared memory, scores past seq_k (or outside a
+// row's causal or window limits) are set to -inf, and only rows < seq_q are stored. S and P never leave the SM.
 // To extend: a new head dim is one more entry of kHeadDims (fused_tiles.hpp) and one more
 // fused_d<hdim>.cu; a new tile shape is one more TileVariant in fused_tiles.hpp.
 #pragma once
@@ -105,7 +106,8 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   const int quad_col = lane % 4;   // column pair of the fragment
 
   // Query blocks of one (batch, head) are adjacent in the grid so that they share K/V in L2; with a
-  // causal mask the heaviest (last) blocks start first.
+  // causal mask the heaviest (last) blocks start first (with a causal window the first blocks, whose
+  // windows are cut short by key 0, are still the light ones).
   const int m_index = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_m_blocks));
   const int64_t bh = blockIdx.x / static_cast<unsigned>(p.num_m_blocks);
   const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
@@ -118,18 +120,25 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   const T* k = static_cast<const T*>(p.k) + kv_bh * p.seq_k * kHeadDim;
   const T* v = static_cast<const T*>(p.v) + kv_bh * p.seq_k * kHeadDim;
 
-  const int n_blocks = static_cast<int>(key_tiles(Tr::kConfig, m0, p.seq_q, p.seq_k, p.causal));
+  // Key tiles first_tile .. first_tile + n_blocks - 1: the ones some row of this CTA sees.
+  const int first_tile = static_cast<int>(first_key_tile(Tr::kConfig, m0, p.seq_q, p.seq_k, p.causal, p.window));
+  const int n_blocks = static_cast<int>(key_tiles(Tr::kConfig, m0, p.seq_q, p.seq_k, p.causal, p.window));
+  const int first_key = first_tile * kBlockN;
 
-  // Prologue: Q with key tile 0 as one cp.async group, key tile 1 as the next (possibly empty) group.
+  // Prologue: Q with the first key tile as one cp.async group, the second as the next (possibly
+  // empty) group.
   load_tile_async<Tr, kBlockM>(s_q, q, p.seq_q - m0);
   if (n_blocks > 0) {
-    load_tile_async<Tr, kBlockN>(s_k, k, p.seq_k);
-    load_tile_async<Tr, kBlockN>(s_v, v, p.seq_k);
+    load_tile_async<Tr, kBlockN>(s_k, k + static_cast<int64_t>(first_key) * kHeadDim, p.seq_k - first_key);
+    load_tile_async<Tr, kBlockN>(s_v, v + static_cast<int64_t>(first_key) * kHeadDim, p.seq_k - first_key);
   }
   cp_async_commit();
   if (n_blocks > 1) {
-    load_tile_async<Tr, kBlockN>(s_k + kKvTileBytes, k + kBlockN * kHeadDim, p.seq_k - kBlockN);
-    load_tile_async<Tr, kBlockN>(s_v + kKvTileBytes, v + kBlockN * kHeadDim, p.seq_k - kBlockN);
+    const int second_key = first_key + kBlockN;
+    load_tile_async<Tr, kBlockN>(s_k + kKvTileBytes, k + static_cast<int64_t>(second_key) * kHeadDim,
+                                 p.seq_k - second_key);
+    load_tile_async<Tr, kBlockN>(s_v + kKvTileBytes, v + static_cast<int64_t>(second_key) * kHeadDim,
+                                 p.seq_k - second_key);
   }
   cp_async_commit();
 
@@ -170,15 +179,17 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
     }
   }
 
-  for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const uint32_t buffer = (n_block & 1) * kKvTileBytes;
+  // `it` counts the tiles this CTA visits (it picks the buffer); n_block = first_tile + it is the tile.
+  for (int it = 0; it < n_blocks; ++it) {
+    const int n_block = first_tile + it;
+    const uint32_t buffer = (it & 1) * kKvTileBytes;
     // Tile n_block is the oldest copy group in flight (at tile 0, tile 1 is loading behind it).
-    if (n_block == 0) cp_async_wait<1>(); else cp_async_wait<0>();
+    if (it == 0) cp_async_wait<1>(); else cp_async_wait<0>();
     // One barrier per key tile: tile n_block is visible to every warp, and every warp is done with tile
     // n_block - 1, whose buffer now takes tile n_block + 1 (loading while this tile is computed).
     // (Refilling after S = Q K^T instead, or with a second barrier at the end of the tile, was slower.)
     __syncthreads();
-    if (n_block >= 1 && n_block + 1 < n_blocks) {
+    if (it >= 1 && it + 1 < n_blocks) {
       const int next0 = (n_block + 1) * kBlockN;
       load_tile_async<Tr, kBlockN>(s_k + (kKvTileBytes - buffer), k + static_cast<int64_t>(next0) * kHeadDim,
                                    p.seq_k - next0);
@@ -219,22 +230,32 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       }
     }
 
-    // Mask keys past seq_k and, with a causal mask, keys past each row's limit. Only the tiles that
+    // Mask keys past seq_k and outside each row's causal and window limits. Only the tiles that
     // straddle a limit pay for it.
     const int n0 = n_block * kBlockN;
     // Same test as tile_needs_mask() in fused_tiles.hpp, in 32-bit arithmetic.
-    if (n0 + kBlockN > p.seq_k || (p.causal && n0 + kBlockN - 1 > m0 + p.seq_k - p.seq_q)) {
+    const int p_first = m0 + p.seq_k - p.seq_q, p_last = p_first + kBlockM - 1;
+    const bool needs_mask = n0 + kBlockN > p.seq_k || (p.causal && n0 + kBlockN - 1 > p_first) ||
+                            (p.window > 0 && ((!p.causal && n0 + kBlockN - 1 >= p_first + p.window) ||
+                                              n0 <= p_last - p.window));
+    if (needs_mask) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int row = m0 + warp_row0 + mt * kMmaRows + quad_row + half * 8;
-          const int key_end = p.causal ? min(p.seq_k, max(0, row + p.seq_k - p.seq_q + 1)) : p.seq_k;
+          const int pos = m0 + warp_row0 + mt * kMmaRows + quad_row + half * 8 + p.seq_k - p.seq_q;
+          const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k;
+          const int key_limit = min(p.seq_k, key_end);
+          const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+          // Two compares per score: at hdim 128 (fast tiles: 253 registers, no spills) the one unsigned
+          // compare of fused_sm90's mask_tile made ptxas spill 24 bytes.
 #pragma unroll
           for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
-            for (int e = 0; e < 2; ++e)
-              if (n0 + nt * 8 + quad_col * 2 + e >= key_end) acc_s[mt][nt][half * 2 + e] = -INFINITY;
+            for (int e = 0; e < 2; ++e) {
+              const int key = n0 + nt * 8 + quad_col * 2 + e;
+              if (key >= key_limit || key < key_begin) acc_s[mt][nt][half * 2 + e] = -INFINITY;
+            }
         }
     }
 

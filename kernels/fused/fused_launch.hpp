@@ -24,6 +24,7 @@ struct FusedParams {
   int num_m_blocks;            // query-row blocks per (batch, head)
   float scale_log2;            // softmax_scale * log2(e): scores go straight into exp2
   bool causal;
+  int window;                  // sliding window in keys (core/shape.hpp); 0 = none
 };
 
 // fused_attention_kernel<T, kHeadDim, variant> for dtype fp16 or bf16; supported_variant(kHeadDim,

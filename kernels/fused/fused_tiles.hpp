@@ -9,6 +9,8 @@
 #include <optional>
 #include <string_view>
 
+#include "kernels/common/key_span.hpp"
+
 namespace attnprof::kernels::fused {
 
 // fast: the default. small: a deliberately smaller tile (half the query rows per CTA, 32 keys per
@@ -81,26 +83,36 @@ constexpr long long m_blocks(const TileConfig& c, long long seq_q) {
   return (seq_q + c.block_m - 1) / c.block_m;
 }
 
-// Number of key tiles a CTA whose first query row is m0 must visit. With the bottom-right causal
-// mask, row i sees keys j <= i + seq_k - seq_q, so tiles past the CTA's last row's limit are skipped;
-// zero when no row of the CTA sees any key.
-constexpr long long key_tiles(TileConfig c, long long m0, long long seq_q, long long seq_k,
-                              bool causal) {
-  const long long all = (seq_k + c.block_n - 1) / c.block_n;
-  if (!causal) return all;
-  const long long last_visible_key = m0 + c.block_m - 1 + seq_k - seq_q;
-  if (last_visible_key < 0) return 0;
-  const long long needed = last_visible_key / c.block_n + 1;
-  return needed < all ? needed : all;
+// The first key tile the CTA whose first query row is m0 visits: 0, or with a window the tile of
+// its first row's first key (tiles wholly before the window are never loaded).
+constexpr long long first_key_tile(TileConfig c, long long m0, long long seq_q, long long seq_k, bool causal,
+                                   long long window = 0) {
+  const KeySpan span = rows_key_span(m0, c.block_m, seq_q, seq_k, causal, window);
+  return span.end > span.begin ? span.begin / c.block_n : 0;
+}
+
+// Number of key tiles that CTA visits, from first_key_tile on. With the bottom-right causal mask,
+// row i sees keys j <= i + seq_k - seq_q, so tiles past the CTA's last row's limit are skipped; a
+// window also skips the tiles before its first row's window; zero when no row of the CTA sees any key.
+constexpr long long key_tiles(TileConfig c, long long m0, long long seq_q, long long seq_k, bool causal,
+                              long long window = 0) {
+  const KeySpan span = rows_key_span(m0, c.block_m, seq_q, seq_k, causal, window);
+  if (span.end <= span.begin) return 0;
+  return (span.end + c.block_n - 1) / c.block_n - span.begin / c.block_n;
 }
 
 // Whether key tile n_block needs per-element masking for the CTA starting at m0: it runs past seq_k,
-// or (causal) some of its keys lie beyond the first row's limit.
+// or some of its keys lie beyond the first row's limit (causal, or a window without it), or before
+// the last row's window start.
 constexpr bool tile_needs_mask(TileConfig c, long long m0, long long n_block, long long seq_q,
-                               long long seq_k, bool causal) {
+                               long long seq_k, bool causal, long long window = 0) {
   const long long n0 = n_block * c.block_n;
   if (n0 + c.block_n > seq_k) return true;
-  return causal && n0 + c.block_n - 1 > m0 + seq_k - seq_q;
+  const long long p_first = m0 + seq_k - seq_q, p_last = m0 + c.block_m - 1 + seq_k - seq_q;
+  if (causal && n0 + c.block_n - 1 > p_first) return true;
+  if (window <= 0) return false;
+  if (!causal && n0 + c.block_n - 1 >= p_first + window) return true;
+  return n0 <= p_last - window;
 }
 
 // ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8"; else nullopt.

@@ -109,16 +109,18 @@ f3::GridPlan plan_for(const core::Shape& s) {
   struct Key {
     int64_t seq_q, seq_k, batch_heads;
     bool causal;
+    int64_t window;
     int sms, block_n;
     bool operator==(const Key&) const = default;
   };
   static std::mutex mutex;
   static Key last_key{};
   static f3::GridPlan last_plan{-1, false};
-  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, current_device_sms(), f3::block_n(tile_of(s))};
+  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, s.window, current_device_sms(),
+                f3::block_n(tile_of(s))};
   std::lock_guard<std::mutex> lock(mutex);
   if (last_plan.grid < 0 || !(key == last_key)) {
-    last_plan = f3::plan_grid(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms, key.block_n);
+    last_plan = f3::plan_grid(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms, key.window, key.block_n);
     last_key = key;
   }
   return last_plan;
@@ -156,6 +158,7 @@ class FusedSm90Kernel final : public Kernel {
     return {};
   }
   size_t workspace_bytes(const core::Shape&) const override { return 0; }
+  bool masks_window() const override { return true; }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};

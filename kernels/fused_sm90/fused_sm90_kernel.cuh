@@ -18,11 +18,13 @@
 // Tiles are 64-column panels of 128-byte rows in TMA's 128-byte swizzle, which is exactly the
 // layout a wgmma descriptor with 128-byte swizzle reads; advancing 16 elements along K inside a panel
 // is +32 bytes on the descriptor's start address. Tails: TMA zero-fills rows past seq_q / seq_k of
-// the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or the
-// causal limit become -inf, and O leaves through a swizzled shared-memory staging buffer and a TMA
-// store that clips rows past seq_q (tiles up to 128 columns), or from registers (wider tiles); LSE is
-// stored directly, rows < seq_q. Causal tiles never load key tiles past their last row's limit.
-// Head dims: fused_sm90_tiles.hpp (kernels are instantiated per tile width, fused_sm90_d<width>.cu).
+// the (batch, head) (the tensor maps are 3D: hdim, seq, batch * heads), scores past seq_k or outside
+// a row's causal or window limits become -inf, and O leaves through a swizzled shared-memory staging
+// buffer and a TMA store that clips rows past seq_q (tiles up to 128 columns), or from registers (wider
+// tiles); LSE is stored directly, rows < seq_q. A work tile loads only the key tiles some row of it
+// sees: none past its last row's causal or window limit, none before its first row's window
+// (key_tiles, first_key_tile). Head dims: fused_sm90_tiles.hpp (kernels are instantiated per tile
+// width, fused_sm90_d<width>.cu).
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -36,24 +38,25 @@
 
 namespace attnprof::kernels::fused_sm90 {
 
-// One work tile: query rows m0 .. m0 + 127 of (batch, head) bh, reading kv head kv_bh, n_blocks key
-// tiles. Query blocks of one (batch, head) are adjacent in tile order (they share K/V in L2); with a
-// causal mask their order is heaviest first, rotated per head when the plan says so (plan_grid).
+// One work tile: query rows m0 .. m0 + 127 of (batch, head) bh, reading kv head kv_bh, key tiles
+// first_tile .. first_tile + n_blocks - 1. Query blocks of one (batch, head) are adjacent in tile
+// order (they share K/V in L2); with a causal mask their order is heaviest first, and with a causal
+// mask or a window rotated per head when the plan says so (plan_grid).
 struct WorkTile {
-  int bh, kv_bh, m0, n_blocks;
+  int bh, kv_bh, m0, first_tile, n_blocks;
 };
 
 template <int kBN>
 __device__ __forceinline__ WorkTile decode_tile(int tile, const Sm90Params& p) {
-  const int m_index = tile % p.num_m_blocks;
   const int bh = tile / p.num_m_blocks;
-  const int m_block =
-      p.causal ? p.num_m_blocks - 1 - static_cast<int>(causal_m_index(tile, p.num_m_blocks, p.rotated != 0)) : m_index;
+  const int position = static_cast<int>(causal_m_index(tile, p.num_m_blocks, p.rotated != 0));
+  const int m_block = p.causal ? p.num_m_blocks - 1 - position : position;
   WorkTile w;
   w.bh = bh;
   w.kv_bh = (bh / p.heads) * p.kv_heads + (bh % p.heads) / p.group;
   w.m0 = m_block * kBlockM;
-  w.n_blocks = static_cast<int>(key_tiles(w.m0, p.seq_q, p.seq_k, p.causal != 0, kBN));
+  w.first_tile = static_cast<int>(first_key_tile(w.m0, p.seq_q, p.seq_k, p.causal != 0, p.window, kBN));
+  w.n_blocks = static_cast<int>(key_tiles(w.m0, p.seq_q, p.seq_k, p.causal != 0, p.window, kBN));
   return w;
 }
 
@@ -109,21 +112,31 @@ struct RowState {
   float sum[2];  // this lane's partial sum of exp2; quad-reduced in the epilogue
 };
 
-// Masks S for key tile n0 when it straddles seq_k or the causal limit; row0 is the thread's first
-// (global) query row.
+// Masks S for key tile n0 when it straddles seq_k or a row's causal or window limit (tile_needs_mask
+// in 32-bit arithmetic); row0 is the thread's first (global) query row.
 template <int kBN>
 __device__ __forceinline__ void mask_tile(float (&s)[kBN / 2], const Sm90Params& p, int m0, int row0, int n0,
                                           int quad_col) {
-  if (n0 + kBN > p.seq_k || (p.causal && n0 + kBN - 1 > m0 + p.seq_k - p.seq_q)) {
+  const int p_first = m0 + p.seq_k - p.seq_q, p_last = p_first + kBlockM - 1;
+  const bool needs_mask = n0 + kBN > p.seq_k || (p.causal && n0 + kBN - 1 > p_first) ||
+                          (p.window > 0 && ((!p.causal && n0 + kBN - 1 >= p_first + p.window) ||
+                                            n0 <= p_last - p.window));
+  if (needs_mask) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = row0 + half * 8;
-      const int key_end = p.causal ? min(p.seq_k, max(0, row + p.seq_k - p.seq_q + 1)) : p.seq_k;
+      const int pos = row0 + half * 8 + p.seq_k - p.seq_q;
+      const int key_end = min(p.seq_k, p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k);
+      const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+      // key in [key_begin, key_end) as one unsigned compare of key - key_begin against the width
+      // (an empty range, width <= 0, keeps nothing): two compares per score made ptxas spill 8-16
+      // bytes at hdim 128 (overlap, pingpong); this form spills none.
+      const int offset = n0 + quad_col * 2 - key_begin;
+      const unsigned width = static_cast<unsigned>(max(0, key_end - key_begin));
 #pragma unroll
       for (int nt = 0; nt < kBN / 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 2; ++e)
-          if (n0 + nt * 8 + quad_col * 2 + e >= key_end) s[nt * 4 + half * 2 + e] = -INFINITY;
+          if (static_cast<unsigned>(offset + nt * 8 + e) >= width) s[nt * 4 + half * 2 + e] = -INFINITY;
     }
   }
 }
@@ -244,13 +257,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbar_arrive_expect_tx(bar_k_full(stage), kTileBytes);
 #pragma unroll
           for (int panel = 0; panel < kPanels; ++panel)
-            tma_load_3d(k_dst + panel * kv_panel_bytes(kHeadDim), &tm_k, panel * kPanelCols, j * kBN, w.kv_bh,
-                        bar_k_full(stage));
+            tma_load_3d(k_dst + panel * kv_panel_bytes(kHeadDim), &tm_k, panel * kPanelCols,
+                        (w.first_tile + j) * kBN, w.kv_bh, bar_k_full(stage));
           mbar_arrive_expect_tx(bar_v_full(stage), kTileBytes);
 #pragma unroll
           for (int panel = 0; panel < kPanels; ++panel)
-            tma_load_3d(v_dst + panel * kv_panel_bytes(kHeadDim), &tm_v, panel * kPanelCols, j * kBN, w.kv_bh,
-                        bar_v_full(stage));
+            tma_load_3d(v_dst + panel * kv_panel_bytes(kHeadDim), &tm_v, panel * kPanelCols,
+                        (w.first_tile + j) * kBN, w.kv_bh, bar_v_full(stage));
         }
       }
     }
@@ -296,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(s);
-            mask_tile<kBN>(s, p, w.m0, row0, j * kBN, quad_col);
+            mask_tile<kBN>(s, p, w.m0, row0, (w.first_tile + j) * kBN, quad_col);
             const bool moved = softmax_tile<kBN>(s, st, p.scale_log2, rescale);
             rescale_o<kHeadDim>(o, rescale, moved);
             convert_p<T, kBN>(s, pf);
@@ -330,7 +343,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if constexpr (kPingpong) {
             if (wg == 1) named_bar_arrive(1, kConsumerThreads);
           }
-          // Key tile 0: S, softmax, P.
+          // The first key tile: S, softmax, P.
           {
             const int stage = it % kStages;
             mbar_wait(bar_k_full(stage), static_cast<uint32_t>((it / kStages) & 1));
@@ -341,7 +354,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             turn_end();
             wgmma_wait<0>();
             fence_regs(s);
-            mask_tile<kBN>(s, p, w.m0, row0, 0, quad_col);
+            mask_tile<kBN>(s, p, w.m0, row0, w.first_tile * kBN, quad_col);
             softmax_tile<kBN>(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
             convert_p<T, kBN>(s, pf);
           }
@@ -361,7 +374,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // S of tile j is done; P V of tile j - 1 may still run while its softmax does.
             wgmma_wait<1>();
             fence_regs(s);
-            mask_tile<kBN>(s, p, w.m0, row0, j * kBN, quad_col);
+            mask_tile<kBN>(s, p, w.m0, row0, (w.first_tile + j) * kBN, quad_col);
             const bool moved = softmax_tile<kBN>(s, st, p.scale_log2, rescale);
             wgmma_wait<0>();
             fence_regs(o);

@@ -22,7 +22,8 @@ struct Sm90Params {
   int num_tiles;               // num_m_blocks * batch * heads work tiles
   float scale_log2;            // softmax_scale * log2(e)
   int causal;
-  int rotated;                 // causal tile order (plan_grid, fused_sm90_tiles.hpp)
+  int window;                  // sliding window in keys (core/shape.hpp); 0 = none
+  int rotated;                 // tile order of a causal or windowed shape (plan_grid, fused_sm90_tiles.hpp)
 };
 
 struct Sm90Maps {

@@ -19,6 +19,8 @@
 #include <optional>
 #include <string_view>
 
+#include "kernels/common/key_span.hpp"
+
 namespace attnprof::kernels::fused_sm90 {
 
 // overlap: S of the next key tile is computed by the tensor cores while the softmax of the current
@@ -77,15 +79,36 @@ constexpr size_t smem_bytes(int hdim) {
 
 constexpr long long m_blocks(long long seq_q) { return (seq_q + kBlockM - 1) / kBlockM; }
 
-// Key tiles the CTA starting at query row m0 visits: with the bottom-right causal mask, row i sees
-// keys j <= i + seq_k - seq_q, so tiles past the last row's limit are skipped; 0 when no row sees a key.
-constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bool causal, int bn) {
-  const long long all = (seq_k + bn - 1) / bn;
-  if (!causal) return all;
-  const long long last_visible_key = m0 + kBlockM - 1 + seq_k - seq_q;
-  if (last_visible_key < 0) return 0;
-  const long long needed = last_visible_key / bn + 1;
-  return needed < all ? needed : all;
+// The first key tile the work tile starting at query row m0 visits, in tiles of bn keys: 0, or with a
+// window the tile of its first row's first key (tiles wholly before every row's window are never loaded).
+constexpr long long first_key_tile(long long m0, long long seq_q, long long seq_k, bool causal, long long window,
+                                   int bn) {
+  const KeySpan span = rows_key_span(m0, kBlockM, seq_q, seq_k, causal, window);
+  return span.end > span.begin ? span.begin / bn : 0;
+}
+
+// Key tiles the work tile starting at query row m0 visits, from first_key_tile on: with the
+// bottom-right causal mask, row i sees keys j <= i + seq_k - seq_q, so tiles past the last row's limit
+// are skipped (and with a window the tiles before the first row's window); 0 when no row sees a key.
+constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bool causal, long long window,
+                              int bn) {
+  const KeySpan span = rows_key_span(m0, kBlockM, seq_q, seq_k, causal, window);
+  if (span.end <= span.begin) return 0;
+  return (span.end + bn - 1) / bn - span.begin / bn;
+}
+
+// Whether key tile n_block needs per-element masking for the work tile starting at m0 (the same
+// test as fused::tile_needs_mask): it runs past seq_k, past the first row's causal or window limit, or
+// starts before the last row's window.
+constexpr bool tile_needs_mask(long long m0, long long n_block, long long seq_q, long long seq_k, bool causal,
+                               long long window, int bn) {
+  const long long n0 = n_block * bn;
+  if (n0 + bn > seq_k) return true;
+  const long long p_first = m0 + seq_k - seq_q, p_last = m0 + kBlockM - 1 + seq_k - seq_q;
+  if (causal && n0 + bn - 1 > p_first) return true;
+  if (window <= 0) return false;
+  if (!causal && n0 + bn - 1 >= p_first + window) return true;
+  return n0 <= p_last - window;
 }
 
 // Work tiles are the query-row blocks of every (batch, head), bh-major: the blocks of one head are
@@ -93,9 +116,10 @@ constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bo
 // sm_count CTAs, CTA b walking tiles b, b + grid, b + 2 grid, ... (a static round robin), so that the
 // loads of a CTA's next tile overlap the end of its current one.
 //
-// With a causal mask the tiles' costs differ (n key tiles plus a fixed part, taken as
-// kTileOverheadKeyTiles), and the order of a head's query blocks decides how the round robin spreads
-// them. Two orders, both heaviest block first within a head:
+// With a causal mask or a sliding window the tiles' costs differ (n key tiles, key_tiles with the
+// window, plus a fixed part, taken as kTileOverheadKeyTiles), and the order of a head's query blocks
+// decides how the round robin spreads them. Two orders, both heaviest block first within a head when
+// causal (without the causal mask a window's blocks keep their natural order, light at both ends):
 // - plain: position p of every head is block p. A grid that is a multiple of the blocks per head
 //   (132 SMs, 4 blocks at seq 512) then hands each CTA the same block of every head it visits, so a
 //   quarter of the CTAs carry only the heaviest tiles (1.33x the mean at seq 512).
@@ -109,7 +133,8 @@ constexpr long long key_tiles(long long m0, long long seq_q, long long seq_k, bo
 constexpr long long kTileOverheadKeyTiles = 2;
 constexpr double kMaxStaticImbalance = 1.15;
 
-// Index of tile t's query block within its head in heaviest-first order (0 = the head's last block).
+// Position of tile t's query block within its head's order (causal: heaviest first, 0 = the head's
+// last block; a window without the causal mask: 0 = the head's first block).
 constexpr long long causal_m_index(long long tile, long long blocks, bool rotated) {
   return rotated ? (tile % blocks + tile / blocks) % blocks : tile % blocks;
 }
@@ -120,12 +145,14 @@ struct RoundRobinLoad {
   double greedy_bound = 0;
 };
 inline RoundRobinLoad causal_round_robin_load(long long seq_q, long long seq_k, long long batch_heads,
-                                              long long grid, bool rotated, int bn) {
+                                              long long grid, bool rotated, bool causal, long long window,
+                                              int bn) {
   const long long blocks = m_blocks(seq_q);
   const long long tiles = blocks * batch_heads;
   auto cost = [&](long long t) {
-    const long long m_block = blocks - 1 - causal_m_index(t, blocks, rotated);
-    return key_tiles(m_block * kBlockM, seq_q, seq_k, true, bn) + kTileOverheadKeyTiles;
+    const long long position = causal_m_index(t, blocks, rotated);
+    const long long m_block = causal ? blocks - 1 - position : position;
+    return key_tiles(m_block * kBlockM, seq_q, seq_k, causal, window, bn) + kTileOverheadKeyTiles;
   };
   long long total = 0, heaviest = 0;
   RoundRobinLoad load;
@@ -142,16 +169,18 @@ inline RoundRobinLoad causal_round_robin_load(long long seq_q, long long seq_k, 
 
 struct GridPlan {
   long long grid = 0;    // CTAs launched
-  bool rotated = false;  // causal tile order (causal_m_index)
+  bool rotated = false;  // tile order of a causal or windowed shape (causal_m_index)
 };
 
 inline GridPlan plan_grid(long long seq_q, long long seq_k, long long batch_heads, bool causal, int sm_count,
-                          int bn) {
+                          long long window, int bn) {
   const long long tiles = m_blocks(seq_q) * batch_heads;
   if (sm_count <= 0 || tiles <= sm_count) return {tiles, false};
-  if (!causal) return {sm_count, false};
-  const RoundRobinLoad plain = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, false, bn);
-  const RoundRobinLoad rotated = causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, true, bn);
+  if (!causal && window <= 0) return {sm_count, false};  // every tile costs the same
+  const RoundRobinLoad plain =
+      causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, false, causal, window, bn);
+  const RoundRobinLoad rotated =
+      causal_round_robin_load(seq_q, seq_k, batch_heads, sm_count, true, causal, window, bn);
   const bool rotate = rotated.busiest < plain.busiest;
   const RoundRobinLoad& best = rotate ? rotated : plain;
   if (static_cast<double>(best.busiest) > kMaxStaticImbalance * best.greedy_bound) return {tiles, false};

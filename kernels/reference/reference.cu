@@ -1,7 +1,7 @@
 // The reference attention forward: the unfused, materialised computation that plain framework code
 // performs. Three launches per call:
 //   qk_gemm  S = scale * Q K^T   cuBLAS strided-batched GEMM, fp16/bf16 in, fp32 S out
-//   softmax  P = softmax(S)      fp32 math, causal mask, P in the input dtype, LSE; rows that fit in
+//   softmax  P = softmax(S)      fp32 math, causal and window masks, P in the input dtype, LSE; rows that fit in
 //                                registers are read once with 16-byte loads (bandwidth-bound)
 //   pv_gemm  O = P V             cuBLAS strided-batched GEMM, fp32 accumulate, O in the input dtype
 // S and P live in the caller's workspace (HBM): this is the traffic the fused kernel avoids.
@@ -98,21 +98,34 @@ __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
   return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
 }
 
-// Generic path (any seq_k): one CTA per row of S. Pass 1 reads the row once, keeping an online
-// (max, sum); pass 2 reads it again and writes P = exp(s - max) / sum. Columns past the causal limit
-// get P = 0; a row with no visible key writes P = 0 and LSE = -inf (and PV then makes its O row 0).
+// The keys [begin, end) row i sees (core::Shape::keys_of_row; window 0 = none, else at most
+// seq_q + seq_k).
+struct RowKeys {
+  int64_t begin, end;
+};
+__device__ __forceinline__ RowKeys row_keys(int64_t i, int64_t seq_q, int64_t seq_k, bool causal, int64_t window) {
+  const int64_t pos = i + seq_k - seq_q;
+  const int64_t end = causal ? pos + 1 : window > 0 ? pos + window : seq_k;
+  const int64_t clamped_end = min(seq_k, max(int64_t{0}, end));
+  const int64_t begin = window > 0 ? min(clamped_end, max(int64_t{0}, pos - window + 1)) : 0;
+  return {begin, clamped_end};
+}
+
+// Generic path (any seq_k): one CTA per row of S. Pass 1 reads the row's visible keys once, keeping
+// an online (max, sum); pass 2 reads them again and writes P = exp(s - max) / sum. Columns outside the
+// row's causal and window limits get P = 0; a row with no visible key writes P = 0 and LSE = -inf (and
+// PV then makes its O row 0).
 template <typename T>
 __global__ void __launch_bounds__(kSoftmaxThreads)
     softmax_rows_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
-                        int64_t seq_q, int64_t seq_k, bool causal) {
+                        int64_t seq_q, int64_t seq_k, bool causal, int64_t window) {
   const int64_t row = blockIdx.x;
-  const int64_t i = row % seq_q;
-  const int64_t visible = causal ? min(seq_k, max(int64_t{0}, i + seq_k - seq_q + 1)) : seq_k;
+  const RowKeys visible = row_keys(row % seq_q, seq_q, seq_k, causal, window);
   const float* s_row = s + row * seq_k;
   T* p_row = p + row * seq_k;
 
   MaxSum local{-INFINITY, 0.f};
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
+  for (int64_t j = visible.begin + threadIdx.x; j < visible.end; j += blockDim.x) {
     const float x = s_row[j];
     // One exponential per element: rescale the running sum only when the maximum moves.
     if (x > local.max) {
@@ -142,7 +155,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   const MaxSum total = row_total;
   const float inv_sum = total.sum > 0.f ? 1.f / total.sum : 0.f;
   for (int64_t j = threadIdx.x; j < seq_k; j += blockDim.x) {
-    const float prob = j < visible ? __expf(s_row[j] - total.max) * inv_sum : 0.f;
+    const float prob = j >= visible.begin && j < visible.end ? __expf(s_row[j] - total.max) * inv_sum : 0.f;
     p_row[j] = from_float<T>(prob);
   }
 }
@@ -197,15 +210,14 @@ __device__ __forceinline__ float row_reduce_sum(float v, float* scratch) {
 template <typename T, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads == kWarpSize ? 4 * kWarpSize : kRowThreads)
     softmax_rows_vec_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
-                            int64_t rows, int64_t seq_q, int64_t seq_k, bool causal) {
+                            int64_t rows, int64_t seq_q, int64_t seq_k, bool causal, int64_t window) {
   constexpr int kRowsPerBlock = kRowThreads == kWarpSize ? 4 : 1;
   __shared__ float scratch[kRowThreads / kWarpSize];
   const int t = kRowThreads == kWarpSize ? threadIdx.x % kWarpSize : threadIdx.x;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock +
                       (kRowThreads == kWarpSize ? threadIdx.x / kWarpSize : 0);
   if (row >= rows) return;  // whole warps only: a warp-per-row block has no block barrier
-  const int64_t i = row % seq_q;
-  const int64_t visible = causal ? min(seq_k, max(int64_t{0}, i + seq_k - seq_q + 1)) : seq_k;
+  const RowKeys visible = row_keys(row % seq_q, seq_q, seq_k, causal, window);
   const float4* s_row = reinterpret_cast<const float4*>(s + row * seq_k);
   T* p_row = p + row * seq_k;
   const int64_t vectors = seq_k / 4;
@@ -215,7 +227,8 @@ __global__ void __launch_bounds__(kRowThreads == kWarpSize ? 4 * kWarpSize : kRo
   for (int c = 0; c < kChunks; ++c) {
     const int64_t v = static_cast<int64_t>(c) * kRowThreads + t;
     float4 in = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
-    if (v < vectors && 4 * v < visible) in = __ldcs(s_row + v);  // S is read once: stream it
+    // S is read once (streamed), and only the vectors holding a visible key.
+    if (v < vectors && 4 * v < visible.end && 4 * v + 4 > visible.begin) in = __ldcs(s_row + v);
     x[c][0] = in.x;
     x[c][1] = in.y;
     x[c][2] = in.z;
@@ -227,7 +240,7 @@ __global__ void __launch_bounds__(kRowThreads == kWarpSize ? 4 * kWarpSize : kRo
     const int64_t col = 4 * (static_cast<int64_t>(c) * kRowThreads + t);
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      if (col + e >= visible) x[c][e] = -INFINITY;
+      if (col + e >= visible.end || col + e < visible.begin) x[c][e] = -INFINITY;
       m = fmaxf(m, x[c][e]);
     }
   }
@@ -261,18 +274,21 @@ struct SoftmaxLaunch {
   void (*enqueue)(const SoftmaxLaunch&, const float*, void*, float*, const core::Shape&, cudaStream_t) = nullptr;
 };
 
+// The shape's window, at most seq_q + seq_k (wider changes nothing, and row_keys adds it to a position).
+int64_t clamped_window(const core::Shape& sh) { return std::min(sh.window, sh.seq_q + sh.seq_k); }
+
 template <typename T, int kRowThreads, int kChunks>
 void enqueue_vec(const SoftmaxLaunch& l, const float* s, void* p, float* lse, const core::Shape& sh,
                  cudaStream_t stream) {
   softmax_rows_vec_kernel<T, kRowThreads, kChunks><<<static_cast<unsigned>(l.blocks), l.threads, 0, stream>>>(
-      s, static_cast<T*>(p), lse, sh.batch * sh.heads * sh.seq_q, sh.seq_q, sh.seq_k, sh.causal);
+      s, static_cast<T*>(p), lse, sh.batch * sh.heads * sh.seq_q, sh.seq_q, sh.seq_k, sh.causal, clamped_window(sh));
 }
 
 template <typename T>
 void enqueue_generic(const SoftmaxLaunch& l, const float* s, void* p, float* lse, const core::Shape& sh,
                      cudaStream_t stream) {
   softmax_rows_kernel<T><<<static_cast<unsigned>(l.blocks), l.threads, 0, stream>>>(
-      s, static_cast<T*>(p), lse, sh.seq_q, sh.seq_k, sh.causal);
+      s, static_cast<T*>(p), lse, sh.seq_q, sh.seq_k, sh.causal, clamped_window(sh));
 }
 
 template <typename T, int kRowThreads, int kChunks>
@@ -357,6 +373,7 @@ class ReferenceKernel final : public Kernel {
     return {};
   }
   bool reads_paged_kv() const override { return true; }
+  bool masks_window() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
     const size_t scores = static_cast<size_t>(s.batch * s.heads * s.seq_q) * s.seq_k;
     return gathered_offset(s) + gathered_bytes(s);

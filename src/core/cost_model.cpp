@@ -14,25 +14,71 @@ constexpr double kFlopsPerMac = 2;  // one multiply-add
 // Two GEMMs (QK^T and PV), each 2 * seq_q * seq_k * hdim FLOPs per (batch, head).
 constexpr double kGemmsPerCall = 2;
 
+// sum of clamp(x, 0, n) over x = lo .. hi (0 when lo > hi), in closed form.
+double clamped_sum(int64_t lo, int64_t hi, int64_t n) {
+  if (lo > hi) return 0;
+  double sum = 0;
+  const int64_t a = std::max<int64_t>(lo, 0), b = std::min(hi, n);
+  if (a <= b) sum += (static_cast<double>(a) + static_cast<double>(b)) * static_cast<double>(b - a + 1) / 2;
+  const int64_t c = std::max(lo, n + 1);  // x past n counts n
+  if (c <= hi) sum += static_cast<double>(n) * static_cast<double>(hi - c + 1);
+  return sum;
+}
+
+// With p = i + seq_k - seq_q, row i's keys are [clamp(p - W + 1), clamp(end(p))) (Shape::keys_of_row),
+// where end(p) is p + 1 causal, p + W with a window, seq_k otherwise; `end_offset` is that + 1 or + W
+// (0 for the constant seq_k). The clamped begin never passes the clamped end.
+struct RowLimits {
+  bool end_is_seq_k = false;  // no causal mask and no window: every row ends at seq_k
+  int64_t end_offset = 0;     // end(p) = p + end_offset otherwise
+  int64_t window = 0;         // the clamped window (0: begin is 0)
+};
+
+RowLimits row_limits(const Shape& s) {
+  RowLimits l;
+  l.window = s.windowed() ? std::min(s.window, s.seq_q + s.seq_k) : 0;  // as Shape::keys_of_row clamps it
+  if (s.causal) l.end_offset = 1;
+  else if (s.windowed()) l.end_offset = l.window;
+  else l.end_is_seq_k = true;
+  return l;
+}
+
 }  // namespace
 
 double unmasked_scores(const Shape& s) {
-  if (!s.causal) return static_cast<double>(s.seq_q) * static_cast<double>(s.seq_k);
-  // Row i sees max(i + offset + 1, 0) keys (never more than seq_k: the last row sees exactly seq_k).
-  // The rows that see at least one key form an arithmetic series from `first_count` to seq_k.
-  const int64_t offset = s.seq_k - s.seq_q;
-  const int64_t first_row = std::max<int64_t>(0, -offset);
-  const int64_t rows = s.seq_q - first_row;
-  if (rows <= 0) return 0;
-  const int64_t first_count = first_row + offset + 1;
-  return static_cast<double>(first_count + s.seq_k) * static_cast<double>(rows) / 2;
+  const RowLimits l = row_limits(s);
+  const int64_t p0 = s.seq_k - s.seq_q, p1 = s.seq_k - 1;  // aligned positions of the first and last row
+  const double ends = l.end_is_seq_k ? static_cast<double>(s.seq_q) * static_cast<double>(s.seq_k)
+                                     : clamped_sum(p0 + l.end_offset, p1 + l.end_offset, s.seq_k);
+  const double begins = l.window > 0 ? clamped_sum(p0 - l.window + 1, p1 - l.window + 1, s.seq_k) : 0;
+  return ends - begins;
 }
 
 int64_t rows_with_keys(const Shape& s) {
-  if (!s.causal) return s.seq_q;
-  // Bottom-right alignment: row i sees a key iff i >= seq_q - seq_k.
-  return std::clamp<int64_t>(s.seq_k, 0, s.seq_q);
+  const RowLimits l = row_limits(s);
+  if (l.end_is_seq_k) return s.seq_q;
+  // Row i sees a key iff its end i + seq_k - seq_q + end_offset >= 1 (a begin never reaches seq_k).
+  const int64_t first = std::max<int64_t>(0, s.seq_q - s.seq_k - l.end_offset + 1);
+  return std::max<int64_t>(0, s.seq_q - first);
 }
+
+KeyRange keys_seen(const Shape& s) {
+  const int64_t rows = rows_with_keys(s);
+  if (rows == 0) return {};
+  // Both ends of a row's range grow with the row, and consecutive rows' ranges overlap or touch
+  // (begin(i + 1) = begin(i) + 1 <= end(i) for W >= 1), so the rows see one contiguous range.
+  return {s.keys_of_row(s.seq_q - rows).begin, s.keys_of_row(s.seq_q - 1).end};
+}
+
+namespace {
+
+// Block-table entries (pages) of one sequence that hold the keys in `keys`.
+int64_t pages_touched(const Shape& s, KeyRange keys) {
+  if (!s.paged() || keys.size() <= 0) return 0;
+  return (keys.end - 1) / s.page_size - keys.begin / s.page_size + 1;
+}
+
+}  // namespace
 
 Cost cost_of(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
@@ -46,16 +92,24 @@ Cost cost_of(const Shape& s, KernelKind kind) {
   c.flops = per_score * scores_unmasked;
   c.flops_fa_convention = s.causal ? c.flops_dense / 2 : c.flops_dense;
 
-  // A paged cache adds its block table (int32 per page) to K and V; the pad of a last page is never read.
+  // Fused: only the K and V rows some query row sees are needed (every key without a window: the last
+  // row sees them all under the bottom-right mask), and of a paged cache the block-table entries of
+  // their pages; the pad of a last page is never read. A query row that sees no key needs no Q, its O
+  // row is 0 and its LSE -inf.
+  const double kv_row_bytes = 2 * static_cast<double>(s.hdim) * bytes;
+  const double batch_kv_heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
+  const KeyRange seen = keys_seen(s);
+  const double kv_seen_bytes = batch_kv_heads * static_cast<double>(seen.size()) * kv_row_bytes +
+                               static_cast<double>(s.batch) * static_cast<double>(pages_touched(s, seen)) *
+                                   kBlockTableEntryBytes;
+  // The materialized reference's dense GEMMs read all of K and V (and a paged cache's whole table).
   const double kv_bytes = 2 * static_cast<double>(s.kv_elems()) * bytes +
                           static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   const double q_bytes = static_cast<double>(s.q_elems()) * bytes;
-  // Every key is seen by the last query row (bottom-right mask), so K and V are read whole; a query
-  // row that sees no key needs no Q, its O row is 0 and its LSE -inf.
   const double q_rows_read_bytes = bh * static_cast<double>(rows_with_keys(s)) * static_cast<double>(s.hdim) * bytes;
   c.min_bytes_write = q_bytes + static_cast<double>(s.lse_elems()) * kFp32Bytes;
   if (kind == KernelKind::fused) {
-    c.min_bytes_read = q_rows_read_bytes + kv_bytes;
+    c.min_bytes_read = q_rows_read_bytes + kv_seen_bytes;
   } else {
     // The reference's dense GEMMs read all of Q, K and V. QK^T writes every entry of S (fp32); the
     // softmax reads S only where unmasked, writes every entry of P (dtype, 0 where masked) and PV reads

@@ -10,16 +10,23 @@ namespace attnprof::core {
 // fused: S and P never leave the chip (FlashAttention).
 enum class KernelKind { materialized, fused };
 
-// Unmasked score entries of one (batch, head): seq_q * seq_k, or with the bottom-right causal mask
-// sum over rows i of clamp(i + seq_k - seq_q + 1, 0, seq_k).
+// Unmasked score entries of one (batch, head): the sum over query rows of Shape::keys_of_row(i).size()
+// (seq_q * seq_k without a mask), in closed form for any seq_q, seq_k, causal and window.
 double unmasked_scores(const Shape&);
 
-// Query rows of one (batch, head) that see at least one key: seq_q, or min(seq_q, seq_k) when causal.
+// Query rows of one (batch, head) that see at least one key: seq_q, or min(seq_q, seq_k) when causal,
+// or those with i + seq_k - seq_q + window >= 1 for a window without the causal mask.
 int64_t rows_with_keys(const Shape&);
 
-// flops: 4*B*H*D*unmasked_scores (exact for any mask); flops_dense: 4*B*H*Nq*Nk*D;
-// flops_fa_convention: flops_dense, halved when causal (FlashAttention's benchmarks).
-// fused min bytes: the Q rows that see a key, K and V read once (and a paged cache's block table); O (dtype) and LSE (fp32) written once.
+// The keys that at least one query row sees (one contiguous range): [0, seq_k) without a window,
+// empty when no row sees a key.
+KeyRange keys_seen(const Shape&);
+
+// flops: 4*B*H*D*unmasked_scores (exact for any mask and window); flops_dense: 4*B*H*Nq*Nk*D;
+// flops_fa_convention: flops_dense, halved when causal (FlashAttention's benchmarks; it ignores the
+// window).
+// fused min bytes: the Q rows that see a key, the K and V rows of keys_seen read once (and a paged
+// cache's block-table entries of their pages); O (dtype) and LSE (fp32) written once.
 // materialized (the reference, as kernels/reference/reference.cu runs it): all of Q, K, V read by
 // the dense GEMMs; S (fp32) written whole by QK^T and read by the softmax only where unmasked; P
 // (dtype) written whole by the softmax and read whole by PV. sp_bytes holds that S/P traffic.

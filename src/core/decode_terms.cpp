@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "core/cost_model.hpp"
+
 namespace attnprof::core {
 
 namespace {
@@ -31,7 +33,9 @@ bool is_decode(const Shape& s) {
 int64_t generated_tokens(const Shape& s) { return s.batch * s.seq_q; }
 
 double kv_cache_bytes(const Shape& s) {
-  return 2 * static_cast<double>(s.kv_elems()) * static_cast<double>(dtype_bytes(s.dtype));
+  const double keys = s.windowed() ? static_cast<double>(keys_seen(s).size()) : static_cast<double>(s.seq_k);
+  return 2 * static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * keys * static_cast<double>(s.hdim) *
+         static_cast<double>(dtype_bytes(s.dtype));
 }
 
 std::optional<CombineShare> combine_share(const Record& r) {

@@ -24,7 +24,8 @@ bool is_decode(const Shape&);
 int64_t generated_tokens(const Shape&);
 
 // Bytes of the KV cache one call reads: K and V, 2 x batch x kv_heads x seq_k x hdim elements of the
-// dtype (the block table of a paged cache is not part of it; the cost model's minimum adds it).
+// dtype, or with a sliding window only the keys some query position sees (cost_model's keys_seen)
+// instead of seq_k (the block table of a paged cache is not part of it; the cost model's minimum adds it).
 double kv_cache_bytes(const Shape&);
 
 // The combine stage of a split-KV call: the stage (or else the launch) whose name holds "combine",

@@ -61,8 +61,10 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
   if (rate && in.peak_bw_bytes_per_s > 0) pct = *rate / in.peak_bw_bytes_per_s * 100;
   if (pct && std::isfinite(*pct)) m.pct_of_hbm_ceiling = pct;
 
-  std::string line = fmt::format("decode, {} generated token{} per call: streams the KV cache ({})", tokens,
-                                 tokens == 1 ? "" : "s", bytes_text(kv_bytes));
+  std::string line = fmt::format("decode, {} generated token{} per call: streams {} ({})", tokens,
+                                 tokens == 1 ? "" : "s",
+                                 s.windowed() ? fmt::format("its {}-key window of the KV cache", s.window) : "the KV cache",
+                                 bytes_text(kv_bytes));
   if (rate) {
     line += " at " + tera_bytes(*rate);
     if (pct)

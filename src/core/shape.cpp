@@ -32,6 +32,7 @@ std::string Shape::label() const {
                                 causal ? " causal" : "", to_string(dtype));
   if (page_size > 0) out += fmt::format(" page{}", page_size);
   if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
+  if (window > 0) out += fmt::format(" win{}", window);
   return out;
 }
 
@@ -50,6 +51,8 @@ void Shape::validate() const {
                                  kv_heads, heads));
   if (page_size < 0 || kv_splits < 0)
     throw InputError(fmt::format("impossible shape {}: page_size and kv_splits must be 0 or positive", label()));
+  if (window < 0)
+    throw InputError(fmt::format("impossible shape {}: window must be 0 (no window) or positive, not {}", label(), window));
   // Kernels index in 64 bits; a tensor past kMaxTensorElems fits no device, and the products below
   // are checked in floating point first so that they cannot overflow.
   const auto elems = [](std::initializer_list<int64_t> sizes) {
@@ -72,6 +75,7 @@ void to_json(nlohmann::json& j, const Shape& s) {
        {"seq_k", s.seq_k},   {"hdim", s.hdim},   {"causal", s.causal},     {"dtype", s.dtype}};
   if (s.page_size > 0) j["page_size"] = s.page_size;
   if (s.kv_splits > 0) j["kv_splits"] = s.kv_splits;
+  if (s.window > 0) j["window"] = s.window;
 }
 
 void from_json(const nlohmann::json& j, Shape& s) {
@@ -86,6 +90,7 @@ void from_json(const nlohmann::json& j, Shape& s) {
   s.dtype = j.at("dtype").get<DType>();
   s.page_size = j.contains("page_size") ? json_int<int64_t>(j.at("page_size"), "page_size") : 0;
   s.kv_splits = j.contains("kv_splits") ? json_int<int64_t>(j.at("kv_splits"), "kv_splits") : 0;
+  s.window = j.contains("window") ? json_int<int64_t>(j.at("window"), "window") : 0;  // absent before 1.7
 }
 
 }  // namespace attnprof::core

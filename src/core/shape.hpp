@@ -2,8 +2,13 @@
 // Layout convention for every kernel: Q and O are [batch, heads, seq_q, hdim], K and V are
 // [batch, kv_heads, seq_k, hdim], row-major and contiguous; LSE is [batch, heads, seq_q] in fp32.
 // Query head h reads kv head h / (heads / kv_heads) (grouped-query attention).
-// Causal masking is aligned to the bottom-right corner (FlashAttention >= 2.1): query row i sees key
-// j iff j <= i + (seq_k - seq_q). A row that sees no key has O = 0 and LSE = -inf.
+// Masks, with p = i + (seq_k - seq_q) the aligned position of query row i (bottom-right alignment,
+// FlashAttention >= 2.1):
+//   causal          row i sees key j iff j <= p.
+//   window W >= 1   sliding-window (local) attention as Mistral and Gemma use it: row i sees key j iff
+//                   p - W < j, and also j <= p when causal, or j < p + W when not (FlashAttention's
+//                   window_size = (W-1, 0) causal, (W-1, W-1) not). window 0 (the default) is no window.
+// A row that sees no key has O = 0 and LSE = -inf. Shape::keys_of_row gives the keys a row sees.
 // Paged KV cache (page_size > 0): K and V live in a pool of pages [pages, kv_heads, page_size, hdim]
 // (one page of one kv head is contiguous) and an int32 block table [batch, pages_per_seq] maps
 // sequence b's logical page p to its physical page; the pages are shuffled as an allocator leaves
@@ -28,6 +33,14 @@ std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError naming the token
 int dtype_bytes(DType);
 
+// Keys [begin, end) one query row sees; begin == end when it sees none.
+struct KeyRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t size() const { return end - begin; }
+  friend bool operator==(const KeyRange&, const KeyRange&) = default;
+};
+
 struct Shape {
   int64_t batch = 1;
   int64_t heads = 1;
@@ -39,11 +52,29 @@ struct Shape {
   DType dtype = DType::bf16;
   int64_t page_size = 0;  // keys per KV page; 0 = contiguous K and V
   int64_t kv_splits = 0;  // split-KV parts; 0 = the kernel's heuristic
+  int64_t window = 0;     // sliding-window width in keys (see above); 0 = no window
 
-  // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key.
+  // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key
+  // (" win4096" follows the dtype when a window is set).
   std::string label() const;
-  // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads).
+  // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads,
+  // a negative window).
   void validate() const;
+  bool windowed() const { return window > 0; }
+  // The keys query row i (0 <= i < seq_q) sees under the causal mask and the window.
+  KeyRange keys_of_row(int64_t i) const {
+    const int64_t p = i + seq_k - seq_q;
+    // A window of seq_q + seq_k keys or more lets every row see what it would without one; the clamp
+    // keeps p + w from overflowing.
+    const int64_t w = window < seq_q + seq_k ? window : seq_q + seq_k;
+    int64_t end = seq_k;
+    if (causal) end = p + 1;
+    else if (windowed()) end = p + w;
+    end = end < 0 ? 0 : (end > seq_k ? seq_k : end);
+    int64_t begin = windowed() ? p - w + 1 : 0;
+    begin = begin < 0 ? 0 : (begin > end ? end : begin);
+    return {begin, end};
+  }
   // Elements of each tensor.
   int64_t q_elems() const { return batch * heads * seq_q * hdim; }
   int64_t kv_elems() const { return batch * kv_heads * seq_k * hdim; }

@@ -20,14 +20,14 @@ namespace attnprof::core {
 
 namespace {
 
-enum class Axis { batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim, page_size, kv_splits };
+enum class Axis { batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim, page_size, kv_splits, window };
 
 struct AxisName {
   std::string_view name;
   Axis axis;
 };
 
-constexpr std::array<AxisName, 13> kAxes{{
+constexpr std::array<AxisName, 14> kAxes{{
     {"batch", Axis::batch},
     {"heads", Axis::heads},
     {"kv_heads", Axis::kv_heads},
@@ -41,10 +41,11 @@ constexpr std::array<AxisName, 13> kAxes{{
     {"dim", Axis::dim},
     {"page_size", Axis::page_size},
     {"kv_splits", Axis::kv_splits},
+    {"window", Axis::window},
 }};
 
-// Axes whose value 0 means "off" (contiguous KV, the kernel's own split count).
-constexpr bool allows_zero(Axis a) { return a == Axis::page_size || a == Axis::kv_splits; }
+// Axes whose value 0 means "off" (contiguous KV, the kernel's own split count, no window).
+constexpr bool allows_zero(Axis a) { return a == Axis::page_size || a == Axis::kv_splits || a == Axis::window; }
 
 // Pairs of axes that set the same field and so cannot both be given.
 constexpr std::array<std::pair<Axis, Axis>, 3> kExclusive{{
@@ -231,6 +232,7 @@ struct Parser {
         case Axis::dim: dim = v; break;
         case Axis::page_size: s.page_size = v; break;
         case Axis::kv_splits: s.kv_splits = v; break;
+        case Axis::window: s.window = v; break;
       }
     }
     s.seq_k = seq_k.value_or(s.seq_q);

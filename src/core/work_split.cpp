@@ -114,18 +114,20 @@ std::optional<PersistentSplit> persistent_split(const KernelTiling& t, const Sha
   PersistentSplit split;
   split.tiles = tiles;
   split.grid = grid;
-  // The kernel's own plan decides the causal tile order for this grid; a grid other than the plan's
-  // (an older build) is read in plain order.
-  if (s.causal) {
+  // The kernel's own plan decides the tile order of a causal or windowed shape for this grid; a grid
+  // other than the plan's (an older build) is read in plain order.
+  const int bn = sm90::block_n(static_cast<int>(t.hdim));
+  const bool uneven = s.causal || s.window > 0;
+  if (uneven) {
     const sm90::GridPlan plan =
-        sm90::plan_grid(s.seq_q, s.seq_k, batch_heads, true, static_cast<int>(grid), sm90::block_n(static_cast<int>(t.hdim)));
+        sm90::plan_grid(s.seq_q, s.seq_k, batch_heads, s.causal, static_cast<int>(grid), s.window, bn);
     split.rotated = plan.grid == grid && plan.rotated;
   }
   auto cost = [&](long long tile) -> double {
-    if (!s.causal) return 1;
-    const long long m_block = blocks - 1 - sm90::causal_m_index(tile, blocks, split.rotated);
-    return static_cast<double>(sm90::key_tiles(m_block * sm90::kBlockM, s.seq_q, s.seq_k, true,
-                                               sm90::block_n(static_cast<int>(t.hdim))) +
+    if (!uneven) return 1;
+    const long long position = sm90::causal_m_index(tile, blocks, split.rotated);
+    const long long m_block = s.causal ? blocks - 1 - position : position;
+    return static_cast<double>(sm90::key_tiles(m_block * sm90::kBlockM, s.seq_q, s.seq_k, s.causal, s.window, bn) +
                                sm90::kTileOverheadKeyTiles);
   };
   double total = 0;

@@ -155,3 +155,121 @@ TEST_CASE("the minimum bytes are a lower bound of what the H200 measured, within
   CHECK(checked == 144);
   CHECK(causal_reference == 24);
 }
+
+namespace {
+Shape windowed(int64_t sq, int64_t sk, bool causal, int64_t window) {
+  Shape s = shape(1, 1, 1, sq, sk, 64, causal, DType::bf16);
+  s.window = window;
+  return s;
+}
+// The definition, element by element: p = i + seq_k - seq_q; p - W < j, and j <= p (causal) or
+// j < p + W (not causal).
+bool sees(int64_t i, int64_t j, int64_t sq, int64_t sk, bool causal, int64_t window) {
+  const int64_t p = i + sk - sq;
+  if (causal && j > p) return false;
+  if (window > 0 && !(p - window < j)) return false;
+  if (window > 0 && !causal && !(j < p + window)) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("keys_of_row: the window's range, row by row") {
+  // seq_q 4 = seq_k 4, causal, window 2: row i sees keys i - 1 .. i.
+  CHECK(windowed(4, 4, true, 2).keys_of_row(0) == KeyRange{0, 1});
+  CHECK(windowed(4, 4, true, 2).keys_of_row(3) == KeyRange{2, 4});
+  // Not causal, window 2: i - 1 .. i + 1.
+  CHECK(windowed(4, 4, false, 2).keys_of_row(0) == KeyRange{0, 2});
+  CHECK(windowed(4, 4, false, 2).keys_of_row(2) == KeyRange{1, 4});
+  // Window 1, causal: the diagonal only.
+  CHECK(windowed(5, 5, true, 1).keys_of_row(3) == KeyRange{3, 4});
+  // seq_q 6 over seq_k 3, not causal, window 2: p = i - 3; rows 0 and 1 see nothing (p + 2 <= 0).
+  CHECK(windowed(6, 3, false, 2).keys_of_row(1).size() == 0);
+  CHECK(windowed(6, 3, false, 2).keys_of_row(2) == KeyRange{0, 1});
+  // A window wider than everything, even one near int64's limit, is no window.
+  CHECK(windowed(3, 5, true, int64_t{1} << 62).keys_of_row(0) == windowed(3, 5, true, 0).keys_of_row(0));
+  CHECK(windowed(3, 5, false, INT64_MAX).keys_of_row(0) == KeyRange{0, 5});
+}
+
+TEST_CASE("window: unmasked scores, rows with keys and the keys seen agree with brute-force counting") {
+  for (int64_t sq : {1, 2, 3, 7, 16, 33})
+    for (int64_t sk : {1, 2, 5, 16, 40})
+      for (bool causal : {false, true})
+        for (int64_t w : {0, 1, 2, 3, 7, 16, 39, 40, 41, 100}) {
+          const Shape s = windowed(sq, sk, causal, w);
+          double counted = 0;
+          int64_t rows = 0, lo = sk, hi = 0;
+          for (int64_t i = 0; i < sq; ++i) {
+            int64_t row = 0;
+            for (int64_t j = 0; j < sk; ++j)
+              if (sees(i, j, sq, sk, causal, w)) {
+                ++row;
+                lo = std::min(lo, j);
+                hi = std::max(hi, j + 1);
+              }
+            const KeyRange r = s.keys_of_row(i);
+            INFO("seq_q " << sq << " seq_k " << sk << " causal " << causal << " window " << w << " row " << i);
+            REQUIRE(r.size() == row);
+            if (row > 0) {
+              CHECK(sees(i, r.begin, sq, sk, causal, w));
+              CHECK(sees(i, r.end - 1, sq, sk, causal, w));
+            }
+            counted += static_cast<double>(row);
+            rows += row > 0 ? 1 : 0;
+          }
+          INFO("seq_q " << sq << " seq_k " << sk << " causal " << causal << " window " << w);
+          CHECK(unmasked_scores(s) == counted);
+          CHECK(rows_with_keys(s) == rows);
+          const KeyRange seen = keys_seen(s);
+          CHECK(seen.size() == (rows > 0 ? hi - lo : 0));
+          if (rows > 0) CHECK(seen.begin == lo);
+          // Every key seen lies in the union of the rows' ranges: the range has no gap.
+          for (int64_t j = seen.begin; j < seen.end; ++j) {
+            bool any = false;
+            for (int64_t i = 0; i < sq && !any; ++i) any = sees(i, j, sq, sk, causal, w);
+            CHECK(any);
+          }
+        }
+}
+
+TEST_CASE("window: a window of seq_k or more changes nothing; the convention ignores the window") {
+  for (bool causal : {false, true}) {
+    const Shape none = windowed(100, 300, causal, 0);
+    for (int64_t w : {int64_t{300 + 100}, int64_t{1000}, int64_t{1} << 40}) {
+      const Shape wide = windowed(100, 300, causal, w);
+      CHECK(cost_of(wide, KernelKind::fused).flops == cost_of(none, KernelKind::fused).flops);
+      CHECK(cost_of(wide, KernelKind::fused).min_bytes_read == cost_of(none, KernelKind::fused).min_bytes_read);
+    }
+  }
+  // Causal square with window W: row i sees min(i + 1, W) keys.
+  const Shape local = windowed(4096, 4096, true, 1024);
+  const double scores = 1024.0 * 1025 / 2 + (4096.0 - 1024) * 1024;
+  const Cost c = cost_of(local, KernelKind::fused);
+  CHECK(c.flops == 4.0 * 64 * scores);
+  CHECK(c.flops_dense == 4.0 * 64 * 4096 * 4096);
+  CHECK(c.flops_fa_convention == c.flops_dense / 2);  // as defined: dense, halved when causal
+}
+
+TEST_CASE("window: fused minimum bytes read only the K and V rows some query row sees") {
+  // Decode against a 4096-key cache with a 1024-key window: only the last 1024 keys are read.
+  Shape decode = shape(2, 8, 2, 1, 4096, 64, true, DType::bf16);
+  decode.window = 1024;
+  const Cost f = cost_of(decode, KernelKind::fused);
+  const double q = 2.0 * 8 * 64 * 2, kv = 2.0 * 2 * 1024 * 2 * 64 * 2;
+  CHECK(keys_seen(decode) == KeyRange{3072, 4096});
+  CHECK(f.min_bytes_read == q + kv);
+  CHECK(f.flops == 4.0 * 2 * 8 * 64 * 1024);
+  // Paged: the block-table entries of the pages holding keys 3072 .. 4095 (16-key pages: 64 of 256).
+  decode.page_size = 16;
+  CHECK(cost_of(decode, KernelKind::fused).min_bytes_read == q + kv + 2.0 * 64 * 4);
+  // A window whose keys straddle pages: keys 4091 .. 4095 of 4096 (window 5) touch one page of 16,
+  // keys 4080 - 1 = 4079 .. 4095 (window 17) touch two.
+  decode.window = 5;
+  CHECK(cost_of(decode, KernelKind::fused).min_bytes_read == q + 2.0 * 2 * 5 * 2 * 64 * 2 + 2.0 * 1 * 4);
+  decode.window = 17;
+  CHECK(cost_of(decode, KernelKind::fused).min_bytes_read == q + 2.0 * 2 * 17 * 2 * 64 * 2 + 2.0 * 2 * 4);
+  // The materialized reference's dense GEMMs still read all of K and V.
+  decode.page_size = 0;
+  decode.window = 1024;
+  const Cost m = cost_of(decode, KernelKind::materialized);
+  CHECK(m.min_bytes_read >= q + 2.0 * 2 * 4096 * 2 * 64 * 2);
+}

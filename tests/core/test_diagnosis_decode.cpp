@@ -163,6 +163,18 @@ TEST_CASE("a long decode call at the roof reads in bandwidth terms and is memory
   CHECK(ev.find("too short") == std::string::npos);
 }
 
+TEST_CASE("a windowed decode call streams only its window of the KV cache") {
+  // b64 h32/8 s1x8192, window 1024: 268 MB of the 2.15 GB cache in 70 us.
+  Record r = decode_record(64, 8192, 70, 1);
+  r.shape.window = 1024;
+  r.cost = cost_of(r.shape, KernelKind::fused);
+  const Diagnosis d = diagnose(r, h200_context());
+  REQUIRE(d.metrics.decode == true);
+  CHECK(d.metrics.kv_cache_bytes.value() == Approx(2.147483648e9 / 8));
+  CHECK(d.metrics.min_bytes_per_token.value() == Approx(min_bytes_of(r) / 64));
+  CHECK_THAT(evidence_text(d), Catch::Contains("streams its 1024-key window of the KV cache (268 MB)"));
+}
+
 TEST_CASE("an under-filled decode call at the HBM roof is not told to split the KV sequence") {
   Record r = decode_record(64, 8192, 520, 1);
   r.occupancy.grid_blocks = 200;

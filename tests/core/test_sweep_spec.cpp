@@ -176,6 +176,36 @@ TEST_CASE("page_size and kv_splits: 0 is off, positive values label the point") 
   CHECK(plain.get<Shape>() == s[0]);
 }
 
+TEST_CASE("window: 0 is no window, positive values label the point, JSON round trip") {
+  const auto s = parse_axes("batch=1;heads=8;kv_heads=2;seq=4096;hdim=128;causal=0,1;window=0,1,1024:4096:x2").shapes;
+  REQUIRE(s.size() == 10);
+  CHECK(s[0].window == 0);
+  CHECK(s[0].label() == "b1 h8/2 s4096x4096 d128 bf16");
+  CHECK(s[1].window == 1);
+  CHECK(s[4].window == 4096);
+  CHECK(s[9].label() == "b1 h8/2 s4096x4096 d128 causal bf16 win4096");
+  require_rejected("seq=128;window=-1", "window");
+  require_rejected("seq=128;window=1k", "window");
+  require_rejected("seq=128;window=0,0", "repeats");
+  // A negative window from a sweep file or a results file is an impossible shape.
+  Shape bad = s[0];
+  bad.window = -4;
+  CHECK_THROWS_AS(bad.validate(), InputError);
+  nlohmann::json j = s[9];
+  CHECK(j.at("window") == 4096);
+  CHECK(j.get<Shape>() == s[9]);
+  nlohmann::json plain = s[0];
+  CHECK_FALSE(plain.contains("window"));  // files before 1.7 have none: no window
+  CHECK(plain.get<Shape>().window == 0);
+  // Single shapes and sweep files take the axis too.
+  CHECK(parse_shape("seq=64,window=16,causal=1").window == 16);
+  const auto file = parse_sweep_file(R"({"shapes": [{"seq": 64, "window": 8}, {"seq": 64}]})", "w.json");
+  REQUIRE(file.shapes.size() == 2);
+  CHECK(file.shapes[0].window == 8);
+  CHECK(file.shapes[1].window == 0);
+  CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"seq": 64, "window": "8"}]})", "w.json"), InputError);
+}
+
 TEST_CASE("preset quick: CI-sized, causal and non-causal, one GQA point") {
   const auto s = preset("quick");
   CHECK(s.preset == "quick");

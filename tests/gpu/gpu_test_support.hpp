@@ -17,7 +17,7 @@ namespace attnprof::gpu_test {
 
 inline core::Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
                               int64_t hdim, bool causal, core::DType dtype, int64_t page_size = 0,
-                              int64_t kv_splits = 0) {
+                              int64_t kv_splits = 0, int64_t window = 0) {
   core::Shape s;
   s.batch = batch;
   s.heads = heads;
@@ -29,6 +29,7 @@ inline core::Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, in
   s.dtype = dtype;
   s.page_size = page_size;
   s.kv_splits = kv_splits;
+  s.window = window;
   s.validate();
   return s;
 }

@@ -151,4 +151,26 @@ TEST_CASE("2^31 elements per K and V tensor: 64 sequences of 32k keys run and ma
   check_case(kernel_named("decode"), paged);
 }
 
+TEST_CASE("decode with a sliding window matches float64, contiguous and paged, its splits covering only the window") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  for (bool causal : {false, true})
+    for (int64_t window : {1, 64, 100, 4096, 40000})
+      for (int64_t page : {0, 16, 100}) {
+        check_case(decode, make_shape(3, 32, 8, 1, 1000, 128, causal, DType::bf16, page, 0, window));
+        check_case(decode, make_shape(2, 16, 4, 3, 777, 64, causal, DType::fp16, page, 0, window));
+        check_case(decode, make_shape(1, 64, 8, 16, 2049, 128, causal, DType::bf16, page, 0, window));
+        check_case(decode, make_shape(2, 8, 8, 1, 33000, 64, causal, DType::fp16, page, 0, window));
+      }
+  for (int64_t splits : {1, 2, 7})
+    check_case(decode, make_shape(2, 32, 8, 1, 8191, 128, true, DType::bf16, 0, splits, 1000));
+  // 32k keys, window 4096: the plan streams 64 tiles from tile 448 on.
+  const auto plan = decode.plan(make_shape(1, 32, 8, 1, 32768, 128, true, DType::bf16, 0, 0, 4096));
+  CHECK(plan.at("first_key_tile") == 448);
+  CHECK(plan.at("kv_splits") * plan.at("tiles_per_split") >= 64);
+  CHECK((plan.at("kv_splits") - 1) * plan.at("tiles_per_split") < 64);
+  const Shape windowed = make_shape(4, 32, 8, 1, 5000, 128, true, DType::bf16, 64, 0, 512);
+  check_case(kernel_named("fused-auto"), windowed);
+  check_case(kernel_named("reference"), windowed);
+}
+
 int main(int argc, char** argv) { return attnprof::gpu_test::run_session("test_gpu_decode", argc, argv, g_seed); }

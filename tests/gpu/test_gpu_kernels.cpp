@@ -299,4 +299,80 @@ TEST_CASE("verification catches a kernel that wrote nothing and one that compute
   CHECK_FALSE(mismatch.passed);
 }
 
+// Sliding windows (core/shape.hpp): window 1 (the diagonal), windows that do and do not divide the
+// key tiles, seq_k != seq_q both ways (without the causal mask, rows before every window see no key),
+// a window as wide as seq_k, and (many_tiles) more work tiles than SMs.
+std::vector<Shape> window_shapes(int64_t hdim, bool causal, DType dtype, bool many_tiles) {
+  std::vector<Shape> out = {
+      make_shape(1, 2, 1, 17, 17, hdim, causal, dtype, 0, 0, 1),
+      make_shape(2, 4, 2, 1000, 1000, hdim, causal, dtype, 0, 0, 256),
+      make_shape(1, 2, 2, 2050, 2050, hdim, causal, dtype, 0, 0, 1000),
+      make_shape(2, 3, 1, 333, 100, hdim, causal, dtype, 0, 0, 7),
+      make_shape(1, 2, 1, 100, 4097, hdim, causal, dtype, 0, 0, 129),
+      make_shape(1, 1, 1, 4097, 4097, hdim, causal, dtype, 0, 0, 4097),
+      make_shape(1, 2, 2, 1, 3000, hdim, causal, dtype, 0, 0, 333),
+  };
+  if (many_tiles) {
+    out.push_back(make_shape(4, 16, 4, 1000, 1000, hdim, causal, dtype, 0, 0, 300));
+    out.push_back(make_shape(3, 20, 5, 300, 777, hdim, causal, dtype, 0, 0, 64));
+  }
+  return out;
+}
+
+void check_window_shapes(const char* kernel_name, bool many_tiles = false) {
+  const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
+  REQUIRE(kernel != nullptr);
+  int cases = 0, failures = 0;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int64_t hdim : {64, 128})
+      for (bool causal : {false, true})
+        for (const Shape& s : window_shapes(hdim, causal, dtype, many_tiles)) {
+          REQUIRE(kernels::support_reason(*kernel, s).empty());
+          const uint64_t seed = g_seed + 1000 + static_cast<uint64_t>(cases);
+          const Verification v = run_case(*kernel, s, seed, 0);
+          ++cases;
+          failures += v.passed ? 0 : 1;
+          std::printf("%-10s %-48s seed %llu  O max err %.3g (tol %.3g)  LSE max err %.3g  unwritten %lld  %s\n",
+                      kernel_name, s.label().c_str(), static_cast<unsigned long long>(seed), v.o_max_abs_err,
+                      v.tolerance, v.lse_max_abs_err, static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
+          INFO(kernel_name << " " << s.label() << " seed " << seed);
+          CHECK(v.unwritten == 0);
+          CHECK(v.passed);
+        }
+  std::printf("%s with windows: %d cases, %d failed\n", kernel_name, cases, failures);
+}
+
+TEST_CASE("sliding window: reference and fused (every tile variant) match float64") {
+  check_window_shapes("reference");
+  for (const char* variant : {"fast", "small", "warps8"}) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
+    check_window_shapes("fused");
+  }
+  check_window_shapes("fused-auto");
+}
+
+TEST_CASE("sliding window: fused-sm90 matches float64 with every schedule") {
+  if (!device_is_sm90()) return;  // the refusal elsewhere is checked above
+  for (const char* schedule : {"overlap", "pingpong", "serial"}) {
+    ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", schedule);
+    check_window_shapes("fused-sm90", true);
+  }
+}
+
+TEST_CASE("sliding window: a kernel that ignored the window would fail verification") {
+  // The fused kernel's output for full attention, checked as the windowed shape, must not pass.
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  REQUIRE(fused != nullptr);
+  const Shape full = make_shape(1, 4, 2, 500, 500, 64, true, DType::bf16);
+  Shape windowed = full;
+  windowed.window = 100;
+  kernels::CudaProblem problem(windowed, 0);
+  problem.fill_inputs(g_seed, nullptr);
+  problem.poison_outputs(nullptr);
+  kernels::AttentionArgs args = problem.args(nullptr);
+  args.shape = full;
+  fused->launch(args);
+  CHECK_FALSE(problem.verify(g_seed, kMaxRowsChecked, nullptr).passed);
+}
+
 int main(int argc, char** argv) { return attnprof::gpu_test::run_session("test_gpu_kernels", argc, argv, g_seed); }

@@ -170,3 +170,96 @@ TEST_CASE("CPU tiles: vectorised exp is within 2 ulps of std::exp", "[cpu-kernel
   CHECK(e.back() == 1.0f);
   CHECK(sum == Approx(want_sum).epsilon(1e-5));
 }
+
+namespace {
+Shape with_window(Shape s, int64_t window) {
+  s.window = window;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("CPU kernels with a sliding window match float64 on odd shapes", "[cpu-kernels][window]") {
+  const std::vector<Shape> shapes = {
+      with_window(Shape{1, 1, 1, 1, 1, 64, false, DType::fp32}, 1),
+      with_window(Shape{2, 3, 1, 17, 17, 32, true, DType::bf16}, 1),      // the diagonal only
+      with_window(Shape{2, 3, 1, 17, 17, 32, false, DType::bf16}, 1),
+      with_window(Shape{1, 2, 2, 100, 257, 64, true, DType::fp32}, 33),   // seq_k > seq_q
+      with_window(Shape{1, 2, 2, 100, 257, 64, false, DType::bf16}, 70),
+      with_window(Shape{2, 4, 2, 257, 100, 16, true, DType::fp16}, 5),    // seq_k < seq_q: masked rows
+      with_window(Shape{2, 4, 2, 257, 100, 16, false, DType::fp32}, 20),  // rows before the window see nothing
+      with_window(Shape{1, 1, 1, 300, 300, 48, true, DType::bf16}, 64),   // exactly one key block wide
+      with_window(Shape{1, 1, 1, 300, 300, 48, false, DType::fp32}, 65),
+      with_window(Shape{1, 3, 3, 3, 1000, 40, true, DType::bf16}, 100),   // decode-like
+      with_window(Shape{1, 2, 1, 50, 70, 64, true, DType::fp32}, 120),    // wider than seq_k
+  };
+  uint64_t seed = 101;
+  for (const char* name : {"reference", "fused"}) {
+    const k::Kernel* kernel = k::find(k::Backend::cpu, name);
+    REQUIRE(kernel);
+    CHECK(kernel->masks_window());
+    for (const Shape& s : shapes) {
+      INFO(name << " " << s.label());
+      CHECK(k::support_reason(*kernel, s).empty());
+      HostProblem p(s, *kernel, ++seed);
+      kernel->launch(p.args);
+      const auto v = p.verify(s, seed);
+      CHECK(v.unwritten == 0);
+      CHECK(v.o_max_abs_err <= v.tolerance);
+      CHECK(v.lse_max_abs_err < 1e-3);
+      CHECK(v.passed);
+      // Rows that see no key: O = 0 and LSE = -inf.
+      for (int64_t row = 0; row < s.lse_elems(); ++row) {
+        if (s.keys_of_row(row % s.seq_q).size() > 0) continue;
+        CHECK(p.lse[size_t(row)] == -std::numeric_limits<float>::infinity());
+        CHECK(std::all_of(p.o.begin() + row * s.hdim, p.o.begin() + (row + 1) * s.hdim, [](float x) { return x == 0.0f; }));
+      }
+    }
+  }
+}
+
+TEST_CASE("CPU kernels: a window of seq_q + seq_k or more is no window; a narrow one changes O", "[cpu-kernels][window]") {
+  for (const char* name : {"reference", "fused"}) {
+    const k::Kernel* kernel = k::find(k::Backend::cpu, name);
+    for (bool causal : {false, true}) {
+      const Shape plain{1, 2, 1, 37, 90, 32, causal, DType::bf16};
+      INFO(name << " " << plain.label());
+      HostProblem none(plain, *kernel, 7);
+      kernel->launch(none.args);
+      for (int64_t w : {int64_t{127}, int64_t{128}, int64_t{1} << 40}) {
+        const Shape wide = with_window(plain, w);
+        HostProblem p(wide, *kernel, 7);
+        kernel->launch(p.args);
+        CHECK(p.o == none.o);
+        CHECK(p.lse == none.lse);
+      }
+      // A window of 8: every row's output moves (its softmax runs over at most 15 keys, not 54+).
+      const Shape narrow = with_window(plain, 8);
+      HostProblem p(narrow, *kernel, 7);
+      kernel->launch(p.args);
+      CHECK(p.verify(narrow, 7).passed);
+      CHECK_FALSE(none.verify(narrow, 7).passed);  // full attention fails a window's check
+      int64_t rows_moved = 0;
+      for (int64_t row = 0; row < narrow.lse_elems(); ++row) rows_moved += p.lse[size_t(row)] != none.lse[size_t(row)];
+      CHECK(rows_moved == narrow.lse_elems());
+    }
+  }
+}
+
+TEST_CASE("a kernel without a window mask never runs a windowed point", "[cpu-kernels][window]") {
+  struct NoWindow final : k::Kernel {
+    std::string name() const override { return "no-window"; }
+    k::Backend backend() const override { return k::Backend::cpu; }
+    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+    std::string description() const override { return "full attention only"; }
+    std::string unsupported_reason(const Shape&) const override { return {}; }
+    size_t workspace_bytes(const Shape&) const override { return 0; }
+    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+  } kernel;
+  Shape s{1, 1, 1, 64, 64, 64, true, DType::bf16};
+  CHECK(k::support_reason(kernel, s).empty());
+  s.window = 16;
+  const std::string why = k::support_reason(kernel, s);
+  CHECK(why.find("no-window") != std::string::npos);
+  CHECK(why.find("sliding-window") != std::string::npos);
+  CHECK(why.find("window 16") != std::string::npos);
+}

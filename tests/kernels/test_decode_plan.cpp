@@ -115,3 +115,41 @@ TEST_CASE("the shuffled block table is a permutation of the pool's pages, fixed 
   const int64_t off = attnprof::kernels::paged_offset(table.data(), 63, 2, 16, 64, 3, 1, 37, 5);
   CHECK(off == ((table[3 * 63 + 2] * 2 + 1) * 16 + 5) * 64 + 5);
 }
+
+TEST_CASE("decode with a sliding window streams only the key tiles of the window, split exactly once") {
+  for (int64_t seq_q : {1, 4, 16})
+    for (int64_t seq_k : {1, 63, 64, 1000, 32768})
+      for (int64_t window : {0, 1, 16, 64, 65, 4096, 100000})
+        for (int64_t requested : {0, 1, 3, 8}) {
+          const dec::Plan p = dec::plan(2, 32, 8, seq_q, seq_k, requested, kH200Slots, window);
+          INFO("seq " << seq_q << "x" << seq_k << " window " << window << " splits " << requested);
+          core::Shape s;
+          s.seq_q = seq_q;
+          s.seq_k = seq_k;
+          s.window = window;
+          // The first key any position sees (causal or not: the range ends at seq_k either way).
+          int64_t lo = seq_k;
+          for (bool causal : {false, true}) {
+            s.causal = causal;
+            for (int64_t i = 0; i < seq_q; ++i) {
+              const core::KeyRange r = s.keys_of_row(i);
+              if (r.size() > 0) lo = std::min(lo, r.begin);
+              CHECK(r.end <= (p.first_tile + p.tiles) * dec::kBlockN);
+            }
+          }
+          CHECK(p.first_tile * dec::kBlockN <= lo);
+          CHECK(lo < (p.first_tile + 1) * dec::kBlockN);  // the first streamed tile holds a seen key
+          CHECK(p.first_tile + p.tiles == dec::key_tiles(seq_k));
+          REQUIRE(p.tiles >= 1);
+          // The splits cut the streamed tiles into non-empty whole-tile ranges.
+          CHECK(p.splits <= p.tiles);
+          CHECK((p.splits - 1) * p.tiles_per_split < p.tiles);
+          CHECK(p.splits * p.tiles_per_split >= p.tiles);
+        }
+  // Decode at 32k context with a 4096-key window: 64 of 512 tiles, so the heuristic's split count
+  // is sized to 64 tiles, not 512.
+  const dec::Plan local = dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots, 4096);
+  CHECK(local.first_tile == (32768 - 4096) / dec::kBlockN);
+  CHECK(local.tiles == 4096 / dec::kBlockN);
+  CHECK(dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots).tiles == 512);
+}

@@ -39,9 +39,9 @@ TEST_CASE("fused-sm90: the planned round robin is balanced at the fa-bench causa
   for (long long hdim : {64, 128}) {
     for (long long seq = 512; seq <= 16384; seq *= 2) {
       const long long batch_heads = (16384 / seq) * (2048 / hdim);
-      const f3::GridPlan plan = f3::plan_grid(seq, seq, batch_heads, true, kH200Sms, kBn);
-      const auto plain = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, false, kBn);
-      const auto chosen = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, plan.rotated, kBn);
+      const f3::GridPlan plan = f3::plan_grid(seq, seq, batch_heads, true, kH200Sms, 0, kBn);
+      const auto plain = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, false, true, 0, kBn);
+      const auto chosen = f3::causal_round_robin_load(seq, seq, batch_heads, kH200Sms, plan.rotated, true, 0, kBn);
       INFO("hdim " << hdim << " seq " << seq << ": grid " << plan.grid << " rotated " << plan.rotated << " busiest "
                    << chosen.busiest << " (plain " << plain.busiest << ") greedy bound " << chosen.greedy_bound);
       CHECK(chosen.busiest <= plain.busiest);
@@ -50,20 +50,20 @@ TEST_CASE("fused-sm90: the planned round robin is balanced at the fa-bench causa
   }
   // seq 512 (4 blocks per head, 132 = 33 * 4): plain gives a quarter of the CTAs only the heaviest
   // block (15.5 tiles of 4 + 2 key tiles); rotated is within a tile of the mean.
-  const f3::GridPlan seq512 = f3::plan_grid(512, 512, 32 * 16, true, kH200Sms, kBn);
+  const f3::GridPlan seq512 = f3::plan_grid(512, 512, 32 * 16, true, kH200Sms, 0, kBn);
   CHECK(seq512.grid == kH200Sms);
   CHECK(seq512.rotated);
-  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, false, kBn).busiest == 96);
-  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, true, kBn).busiest == 72);
+  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, false, true, 0, kBn).busiest == 96);
+  CHECK(f3::causal_round_robin_load(512, 512, 32 * 16, kH200Sms, true, true, 0, kBn).busiest == 72);
   // b1 h16 s16384 d128: 1.27x the bound even rotated: one CTA per tile, as measured best.
-  CHECK(f3::plan_grid(16384, 16384, 16, true, kH200Sms, kBn).grid == 128 * 16);
+  CHECK(f3::plan_grid(16384, 16384, 16, true, kH200Sms, 0, kBn).grid == 128 * 16);
 }
 
 TEST_CASE("fused-sm90: non-causal shapes keep the persistent grid; small ones one CTA per tile") {
-  CHECK(f3::plan_grid(2048, 2048, 128, false, kH200Sms, kBn).grid == kH200Sms);
-  CHECK_FALSE(f3::plan_grid(2048, 2048, 128, false, kH200Sms, kBn).rotated);
-  CHECK(f3::plan_grid(128, 128, 3, true, kH200Sms, kBn).grid == 3);
-  CHECK(f3::plan_grid(4096, 4096, 8, true, 0, kBn).grid == 32 * 8);
+  CHECK(f3::plan_grid(2048, 2048, 128, false, kH200Sms, 0, kBn).grid == kH200Sms);
+  CHECK_FALSE(f3::plan_grid(2048, 2048, 128, false, kH200Sms, 0, kBn).rotated);
+  CHECK(f3::plan_grid(128, 128, 3, true, kH200Sms, 0, kBn).grid == 3);
+  CHECK(f3::plan_grid(4096, 4096, 8, true, 0, 0, kBn).grid == 32 * 8);
 }
 
 TEST_CASE("fused-sm90: every head dim runs on a tile of whole 64-column panels that fits the SM") {
@@ -100,9 +100,51 @@ TEST_CASE("fused-sm90: key tiles of 64 keys cover every visible key of a causal 
         for (long long m0 = 0; m0 < seq_q; m0 += f3::kBlockM) {
           const long long last_row = std::min(seq_q, m0 + f3::kBlockM) - 1;
           const long long last_key = std::min(seq_k - 1, last_row + seq_k - seq_q);
-          const long long tiles = f3::key_tiles(m0, seq_q, seq_k, true, bn);
+          const long long tiles = f3::key_tiles(m0, seq_q, seq_k, true, 0, bn);
           INFO("bn " << bn << " seq " << seq_q << "x" << seq_k << " m0 " << m0);
           CHECK(tiles == (last_key < 0 ? 0 : last_key / bn + 1));
-          CHECK(f3::key_tiles(m0, seq_q, seq_k, false, bn) == (seq_k + bn - 1) / bn);
+          CHECK(f3::key_tiles(m0, seq_q, seq_k, false, 0, bn) == (seq_k + bn - 1) / bn);
         }
+}
+
+TEST_CASE("fused-sm90: windowed tile range and masking agree with the brute-force mask") {
+  for (long long seq_q : {1LL, 100LL, 128LL, 129LL, 700LL})
+    for (long long seq_k : {1LL, 127LL, 128LL, 300LL, 1000LL})
+      for (bool causal : {false, true})
+        for (long long window : {1LL, 64LL, 128LL, 129LL, 500LL, 5000LL})
+          for (long long mb = 0; mb < f3::m_blocks(seq_q); ++mb) {
+            const long long m0 = mb * f3::kBlockM;
+            const long long first = f3::first_key_tile(m0, seq_q, seq_k, causal, window, kBn);
+            const long long tiles = f3::key_tiles(m0, seq_q, seq_k, causal, window, kBn);
+            INFO("seq " << seq_q << "x" << seq_k << (causal ? " causal" : "") << " window " << window << " m0 " << m0);
+            REQUIRE(first + tiles <= (seq_k + kBn - 1) / kBn);
+            for (long long i = m0; i < std::min(seq_q, m0 + f3::kBlockM); ++i) {
+              const long long p = i + seq_k - seq_q;
+              for (long long j = 0; j < seq_k; ++j) {
+                const bool sees = p - window < j && (causal ? j <= p : j < p + window);
+                const long long tile = j / kBn;
+                const bool visited = tile >= first && tile < first + tiles;
+                if (sees) CHECK(visited);
+                // An unmasked visited tile holds only keys the row sees.
+                if (visited && !f3::tile_needs_mask(m0, tile, seq_q, seq_k, causal, window, kBn)) CHECK(sees);
+              }
+            }
+          }
+}
+
+TEST_CASE("fused-sm90: a window makes the tiles' costs differ, and the plan balances them") {
+  // b1 h32 s32768 causal, window 4096: each query block sees at most 33 key tiles, the first 32
+  // blocks fewer; without the window the costs would run from 1 to 256.
+  const long long blocks = f3::m_blocks(32768);
+  CHECK(f3::key_tiles((blocks - 1) * f3::kBlockM, 32768, 32768, true, 4096, kBn) == 4096 / kBn + 1);
+  CHECK(f3::key_tiles(0, 32768, 32768, true, 4096, kBn) == 1);
+  for (bool causal : {false, true}) {
+    const f3::GridPlan plan = f3::plan_grid(32768, 32768, 32, causal, kH200Sms, 4096, kBn);
+    const auto chosen = f3::causal_round_robin_load(32768, 32768, 32, plan.grid, plan.rotated, causal, 4096, kBn);
+    INFO("causal " << causal << " grid " << plan.grid << " rotated " << plan.rotated);
+    CHECK(static_cast<double>(chosen.busiest) <= f3::kMaxStaticImbalance * chosen.greedy_bound);
+  }
+  // Without a mask or a window every tile costs the same: the persistent grid, natural order.
+  CHECK(f3::plan_grid(32768, 32768, 32, false, kH200Sms, 0, kBn).grid == kH200Sms);
+  CHECK_FALSE(f3::plan_grid(32768, 32768, 32, false, kH200Sms, 0, kBn).rotated);
 }

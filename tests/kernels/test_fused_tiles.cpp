@@ -111,6 +111,70 @@ TEST_CASE("causal tile skipping and masking agree with the brute-force mask") {
   CHECK(fused::key_tiles(fast, 0, 100, 1000, false) == (1000 + fast.block_n - 1) / fast.block_n);
 }
 
+TEST_CASE("sliding-window tile range and masking agree with the brute-force mask") {
+  const long long lengths[] = {1, 17, 64, 65, 130, 333};
+  const long long windows[] = {1, 2, 31, 32, 33, 64, 100, 129, 1000};
+  for (fused::TileVariant v : kVariants) {
+    const fused::TileConfig c = fused::tile_config(128, v);
+    for (long long seq_q : lengths)
+      for (long long seq_k : lengths)
+        for (bool causal : {false, true})
+          for (long long window : windows) {
+            attnprof::core::Shape s;
+            s.seq_q = seq_q;
+            s.seq_k = seq_k;
+            s.causal = causal;
+            s.window = window;
+            for (long long mb = 0; mb < fused::m_blocks(c, seq_q); ++mb) {
+              const long long m0 = mb * c.block_m;
+              const long long rows_end = std::min(seq_q, m0 + c.block_m);
+              const long long first = fused::first_key_tile(c, m0, seq_q, seq_k, causal, window);
+              const long long tiles = fused::key_tiles(c, m0, seq_q, seq_k, causal, window);
+              const long long all_tiles = (seq_k + c.block_n - 1) / c.block_n;
+              INFO("variant " << fused::to_string(v) << " seq " << seq_q << "x" << seq_k << (causal ? " causal" : "")
+                              << " window " << window << " m0 " << m0);
+              REQUIRE(first >= 0);
+              REQUIRE(tiles >= 0);
+              REQUIRE(first + tiles <= all_tiles);
+              // Every key a row of the block sees lies in a visited tile; a block whose rows see
+              // nothing visits none.
+              long long lo = seq_k, hi = 0;
+              for (long long i = m0; i < rows_end; ++i) {
+                const attnprof::core::KeyRange r = s.keys_of_row(i);
+                if (r.size() == 0) continue;
+                lo = std::min<long long>(lo, r.begin);
+                hi = std::max<long long>(hi, r.end);
+              }
+              if (hi <= lo) {
+                CHECK(tiles == 0);
+                continue;
+              }
+              CHECK(first * c.block_n <= lo);
+              CHECK(hi <= (first + tiles) * c.block_n);
+              // The range is tight: its first and last tiles hold a key some row sees.
+              CHECK(lo < (first + 1) * c.block_n);
+              CHECK(hi > (first + tiles - 1) * c.block_n);
+              // A tile visited without masking has every key visible to every row of the block.
+              for (long long t = first; t < first + tiles; ++t) {
+                if (fused::tile_needs_mask(c, m0, t, seq_q, seq_k, causal, window)) continue;
+                for (long long i = m0; i < rows_end; ++i) {
+                  const attnprof::core::KeyRange r = s.keys_of_row(i);
+                  CHECK(r.begin <= t * c.block_n);
+                  CHECK(r.end >= t * c.block_n + c.block_n);
+                }
+              }
+            }
+          }
+  }
+  // Decode-like: one query row against 4096 keys, window 1000 -> keys 3096 .. 4095, tiles 48 .. 63 of 64.
+  const fused::TileConfig fast = fused::tile_config(64, fused::TileVariant::fast);
+  CHECK(fused::first_key_tile(fast, 0, 1, 4096, true, 1000) == 3096 / 64);
+  CHECK(fused::key_tiles(fast, 0, 1, 4096, true, 1000) == 64 - 3096 / 64);
+  // Without a window the range starts at tile 0 and matches the causal count.
+  CHECK(fused::first_key_tile(fast, 128, 1000, 1000, true) == 0);
+  CHECK(fused::key_tiles(fast, 128, 1000, 1000, true, 0) == fused::key_tiles(fast, 128, 1000, 1000, true));
+}
+
 // The GPU tests' wide inputs (Q x 2^3, kernels/common/random.hpp) must make the fused kernel's lazy max
 // move after a row's first key tile, or their check of the rescale would pass vacuously; with the
 // default inputs it almost never moves (why the wide case exists). A host walk over the same values.

@@ -20,8 +20,27 @@ import json, sys
 d = json.load(sys.stdin)
 k = {e["name"]: e for e in d["kernels"]}["example-cpu"]
 assert k["backend"] == "cpu" and k["layout"] == "bshd" and k["causal"] and k["gqa"], k
+assert not k["window"] and {e["name"]: e for e in d["kernels"]}["fused"]["window"], k
 assert d["plugins"][0]["name"] == "example-cpu" and len(d["plugins"][0]["sha256"]) == 64, d["plugins"]
 ' || fail "kernels --json"
+
+# A sliding window never reaches a plugin (ABI 1 carries none): its point is unsupported, the
+# built-in kernel beside it runs and passes verification.
+"$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "batch=1;heads=4;kv_heads=2;seq=48;hdim=32;causal=0,1;dtype=fp32;window=8" \
+  "${fast[@]}" --out "$scratch/w" >"$scratch/w.log" 2>&1 || fail "window sweep with the plugin failed: $(tail -n 5 "$scratch/w.log")"
+python3 - "$scratch/w/results.json" <<'PY' || fail "window sweep: wrong records"
+import json, sys
+res = json.load(open(sys.argv[1]))
+assert res["schema_version"] == "1.7", res["schema_version"]
+recs = res["records"]
+assert len(recs) == 4, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    assert r["shape"]["window"] == 8 and "win8" in r["key"], r["key"]
+    if r["kernel"] == "example-cpu":
+        assert r["status"] == "unsupported" and "sliding window" in r["reason"], (r["key"], r["status"], r["reason"])
+    else:
+        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+PY
 
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/a" \
