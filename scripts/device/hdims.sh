@@ -1,34 +1,57 @@
 #!/usr/bin/env bash
-# One GPU-machine call for the head dims (and, where the build has them, sliding windows), everything
-# packed into $OUT/hdims.tgz:
-#   1. the GPU correctness tests (every head dim of fused and fused-sm90 against float64);
-#   2. the Python bridge built there (docs/python.md), so that PyTorch's flash and cuDNN run in the sweep;
-#   3. the side-by-side sweep: hdim 32-256, causal and not, 16k tokens per batch, attnprof's kernels
-#      beside torch:flash and torch:cudnn, every point verified; the gap table computed from it.
-# ATTNPROF_HDIM_SECONDS bounds the sweep (default 420; every finished point is kept);
-# ATTNPROF_HDIM_TESTS=0 skips step 1. ATTNPROF_HDIM_AXES replaces the sweep's axes.
-# Expects .devcarry/bin/attnprof and the GPU test binaries (built on the CPU machine).
+# One GPU-machine call for the head dims and sliding windows, everything packed into $OUT/hdims.tgz.
+# ATTNPROF_HDIM_STEPS picks the steps, in this order (default: all):
+#   tests      the GPU correctness tests (every head dim and window of fused and fused-sm90, decode, the
+#              measurement) against float64;
+#   calibrate  `attnprof calibrate`: the known-answer probes get their verdicts;
+#   windows    sliding windows (two sizes and none) at prefill and decode shapes, attnprof's kernels, with
+#              counters: every point verified, DRAM bytes against the window's minimum;
+#   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
+#              causal and not, 16k tokens per batch, fused and fused-sm90 beside torch:flash and
+#              torch:cudnn, every point verified; the gap table computed from it.
+# ATTNPROF_HDIM_SECONDS bounds the side-by-side sweep (default 420; every finished point is kept);
+# ATTNPROF_HDIM_AXES replaces its axes. Expects .devcarry/bin/attnprof and the GPU test binaries.
 source "$(dirname "$0")/lib.sh"
 phase_begin hdims
+steps=" ${ATTNPROF_HDIM_STEPS:-tests calibrate windows side} "
+want() { [[ $steps == *" $1 "* ]]; }
 
-if [ "${ATTNPROF_HDIM_TESTS:-1}" = 1 ]; then run_gpu_tests; fi
+if want tests; then run_gpu_tests; fi
 
-log "build the bridge (docs/python.md)"
-mkdir -p "$out/python"
-g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/python/bridge.cpp \
-    -o "$out/python/attnprof_python.so" $(python3-config --ldflags --embed) \
-    -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
-cp kernels/python/attnprof_py.py "$out/python/"
-plugin=(--python-bridge "$out/python/attnprof_python.so")
+if want calibrate; then
+  log "calibrate"
+  "$bin/attnprof" calibrate >"$out/calibrate.txt" 2>&1
+  echo "calibrate exit $?"; tail -n 12 "$out/calibrate.txt"
+fi
 
-log "side by side: head dims"
-axes="${ATTNPROF_HDIM_AXES:-tokens=16384;heads=16;seq=1024:8192:x2;hdim=32,64,96,128,192,256;causal=0,1;dtype=bf16}"
-t0=$(now)
-timeout -s TERM "${ATTNPROF_HDIM_SECONDS:-420}" "$bin/attnprof" sweep "${plugin[@]}" \
-  --kernels fused,fused-sm90,torch:flash,torch:cudnn --axes "$axes" --no-counters --max-seconds 0.3 \
-  --out "$out/side" --md "$out/side/summary.md" >"$out/side.txt" 2>"$out/side.log"
-echo "sweep exit $? in $(since "$t0") s"
-tail -n 3 "$out/side.log"
-python3 scripts/gap_table.py "$out/side/results.json" | tee "$out/gap_table.md"
-$checks statuses "$out/side/results.json"
-echo "statuses check exit $?"
+if want windows; then
+  log "sliding windows, counters on"
+  waxes="batch=1;heads=32;kv_heads=8;seq=8192,32768;hdim=128;window=0,1024,4096;causal=1;dtype=bf16"
+  waxes+=" | batch=16;heads=32;kv_heads=8;seq_q=1;seq_k=32768;hdim=128;window=0,4096;dtype=bf16"
+  t0=$(now)
+  timeout -s TERM 240 "$bin/attnprof" sweep --kernels fused,fused-sm90,decode,reference --axes "$waxes" \
+    --max-seconds 0.3 --out "$out/windows" --md "$out/windows/summary.md" >"$out/windows.txt" 2>"$out/windows.log"
+  echo "windows sweep exit $? in $(since "$t0") s"
+  $checks statuses "$out/windows/results.json"
+  echo "windows statuses check exit $?"
+fi
+
+if want side; then
+  log "build the bridge (docs/python.md)"
+  mkdir -p "$out/python"
+  g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/python/bridge.cpp \
+      -o "$out/python/attnprof_python.so" $(python3-config --ldflags --embed) \
+      -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
+  cp kernels/python/attnprof_py.py "$out/python/"
+  log "side by side: head dims"
+  axes="${ATTNPROF_HDIM_AXES:-tokens=16384;heads=16;seq=1024:8192:x2;hdim=32,64,96,128,192,256;causal=0,1;dtype=bf16}"
+  t0=$(now)
+  timeout -s TERM "${ATTNPROF_HDIM_SECONDS:-420}" "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" \
+    --kernels fused,fused-sm90,torch:flash,torch:cudnn --axes "$axes" --no-counters --max-seconds 0.3 \
+    --out "$out/side" --md "$out/side/summary.md" >"$out/side.txt" 2>"$out/side.log"
+  echo "sweep exit $? in $(since "$t0") s"
+  tail -n 3 "$out/side.log"
+  python3 scripts/gap_table.py "$out/side/results.json" | tee "$out/gap_table.md"
+  $checks statuses "$out/side/results.json"
+  echo "statuses check exit $?"
+fi
