@@ -13,7 +13,7 @@
 #include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/launch_params.hpp"
 #include "kernels/fused/fused_launch.hpp"
-#include "kernels/fused/fused_tiles.hpp"
+#include "core/tiles/fused_tiles.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels {

@@ -24,7 +24,7 @@
 #include <cstdint>
 
 #include "kernels/fused/fused_launch.hpp"
-#include "kernels/fused/fused_tiles.hpp"
+#include "core/tiles/fused_tiles.hpp"
 #include "kernels/fused/ptx.cuh"
 
 namespace attnprof::kernels::fused {

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "core/shape.hpp"
-#include "kernels/fused/fused_tiles.hpp"
+#include "core/tiles/fused_tiles.hpp"
 
 namespace attnprof::kernels::fused {
 

@@ -18,7 +18,7 @@
 #include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/launch_params.hpp"
 #include "kernels/fused_sm90/fused_sm90_launch.hpp"
-#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "core/tiles/fused_sm90_tiles.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels {

@@ -33,7 +33,7 @@
 #include <cstdint>
 
 #include "kernels/fused_sm90/fused_sm90_launch.hpp"
-#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "core/tiles/fused_sm90_tiles.hpp"
 #include "kernels/fused_sm90/sm90_ptx.cuh"
 
 namespace attnprof::kernels::fused_sm90 {

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "core/shape.hpp"
-#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "core/tiles/fused_sm90_tiles.hpp"
 
 namespace attnprof::kernels::fused_sm90 {
 

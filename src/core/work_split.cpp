@@ -4,8 +4,8 @@
 #include <charconv>
 #include <vector>
 
-#include "kernels/fused/fused_tiles.hpp"
-#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "core/tiles/fused_tiles.hpp"
+#include "core/tiles/fused_sm90_tiles.hpp"
 
 namespace attnprof::core {
 

@@ -1,7 +1,7 @@
 // How attnprof's own fused kernels split a call into work tiles, read from the kernel that ran: the
 // launch record's kernel name carries the family, head dim and variant ("fused_attention_kernel<bf16,
 // d128, small>", or demangled with the variant's enum value), the tile shapes come from the kernels'
-// constexpr tile headers (kernels/fused/fused_tiles.hpp, kernels/fused_sm90/fused_sm90_tiles.hpp),
+// constexpr tile headers (core/tiles/fused_tiles.hpp, core/tiles/fused_sm90_tiles.hpp),
 // and the grid from the launch record. Other kernels (plugins, cuDNN, PyTorch) have no known tiling.
 #pragma once
 #include <cstdint>
@@ -34,7 +34,7 @@ std::optional<RecordTiling> tiling_of_record(const Record&);
 // The work of a persistent grid (fewer CTAs than work tiles, each CTA taking tiles round-robin:
 // b, b + grid, b + 2 grid, ...): tiles per CTA, and the idle share of the CTA-time while the busiest
 // CTA finishes, 1 - mean / busiest, in units of work (tiles; with a causal mask key tiles visited plus
-// the kernel's fixed cost per tile, kernels/fused_sm90/fused_sm90_tiles.hpp). nullopt when the grid is
+// the kernel's fixed cost per tile, core/tiles/fused_sm90_tiles.hpp). nullopt when the grid is
 // not persistent (one CTA per tile: waves describe it) or the tiling is not fused-sm90's.
 struct PersistentSplit {
   int64_t tiles = 0, grid = 0;

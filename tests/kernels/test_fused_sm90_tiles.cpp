@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "kernels/fused_sm90/fused_sm90_tiles.hpp"
+#include "core/tiles/fused_sm90_tiles.hpp"
 
 namespace f3 = attnprof::kernels::fused_sm90;
 

@@ -1,4 +1,4 @@
-// Host-side checks of the fused kernel's constexpr tile heuristics (kernels/fused/fused_tiles.hpp):
+// Host-side checks of the fused kernel's constexpr tile heuristics (core/tiles/fused_tiles.hpp):
 // tile shapes are consistent, fit in shared memory, and the causal tile skipping / masking decisions
 // agree with a brute-force walk over the bottom-right causal mask. No CUDA runtime needed.
 #include <catch2/catch.hpp>
@@ -11,7 +11,7 @@
 #include "kernels/common/launch_params.hpp"
 #include "kernels/common/lazy_max.hpp"
 #include "kernels/common/random.hpp"
-#include "kernels/fused/fused_tiles.hpp"
+#include "core/tiles/fused_tiles.hpp"
 
 namespace fused = attnprof::kernels::fused;
 

@@ -12,6 +12,8 @@
 // them at hdim 32, a quarter at 96). Above 128 columns the O accumulators (hdim / 2 registers per
 // consumer thread) and shared memory leave room for narrower key tiles only (block_n), and none for an
 // O staging buffer: O is stored from registers.
+// The tile headers live in src/core/tiles (not beside their kernels) because the diagnosis reads the
+// same shapes to judge the kernel that ran (core/work_split.cpp): kernels include core, never the reverse.
 #pragma once
 #include <cstddef>
 #include <algorithm>
@@ -19,7 +21,7 @@
 #include <optional>
 #include <string_view>
 
-#include "kernels/common/key_span.hpp"
+#include "core/tiles/key_span.hpp"
 
 namespace attnprof::kernels::fused_sm90 {
 

@@ -1,5 +1,7 @@
 // The keys a block of query rows sees, as a pure constexpr function that the tile heuristics of the
 // fused kernels (fused_tiles.hpp, fused_sm90_tiles.hpp) share with the host tests.
+// The tile headers live in src/core/tiles (not beside their kernels) because the diagnosis reads the
+// same shapes to judge the kernel that ran (core/work_split.cpp): kernels include core, never the reverse.
 #pragma once
 
 namespace attnprof::kernels {
