@@ -6,6 +6,8 @@
 #   calibrate  `attnprof calibrate`: the known-answer probes get their verdicts;
 #   windows    sliding windows (two sizes and none) at prefill and decode shapes, attnprof's kernels, with
 #              counters: every point verified, DRAM bytes against the window's minimum;
+#   varlen     packed variable-length batches (lengths uniform 512-4096) beside dense batches of the same
+#              16k tokens, fused and the reference, hdim 64 and 128, causal and not: every point verified;
 #   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
 #              causal and not, 16k tokens per batch, fused and fused-sm90 beside torch:flash and
 #              torch:cudnn, every point verified; the gap table computed from it.
@@ -13,7 +15,7 @@
 # ATTNPROF_HDIM_AXES replaces its axes. Expects .devcarry/bin/attnprof and the GPU test binaries.
 source "$(dirname "$0")/lib.sh"
 phase_begin hdims
-steps=" ${ATTNPROF_HDIM_STEPS:-tests calibrate windows side} "
+steps=" ${ATTNPROF_HDIM_STEPS:-tests calibrate windows varlen side} "
 want() { [[ $steps == *" $1 "* ]]; }
 
 if want tests; then run_gpu_tests; fi
@@ -34,6 +36,18 @@ if want windows; then
   echo "windows sweep exit $? in $(since "$t0") s"
   $checks statuses "$out/windows/results.json"
   echo "windows statuses check exit $?"
+fi
+
+if want varlen; then
+  log "packed variable-length batches beside dense ones"
+  vaxes="tokens=16384;dim=2048;hdim=64,128;causal=0,1;dtype=bf16;seq=2048"
+  vaxes+=" | tokens=16384;dim=2048;hdim=64,128;causal=0,1;dtype=bf16;lengths=uniform:512:4096"
+  t0=$(now)
+  timeout -s TERM 240 "$bin/attnprof" sweep --kernels fused,fused-sm90,reference --axes "$vaxes" --no-counters \
+    --max-seconds 0.3 --out "$out/varlen" --md "$out/varlen/summary.md" >"$out/varlen.txt" 2>"$out/varlen.log"
+  echo "varlen sweep exit $? in $(since "$t0") s"
+  $checks statuses "$out/varlen/results.json"
+  echo "varlen statuses check exit $?"
 fi
 
 if want side; then
