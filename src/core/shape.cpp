@@ -72,10 +72,20 @@ Shape Shape::sequence(int64_t b) const {
 }
 
 Shape Shape::padded() const {
-  Shape s = *this;
-  s.seq_lens.clear();
-  s.lengths.clear();
-  s.lengths_seed = 0;
+  if (!varlen()) return *this;
+  // Every field but the packed batch's, without copying its lengths (sequence() is called per sequence).
+  Shape s;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.seq_q = seq_q;
+  s.seq_k = seq_k;
+  s.hdim = hdim;
+  s.causal = causal;
+  s.dtype = dtype;
+  s.page_size = page_size;
+  s.kv_splits = kv_splits;
+  s.window = window;
   return s;
 }
 
