@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -77,27 +78,22 @@ uint64_t draw_bits(uint64_t seed, uint64_t i) { return splitmix64(splitmix64(see
 class Sampler {
  public:
   explicit Sampler(const LengthDistribution& d) : d_(d) {
-    if (d.kind != LengthDistribution::Kind::zipf) return;
-    cdf_.reserve(static_cast<size_t>(d.hi - d.lo + 1));
-    double sum = 0;
-    for (int64_t len = d.lo; len <= d.hi; ++len) {
-      sum += std::pow(static_cast<double>(len), -d.exponent);
-      cdf_.push_back(sum);
-    }
+    if (d.kind == LengthDistribution::Kind::zipf && !d.zipf_cdf)
+      throw std::logic_error("lengths: a zipf distribution that parse_lengths did not build");
   }
   int64_t operator()(uint64_t bits) const {
     if (d_.kind == LengthDistribution::Kind::uniform) {
       const auto span = static_cast<unsigned __int128>(d_.hi - d_.lo + 1);
       return d_.lo + static_cast<int64_t>((span * bits) >> 64);
     }
-    const double u = static_cast<double>(bits >> 11) * 0x1p-53 * cdf_.back();  // [0, total)
-    const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
-    return d_.lo + std::min<int64_t>(it - cdf_.begin(), d_.hi - d_.lo);
+    const std::vector<double>& cdf = *d_.zipf_cdf;
+    const double u = static_cast<double>(bits >> 11) * 0x1p-53 * cdf.back();  // [0, total)
+    const auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+    return d_.lo + std::min<int64_t>(it - cdf.begin(), d_.hi - d_.lo);
   }
 
  private:
   const LengthDistribution& d_;
-  std::vector<double> cdf_;
 };
 
 }  // namespace
@@ -122,6 +118,14 @@ LengthDistribution parse_lengths(std::string_view raw) {
     p.range(d, fields[1], fields[2]);
     if (d.hi - d.lo + 1 > kMaxZipfRange)
       p.fail(fmt::format("a zipf range of more than {} lengths", kMaxZipfRange));
+    auto cdf = std::make_shared<std::vector<double>>();
+    cdf->reserve(static_cast<size_t>(d.hi - d.lo + 1));
+    double sum = 0;
+    for (int64_t len = d.lo; len <= d.hi; ++len) {
+      sum += std::pow(static_cast<double>(len), -d.exponent);
+      cdf->push_back(sum);
+    }
+    d.zipf_cdf = std::move(cdf);
   } else if (kind == "list") {
     d.kind = LengthDistribution::Kind::list;
     if (fields.size() != 1 || fields[0].empty()) p.fail("expected list:A/B/C with at least one length");

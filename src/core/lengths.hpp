@@ -8,6 +8,7 @@
 // lengths on every machine and in every run.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,9 @@ namespace attnprof::core {
 // for millions), and the widest zipf range (its inverse CDF is a table of HI - LO + 1 doubles).
 inline constexpr int64_t kMaxVarlenSequences = int64_t{1} << 16;
 inline constexpr int64_t kMaxZipfRange = int64_t{1} << 20;
+// Most sequence lengths a whole sweep may draw (32 MiB of lengths): a range of batch sizes times a
+// distribution would otherwise hold gigabytes of them.
+inline constexpr int64_t kMaxSweepSequences = int64_t{1} << 22;
 
 struct LengthDistribution {
   enum class Kind { uniform, zipf, list };
@@ -26,6 +30,9 @@ struct LengthDistribution {
   double exponent = 0;        // zipf: S
   std::vector<int64_t> list;  // list: the lengths
   std::string text;           // as written, trimmed: the point's label quotes it
+  // zipf: the cumulative weights of LO .. HI, built once by parse_lengths (a sweep draws from one
+  // distribution for many points).
+  std::shared_ptr<const std::vector<double>> zipf_cdf;
   bool is_list() const { return kind == Kind::list; }
 };
 

@@ -313,8 +313,13 @@ struct Parser {
         fail(fmt::format("'{}' has more than {} points", trim(product), kMaxSweepPoints));
     }
     std::vector<size_t> index(axes.size(), 0);
+    int64_t sequences = 0;
+    for (const Shape& s : out) sequences += static_cast<int64_t>(s.seq_lens.size());
     for (int64_t p = 0; p < points; ++p) {
       out.push_back(make_shape(axes, index));
+      sequences += static_cast<int64_t>(out.back().seq_lens.size());
+      if (sequences > kMaxSweepSequences)
+        fail(fmt::format("'{}' draws more than {} sequence lengths in all", trim(product), kMaxSweepSequences));
       for (size_t i = axes.size(); i-- > 0;) {
         if (++index[i] < axes[i].values.size()) break;
         index[i] = 0;

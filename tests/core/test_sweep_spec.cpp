@@ -267,6 +267,7 @@ TEST_CASE("lengths: grammar errors are one line naming the token") {
   require_rejected("batch=2;lengths=uniform:1:8;page_size=16", "page_size");
   require_rejected("batch=100000;lengths=uniform:1:8", "more than");
   require_rejected("tokens=4000000000;lengths=uniform:100000:200000", "2^31");
+  require_rejected("batch=60000,60001,60002,60003,60004,60005,60006,60007,60008,60009,60010,60011,60012,60013,60014,60015,60016,60017,60018,60019,60020,60021,60022,60023,60024,60025,60026,60027,60028,60029,60030,60031,60032,60033,60034,60035,60036,60037,60038,60039,60040,60041,60042,60043,60044,60045,60046,60047,60048,60049,60050,60051,60052,60053,60054,60055,60056,60057,60058,60059,60060,60061,60062,60063,60064,60065,60066,60067,60068,60069,60070;lengths=uniform:1:2", "sequence lengths in all");
 }
 
 TEST_CASE("lengths: shape JSON round trip; a results file's shape object is accepted back") {
@@ -296,6 +297,15 @@ TEST_CASE("lengths: shape JSON round trip; a results file's shape object is acce
   CHECK(named.shapes.at(0).seq_lens == draw_lengths(parse_lengths("uniform:4:8"), 3, 2));
   CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"batch": 3, "lengths": "uniform:4:8;seq=9"}]})", "n.json"), InputError);
   CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"batch": 3, "lengths": 8}]})", "n.json"), InputError);
+  // padded() is the shape without its lengths (every other field kept).
+  Shape unpacked = s;
+  unpacked.seq_lens.clear();
+  unpacked.lengths.clear();
+  unpacked.lengths_seed = 0;
+  CHECK(s.padded() == unpacked);
+  CHECK(s.sequence(0).seq_q == s.seq_lens[0]);
+  CHECK(s.sequence(0).batch == 1);
+  CHECK(s.sequence(0).window == 64);
   // validate() refuses seq_lens that disagree with the shape.
   Shape bad = s;
   bad.seq_lens.push_back(4);
