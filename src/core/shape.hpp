@@ -66,8 +66,8 @@ struct Shape {
   // Variable-length batch (see above): the length of each sequence; empty = dense. `lengths` is the
   // distribution they were drawn from as the sweep spec wrote it ("uniform:512:4096", "list:8/16"),
   // `lengths_seed` the draw's seed (core/lengths.hpp).
-  std::vector<int64_t> seq_lens;
-  std::string lengths;
+  std::vector<int64_t> seq_lens{};
+  std::string lengths{};
   int64_t lengths_seed = 0;
 
   // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key

@@ -107,7 +107,7 @@ struct AxisValues {
   Axis axis;
   std::string token;  // the whole "name=values" text, for messages
   std::vector<int64_t> values;
-  std::vector<LengthDistribution> lengths;
+  std::vector<LengthDistribution> lengths{};
 };
 
 // `what` prefixes every message: "sweep spec" or "shape".
