@@ -40,6 +40,7 @@ void to_json(nlohmann::json& j, const CatalogueEntry& e) {
        {"description", e.description}, {"layout", e.layout}, {"flags", e.flags},
        {"hdims", e.hdims},   {"dtypes", e.dtypes},     {"causal", e.causal},
        {"gqa", e.gqa},       {"seq_q_ne_seq_k", e.seq_q_ne_seq_k}, {"window", e.window},
+       {"varlen", e.varlen},
        {"example_refusal", e.example_refusal}};
 }
 
@@ -88,6 +89,12 @@ std::vector<CatalogueEntry> catalogue() {
     windowed.causal = true;
     windowed.window = 64;
     e.window = note(reason_of(*k, windowed));
+    core::Shape packed = s;
+    packed.causal = true;
+    packed.seq_lens = {64, 256, 100};
+    packed.batch = 3;
+    packed.lengths = "list:64/256/100";
+    e.varlen = note(reason_of(*k, packed));
     out.push_back(std::move(e));
   }
   return out;

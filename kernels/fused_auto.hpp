@@ -39,6 +39,7 @@ class FusedAutoKernel final : public Kernel {
   bool reads_paged_kv() const override { return true; }  // when the chosen kernel does (choose checks)
   bool splits_kv() const override { return true; }
   bool masks_window() const override { return true; }
+  bool runs_varlen() const override { return true; }
 
  private:
   std::vector<const Kernel*> resolved() const;  // nullptr for a name not built in

@@ -43,6 +43,14 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
                 ? " has no sliding-window mask"
                 : " cannot be given a sliding window (plugin ABI version 1's attnprof_shape has no window field)") +
            " (window " + std::to_string(s.window) + ")";
+  if (s.varlen() && !kernel.runs_varlen()) {
+    if (std::string own = kernel.unsupported_reason(s); !own.empty()) return own;
+    return kernel.name() +
+           (kernel.origin() == "built-in"
+                ? " runs dense batches only (no packed variable-length batch)"
+                : " cannot be given a packed variable-length batch (plugin ABI version 1's attnprof_shape has no "
+                  "cu_seqlens)");
+  }
   return kernel.unsupported_reason(s);
 }
 

@@ -42,6 +42,9 @@ struct AttentionArgs {
   // Paged KV cache (shape.page_size > 0): k and v are the page pools and this is the block table,
   // int32 [batch, shape.pages_per_seq()] (core/shape.hpp). nullptr when K and V are contiguous.
   const int32_t* block_table = nullptr;
+  // Packed variable-length batch (shape.varlen()): int32 [batch + 1], sequence b's first token
+  // (core/shape.hpp); a device pointer for CUDA kernels, a host pointer for CPU kernels. nullptr dense.
+  const int32_t* cu_seqlens = nullptr;
 };
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
@@ -125,10 +128,15 @@ class Kernel {
   // Honours shape.window (sliding-window attention, core/shape.hpp). A kernel that does not say so
   // never runs a windowed point: full attention there would pass for a window it never applied.
   virtual bool masks_window() const { return false; }
+  // Runs a packed variable-length batch (shape.varlen(), AttentionArgs::cu_seqlens). A kernel that does
+  // not say so never runs one: it would read the packed tensors as a dense batch.
+  virtual bool runs_varlen() const { return false; }
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
-// cache, a split count, a sliding window) checked against its traits, then the kernel's own unsupported_reason. The
+// cache, a split count, a sliding window, a packed variable-length batch) checked against its traits,
+// then the kernel's own unsupported_reason (which, for a packed batch a kernel does not run, may say
+// why before the generic reason). The
 // measurement, the catalogue and fused-auto all ask this, never unsupported_reason alone.
 std::string support_reason(const Kernel& kernel, const core::Shape& shape);
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/shape.hpp"
 #include "kernels/common/random.hpp"  // ATTNPROF_HD
 
 namespace attnprof::kernels {
@@ -14,6 +15,15 @@ struct TensorMap {
   int64_t heads = 1, seq = 1, hdim = 1;
   bool bshd = false;
 };
+
+// The maps of Q (and O, LSE) and of K (and V) of a shape. A packed batch (core/shape.hpp) is one batch
+// of all its tokens: head-major [heads, tokens, hdim] as bhsd, token-major [tokens, heads, hdim] as bshd.
+inline TensorMap q_tensor_map(const core::Shape& s, bool bshd) {
+  return {s.heads, s.varlen() ? s.tokens_q() : s.seq_q, s.hdim, bshd};
+}
+inline TensorMap kv_tensor_map(const core::Shape& s, bool bshd) {
+  return {s.kv_heads, s.varlen() ? s.tokens_k() : s.seq_k, s.hdim, bshd};
+}
 
 // Canonical (bhsd) index of the element stored at `physical` in the kernel's layout.
 ATTNPROF_HD int64_t canonical_index(const TensorMap& m, int64_t physical) {

@@ -97,8 +97,8 @@ __global__ void gather_rows_kernel(const T* o, TensorMap o_map, const float* lse
   }
 }
 
-TensorMap q_map(const core::Shape& s, Layout l) { return {s.heads, s.seq_q, s.hdim, l == Layout::bshd}; }
-TensorMap kv_map(const core::Shape& s, Layout l) { return {s.kv_heads, s.seq_k, s.hdim, l == Layout::bshd}; }
+TensorMap q_map(const core::Shape& s, Layout l) { return q_tensor_map(s, l == Layout::bshd); }
+TensorMap kv_map(const core::Shape& s, Layout l) { return kv_tensor_map(s, l == Layout::bshd); }
 
 void* device_alloc(size_t bytes, size_t& total) {
   void* p = nullptr;
@@ -138,15 +138,24 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
     if (shape.paged())
       block_table_ = static_cast<int32_t*>(device_alloc(shape.block_table_elems() * sizeof(int32_t), allocated_bytes_));
+    if (shape.varlen()) {
+      // Fixed by the shape: copied once here (untimed), never rewritten.
+      std::vector<int32_t> cu;
+      for (int64_t start : shape.cu_seqlens()) cu.push_back(static_cast<int32_t>(start));  // validate(): < 2^31
+      cu_seqlens_ = static_cast<int32_t*>(device_alloc(cu.size() * sizeof(int32_t), allocated_bytes_));
+      ATTNPROF_CUDA_CHECK(cudaMemcpy(cu_seqlens_, cu.data(), cu.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    }
   } catch (...) {
-    for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_)})
+    for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
+                    static_cast<void*>(cu_seqlens_)})
       if (p) cudaFree(p);
     throw;
   }
 }
 
 CudaProblem::~CudaProblem() {
-  for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_)})
+  for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
+                  static_cast<void*>(cu_seqlens_)})
     if (p) cudaFree(p);
 }
 
@@ -203,6 +212,7 @@ AttentionArgs CudaProblem::args(void* stream) const {
   a.stream = stream;
   a.layout = layout_;
   a.block_table = block_table_;
+  a.cu_seqlens = cu_seqlens_;
   return a;
 }
 

@@ -4,7 +4,9 @@
 // device, copies back only the sampled rows, and compares them with the float64 reference.
 // A paged shape (page_size > 0) gets K and V as page pools with a shuffled block table
 // (kernels/common/paged.hpp); the pad past seq_k in each sequence's last page holds NaN, so a kernel
-// that reads a key it must not fails verification.
+// that reads a key it must not fails verification. A packed variable-length batch gets its tensors
+// packed (core/shape.hpp) and a device copy of cu_seqlens; the unwritten-element count covers the
+// whole packed O and LSE, and the sampled rows cover every sequence (rows_to_check).
 // Used by the GPU tests and by the CUDA measurement backend. Only built with nvcc.
 #pragma once
 #include <cstddef>
@@ -54,6 +56,7 @@ class CudaProblem {
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *workspace_ = nullptr;
   float* lse_ = nullptr;
   int32_t* block_table_ = nullptr;  // paged shapes: kernels/common/paged.hpp
+  int32_t* cu_seqlens_ = nullptr;   // packed batches: int32 [batch + 1] (core/shape.hpp)
   size_t workspace_bytes_ = 0, allocated_bytes_ = 0;
   int q_scale_log2_ = 0;
   Layout layout_ = Layout::bhsd;

@@ -58,14 +58,50 @@ struct RowCoord {
   int64_t b = 0, h = 0, i = 0;
 };
 
-RowCoord coord_of(const core::Shape& s, int64_t row) {
-  RowCoord c;
-  c.i = row % s.seq_q;
-  const int64_t bh = row / s.seq_q;
-  c.h = bh % s.heads;
-  c.b = bh / s.heads;
-  return c;
-}
+// Where flat rows sit: r = (b * heads + h) * seq_q + i dense; r = h * tokens + cu_seqlens[b] + i packed
+// (LSE's index in both layouts). The masks of row i are those of its sequence (Shape::sequence).
+class RowIndex {
+ public:
+  explicit RowIndex(const core::Shape& s)
+      : s_(s), cu_(s.cu_seqlens()), tokens_(s.tokens_q()), one_(s.varlen() ? s.sequence(0) : s) {}
+  RowCoord coord(int64_t row) const {
+    RowCoord c;
+    if (!s_.varlen()) {
+      c.i = row % s_.seq_q;
+      const int64_t bh = row / s_.seq_q;
+      c.h = bh % s_.heads;
+      c.b = bh / s_.heads;
+      return c;
+    }
+    c.h = row / tokens_;
+    const int64_t t = row % tokens_;
+    c.b = std::upper_bound(cu_.begin(), cu_.end(), t) - cu_.begin() - 1;
+    c.i = t - cu_[static_cast<size_t>(c.b)];
+    return c;
+  }
+  // Sequence b as a dense shape of batch 1 (the whole shape when dense).
+  core::Shape sequence(int64_t b) const {
+    if (!s_.varlen()) return s_;
+    core::Shape one = one_;
+    one.seq_q = one.seq_k = s_.seq_lens[static_cast<size_t>(b)];
+    return one;
+  }
+  core::KeyRange keys_of_row(int64_t row) const {
+    const RowCoord c = coord(row);
+    return s_.varlen() ? sequence(c.b).keys_of_row(c.i) : s_.keys_of_row(c.i);
+  }
+  // Canonical index of key 0 of sequence b at kv head kvh in K and V (row stride hdim).
+  int64_t kv_base(int64_t b, int64_t kvh) const {
+    if (!s_.varlen()) return ((b * s_.kv_heads + kvh) * s_.seq_k) * s_.hdim;
+    return (kvh * tokens_ + cu_[static_cast<size_t>(b)]) * s_.hdim;
+  }
+
+ private:
+  const core::Shape& s_;
+  std::vector<int64_t> cu_;
+  int64_t tokens_;
+  core::Shape one_;
+};
 
 int64_t kv_head_of(const core::Shape& s, int64_t h) { return h / (s.heads / s.kv_heads); }
 
@@ -83,10 +119,10 @@ std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row, int q
 }
 
 // Rows keys.begin .. keys.end - 1 of K or V for (b, kv head): keys.size() * hdim values.
-std::vector<float> kv_rows(const core::Shape& s, uint64_t seed, int tensor, int64_t b, int64_t kvh,
-                           core::KeyRange keys, bool parallel) {
+std::vector<float> kv_rows(const core::Shape& s, const RowIndex& index, uint64_t seed, int tensor, int64_t b,
+                           int64_t kvh, core::KeyRange keys, bool parallel) {
   std::vector<float> out(static_cast<size_t>(keys.size() * s.hdim));
-  const uint64_t base = static_cast<uint64_t>(((b * s.kv_heads + kvh) * s.seq_k + keys.begin) * s.hdim);
+  const uint64_t base = static_cast<uint64_t>(index.kv_base(b, kvh) + keys.begin * s.hdim);
   auto fill = [&](int64_t lo, int64_t hi) {
     for (int64_t e = lo; e < hi; ++e) out[e] = input_value(seed, tensor, base + e);
   };
@@ -179,6 +215,26 @@ std::vector<int64_t> rows_to_check(const core::Shape& s, int max_rows, uint64_t 
     return rows;
   }
   std::mt19937_64 rng(splitmix64(seed ^ 0x7665726966790000ull));
+  if (s.varlen()) {
+    // Every sequence, at the first and the last head and one seeded head between: its first and last
+    // row and a seeded sample, the quota split evenly (so at least 2 rows a head even past max_rows).
+    const std::vector<int64_t> cu = s.cu_seqlens();
+    const int64_t tokens = s.tokens_q();
+    const int64_t quota = std::max<int64_t>(2, max_rows / (3 * s.batch));
+    std::set<int64_t> picked;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const int64_t len = s.seq_lens[static_cast<size_t>(b)];
+      const int64_t middle = s.heads > 2 ? 1 + std::uniform_int_distribution<int64_t>(0, s.heads - 3)(rng) : 0;
+      for (int64_t h : {int64_t{0}, middle, s.heads - 1}) {
+        const int64_t first = h * tokens + cu[static_cast<size_t>(b)];
+        picked.insert(first);
+        picked.insert(first + len - 1);
+        for (int64_t i : sample_distinct(len, quota - 2, rng)) picked.insert(first + i);
+      }
+    }
+    rows.assign(picked.begin(), picked.end());
+    return rows;
+  }
   const int64_t head_count = s.batch * s.heads;
   // Enough heads that the row quota fits in them, at least kMinSampledHeads, at most all of them.
   const int64_t heads_needed = (max_rows + s.seq_q - 1) / s.seq_q;
@@ -216,14 +272,15 @@ struct RowInputs {
 
 RowInputs row_inputs(const core::Shape& s, uint64_t seed, int64_t row) {
   check_row(s, row);
-  const RowCoord c = coord_of(s, row);
+  const RowIndex index(s);
+  const RowCoord c = index.coord(row);
   const int64_t kvh = kv_head_of(s, c.h);
-  const core::KeyRange visible = s.keys_of_row(c.i);
+  const core::KeyRange visible = index.keys_of_row(row);
   RowInputs in;
   in.keys = visible.size();
   in.q = q_row(s, seed, row);
-  in.k = kv_rows(s, seed, kTensorK, c.b, kvh, visible, false);
-  in.v = kv_rows(s, seed, kTensorV, c.b, kvh, visible, false);
+  in.k = kv_rows(s, index, seed, kTensorK, c.b, kvh, visible, false);
+  in.v = kv_rows(s, index, seed, kTensorV, c.b, kvh, visible, false);
   return in;
 }
 
@@ -288,9 +345,10 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
   std::vector<RowResult> results(static_cast<size_t>(n_rows));
 
   // Group row positions by (b, kv head): K and V are regenerated once per group.
+  const RowIndex index(s);
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> groups;
   for (int64_t p = 0; p < n_rows; ++p) {
-    const RowCoord c = coord_of(s, rows[p]);
+    const RowCoord c = index.coord(rows[p]);
     groups[{c.b, kv_head_of(s, c.h)}].push_back(p);
   }
   for (const auto& [key, positions] : groups) {
@@ -298,19 +356,19 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     // key add nothing).
     core::KeyRange keys{s.seq_k, 0};
     for (int64_t p : positions) {
-      const core::KeyRange r = s.keys_of_row(coord_of(s, rows[p]).i);
+      const core::KeyRange r = index.keys_of_row(rows[p]);
       if (r.size() == 0) continue;
       keys.begin = std::min(keys.begin, r.begin);
       keys.end = std::max(keys.end, r.end);
     }
     if (keys.end <= keys.begin) keys = {0, 0};
-    const auto k = kv_rows(s, seed, kTensorK, key.first, key.second, keys, true);
-    const auto vv = kv_rows(s, seed, kTensorV, key.first, key.second, keys, true);
+    const auto k = kv_rows(s, index, seed, kTensorK, key.first, key.second, keys, true);
+    const auto vv = kv_rows(s, index, seed, kTensorV, key.first, key.second, keys, true);
     parallel_for(static_cast<int64_t>(positions.size()), 1, [&](int64_t lo, int64_t hi) {
       for (int64_t g = lo; g < hi; ++g) {
         const int64_t p = positions[g];
         const int64_t row = rows[p];
-        const core::KeyRange visible = s.keys_of_row(coord_of(s, row).i);
+        const core::KeyRange visible = index.keys_of_row(row);
         const int64_t row_keys = visible.size();
         // This row's first key inside the group's regenerated rows (none read when it sees no key).
         const size_t first = row_keys > 0 ? static_cast<size_t>((visible.begin - keys.begin) * s.hdim) : 0;

@@ -13,8 +13,10 @@
 
 namespace attnprof::kernels {
 
-// Flat row index r = (b * heads + h) * seq_q + i. All rows when there are at most max_rows, else a
-// seeded sample that always includes the first and last query row of the first and last (b, h).
+// Flat row index r = (b * heads + h) * seq_q + i, or h * tokens + cu_seqlens[b] + i for a packed batch
+// (the row's LSE index). All rows when there are at most max_rows, else a seeded sample that always
+// includes the first and last query row of the first and last (b, h); of a packed batch, the first and
+// last row of every sequence at the first, the last and one seeded head, with a sample of its rows.
 std::vector<int64_t> rows_to_check(const core::Shape&, int max_rows, uint64_t seed);
 
 struct ReferenceRow {

@@ -4,6 +4,7 @@
 // exist only as one (kBlockRows, kBlockKeys) tile; O and LSE are written once at the end.
 // Like the GPU kernel, P is rounded to the dtype (unnormalised) before the PV product and the row sum
 // is accumulated from the unrounded fp32 values; O is rounded to the dtype after the final division.
+// A packed variable-length batch's tasks are its sequences' row blocks, each with its sequence's masks.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,6 +31,7 @@ class CpuFused final : public Kernel {
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   size_t workspace_bytes(const core::Shape&) const override { return 0; }
   bool masks_window() const override { return true; }
+  bool runs_varlen() const override { return true; }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;
@@ -37,24 +39,25 @@ class CpuFused final : public Kernel {
     const auto* k = static_cast<const float*>(a.k);
     const auto* v = static_cast<const float*>(a.v);
     auto* o = static_cast<float*>(a.o);
-    const int64_t row_blocks = (s.seq_q + kBlockRows - 1) / kBlockRows;
+    const RowBlocks work = row_blocks(s);
     const auto scale = static_cast<float>(core::softmax_scale(s));
 
     if (hook) hook->before_stage(0);
-    parallel_for(s.batch * s.heads * row_blocks, 1, [&](int64_t lo, int64_t hi) {
+    parallel_for(static_cast<int64_t>(work.blocks.size()), 1, [&](int64_t lo, int64_t hi) {
       std::vector<float> kt(static_cast<size_t>(s.hdim * kBlockKeys));      // (D, kBlockKeys)
       std::vector<float> tile(static_cast<size_t>(kBlockRows * kBlockKeys)); // S, then P
       std::vector<float> acc(static_cast<size_t>(kBlockRows * s.hdim));      // (kBlockRows, D)
       float row_max[kBlockRows], row_sum[kBlockRows];
       for (int64_t t = lo; t < hi; ++t) {
-        const int64_t bh = t / row_blocks, i0 = (t % row_blocks) * kBlockRows;
-        const int64_t rows = std::min(kBlockRows, s.seq_q - i0);
-        const HeadView hv = head_view(s, bh);
+        const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
+        const core::Shape& seq = *blk.shape;  // its own masks (a packed batch's sequence)
+        const int64_t i0 = blk.i0, rows = blk.rows;
+        const HeadView& hv = blk.view;
         std::fill(acc.begin(), acc.end(), 0.0f);
         std::fill(row_max, row_max + kBlockRows, kNegInf);
         std::fill(row_sum, row_sum + kBlockRows, 0.0f);
         // Only the key blocks some row of the task sees (causal mask, sliding window).
-        const core::KeyRange needed = block_keys(s, i0, rows);
+        const core::KeyRange needed = block_keys(seq, i0, rows);
         for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
           const int64_t keys = std::min(kBlockKeys, needed.end - j0);
           pack_keys_transposed(k + hv.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
@@ -63,7 +66,7 @@ class CpuFused final : public Kernel {
           for (int64_t r = 0; r < rows; ++r) {
             float* p = tile.data() + r * kBlockKeys;
             // This row's keys inside the block: [lo, hi) of its `keys` columns.
-            const core::KeyRange row_keys = s.keys_of_row(i0 + r);
+            const core::KeyRange row_keys = seq.keys_of_row(i0 + r);
             const int64_t lo = std::clamp<int64_t>(row_keys.begin - j0, 0, keys);
             const int64_t hi = std::clamp<int64_t>(row_keys.end - j0, lo, keys);
             std::fill(p, p + lo, 0.0f);

@@ -18,6 +18,40 @@ HeadView head_view(const core::Shape& s, int64_t batch_head) {
   return v;
 }
 
+RowBlocks row_blocks(const core::Shape& s) {
+  RowBlocks out;
+  const int64_t batch = s.varlen() ? s.batch : 1;
+  out.sequences.reserve(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) out.sequences.push_back(s.varlen() ? s.sequence(b) : s);
+  const std::vector<int64_t> cu = s.cu_seqlens();
+  const int64_t tokens = s.tokens_q();
+  for (int64_t b = 0; b < batch; ++b) {
+    const core::Shape& seq = out.sequences[static_cast<size_t>(b)];
+    // Dense: every (batch, head) of the shape; packed: the heads of sequence b.
+    const int64_t heads = s.varlen() ? s.heads : s.batch * s.heads;
+    for (int64_t bh = 0; bh < heads; ++bh) {
+      HeadView view = head_view(s, bh);
+      if (s.varlen()) {
+        const int64_t kvh = bh / (s.heads / s.kv_heads), start = cu[static_cast<size_t>(b)];
+        view.q_offset = (bh * tokens + start) * s.hdim;
+        view.kv_offset = (kvh * tokens + start) * s.hdim;
+        view.lse_offset = bh * tokens + start;
+      }
+      for (int64_t i0 = 0; i0 < seq.seq_q; i0 += kBlockRows)
+        out.blocks.push_back({&seq, view, i0, std::min(kBlockRows, seq.seq_q - i0), out.score_elems + i0 * seq.seq_k});
+      out.score_elems += seq.seq_q * seq.seq_k;
+    }
+  }
+  return out;
+}
+
+int64_t score_elems(const core::Shape& s) {
+  if (!s.varlen()) return s.batch * s.heads * s.seq_q * s.seq_k;
+  int64_t sum = 0;
+  for (int64_t len : s.seq_lens) sum += len * len;
+  return s.heads * sum;
+}
+
 core::KeyRange block_keys(const core::Shape& s, int64_t i0, int64_t rows) {
   // Both ends of a row's range grow with the row: the first row has the lowest begin, the last the
   // highest end.

@@ -5,6 +5,7 @@
 // baseline), so one binary uses the vector width of the machine it runs on.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/shape.hpp"
 
@@ -13,13 +14,34 @@ namespace attnprof::kernels::cpu {
 inline constexpr int64_t kBlockKeys = 64;   // keys per block: 4 AVX-512 / 8 AVX2 registers a row
 inline constexpr int64_t kBlockRows = 32;   // query rows one task owns (the unit of parallelism)
 
-// Where a (batch, head) finds its Q/O rows and its K/V (grouped-query: head h reads h / group).
+// Where a (batch, head) finds its Q/O rows and its K/V (grouped-query: head h reads h / group). Of a
+// packed batch (core/shape.hpp), sequence b's rows at head h; rows are hdim apart in both layouts.
 struct HeadView {
   int64_t q_offset = 0;   // element offset of row 0 of this head in Q and O
   int64_t kv_offset = 0;  // element offset of key 0 of its kv head in K and V
   int64_t lse_offset = 0; // offset of row 0 in LSE
 };
 HeadView head_view(const core::Shape&, int64_t batch_head);
+
+// The units of work of a CPU kernel: kBlockRows query rows of one (sequence, head). `shape` is the
+// sequence's own shape (core::Shape::sequence: dense, batch 1, for a packed batch; the whole shape
+// otherwise), whose keys_of_row gives its rows' masks; score_offset is where the (seq_q, seq_k) score
+// block of its (sequence, head) starts in a materialised S of every head, packed one after another.
+struct RowBlock {
+  const core::Shape* shape = nullptr;
+  HeadView view;
+  int64_t i0 = 0, rows = 0;
+  int64_t score_offset = 0;
+};
+struct RowBlocks {
+  std::vector<core::Shape> sequences;  // one per sequence of a packed batch; the shape itself when dense
+  std::vector<RowBlock> blocks;        // every (sequence, head)'s row blocks, in memory order
+  int64_t score_elems = 0;             // sum over (sequence, head) of seq_q * seq_k
+};
+RowBlocks row_blocks(const core::Shape&);
+// RowBlocks::score_elems without building the blocks: batch * heads * seq_q * seq_k dense, heads * the
+// sum of len^2 packed.
+int64_t score_elems(const core::Shape&);
 
 // The keys any of query rows i0 .. i0 + rows - 1 sees (core::Shape::keys_of_row: bottom-right causal
 // mask, sliding window): one range, from the first row's begin to the last row's end.

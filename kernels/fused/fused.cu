@@ -71,6 +71,7 @@ class FusedKernel final : public Kernel {
   }
   size_t workspace_bytes(const core::Shape&) const override { return 0; }
   bool masks_window() const override { return true; }
+  bool runs_varlen() const override { return true; }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
@@ -102,7 +103,11 @@ class FusedKernel final : public Kernel {
     p.o = a.o;
     p.lse = a.lse;
     fill_shape_fields(p, s);
+    // A packed batch: seq_q is the longest sequence's length, whose query blocks the grid covers.
     p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
+    if (s.varlen() && a.cu_seqlens == nullptr) throw CudaError("fused kernel: a packed batch without cu_seqlens");
+    p.cu_seqlens = s.varlen() ? a.cu_seqlens : nullptr;
+    p.tokens = static_cast<int>(s.tokens_q());
     const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
     fused::dispatch_hdim(hdim, [&](auto d) {
       fused::launch_kernel<d.value>(s.dtype, variant, p, grid, static_cast<cudaStream_t>(a.stream));

@@ -15,6 +15,10 @@
 // made the hdim-128 tile spill).
 // Tails: rows past seq_q / seq_k are zero-filled in shared memory, scores past seq_k (or outside a
 // row's causal or window limits) are set to -inf, and only rows < seq_q are stored. S and P never leave the SM.
+// Packed variable-length batch (p.cu_seqlens): a CTA's (batch, head) is a sequence's head, its rows and
+// keys start at the sequence's first token, seq_q = seq_k is the sequence's length (the tails above are
+// then the sequence's end), and the grid's query blocks cover the longest sequence: a CTA past its
+// sequence's last block returns before loading anything.
 // To extend: a new head dim is one more entry of kHeadDims (fused_tiles.hpp) and one more
 // fused_d<hdim>.cu; a new tile shape is one more TileVariant in fused_tiles.hpp.
 #pragma once
@@ -110,35 +114,53 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   // windows are cut short by key 0, are still the light ones).
   const int m_index = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_m_blocks));
   const int64_t bh = blockIdx.x / static_cast<unsigned>(p.num_m_blocks);
-  const int m_block = p.causal ? p.num_m_blocks - 1 - m_index : m_index;
   const int64_t batch = bh / p.heads;
   const int head = static_cast<int>(bh % p.heads);
-  const int64_t kv_bh = batch * p.kv_heads + head / p.group;
+  const int kv_head = head / p.group;
+
+  // Row offsets and lengths: a dense batch's (batch, head) is seq_q rows of Q after the previous ones; a
+  // packed batch's sequence starts at token cu_seqlens[batch] of every head's tokens rows, and its
+  // lengths are its own (self-attention: seq_q = seq_k). The grid covers the longest sequence: the CTAs
+  // of a shorter one past its end exit at once (FlashAttention-2's varlen grid).
+  int seq_q = p.seq_q, seq_k = p.seq_k;
+  int64_t q_row0, kv_row0;  // row of this (batch, head)'s query 0 in Q, O, LSE; of key 0 in K, V
+  if (p.cu_seqlens != nullptr) {
+    const int start = p.cu_seqlens[batch];
+    seq_q = seq_k = p.cu_seqlens[batch + 1] - start;
+    q_row0 = static_cast<int64_t>(head) * p.tokens + start;
+    kv_row0 = static_cast<int64_t>(kv_head) * p.tokens + start;
+  } else {
+    q_row0 = bh * p.seq_q;
+    kv_row0 = (batch * p.kv_heads + kv_head) * p.seq_k;
+  }
+  const int num_m_blocks = p.cu_seqlens != nullptr ? (seq_q + kBlockM - 1) / kBlockM : p.num_m_blocks;
+  if (m_index >= num_m_blocks) return;  // past a packed sequence's end
+  const int m_block = p.causal ? num_m_blocks - 1 - m_index : m_index;
   const int m0 = m_block * kBlockM;
 
-  const T* q = static_cast<const T*>(p.q) + (bh * p.seq_q + m0) * kHeadDim;
-  const T* k = static_cast<const T*>(p.k) + kv_bh * p.seq_k * kHeadDim;
-  const T* v = static_cast<const T*>(p.v) + kv_bh * p.seq_k * kHeadDim;
+  const T* q = static_cast<const T*>(p.q) + (q_row0 + m0) * kHeadDim;
+  const T* k = static_cast<const T*>(p.k) + kv_row0 * kHeadDim;
+  const T* v = static_cast<const T*>(p.v) + kv_row0 * kHeadDim;
 
   // Key tiles first_tile .. first_tile + n_blocks - 1: the ones some row of this CTA sees.
-  const int first_tile = static_cast<int>(first_key_tile(Tr::kConfig, m0, p.seq_q, p.seq_k, p.causal, p.window));
-  const int n_blocks = static_cast<int>(key_tiles(Tr::kConfig, m0, p.seq_q, p.seq_k, p.causal, p.window));
+  const int first_tile = static_cast<int>(first_key_tile(Tr::kConfig, m0, seq_q, seq_k, p.causal, p.window));
+  const int n_blocks = static_cast<int>(key_tiles(Tr::kConfig, m0, seq_q, seq_k, p.causal, p.window));
   const int first_key = first_tile * kBlockN;
 
   // Prologue: Q with the first key tile as one cp.async group, the second as the next (possibly
   // empty) group.
-  load_tile_async<Tr, kBlockM>(s_q, q, p.seq_q - m0);
+  load_tile_async<Tr, kBlockM>(s_q, q, seq_q - m0);
   if (n_blocks > 0) {
-    load_tile_async<Tr, kBlockN>(s_k, k + static_cast<int64_t>(first_key) * kHeadDim, p.seq_k - first_key);
-    load_tile_async<Tr, kBlockN>(s_v, v + static_cast<int64_t>(first_key) * kHeadDim, p.seq_k - first_key);
+    load_tile_async<Tr, kBlockN>(s_k, k + static_cast<int64_t>(first_key) * kHeadDim, seq_k - first_key);
+    load_tile_async<Tr, kBlockN>(s_v, v + static_cast<int64_t>(first_key) * kHeadDim, seq_k - first_key);
   }
   cp_async_commit();
   if (n_blocks > 1) {
     const int second_key = first_key + kBlockN;
     load_tile_async<Tr, kBlockN>(s_k + kKvTileBytes, k + static_cast<int64_t>(second_key) * kHeadDim,
-                                 p.seq_k - second_key);
+                                 seq_k - second_key);
     load_tile_async<Tr, kBlockN>(s_v + kKvTileBytes, v + static_cast<int64_t>(second_key) * kHeadDim,
-                                 p.seq_k - second_key);
+                                 seq_k - second_key);
   }
   cp_async_commit();
 
@@ -192,9 +214,9 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
     if (it >= 1 && it + 1 < n_blocks) {
       const int next0 = (n_block + 1) * kBlockN;
       load_tile_async<Tr, kBlockN>(s_k + (kKvTileBytes - buffer), k + static_cast<int64_t>(next0) * kHeadDim,
-                                   p.seq_k - next0);
+                                   seq_k - next0);
       load_tile_async<Tr, kBlockN>(s_v + (kKvTileBytes - buffer), v + static_cast<int64_t>(next0) * kHeadDim,
-                                   p.seq_k - next0);
+                                   seq_k - next0);
       cp_async_commit();
     }
 
@@ -234,8 +256,8 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
     // straddle a limit pay for it.
     const int n0 = n_block * kBlockN;
     // Same test as tile_needs_mask() in fused_tiles.hpp, in 32-bit arithmetic.
-    const int p_first = m0 + p.seq_k - p.seq_q, p_last = p_first + kBlockM - 1;
-    const bool needs_mask = n0 + kBlockN > p.seq_k || (p.causal && n0 + kBlockN - 1 > p_first) ||
+    const int p_first = m0 + seq_k - seq_q, p_last = p_first + kBlockM - 1;
+    const bool needs_mask = n0 + kBlockN > seq_k || (p.causal && n0 + kBlockN - 1 > p_first) ||
                             (p.window > 0 && ((!p.causal && n0 + kBlockN - 1 >= p_first + p.window) ||
                                               n0 <= p_last - p.window));
     if (needs_mask) {
@@ -243,9 +265,9 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int pos = m0 + warp_row0 + mt * kMmaRows + quad_row + half * 8 + p.seq_k - p.seq_q;
-          const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k;
-          const int key_limit = min(p.seq_k, key_end);
+          const int pos = m0 + warp_row0 + mt * kMmaRows + quad_row + half * 8 + seq_k - seq_q;
+          const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : seq_k;
+          const int key_limit = min(seq_k, key_end);
           const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
           // Two compares per score: at hdim 128 (fast tiles: 253 registers, no spills) the one unsigned
           // compare of fused_sm90's mask_tile made ptxas spill 24 bytes.
@@ -329,8 +351,8 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   cp_async_wait<0>();
 
   // Epilogue: O = acc / row_sum, LSE = ln(sum exp(scale * s)); rows that saw no key get 0 and -inf.
-  T* o = static_cast<T*>(p.o) + (bh * p.seq_q + m0) * kHeadDim;
-  float* lse = p.lse + bh * p.seq_q + m0;
+  T* o = static_cast<T*>(p.o) + (q_row0 + m0) * kHeadDim;
+  float* lse = p.lse + q_row0 + m0;
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -340,7 +362,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
       const int row = warp_row0 + mt * kMmaRows + quad_row + half * 8;  // inside the CTA tile
-      if (m0 + row < p.seq_q) {
+      if (m0 + row < seq_q) {
         T* o_row = o + static_cast<int64_t>(row) * kHeadDim;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesO; ++nt) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "core/shape.hpp"
@@ -25,6 +26,11 @@ struct FusedParams {
   float scale_log2;            // softmax_scale * log2(e): scores go straight into exp2
   bool causal;
   int window;                  // sliding window in keys (core/shape.hpp); 0 = none
+  // Packed variable-length batch: int32 [batch + 1] (core/shape.hpp) on the device, and the batch's
+  // tokens (the head stride of Q, K, V, O and LSE is tokens rows). seq_q and seq_k then hold the
+  // longest length, which num_m_blocks covers; nullptr for a dense batch.
+  const int32_t* cu_seqlens;
+  int tokens;
 };
 
 // fused_attention_kernel<T, kHeadDim, variant> for dtype fp16 or bf16; supported_variant(kHeadDim,

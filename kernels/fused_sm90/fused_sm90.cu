@@ -146,6 +146,10 @@ class FusedSm90Kernel final : public Kernel {
     if (!f3::parse_schedule(text).valid)
       return "ATTNPROF_FUSED_SM90_CONFIG='" + text + "' is not one of overlap, pingpong, serial";
     if (s.dtype == core::DType::fp32) return "fused-sm90 supports fp16 and bf16 only (tensor cores)";
+    if (s.varlen())
+      return "fused-sm90 runs dense batches only: its TMA maps tile Q, K and V as (batch * heads) boxes of "
+             "seq rows, and a packed batch needs per-sequence row offsets and ends in the maps and the "
+             "producer warp (not a small change; fused runs packed batches)";
     if (const int cc = current_device_cc(); cc > 0 && cc != 90)
       return "fused-sm90 needs an sm_90 GPU (H100/H200: wgmma, TMA, setmaxnreg); this device is sm_" +
              std::to_string(cc);

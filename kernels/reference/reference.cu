@@ -10,6 +10,8 @@
 // Grouped-query attention without copies: for one (batch, kv head) the Q rows of its
 // heads / kv_heads query heads are contiguous, so each GEMM batch is one (batch, kv head) with
 // group * seq_q rows, and the batch strides stay uniform.
+// A packed variable-length batch (core/shape.hpp) runs the three stages sequence by sequence
+// (run_packed): cuBLAS calls per (sequence, kv head) and a softmax launch per sequence.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -20,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/nvtx_range.hpp"
@@ -111,6 +114,12 @@ __device__ __forceinline__ RowKeys row_keys(int64_t i, int64_t seq_q, int64_t se
   return {begin, clamped_end};
 }
 
+// Where row `row` of S (head row / seq_q, query row % seq_q) keeps its LSE: row itself for a dense
+// batch (lse_head_stride = seq_q), head * tokens + the row for one sequence of a packed batch.
+__device__ __forceinline__ int64_t lse_index(int64_t row, int64_t seq_q, int64_t lse_head_stride) {
+  return (row / seq_q) * lse_head_stride + row % seq_q;
+}
+
 // Generic path (any seq_k): one CTA per row of S. Pass 1 reads the row's visible keys once, keeping
 // an online (max, sum); pass 2 reads them again and writes P = exp(s - max) / sum. Columns outside the
 // row's causal and window limits get P = 0; a row with no visible key writes P = 0 and LSE = -inf (and
@@ -118,7 +127,7 @@ __device__ __forceinline__ RowKeys row_keys(int64_t i, int64_t seq_q, int64_t se
 template <typename T>
 __global__ void __launch_bounds__(kSoftmaxThreads)
     softmax_rows_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
-                        int64_t seq_q, int64_t seq_k, bool causal, int64_t window) {
+                        int64_t seq_q, int64_t seq_k, bool causal, int64_t window, int64_t lse_head_stride) {
   const int64_t row = blockIdx.x;
   const RowKeys visible = row_keys(row % seq_q, seq_q, seq_k, causal, window);
   const float* s_row = s + row * seq_k;
@@ -149,7 +158,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
     MaxSum total{-INFINITY, 0.f};
     for (int w = 0; w < kSoftmaxThreads / kWarpSize; ++w) total = combine(total, warp_partial[w]);
     row_total = total;
-    lse[row] = total.sum > 0.f ? total.max + logf(total.sum) : -INFINITY;
+    lse[lse_index(row, seq_q, lse_head_stride)] = total.sum > 0.f ? total.max + logf(total.sum) : -INFINITY;
   }
   __syncthreads();
   const MaxSum total = row_total;
@@ -210,7 +219,8 @@ __device__ __forceinline__ float row_reduce_sum(float v, float* scratch) {
 template <typename T, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads == kWarpSize ? 4 * kWarpSize : kRowThreads)
     softmax_rows_vec_kernel(const float* __restrict__ s, T* __restrict__ p, float* __restrict__ lse,
-                            int64_t rows, int64_t seq_q, int64_t seq_k, bool causal, int64_t window) {
+                            int64_t rows, int64_t seq_q, int64_t seq_k, bool causal, int64_t window,
+                            int64_t lse_head_stride) {
   constexpr int kRowsPerBlock = kRowThreads == kWarpSize ? 4 : 1;
   __shared__ float scratch[kRowThreads / kWarpSize];
   const int t = kRowThreads == kWarpSize ? threadIdx.x % kWarpSize : threadIdx.x;
@@ -255,7 +265,7 @@ __global__ void __launch_bounds__(kRowThreads == kWarpSize ? 4 * kWarpSize : kRo
     }
   sum = row_reduce_sum<kRowThreads>(sum, scratch);
   const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-  if (t == 0) lse[row] = sum > 0.f ? m + logf(sum) : -INFINITY;
+  if (t == 0) lse[lse_index(row, seq_q, lse_head_stride)] = sum > 0.f ? m + logf(sum) : -INFINITY;
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int64_t v = static_cast<int64_t>(c) * kRowThreads + t;
@@ -271,7 +281,9 @@ struct SoftmaxLaunch {
   std::string name;
   int64_t blocks = 0;
   int threads = 0;
-  void (*enqueue)(const SoftmaxLaunch&, const float*, void*, float*, const core::Shape&, cudaStream_t) = nullptr;
+  // lse_head_stride: see lse_index (seq_q for a dense shape).
+  void (*enqueue)(const SoftmaxLaunch&, const float*, void*, float*, const core::Shape&, int64_t lse_head_stride,
+                  cudaStream_t) = nullptr;
 };
 
 // The shape's window, at most seq_q + seq_k (wider changes nothing, and row_keys adds it to a position).
@@ -279,16 +291,17 @@ int64_t clamped_window(const core::Shape& sh) { return std::min(sh.window, sh.se
 
 template <typename T, int kRowThreads, int kChunks>
 void enqueue_vec(const SoftmaxLaunch& l, const float* s, void* p, float* lse, const core::Shape& sh,
-                 cudaStream_t stream) {
+                 int64_t lse_head_stride, cudaStream_t stream) {
   softmax_rows_vec_kernel<T, kRowThreads, kChunks><<<static_cast<unsigned>(l.blocks), l.threads, 0, stream>>>(
-      s, static_cast<T*>(p), lse, sh.batch * sh.heads * sh.seq_q, sh.seq_q, sh.seq_k, sh.causal, clamped_window(sh));
+      s, static_cast<T*>(p), lse, sh.batch * sh.heads * sh.seq_q, sh.seq_q, sh.seq_k, sh.causal, clamped_window(sh),
+      lse_head_stride);
 }
 
 template <typename T>
 void enqueue_generic(const SoftmaxLaunch& l, const float* s, void* p, float* lse, const core::Shape& sh,
-                     cudaStream_t stream) {
+                     int64_t lse_head_stride, cudaStream_t stream) {
   softmax_rows_kernel<T><<<static_cast<unsigned>(l.blocks), l.threads, 0, stream>>>(
-      s, static_cast<T*>(p), lse, sh.seq_q, sh.seq_k, sh.causal, clamped_window(sh));
+      s, static_cast<T*>(p), lse, sh.seq_q, sh.seq_k, sh.causal, clamped_window(sh), lse_head_stride);
 }
 
 template <typename T, int kRowThreads, int kChunks>
@@ -339,13 +352,27 @@ Geometry geometry_of(const core::Shape& s) {
 constexpr int kGatherThreads = 256;
 constexpr int64_t kGatherMaxBlocks = 4096;
 
+// Entries of S (and of P): every (batch, head)'s seq_q x seq_k, or every (sequence, head)'s len x len.
+int64_t score_count(const core::Shape& s) {
+  if (!s.varlen()) return s.batch * s.heads * s.seq_q * s.seq_k;
+  int64_t sum = 0;
+  for (int64_t len : s.seq_lens) sum += len * len;
+  return s.heads * sum;
+}
+
+// The longest sequence of a packed batch, as a dense shape of batch 1 (the shape itself when dense).
+core::Shape longest_sequence(const core::Shape& s) {
+  if (!s.varlen()) return s;
+  return s.sequence(std::max_element(s.seq_lens.begin(), s.seq_lens.end()) - s.seq_lens.begin());
+}
+
 // The contiguous K and V copies of a paged shape (none otherwise).
 size_t gathered_bytes(const core::Shape& s) {
   return s.paged() ? 2 * static_cast<size_t>(s.kv_elems()) * core::dtype_bytes(s.dtype) : 0;
 }
 // Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
 size_t gathered_offset(const core::Shape& s) {
-  const size_t scores = static_cast<size_t>(s.batch * s.heads * s.seq_q) * s.seq_k;
+  const auto scores = static_cast<size_t>(score_count(s));
   const size_t sp = scores * sizeof(float) + scores * core::dtype_bytes(s.dtype);
   return s.paged() ? (sp + 255) / 256 * 256 : sp;
 }
@@ -374,16 +401,16 @@ class ReferenceKernel final : public Kernel {
   }
   bool reads_paged_kv() const override { return true; }
   bool masks_window() const override { return true; }
-  size_t workspace_bytes(const core::Shape& s) const override {
-    const size_t scores = static_cast<size_t>(s.batch * s.heads * s.seq_q) * s.seq_k;
-    return gathered_offset(s) + gathered_bytes(s);
-  }
+  bool runs_varlen() const override { return true; }
+  size_t workspace_bytes(const core::Shape& s) const override { return gathered_offset(s) + gathered_bytes(s); }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
     if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
     return {"qk_gemm", "softmax", "pv_gemm"};
   }
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
-    const SoftmaxLaunch softmax = softmax_launch_for(s);
+    // A packed batch launches the softmax once per sequence: the longest one's launch stands for them.
+    SoftmaxLaunch softmax = softmax_launch_for(longest_sequence(s));
+    if (s.varlen()) softmax.name += " (one launch per sequence)";
     std::vector<LaunchInfo> out;
     if (s.paged())
       out.push_back({"gather_kv_kernel", reinterpret_cast<const void*>(&gather_kv_kernel),
@@ -413,9 +440,8 @@ class ReferenceKernel final : public Kernel {
     const core::Shape& s = a.shape;
     const Geometry g = geometry_of(s);
     auto stream = static_cast<cudaStream_t>(a.stream);
-    const int64_t score_count = s.batch * s.heads * s.seq_q * s.seq_k;
     float* scores = static_cast<float*>(a.workspace);
-    T* probs = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + score_count * sizeof(float));
+    T* probs = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + score_count(s) * sizeof(float));
     const void* k = a.k;
     const void* v = a.v;
     int stage = 0;
@@ -441,6 +467,10 @@ class ReferenceKernel final : public Kernel {
     std::lock_guard<std::mutex> lock(handle_table().mutex);
     cublasHandle_t handle = handle_for_device_locked(device);
     ATTNPROF_CUBLAS_CHECK(cublasSetStream(handle, stream));
+    if (s.varlen()) {
+      run_packed<T>(a, hook, io_type, handle, scores, probs);
+      return;
+    }
 
     // Row-major S (rows x seq_k) is column-major S^T = K Q^T: A = K (stored d x seq_k column-major,
     // transposed), B = Q (d x rows column-major).
@@ -454,7 +484,7 @@ class ReferenceKernel final : public Kernel {
 
     if (hook) hook->before_stage(stage++);
     const SoftmaxLaunch softmax = softmax_launch_for<T>(s);
-    softmax.enqueue(softmax, scores, probs, a.lse, s, stream);
+    softmax.enqueue(softmax, scores, probs, a.lse, s, s.seq_q, stream);
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
 
     // Row-major O (rows x d) is column-major O^T = V^T P^T: A = V (d x seq_k column-major),
@@ -466,6 +496,64 @@ class ReferenceKernel final : public Kernel {
         io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, &zero, a.o, io_type,
         static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
+    if (hook) hook->after_last();
+  }
+
+  // A packed batch: the same three stages, one sequence at a time (the reference is there to be right).
+  // Sequence b's Q/O rows of one head are contiguous but its heads are tokens * hdim apart, so each GEMM
+  // is one (sequence, kv head) batched over that kv head's query heads, all reading the one K and V
+  // (stride 0). S and P of sequence b are its (heads, len, len) block, after the blocks of the
+  // sequences before it.
+  template <typename T>
+  void run_packed(const AttentionArgs& a, StageHook* hook, cudaDataType_t io_type, cublasHandle_t handle,
+                  float* scores, T* probs) const {
+    const core::Shape& s = a.shape;
+    auto stream = static_cast<cudaStream_t>(a.stream);
+    const std::vector<int64_t> cu = s.cu_seqlens();
+    const int64_t tokens = s.tokens_q(), d = s.hdim, group = s.heads / s.kv_heads;
+    std::vector<int64_t> score_base(cu.size() - 1);  // first entry of sequence b's (heads, len, len) block
+    for (size_t b = 0, next = 0; b < score_base.size(); ++b) {
+      score_base[b] = static_cast<int64_t>(next);
+      next += static_cast<size_t>(s.heads * s.seq_lens[b] * s.seq_lens[b]);
+    }
+    const auto* q = static_cast<const T*>(a.q);
+    const auto* k = static_cast<const T*>(a.k);
+    const auto* v = static_cast<const T*>(a.v);
+    auto* o = static_cast<T*>(a.o);
+    const float scale = static_cast<float>(core::softmax_scale(s));
+    const float one = 1.f, zero = 0.f;
+    // Element offset of token `start` of head h in Q/O (or kv head h in K/V).
+    const auto row0 = [&](int64_t h, int64_t start) { return (h * tokens + start) * d; };
+
+    if (hook) hook->before_stage(0);
+    for (size_t b = 0; b < score_base.size(); ++b) {
+      const int64_t len = s.seq_lens[b], start = cu[b];
+      for (int64_t g = 0; g < s.kv_heads; ++g)
+        ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+            handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(len), static_cast<int>(len), static_cast<int>(d),
+            &scale, k + row0(g, start), io_type, static_cast<int>(d), 0, q + row0(g * group, start), io_type,
+            static_cast<int>(d), tokens * d, &zero, scores + score_base[b] + g * group * len * len, CUDA_R_32F,
+            static_cast<int>(len), len * len, static_cast<int>(group), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+
+    if (hook) hook->before_stage(1);
+    for (size_t b = 0; b < score_base.size(); ++b) {
+      const core::Shape seq = s.sequence(static_cast<int64_t>(b));
+      const SoftmaxLaunch softmax = softmax_launch_for<T>(seq);
+      softmax.enqueue(softmax, scores + score_base[b], probs + score_base[b], a.lse + cu[b], seq, tokens, stream);
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    }
+
+    if (hook) hook->before_stage(2);
+    for (size_t b = 0; b < score_base.size(); ++b) {
+      const int64_t len = s.seq_lens[b], start = cu[b];
+      for (int64_t g = 0; g < s.kv_heads; ++g)
+        ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+            handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d), static_cast<int>(len), static_cast<int>(len), &one,
+            v + row0(g, start), io_type, static_cast<int>(d), 0, probs + score_base[b] + g * group * len * len, io_type,
+            static_cast<int>(len), len * len, &zero, o + row0(g * group, start), io_type, static_cast<int>(d),
+            tokens * d, static_cast<int>(group), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
     if (hook) hook->after_last();
   }
 };

@@ -26,9 +26,9 @@ void print_table(const std::vector<kernels::CatalogueEntry>& entries, std::ostre
     if (e.hdims.empty()) {
       out << fmt::format("    supports none of the probe shapes ({})\n", e.example_refusal);
     } else {
-      out << fmt::format("    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}; window {}\n",
+      out << fmt::format("    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}; window {}; varlen {}\n",
                          fmt::join(e.hdims, ","), fmt::join(e.dtypes, ","), yes_no(e.causal), yes_no(e.gqa),
-                         yes_no(e.seq_q_ne_seq_k), yes_no(e.window));
+                         yes_no(e.seq_q_ne_seq_k), yes_no(e.window), yes_no(e.varlen));
       if (!e.example_refusal.empty()) out << fmt::format("    e.g. refuses: {}\n", e.example_refusal);
     }
   }

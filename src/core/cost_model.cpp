@@ -3,6 +3,7 @@
 #include "core/cost_model.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace attnprof::core {
 
@@ -80,7 +81,9 @@ int64_t pages_touched(const Shape& s, KeyRange keys) {
 
 }  // namespace
 
-Cost cost_of(const Shape& s, KernelKind kind) {
+namespace {
+
+Cost dense_cost_of(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
   const double bh = static_cast<double>(s.batch) * static_cast<double>(s.heads);
   const double per_score = kGemmsPerCall * kFlopsPerMac * static_cast<double>(s.hdim);
@@ -124,6 +127,35 @@ Cost cost_of(const Shape& s, KernelKind kind) {
   }
   const double min_bytes = c.min_bytes_read + c.min_bytes_write;
   c.intensity = min_bytes > 0 ? c.flops / min_bytes : 0;
+  return c;
+}
+
+}  // namespace
+
+Cost cost_of(const Shape& s, KernelKind kind) {
+  if (!s.varlen()) return dense_cost_of(s, kind);
+  // Every term is linear in the batch: the sequences of one length cost that many times one of them.
+  std::map<int64_t, int64_t> sequences_of_length;
+  for (int64_t len : s.seq_lens) ++sequences_of_length[len];
+  Shape one = s.padded();
+  Cost c;
+  for (const auto& [len, count] : sequences_of_length) {
+    one.batch = count;
+    one.seq_q = one.seq_k = len;
+    const Cost part = dense_cost_of(one, kind);
+    c.flops += part.flops;
+    c.flops_dense += part.flops_dense;
+    c.flops_fa_convention += part.flops_fa_convention;
+    c.min_bytes_read += part.min_bytes_read;
+    c.min_bytes_write += part.min_bytes_write;
+    c.sp_bytes += part.sp_bytes;
+    c.workspace_bytes += part.workspace_bytes;
+  }
+  const double min_bytes = c.min_bytes_read + c.min_bytes_write;
+  c.intensity = min_bytes > 0 ? c.flops / min_bytes : 0;
+  const Cost padded = dense_cost_of(s.padded(), kind);
+  c.padded_flops = padded.flops;
+  c.padded_min_bytes = padded.min_bytes_read + padded.min_bytes_write;
   return c;
 }
 

@@ -10,6 +10,8 @@ namespace attnprof::core {
 // fused: S and P never leave the chip (FlashAttention).
 enum class KernelKind { materialized, fused };
 
+// unmasked_scores, rows_with_keys and keys_seen describe one (batch, head) of a dense shape (a packed
+// batch's per sequence: Shape::sequence).
 // Unmasked score entries of one (batch, head): the sum over query rows of Shape::keys_of_row(i).size()
 // (seq_q * seq_k without a mask), in closed form for any seq_q, seq_k, causal and window.
 double unmasked_scores(const Shape&);
@@ -30,6 +32,9 @@ KeyRange keys_seen(const Shape&);
 // materialized (the reference, as kernels/reference/reference.cu runs it): all of Q, K, V read by
 // the dense GEMMs; S (fp32) written whole by QK^T and read by the softmax only where unmasked; P
 // (dtype) written whole by the softmax and read whole by PV. sp_bytes holds that S/P traffic.
+// A packed batch (Shape::varlen) costs the sum of its sequences' costs, each a dense batch of one at
+// its length (exact for the causal mask and the window, which apply per sequence); padded_flops and
+// padded_min_bytes are what the same batch padded to its longest sequence would cost (0 when dense).
 Cost cost_of(const Shape&, KernelKind);
 
 // Record::tflops (cost.flops over the P50) and tflops_fa_convention (cost.flops_fa_convention over

@@ -777,7 +777,22 @@ Diagnosis diagnose(const Record& r, const Context& ctx) {
           occ.waves, (occ.waves - std::floor(occ.waves)) * 100, idle_share * 100));
     }
   }
-  if (tiling) {
+  if (tiling && r.shape.varlen()) {
+    // A packed batch: every sequence's last query tile is part-filled (and its CTAs past the sequence's
+    // end exit at once); the padding share is over all the tiles computed.
+    const int64_t tile_rows = tiling->tiling.query_tile_rows;
+    int64_t tiles = 0;
+    for (int64_t len : r.shape.seq_lens) tiles += (len + tile_rows - 1) / tile_rows;
+    const double padded_share =
+        tiles > 0 ? 1 - static_cast<double>(r.shape.tokens_q()) / static_cast<double>(tiles * tile_rows) : 0;
+    if (padded_share > 1 - kTailTileFillBelow) {
+      tail = true;
+      evidence.push_back(fmt::format(
+          "tail effect: the {} sequences of the packed batch fill their last {}-row query tiles ({}, {} variant) "
+          "so partly that {:.1f}% of the query rows computed are padding",
+          r.shape.batch, tile_rows, tiling->tiling.family, tiling->tiling.variant, padded_share * 100));
+    }
+  } else if (tiling) {
     const int64_t tile_rows = tiling->tiling.query_tile_rows;
     const int64_t rows = r.shape.seq_q % tile_rows;
     const int64_t tiles = (r.shape.seq_q + tile_rows - 1) / tile_rows;

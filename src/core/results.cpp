@@ -315,6 +315,10 @@ void to_json(json& j, const Cost& c) {
        {"sp_bytes", num(c.sp_bytes)},
        {"workspace_bytes", num(c.workspace_bytes)},
        {"intensity", num(c.intensity)}};
+  if (c.padded_flops > 0) {
+    j["padded_flops"] = num(c.padded_flops);
+    j["padded_min_bytes"] = num(c.padded_min_bytes);
+  }
 }
 void from_json(const json& j, Cost& c) {
   c.flops = get_num(j, "flops");
@@ -325,6 +329,8 @@ void from_json(const json& j, Cost& c) {
   c.sp_bytes = get_num(j, "sp_bytes");
   c.workspace_bytes = get_num(j, "workspace_bytes");
   c.intensity = get_num(j, "intensity");
+  c.padded_flops = j.contains("padded_flops") ? get_num(j, "padded_flops") : 0;  // absent: dense (or before 1.8)
+  c.padded_min_bytes = j.contains("padded_min_bytes") ? get_num(j, "padded_min_bytes") : 0;
 }
 
 void to_json(json& j, const ClockInfo& c) {

@@ -18,7 +18,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 7;
+inline constexpr int kSchemaMinor = 8;
 // Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
 // bootstrap costs resamples x samples, so millions per point would run for minutes.
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -178,6 +178,10 @@ struct Cost {
   double sp_bytes = 0;             // of those, S and P written and re-read (reference only)
   double workspace_bytes = 0;
   double intensity = 0;            // flops / (min read + min write)  [FLOP/byte]
+  // A packed (variable-length) batch: the FLOPs and minimum bytes of the same batch padded to its
+  // longest sequence, the work padding would add. 0 for a dense shape (and absent from its JSON).
+  double padded_flops = 0;
+  double padded_min_bytes = 0;
 };
 
 struct ClockInfo {

@@ -1,5 +1,7 @@
 #include "core/shape.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -33,7 +35,58 @@ std::string Shape::label() const {
   if (page_size > 0) out += fmt::format(" page{}", page_size);
   if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
   if (window > 0) out += fmt::format(" win{}", window);
+  if (varlen()) {
+    if (lengths.empty() || lengths.rfind("list:", 0) == 0) {
+      out += " varlen list:";
+      for (size_t b = 0; b < seq_lens.size(); ++b) out += fmt::format("{}{}", b == 0 ? "" : "/", seq_lens[b]);
+    } else {
+      out += fmt::format(" varlen {} seed{} tokens{}", lengths, lengths_seed, tokens_q());
+    }
+  }
   return out;
+}
+
+int64_t Shape::tokens_q() const {
+  if (!varlen()) return batch * seq_q;
+  int64_t sum = 0;
+  for (int64_t len : seq_lens)  // saturates: a hostile file's lengths must not overflow before validate()
+    if (__builtin_add_overflow(sum, len, &sum)) return INT64_MAX;
+  return sum;
+}
+
+std::vector<int64_t> Shape::cu_seqlens() const {
+  std::vector<int64_t> cu;
+  if (!varlen()) return cu;
+  cu.reserve(seq_lens.size() + 1);
+  cu.push_back(0);
+  for (int64_t len : seq_lens) cu.push_back(cu.back() + len);
+  return cu;
+}
+
+Shape Shape::sequence(int64_t b) const {
+  if (!varlen()) return *this;
+  Shape s = padded();
+  s.batch = 1;
+  s.seq_q = s.seq_k = seq_lens.at(static_cast<size_t>(b));
+  return s;
+}
+
+Shape Shape::padded() const {
+  if (!varlen()) return *this;
+  // Every field but the packed batch's, without copying its lengths (sequence() is called per sequence).
+  Shape s;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.seq_q = seq_q;
+  s.seq_k = seq_k;
+  s.hdim = hdim;
+  s.causal = causal;
+  s.dtype = dtype;
+  s.page_size = page_size;
+  s.kv_splits = kv_splits;
+  s.window = window;
+  return s;
 }
 
 void Shape::validate() const {
@@ -53,6 +106,23 @@ void Shape::validate() const {
     throw InputError(fmt::format("impossible shape {}: page_size and kv_splits must be 0 or positive", label()));
   if (window < 0)
     throw InputError(fmt::format("impossible shape {}: window must be 0 (no window) or positive, not {}", label(), window));
+  if (varlen()) {
+    if (static_cast<int64_t>(seq_lens.size()) != batch)
+      throw InputError(fmt::format("impossible shape {}: {} sequence lengths for batch {}", label(), seq_lens.size(), batch));
+    int64_t longest = 0;
+    double total = 0;
+    for (int64_t len : seq_lens) {
+      if (len < 1) throw InputError(fmt::format("impossible shape {}: a sequence length of {}", label(), len));
+      longest = std::max(longest, len);
+      total += static_cast<double>(len);
+    }
+    if (seq_q != longest || seq_k != longest)
+      throw InputError(fmt::format("impossible shape {}: seq_q and seq_k must be the longest length, {}", label(), longest));
+    if (total > INT32_MAX)
+      throw InputError(fmt::format("impossible shape {}: more than 2^31 - 1 tokens (cu_seqlens is int32)", label()));
+    if (paged())
+      throw InputError(fmt::format("impossible shape {}: a packed batch reads contiguous K and V (no page_size)", label()));
+  }
   // Kernels index in 64 bits; a tensor past kMaxTensorElems fits no device, and the products below
   // are checked in floating point first so that they cannot overflow.
   const auto elems = [](std::initializer_list<int64_t> sizes) {
@@ -60,8 +130,10 @@ void Shape::validate() const {
     for (int64_t v : sizes) p *= static_cast<double>(v);
     return p;
   };
-  if (elems({batch, heads, seq_q, hdim}) > static_cast<double>(kMaxTensorElems) ||
-      elems({batch, kv_heads, seq_k, hdim}) > static_cast<double>(kMaxTensorElems))
+  const int64_t rows = varlen() ? 1 : batch;  // a packed batch's token count was checked above
+  const int64_t tq = varlen() ? tokens_q() : seq_q, tk = varlen() ? tokens_k() : seq_k;
+  if (elems({rows, heads, tq, hdim}) > static_cast<double>(kMaxTensorElems) ||
+      elems({rows, kv_heads, tk, hdim}) > static_cast<double>(kMaxTensorElems))
     throw InputError(fmt::format("impossible shape {}: a tensor has more than 2^48 elements", label()));
 }
 
@@ -76,6 +148,11 @@ void to_json(nlohmann::json& j, const Shape& s) {
   if (s.page_size > 0) j["page_size"] = s.page_size;
   if (s.kv_splits > 0) j["kv_splits"] = s.kv_splits;
   if (s.window > 0) j["window"] = s.window;
+  if (s.varlen()) {
+    j["seq_lens"] = s.seq_lens;
+    j["lengths"] = s.lengths;
+    j["lengths_seed"] = s.lengths_seed;
+  }
 }
 
 void from_json(const nlohmann::json& j, Shape& s) {
@@ -91,6 +168,15 @@ void from_json(const nlohmann::json& j, Shape& s) {
   s.page_size = j.contains("page_size") ? json_int<int64_t>(j.at("page_size"), "page_size") : 0;
   s.kv_splits = j.contains("kv_splits") ? json_int<int64_t>(j.at("kv_splits"), "kv_splits") : 0;
   s.window = j.contains("window") ? json_int<int64_t>(j.at("window"), "window") : 0;  // absent before 1.7
+  // Absent before 1.8 (and for a dense shape): dense.
+  s.seq_lens.clear();
+  if (j.contains("seq_lens")) {
+    const auto& lens = j.at("seq_lens");
+    if (!lens.is_array()) throw InputError("shape: \"seq_lens\" must be an array of integers");
+    for (const auto& len : lens) s.seq_lens.push_back(json_int<int64_t>(len, "seq_lens"));
+  }
+  s.lengths = j.contains("lengths") ? j.at("lengths").get<std::string>() : std::string();
+  s.lengths_seed = j.contains("lengths_seed") ? json_int<int64_t>(j.at("lengths_seed"), "lengths_seed") : 0;
 }
 
 }  // namespace attnprof::core

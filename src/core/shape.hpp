@@ -14,10 +14,20 @@
 // sequence b's logical page p to its physical page; the pages are shuffled as an allocator leaves
 // them (kernels/common/paged.hpp). Logical element (b, kv head, j, d) is the same value either way.
 // kv_splits: how many parts a split-KV kernel cuts each sequence's keys into; 0 = its heuristic.
+// Variable-length batch (seq_lens not empty; FlashAttention's varlen API, cuDNN's ragged layout): batch
+// sequences of seq_lens[b] tokens each, packed end to end, self-attention (sequence b has seq_q = seq_k =
+// seq_lens[b]; the shape's seq_q and seq_k hold the longest). The masks above apply per sequence. Packed
+// layout, head-major like the dense one: Q and O are [heads, total_tokens, hdim], K and V [kv_heads,
+// total_tokens, hdim], LSE [heads, total_tokens]; sequence b's rows of head h start at token
+// cu_seqlens[b], where cu_seqlens is the int32 [batch + 1] prefix sum of seq_lens (AttentionArgs
+// carries it). Head-major keeps a head's rows hdim apart, as in the dense layout, so the dense kernels'
+// tile loads carry over (FlashAttention packs token-major, [total_tokens, heads, hdim]: the bshd layout
+// of a batch of one). A packed batch of one sequence is the dense layout of batch 1.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,14 +63,33 @@ struct Shape {
   int64_t page_size = 0;  // keys per KV page; 0 = contiguous K and V
   int64_t kv_splits = 0;  // split-KV parts; 0 = the kernel's heuristic
   int64_t window = 0;     // sliding-window width in keys (see above); 0 = no window
+  // Variable-length batch (see above): the length of each sequence; empty = dense. `lengths` is the
+  // distribution they were drawn from as the sweep spec wrote it ("uniform:512:4096", "list:8/16"),
+  // `lengths_seed` the draw's seed (core/lengths.hpp).
+  std::vector<int64_t> seq_lens{};
+  std::string lengths{};
+  int64_t lengths_seed = 0;
 
   // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key
-  // (" win4096" follows the dtype when a window is set).
+  // (" win4096" follows the dtype when a window is set; a packed batch ends in
+  // " varlen uniform:512:4096 seed1 tokens16384", a list in " varlen list:512/1024").
   std::string label() const;
   // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads,
-  // a negative window).
+  // a negative window; a packed batch whose seq_lens disagree with batch, seq_q and seq_k, hold a
+  // length below 1, more than 2^31 - 1 tokens (cu_seqlens is int32) or sit in a paged cache).
   void validate() const;
   bool windowed() const { return window > 0; }
+  bool varlen() const { return !seq_lens.empty(); }
+  // Query (key) tokens of the whole batch: batch * seq_q (seq_k) dense, the sum of seq_lens packed.
+  int64_t tokens_q() const;
+  int64_t tokens_k() const { return varlen() ? tokens_q() : batch * seq_k; }
+  // The batch + 1 prefix sums of seq_lens (sequence b's first token); empty when dense.
+  std::vector<int64_t> cu_seqlens() const;
+  // Sequence b of a packed batch as a dense shape of batch 1 (seq_q = seq_k = seq_lens[b]); the shape
+  // itself when dense.
+  Shape sequence(int64_t b) const;
+  // The dense batch a packed one pads to: every sequence at the longest length. Itself when dense.
+  Shape padded() const;
   // The keys query row i (0 <= i < seq_q) sees under the causal mask and the window.
   KeyRange keys_of_row(int64_t i) const {
     const int64_t p = i + seq_k - seq_q;
@@ -76,9 +105,9 @@ struct Shape {
     return {begin, end};
   }
   // Elements of each tensor.
-  int64_t q_elems() const { return batch * heads * seq_q * hdim; }
-  int64_t kv_elems() const { return batch * kv_heads * seq_k * hdim; }
-  int64_t lse_elems() const { return batch * heads * seq_q; }
+  int64_t q_elems() const { return heads * tokens_q() * hdim; }
+  int64_t kv_elems() const { return kv_heads * tokens_k() * hdim; }
+  int64_t lse_elems() const { return heads * tokens_q(); }
   bool paged() const { return page_size > 0; }
   // Pages of one sequence, and entries of the block table (0 when contiguous).
   int64_t pages_per_seq() const { return paged() ? (seq_k + page_size - 1) / page_size : 0; }

@@ -15,19 +15,23 @@
 #include "core/errors.hpp"
 #include "core/escape.hpp"
 #include "core/files.hpp"
+#include "core/lengths.hpp"
 
 namespace attnprof::core {
 
 namespace {
 
-enum class Axis { batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim, page_size, kv_splits, window };
+enum class Axis {
+  batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim, page_size, kv_splits, window,
+  lengths, lengths_seed
+};
 
 struct AxisName {
   std::string_view name;
   Axis axis;
 };
 
-constexpr std::array<AxisName, 14> kAxes{{
+constexpr std::array<AxisName, 16> kAxes{{
     {"batch", Axis::batch},
     {"heads", Axis::heads},
     {"kv_heads", Axis::kv_heads},
@@ -42,16 +46,27 @@ constexpr std::array<AxisName, 14> kAxes{{
     {"page_size", Axis::page_size},
     {"kv_splits", Axis::kv_splits},
     {"window", Axis::window},
+    {"lengths", Axis::lengths},
+    {"lengths_seed", Axis::lengths_seed},
 }};
 
-// Axes whose value 0 means "off" (contiguous KV, the kernel's own split count, no window).
-constexpr bool allows_zero(Axis a) { return a == Axis::page_size || a == Axis::kv_splits || a == Axis::window; }
+// Axes whose value 0 means "off" (contiguous KV, the kernel's own split count, no window), and the
+// draw's seed, which any value is.
+constexpr bool allows_zero(Axis a) {
+  return a == Axis::page_size || a == Axis::kv_splits || a == Axis::window || a == Axis::lengths_seed;
+}
+
+// A packed batch's lengths when the sweep names no seed.
+constexpr int64_t kDefaultLengthsSeed = 1;
 
 // Pairs of axes that set the same field and so cannot both be given.
-constexpr std::array<std::pair<Axis, Axis>, 3> kExclusive{{
+constexpr std::array<std::pair<Axis, Axis>, 6> kExclusive{{
     {Axis::tokens, Axis::batch},
     {Axis::dim, Axis::heads},
     {Axis::seq, Axis::seq_q},
+    {Axis::lengths, Axis::seq},
+    {Axis::lengths, Axis::seq_q},
+    {Axis::lengths, Axis::seq_k},
 }};
 
 std::string_view name_of(Axis a) {
@@ -86,11 +101,13 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 }
 
 // One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.
-// causal is stored as 0/1 and dtype as the DType's underlying value, so every axis is a list of ints.
+// causal is stored as 0/1 and dtype as the DType's underlying value, so every axis is a list of ints;
+// lengths stores the index of its distribution in `lengths`.
 struct AxisValues {
   Axis axis;
   std::string token;  // the whole "name=values" text, for messages
   std::vector<int64_t> values;
+  std::vector<LengthDistribution> lengths{};
 };
 
 // `what` prefixes every message: "sweep spec" or "shape".
@@ -176,6 +193,19 @@ struct Parser {
       const std::string_view item = trim(raw);
       if (item.empty()) fail(fmt::format("empty value in '{}'", token));
       const size_t before = av.values.size();
+      if (av.axis == Axis::lengths) {
+        LengthDistribution d;
+        try {
+          d = parse_lengths(item);
+        } catch (const InputError& e) {
+          fail(e.what());
+        }
+        for (const auto& earlier : av.lengths)
+          if (earlier.text == d.text) fail(fmt::format("value '{}' repeats in '{}'", item, token));
+        av.values.push_back(static_cast<int64_t>(av.lengths.size()));
+        av.lengths.push_back(std::move(d));
+        continue;
+      }
       if (av.axis == Axis::causal) {
         av.values.push_back(parse_causal(item));
       } else if (av.axis == Axis::dtype) {
@@ -209,17 +239,20 @@ struct Parser {
       if (has(a) && has(b))
         fail(fmt::format("axis '{}' cannot be combined with '{}' (it sets the same field)", name_of(a),
                          name_of(b)));
-    if (!has(Axis::seq) && !has(Axis::seq_q)) fail("missing axis 'seq' (or 'seq_q')");
+    if (!has(Axis::seq) && !has(Axis::seq_q) && !has(Axis::lengths)) fail("missing axis 'seq' (or 'seq_q', or 'lengths')");
+    if (has(Axis::lengths_seed) && !has(Axis::lengths)) fail("axis 'lengths_seed' needs a 'lengths' axis");
   }
 
   // Builds the shape for one combination of values (one index per axis) and checks the ties.
   Shape make_shape(const std::vector<AxisValues>& axes, const std::vector<size_t>& index) const {
     Shape s;
-    std::optional<int64_t> kv_heads, seq_k, tokens, dim;
+    std::optional<int64_t> kv_heads, seq_k, tokens, dim, batch;
+    const LengthDistribution* lengths = nullptr;
+    int64_t lengths_seed = kDefaultLengthsSeed;
     for (size_t i = 0; i < axes.size(); ++i) {
       const int64_t v = axes[i].values[index[i]];
       switch (axes[i].axis) {
-        case Axis::batch: s.batch = v; break;
+        case Axis::batch: batch = v; break;
         case Axis::heads: s.heads = v; break;
         case Axis::kv_heads: kv_heads = v; break;
         case Axis::seq: s.seq_q = v; break;
@@ -233,9 +266,28 @@ struct Parser {
         case Axis::page_size: s.page_size = v; break;
         case Axis::kv_splits: s.kv_splits = v; break;
         case Axis::window: s.window = v; break;
+        case Axis::lengths: lengths = &axes[i].lengths[static_cast<size_t>(v)]; break;
+        case Axis::lengths_seed: lengths_seed = v; break;
       }
     }
+    s.batch = batch.value_or(s.batch);
     s.seq_k = seq_k.value_or(s.seq_q);
+    if (lengths) {
+      if (lengths->is_list() && (batch || tokens))
+        fail(fmt::format("lengths={} sets the batch ({} sequences): drop '{}'", lengths->text, lengths->list.size(),
+                         batch ? "batch" : "tokens"));
+      try {
+        s.seq_lens = tokens ? draw_lengths_to_tokens(*lengths, *tokens, static_cast<uint64_t>(lengths_seed))
+                            : draw_lengths(*lengths, s.batch, static_cast<uint64_t>(lengths_seed));
+      } catch (const InputError& e) {
+        fail(e.what());
+      }
+      s.lengths = lengths->text;
+      s.lengths_seed = lengths->is_list() ? 0 : lengths_seed;
+      s.batch = static_cast<int64_t>(s.seq_lens.size());
+      s.seq_q = s.seq_k = *std::max_element(s.seq_lens.begin(), s.seq_lens.end());
+      tokens.reset();
+    }
     if (tokens) {
       if (*tokens % s.seq_q != 0) fail(fmt::format("tokens={} is not divisible by seq={}", *tokens, s.seq_q));
       s.batch = *tokens / s.seq_q;
@@ -261,8 +313,13 @@ struct Parser {
         fail(fmt::format("'{}' has more than {} points", trim(product), kMaxSweepPoints));
     }
     std::vector<size_t> index(axes.size(), 0);
+    int64_t sequences = 0;
+    for (const Shape& s : out) sequences += static_cast<int64_t>(s.seq_lens.size());
     for (int64_t p = 0; p < points; ++p) {
       out.push_back(make_shape(axes, index));
+      sequences += static_cast<int64_t>(out.back().seq_lens.size());
+      if (sequences > kMaxSweepSequences)
+        fail(fmt::format("'{}' draws more than {} sequence lengths in all", trim(product), kMaxSweepSequences));
       for (size_t i = axes.size(); i-- > 0;) {
         if (++index[i] < axes[i].values.size()) break;
         index[i] = 0;
@@ -394,8 +451,26 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
     const json& obj = value[i];
     const auto where = fmt::format("sweep file '{}' shapes[{}]", path, i);
     if (!obj.is_object() || obj.empty()) throw InputError(fmt::format("{}: not a non-empty object", where));
+    // A results file's packed batch carries the lengths it ran (seq_lens), which a redraw need not give
+    // back (a tokens budget clipped the last one): they become the list, and the spec text and seed
+    // they came from are kept for the label. batch, seq_q and seq_k then follow from them.
+    const bool packed = obj.contains("seq_lens");
     std::string text;
+    if (packed) {
+      const json& lens = obj.at("seq_lens");
+      if (!lens.is_array() || lens.empty() || static_cast<int64_t>(lens.size()) > kMaxVarlenSequences)
+        throw InputError(fmt::format("{}: \"seq_lens\" must be an array of 1 to {} lengths", where, kMaxVarlenSequences));
+      text = "lengths=list:";
+      for (size_t b = 0; b < lens.size(); ++b) {
+        if (!lens[b].is_number_integer())
+          throw InputError(fmt::format("{}: seq_lens[{}] {} is not an integer", where, b, dump_json(lens[b])));
+        text += fmt::format("{}{}", b == 0 ? "" : "/", lens[b].get<int64_t>());
+      }
+    }
     for (const auto& [k, v] : obj.items()) {
+      if (packed && (k == "seq_lens" || k == "lengths" || k == "lengths_seed" || k == "batch" || k == "seq_q" ||
+                     k == "seq_k"))
+        continue;
       // A key is an axis name and nothing more: "seq=16,hdim" would otherwise smuggle a second
       // axis into the text form.
       if (k.empty() || k.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos)
@@ -408,17 +483,37 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
       } else if (k == "dtype" && v.is_string() &&
                  v.get<std::string>().find_first_of(",=:;| ") == std::string::npos) {
         item = v.get<std::string>();
-      } else if (k != "causal" && k != "dtype" && (v.is_number_integer() || v.is_number_unsigned()) &&
+      } else if (k == "lengths" && v.is_string() && v.get<std::string>().find_first_of(",=;|") == std::string::npos) {
+        item = v.get<std::string>();
+      } else if (k != "causal" && k != "dtype" && k != "lengths" && (v.is_number_integer() || v.is_number_unsigned()) &&
                  !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX})) {
         item = std::to_string(v.get<int64_t>());
       } else {
-        const char* expected = k == "causal" ? "a boolean or 0/1" : k == "dtype" ? "a dtype name" : "an integer";
+        const char* expected = k == "causal"    ? "a boolean or 0/1"
+                               : k == "dtype"   ? "a dtype name"
+                               : k == "lengths" ? "a length distribution"
+                                                : "an integer";
         throw InputError(fmt::format("{}: value {} of '{}' is not {}", where, dump_json(v), k, expected));
       }
       text += fmt::format("{}{}={}", text.empty() ? "" : ",", k, item);
     }
     try {
-      out.shapes.push_back(parse_shape(text));
+      Shape shape = parse_shape(text);
+      if (packed) {
+        const auto same = [&](const char* key, int64_t value) {
+          if (obj.contains(key) && obj.at(key) != value)
+            throw InputError(fmt::format("{} {} does not match seq_lens (which give {})", key, dump_json(obj.at(key)), value));
+        };
+        same("batch", shape.batch);
+        same("seq_q", shape.seq_q);
+        same("seq_k", shape.seq_k);
+        if (obj.contains("lengths")) {
+          if (!obj.at("lengths").is_string()) throw InputError("\"lengths\" is not a length distribution");
+          shape.lengths = parse_lengths(obj.at("lengths").get<std::string>()).text;
+        }
+        if (obj.contains("lengths_seed")) shape.lengths_seed = json_int<int64_t>(obj.at("lengths_seed"), "lengths_seed");
+      }
+      out.shapes.push_back(std::move(shape));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", where, e.what()));
     }

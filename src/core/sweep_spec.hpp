@@ -1,9 +1,11 @@
 // The sweep grammar: "batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128;causal=0,1;dtype=bf16,fp16".
 // Axes: batch, heads, kv_heads, seq (sets seq_q and seq_k), seq_q, seq_k, hdim, causal, dtype, tokens,
-// dim, page_size, kv_splits, window.
+// dim, page_size, kv_splits, window, lengths, lengths_seed.
 // Values: comma lists, geometric a:b:xk and arithmetic a:b:+k ranges (inclusive of b when reached).
 // tokens=N ties batch = N / seq (FlashAttention benchmark convention; must divide evenly).
 // dim=N ties heads = N / hdim (the model dimension; must divide evenly).
+// lengths=uniform:LO:HI|zipf:S:LO:HI|list:A/B/C makes a packed variable-length batch (core/lengths.hpp):
+// batch (or, with tokens=N, as many as reach N tokens) lengths drawn with lengths_seed (default 1).
 // kv_heads absent -> = heads; seq_k absent -> = seq_q. Cartesian product in axis order given (the
 // first axis varies slowest). Several products may be joined with '|'; their points are concatenated
 // in order and must not repeat. Full reference: docs/sweep-spec.md.

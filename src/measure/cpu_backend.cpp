@@ -200,7 +200,7 @@ class CpuPoint final : public PointSteps {
  public:
   CpuPoint(CpuBackend& backend, const core::Shape& shape, const kernels::Kernel& kernel)
       : backend_(backend), s_(shape), kernel_(kernel), bshd_(kernel.layout() == kernels::Layout::bshd),
-        q_map_{shape.heads, shape.seq_q, shape.hdim, bshd_}, kv_map_{shape.kv_heads, shape.seq_k, shape.hdim, bshd_} {}
+        q_map_(kernels::q_tensor_map(shape, bshd_)), kv_map_(kernels::kv_tensor_map(shape, bshd_)) {}
 
   std::string memory_refusal() override {
     const double need_bytes = std::max(core::footprint_bytes(s_, kernel_.kind()), cpu_footprint_bytes(s_, kernel_));
@@ -239,6 +239,9 @@ class CpuPoint final : public PointSteps {
     args.workspace = workspace_->size() == 0 ? nullptr : workspace_->data();
     args.workspace_bytes = static_cast<size_t>(workspace_->size()) * sizeof(float);
     args.layout = kernel_.layout();
+    cu_seqlens_.clear();
+    for (int64_t start : s_.cu_seqlens()) cu_seqlens_.push_back(static_cast<int32_t>(start));  // validate(): < 2^31
+    args.cu_seqlens = cu_seqlens_.empty() ? nullptr : cu_seqlens_.data();
     // Untimed: a plugin's planning and allocation happen here.
     call_ = kernel_.prepare(args);
     zero_workspace_ = kernel_.needs_zeroed_workspace() && workspace_->size() > 0;
@@ -319,6 +322,7 @@ class CpuPoint final : public PointSteps {
   bool bshd_;
   kernels::TensorMap q_map_, kv_map_;
   std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;
+  std::vector<int32_t> cu_seqlens_;  // a packed batch's, else empty
   std::unique_ptr<kernels::Call> call_;
   bool zero_workspace_ = false;
 };

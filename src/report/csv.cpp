@@ -2,6 +2,7 @@
 // trailing space) is enclosed in double quotes with inner quotes doubled. A text cell that a
 // spreadsheet would run as a formula is prefixed with ' first (core::escape::csv_formula_guard). One row per point; a
 // column per stage (p50) and per counter seen anywhere in the file, empty where a point lacks it.
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <type_traits>
@@ -136,6 +137,12 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
       "p50_ci_low_us", "p50_ci_high_us", "launch_overhead_us", "tflops", "tflops_fa_convention",
       "p99_supported", "cost_flops", "cost_flops_fa_convention", "cost_flops_dense", "cost_min_bytes_read", "cost_min_bytes_write", "cost_sp_bytes",
       "cost_workspace_bytes", "cost_intensity"};
+  // Packed (variable-length) batches add their padded cost, only when the results hold one (a dense
+  // sweep's columns stay as they were).
+  const bool packed_columns = std::any_of(results.records.begin(), results.records.end(),
+                                          [](const core::Record& r) { return r.cost.padded_flops > 0; });
+  if (packed_columns)
+    for (const char* k : {"tokens", "cost_padded_flops", "cost_padded_min_bytes"}) header.emplace_back(k);
   for (const auto& c : kDiagnosisMetrics) header.emplace_back(c.name);
   for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
                         "registers_per_thread", "smem_bytes_per_block", "grid_blocks",
@@ -173,6 +180,11 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
         num(r.cost.flops), num(r.cost.flops_fa_convention), num(r.cost.flops_dense),
         num(r.cost.min_bytes_read), num(r.cost.min_bytes_write), num(r.cost.sp_bytes),
         num(r.cost.workspace_bytes), num(r.cost.intensity)};
+    if (packed_columns) {
+      f.push_back(num(r.shape.tokens_q()));
+      f.push_back(r.cost.padded_flops > 0 ? num(r.cost.padded_flops) : std::string());
+      f.push_back(r.cost.padded_flops > 0 ? num(r.cost.padded_min_bytes) : std::string());
+    }
     for (const auto& c : kDiagnosisMetrics) f.push_back(row.diagnosis ? c.text(row.diagnosis->metrics) : std::string());
     const auto& o = r.occupancy;
     const auto& v = r.verification;

@@ -397,6 +397,14 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
   h += kv("S/P bytes", number_text(cost.sp_bytes));
   h += kv("workspace bytes", number_text(cost.workspace_bytes));
   h += kv("intensity FLOP/B", number_text(cost.intensity));
+  if (cost.padded_flops > 0) {
+    // A packed batch: what the same sequences padded to the longest would have cost.
+    h += kv("packed batch", fmt::format("{} sequences, {} tokens", r.shape.batch, r.shape.tokens_q()));
+    h += kv("FLOPs padded to the longest", number_text(cost.padded_flops));
+    h += kv("min bytes padded to the longest", number_text(cost.padded_min_bytes));
+    if (cost.flops > 0)
+      h += kv("padding would add", fmt::format("{:.1f}% FLOPs", (cost.padded_flops / cost.flops - 1) * 100));
+  }
   h += "</div></details>\n";
 }
 

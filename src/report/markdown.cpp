@@ -93,6 +93,22 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
     }
   }
 
+  // Packed (variable-length) batches: the work a batch padded to its longest sequence would add.
+  bool any_packed = false;
+  for (const auto& row : rows) {
+    const core::Record& r = *row.record;
+    if (r.cost.padded_flops <= 0) continue;
+    if (!any_packed)
+      out << "\n### Packed batches\n\n"
+             "| point | kernel | tokens | GFLOP | padded GFLOP | padding adds | min MB | padded min MB |\n"
+             "|---|---|--:|--:|--:|--:|--:|--:|\n";
+    any_packed = true;
+    const double added = r.cost.flops > 0 ? (r.cost.padded_flops / r.cost.flops - 1) * 100 : 0;
+    out << fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% | {:.2f} | {:.2f} |\n", md(row.label), md(row.kernel),
+                       r.shape.tokens_q(), r.cost.flops / 1e9, r.cost.padded_flops / 1e9, added,
+                       (r.cost.min_bytes_read + r.cost.min_bytes_write) / 1e6, r.cost.padded_min_bytes / 1e6);
+  }
+
   bool any_not_ok = false;
   for (const auto& row : rows) {
     if (row.status == "ok") continue;

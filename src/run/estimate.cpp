@@ -36,7 +36,7 @@ double point_seconds(const Point& p, const measure::MeasureOptions& o, bool gpu,
   const double sampling_s = std::max(o.min_samples * call_s, std::min(o.max_samples * call_s, typical_s));
   double verify_s = 0;
   if (o.verify) {
-    const double rows = std::min<double>(o.verify_rows, static_cast<double>(p.shape.batch * p.shape.heads * p.shape.seq_q));
+    const double rows = std::min<double>(o.verify_rows, static_cast<double>(p.shape.lse_elems()));
     verify_s = call_s + rows * 4.0 * static_cast<double>(p.shape.seq_k * p.shape.hdim) / kHostReferenceFlopsPerS;
   }
   double counters_s = 0;

@@ -292,8 +292,38 @@ case_missing_points_fail() {
   run compare "$x" "$tmp/half.json" --allow-missing; [[ $rc != 1 ]] || fail "--allow-missing still failed"
 }
 
+case_varlen() {
+  # Malformed length distributions: exit 2, one line quoting the distribution; nothing created.
+  local v
+  for v in "batch=2;lengths=uniform:9:3|greater than" "batch=2;lengths=uniform:a:3|not an integer" \
+           "batch=2;lengths=zipf:0:1:8|must be positive" "batch=2;lengths=list:|at least one length" \
+           "lengths=list:4/0|below 1" "batch=2;lengths=gauss:1:8|unknown distribution" \
+           "batch=2;lengths=list:4/8|sets the batch" "batch=2;seq=8;lengths=uniform:1:8|cannot be combined"; do
+    run sweep --axes "heads=2;hdim=32;dtype=fp32;${v%%|*}" --backend cpu --out "$tmp/vl"; expect 2 "${v##*|}" || echo "  (axes: ${v%%|*})"
+  done
+  [[ ! -e "$tmp/vl" ]] || fail "a refused sweep created its folder"
+  # A packed batch runs on the CPU beside its dense batch, verified, and its results read back: report
+  # and merge re-derive its label from the spec.
+  local out="$tmp/vlok"
+  run sweep --axes "heads=2;hdim=32;dtype=fp32;causal=1;tokens=96;seq=48 | heads=2;hdim=32;dtype=fp32;causal=1;tokens=96;lengths=uniform:1:40" \
+    "${fast[@]}" --out "$out" --csv "$out/points.csv"; expect 0 ""
+  python3 - "$out/results.json" <<'PY' || fail "varlen results"
+import json, sys
+d = json.load(open(sys.argv[1]))
+packed = [r for r in d["records"] if "seq_lens" in r["shape"]]
+assert packed and all(r["status"] == "ok" and r["verification"]["passed"] for r in d["records"]), [(r["key"], r["status"]) for r in d["records"]]
+for r in packed:
+    assert sum(r["shape"]["seq_lens"]) == 96 and "varlen uniform:1:40 seed1 tokens96" in r["key"], r["key"]
+    assert r["cost"]["padded_flops"] > r["cost"]["flops"], r["cost"]
+PY
+  head -n 1 "$out/points.csv" | grep -q "cost_padded_flops" || fail "the CSV has no padded cost column"
+  run report "$out/results.json" --md "$tmp/vl.md" --quiet; expect 0 ""
+  grep -q "### Packed batches" "$tmp/vl.md" || fail "the Markdown has no packed-batch table"
+  run merge "$out/results.json" -o "$tmp/vlm.json"; expect 0 ""
+}
+
 all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance cuda_without_gpu
-     output_lock other_sweep missing_points_fail)
+     output_lock other_sweep missing_points_fail varlen)
 for current in "${@:-${all[@]}}"; do
   before=$failures
   "case_$current"

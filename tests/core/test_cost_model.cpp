@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/cost_model.hpp"
 #include "core/results.hpp"
 
@@ -272,4 +275,74 @@ TEST_CASE("window: fused minimum bytes read only the K and V rows some query row
   decode.window = 1024;
   const Cost m = cost_of(decode, KernelKind::materialized);
   CHECK(m.min_bytes_read >= q + 2.0 * 2 * 4096 * 2 * 64 * 2);
+}
+
+namespace {
+// A packed batch of these lengths (validated).
+Shape packed(std::vector<int64_t> lens, int64_t heads, int64_t kv_heads, int64_t hdim, bool causal, int64_t window) {
+  Shape s{static_cast<int64_t>(lens.size()), heads, kv_heads, 1, 1, hdim, causal, DType::bf16};
+  s.seq_q = s.seq_k = *std::max_element(lens.begin(), lens.end());
+  s.window = window;
+  s.seq_lens = std::move(lens);
+  s.lengths = "list:test";
+  s.validate();
+  return s;
+}
+}  // namespace
+
+TEST_CASE("varlen: FLOPs and minimum bytes are the sums over sequences, checked by brute force") {
+  for (bool causal : {false, true})
+    for (int64_t window : {0, 1, 5}) {
+      const Shape s = packed({1, 7, 3, 16, 7}, 4, 2, 64, causal, window);
+      INFO("causal " << causal << " window " << window);
+      // Brute force: every sequence's rows, every key each row sees, counted one by one.
+      double scores = 0, rows_seen = 0, keys_seen_total = 0;
+      for (int64_t len : s.seq_lens) {
+        Shape one{1, 1, 1, len, len, 64, causal, DType::bf16};
+        one.window = window;
+        int64_t lo = len, hi = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          const KeyRange r = one.keys_of_row(i);
+          for (int64_t j = 0; j < len; ++j) scores += (j >= r.begin && j < r.end) ? 1 : 0;
+          if (r.size() > 0) {
+            rows_seen += 1;
+            lo = std::min(lo, r.begin);
+            hi = std::max(hi, r.end);
+          }
+        }
+        keys_seen_total += hi > lo ? static_cast<double>(hi - lo) : 0;
+      }
+      const double per_score = 4.0 * 64;  // two GEMMs, 2 FLOPs per multiply-add, hdim 64
+      const Cost fused = cost_of(s, KernelKind::fused);
+      CHECK(fused.flops == Approx(per_score * 4 * scores));
+      double square = 0;
+      for (int64_t len : s.seq_lens) square += static_cast<double>(len * len);
+      CHECK(fused.flops_dense == Approx(per_score * 4 * square));
+      const double bytes = 2;  // bf16
+      CHECK(fused.min_bytes_read == Approx(4 * rows_seen * 64 * bytes + 2 * keys_seen_total * 2 * 64 * bytes));
+      CHECK(fused.min_bytes_write == Approx(4 * 34 * 64 * bytes + 4 * 34 * 4.0));  // O and LSE of 34 tokens
+      // The materialized cost is the sum of the sequences' too.
+      const Cost mat = cost_of(s, KernelKind::materialized);
+      double sp = 0;
+      for (int64_t b = 0; b < s.batch; ++b) sp += cost_of(s.sequence(b), KernelKind::materialized).sp_bytes;
+      CHECK(mat.sp_bytes == Approx(sp));
+      CHECK(mat.workspace_bytes == Approx(4 * square * (4 + 2)));
+      // What padding to the longest (16) would cost.
+      const Cost pad = cost_of(s.padded(), KernelKind::fused);
+      CHECK(fused.padded_flops == pad.flops);
+      CHECK(fused.padded_min_bytes == pad.min_bytes_read + pad.min_bytes_write);
+      CHECK(fused.padded_flops > fused.flops);
+    }
+}
+
+TEST_CASE("varlen: a dense shape has no padded cost; equal lengths cost what the dense batch costs") {
+  const Shape dense{3, 8, 8, 128, 128, 64, true, DType::bf16};
+  CHECK(cost_of(dense, KernelKind::fused).padded_flops == 0);
+  const Shape same = packed({128, 128, 128}, 8, 8, 64, true, 0);
+  const Cost a = cost_of(same, KernelKind::fused), b = cost_of(dense, KernelKind::fused);
+  CHECK(a.flops == b.flops);
+  CHECK(a.min_bytes_read == b.min_bytes_read);
+  CHECK(a.min_bytes_write == b.min_bytes_write);
+  CHECK(a.padded_flops == a.flops);  // nothing to pad
+  CHECK(footprint_bytes(same, KernelKind::materialized) == footprint_bytes(dense, KernelKind::materialized));
 }

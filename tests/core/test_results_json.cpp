@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/results.hpp"
 
@@ -153,7 +154,7 @@ TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") 
   rec.tflops_fa_convention = 40;
   r.records.push_back(rec);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.7");
+  CHECK(j.at("schema_version") == "1.8");
   CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
   CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
   const Results back = parse_results(j.dump(), "mem");
@@ -248,4 +249,43 @@ TEST_CASE("an unknown enum string is an InputError that names it and what is acc
                                                      "'not_collected', 'ok', 'unavailable', 'pending')");
   const std::string bad_backend = R"({"schema_version": "1.5", "context": {"backend": "tpu"}, "records": []})";
   CHECK_THROWS_WITH(parse_results(bad_backend, "b.json"), Catch::Contains("unknown backend 'tpu'"));
+}
+
+TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older files read as dense") {
+  Results r;
+  Record rec;
+  rec.shape = Shape{3, 8, 2, 300, 300, 64, true, DType::bf16};
+  rec.shape.seq_lens = {300, 17, 1};
+  rec.shape.lengths = "uniform:1:300";
+  rec.shape.lengths_seed = 4;
+  rec.kernel = "fused";
+  rec.cost = cost_of(rec.shape, KernelKind::fused);
+  r.records.push_back(rec);
+  Record dense;
+  dense.shape = Shape{1, 8, 2, 300, 300, 64, true, DType::bf16};
+  dense.kernel = "fused";
+  dense.cost = cost_of(dense.shape, KernelKind::fused);
+  r.records.push_back(dense);
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.8");
+  const auto& packed = j.at("records")[0];
+  CHECK(packed.at("shape").at("seq_lens") == std::vector<int64_t>{300, 17, 1});
+  CHECK(packed.at("cost").at("padded_flops") == rec.cost.padded_flops);
+  CHECK_FALSE(j.at("records")[1].at("shape").contains("seq_lens"));
+  CHECK_FALSE(j.at("records")[1].at("cost").contains("padded_flops"));
+  const Results back = parse_results(j.dump(), "mem");
+  CHECK(back.records[0].shape == rec.shape);
+  CHECK(back.records[0].cost.padded_min_bytes == rec.cost.padded_min_bytes);
+  CHECK(point_key(back.records[0]) == point_key(rec));
+  CHECK_FALSE(back.records[1].shape.varlen());
+  CHECK(back.records[1].cost.padded_flops == 0);
+  // A 1.7 file has neither field: dense.
+  nlohmann::json old = j;
+  old["schema_version"] = "1.7";
+  old["records"].erase(0);
+  CHECK_FALSE(parse_results(old.dump(), "old").records[0].shape.varlen());
+  // A length that is not an integer is refused.
+  nlohmann::json bad = j;
+  bad["records"][0]["shape"]["seq_lens"] = {300, "17", 1};
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
 }

@@ -5,7 +5,11 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "core/errors.hpp"
+#include "core/lengths.hpp"
 #include "core/sweep_spec.hpp"
 
 using namespace attnprof;
@@ -204,6 +208,114 @@ TEST_CASE("window: 0 is no window, positive values label the point, JSON round t
   CHECK(file.shapes[0].window == 8);
   CHECK(file.shapes[1].window == 0);
   CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"seq": 64, "window": "8"}]})", "w.json"), InputError);
+}
+
+TEST_CASE("lengths: a packed batch from a distribution, a list or a tokens budget") {
+  const auto s = parse_axes("heads=8;hdim=64;causal=1;batch=4;lengths=uniform:16:64,zipf:1.1:8:32").shapes;
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].varlen());
+  CHECK(s[0].batch == 4);
+  CHECK(s[0].seq_lens.size() == 4);
+  CHECK(s[0].seq_lens == draw_lengths(parse_lengths("uniform:16:64"), 4, 1));  // lengths_seed 1 by default
+  CHECK(s[0].seq_q == *std::max_element(s[0].seq_lens.begin(), s[0].seq_lens.end()));
+  CHECK(s[0].seq_k == s[0].seq_q);
+  CHECK(s[0].lengths == "uniform:16:64");
+  CHECK(s[0].lengths_seed == 1);
+  CHECK(s[0].label() == fmt::format("b4 h8/8 s{0}x{0} d64 causal bf16 varlen uniform:16:64 seed1 tokens{1}", s[0].seq_q,
+                                    s[0].tokens_q()));
+  CHECK(s[1].lengths == "zipf:1.1:8:32");
+  // A list sets the batch; its label lists the lengths.
+  const auto l = parse_axes("heads=2;hdim=32;lengths=list:5/1/9").shapes.at(0);
+  CHECK(l.batch == 3);
+  CHECK(l.seq_lens == std::vector<int64_t>{5, 1, 9});
+  CHECK(l.seq_q == 9);
+  CHECK(l.tokens_q() == 15);
+  CHECK(l.cu_seqlens() == std::vector<int64_t>{0, 5, 6, 15});
+  CHECK(l.q_elems() == 2 * 15 * 32);
+  CHECK(l.label() == "b3 h2/2 s9x9 d32 bf16 varlen list:5/1/9");
+  // tokens=N draws until N tokens; seeds differ.
+  const auto t = parse_axes("heads=2;hdim=32;tokens=4096;lengths=uniform:100:900;lengths_seed=1,2").shapes;
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].tokens_q() == 4096);
+  CHECK(t[1].tokens_q() == 4096);
+  CHECK(t[0].seq_lens == draw_lengths_to_tokens(parse_lengths("uniform:100:900"), 4096, 1));
+  CHECK(t[0].seq_lens != t[1].seq_lens);
+  CHECK(t[0].label() != t[1].label());
+  CHECK(t[1].label().find("varlen uniform:100:900 seed2 tokens4096") != std::string::npos);
+  // Beside a dense batch of the same tokens.
+  const auto both = parse_axes("heads=2;hdim=32;tokens=4096;seq=1024 | heads=2;hdim=32;tokens=4096;lengths=uniform:512:1536").shapes;
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].tokens_q() == both[1].tokens_q());
+  // Single shapes take it too.
+  CHECK(parse_shape("heads=2,hdim=32,lengths=list:3/4").seq_lens == std::vector<int64_t>{3, 4});
+}
+
+TEST_CASE("lengths: grammar errors are one line naming the token") {
+  require_rejected("batch=2;lengths=uniform:9:3", "greater than");
+  require_rejected("batch=2;lengths=uniform:a:3", "not an integer");
+  require_rejected("batch=2;lengths=zipf:0:1:8", "must be positive");
+  require_rejected("batch=2;lengths=list:", "at least one length");
+  require_rejected("lengths=list:4/0", "below 1");
+  require_rejected("lengths=gauss:1:2", "unknown distribution");
+  require_rejected("batch=2;lengths=list:4/8", "sets the batch");
+  require_rejected("tokens=64;lengths=list:4/8", "sets the batch");
+  require_rejected("batch=2;seq=64;lengths=uniform:1:8", "cannot be combined");
+  require_rejected("batch=2;seq_k=64;lengths=uniform:1:8", "cannot be combined");
+  require_rejected("batch=2;lengths=uniform:1:8,uniform:1:8", "repeats");
+  require_rejected("batch=2;seq=64;lengths_seed=3", "needs a 'lengths' axis");
+  require_rejected("batch=2;lengths=uniform:1:8;lengths_seed=-1", "lengths_seed");
+  require_rejected("batch=2;lengths=uniform:1:8;page_size=16", "page_size");
+  require_rejected("batch=100000;lengths=uniform:1:8", "more than");
+  require_rejected("tokens=4000000000;lengths=uniform:100000:200000", "2^31");
+  require_rejected("batch=60000,60001,60002,60003,60004,60005,60006,60007,60008,60009,60010,60011,60012,60013,60014,60015,60016,60017,60018,60019,60020,60021,60022,60023,60024,60025,60026,60027,60028,60029,60030,60031,60032,60033,60034,60035,60036,60037,60038,60039,60040,60041,60042,60043,60044,60045,60046,60047,60048,60049,60050,60051,60052,60053,60054,60055,60056,60057,60058,60059,60060,60061,60062,60063,60064,60065,60066,60067,60068,60069,60070;lengths=uniform:1:2", "sequence lengths in all");
+}
+
+TEST_CASE("lengths: shape JSON round trip; a results file's shape object is accepted back") {
+  const Shape s = parse_axes("heads=4;hdim=64;tokens=1000;lengths=uniform:100:300;lengths_seed=5;window=64").shapes.at(0);
+  nlohmann::json j = s;
+  CHECK(j.at("seq_lens").size() == s.seq_lens.size());
+  CHECK(j.at("lengths") == "uniform:100:300");
+  CHECK(j.at("lengths_seed") == 5);
+  CHECK(j.get<Shape>() == s);
+  // A dense shape's object has no varlen field, and one without them reads as dense (files before 1.8).
+  nlohmann::json dense = parse_shape("seq=64");
+  CHECK_FALSE(dense.contains("seq_lens"));
+  CHECK_FALSE(dense.get<Shape>().varlen());
+  // The tokens budget clipped the last length: the file's seq_lens are taken as they are.
+  const auto file = parse_sweep_file(nlohmann::json{{"shapes", {j}}}.dump(), "r.json");
+  REQUIRE(file.shapes.size() == 1);
+  CHECK(file.shapes[0] == s);
+  CHECK(file.shapes[0].label() == s.label());
+  nlohmann::json wrong = j;
+  wrong["batch"] = 99;
+  CHECK_THROWS_AS(parse_sweep_file(nlohmann::json{{"shapes", {wrong}}}.dump(), "r.json"), InputError);
+  wrong = j;
+  wrong["seq_lens"] = {1, "2"};
+  CHECK_THROWS_AS(parse_sweep_file(nlohmann::json{{"shapes", {wrong}}}.dump(), "r.json"), InputError);
+  // A sweep file may name the distribution as the axes do.
+  const auto named = parse_sweep_file(R"({"shapes": [{"batch": 3, "heads": 2, "lengths": "uniform:4:8", "lengths_seed": 2}]})", "n.json");
+  CHECK(named.shapes.at(0).seq_lens == draw_lengths(parse_lengths("uniform:4:8"), 3, 2));
+  CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"batch": 3, "lengths": "uniform:4:8;seq=9"}]})", "n.json"), InputError);
+  CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"batch": 3, "lengths": 8}]})", "n.json"), InputError);
+  // padded() is the shape without its lengths (every other field kept).
+  Shape unpacked = s;
+  unpacked.seq_lens.clear();
+  unpacked.lengths.clear();
+  unpacked.lengths_seed = 0;
+  CHECK(s.padded() == unpacked);
+  CHECK(s.sequence(0).seq_q == s.seq_lens[0]);
+  CHECK(s.sequence(0).batch == 1);
+  CHECK(s.sequence(0).window == 64);
+  // validate() refuses seq_lens that disagree with the shape.
+  Shape bad = s;
+  bad.seq_lens.push_back(4);
+  CHECK_THROWS_AS(bad.validate(), InputError);
+  bad = s;
+  bad.seq_q += 1;
+  CHECK_THROWS_AS(bad.validate(), InputError);
+  bad = s;
+  bad.seq_lens[0] = 0;
+  CHECK_THROWS_AS(bad.validate(), InputError);
 }
 
 TEST_CASE("preset quick: CI-sized, causal and non-causal, one GQA point") {

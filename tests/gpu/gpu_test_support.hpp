@@ -5,11 +5,13 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <vector>
 
 #include "core/shape.hpp"
 
@@ -30,6 +32,24 @@ inline core::Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, in
   s.page_size = page_size;
   s.kv_splits = kv_splits;
   s.window = window;
+  s.validate();
+  return s;
+}
+
+// A packed variable-length batch of these lengths (core/shape.hpp), validated.
+inline core::Shape make_packed(std::vector<int64_t> lens, int64_t heads, int64_t kv_heads, int64_t hdim, bool causal,
+                               core::DType dtype, int64_t window = 0) {
+  core::Shape s;
+  s.batch = static_cast<int64_t>(lens.size());
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.seq_q = s.seq_k = *std::max_element(lens.begin(), lens.end());
+  s.hdim = hdim;
+  s.causal = causal;
+  s.dtype = dtype;
+  s.window = window;
+  s.seq_lens = std::move(lens);
+  s.lengths = "list:test";
   s.validate();
   return s;
 }

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
@@ -18,6 +19,7 @@
 #include "core/shape.hpp"
 #include "gpu_test_support.hpp"
 #include "kernels/common/testbed.hpp"
+#include "kernels/fused_auto.hpp"
 #include "kernels/registry.hpp"
 
 namespace {
@@ -26,6 +28,7 @@ using attnprof::core::DType;
 using attnprof::core::Shape;
 using attnprof::core::Verification;
 namespace kernels = attnprof::kernels;
+using attnprof::gpu_test::make_packed;
 using attnprof::gpu_test::make_shape;
 
 uint64_t g_seed = 0;
@@ -371,6 +374,91 @@ TEST_CASE("sliding window: a kernel that ignored the window would fail verificat
   problem.poison_outputs(nullptr);
   kernels::AttentionArgs args = problem.args(nullptr);
   args.shape = full;
+  fused->launch(args);
+  CHECK_FALSE(problem.verify(g_seed, kMaxRowsChecked, nullptr).passed);
+}
+
+// Packed variable-length batches (core/shape.hpp): odd lengths that no tile divides, length-1
+// sequences, a sequence far longer than the rest (most CTAs of the max-length grid exit at once), GQA,
+// a window; the check samples every sequence and counts unwritten elements over the whole packed O.
+std::vector<Shape> varlen_shapes(int64_t hdim, bool causal, DType dtype) {
+  return {
+      make_packed({1}, 1, 1, hdim, causal, dtype),
+      make_packed({1, 17, 1, 130}, 2, 1, hdim, causal, dtype),
+      make_packed({1000, 3, 2050, 64, 777}, 4, 2, hdim, causal, dtype),
+      make_packed({4097, 1, 5, 129, 1, 300, 2}, 3, 3, hdim, causal, dtype),
+      make_packed({333, 1000, 17}, 4, 2, hdim, causal, dtype, 100),
+      make_packed({513, 512, 511, 1, 1024}, 2, 1, hdim, causal, dtype, 1),
+  };
+}
+
+void check_varlen_shapes(const char* kernel_name, std::span<const int64_t> hdims) {
+  const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
+  REQUIRE(kernel != nullptr);
+  int cases = 0, failures = 0;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int64_t hdim : hdims)
+      for (bool causal : {false, true})
+        for (const Shape& s : varlen_shapes(hdim, causal, dtype)) {
+          REQUIRE(kernels::support_reason(*kernel, s).empty());
+          const uint64_t seed = g_seed + 2000 + static_cast<uint64_t>(cases);
+          const Verification v = run_case(*kernel, s, seed, 0);
+          ++cases;
+          failures += v.passed ? 0 : 1;
+          std::printf("%-10s %-60s seed %llu  O max err %.3g (tol %.3g)  LSE max err %.3g  rows %lld  unwritten %lld  %s\n",
+                      kernel_name, s.label().c_str(), static_cast<unsigned long long>(seed), v.o_max_abs_err,
+                      v.tolerance, v.lse_max_abs_err, static_cast<long long>(v.rows_checked),
+                      static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
+          INFO(kernel_name << " " << s.label() << " seed " << seed);
+          CHECK(v.rows_checked >= std::min<int64_t>(2 * s.batch, s.lse_elems()));  // every sequence
+          CHECK(v.unwritten == 0);
+          CHECK(v.passed);
+        }
+  std::printf("%s on packed batches: %d cases, %d failed\n", kernel_name, cases, failures);
+}
+
+TEST_CASE("varlen: reference and fused (every tile variant) match float64 on packed batches") {
+  check_varlen_shapes("reference", kHdims64And128);
+  {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", "fast");
+    check_varlen_shapes("fused", kAllHdims);
+  }
+  for (const char* variant : {"small", "warps8"}) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
+    check_varlen_shapes("fused", kHdims64And128);
+  }
+}
+
+TEST_CASE("varlen: fused-auto picks fused; fused-sm90 and decode refuse with a reason") {
+  const Shape s = make_packed({100, 7, 300}, 4, 2, 128, true, DType::bf16);
+  const auto* automatic = dynamic_cast<const kernels::FusedAutoKernel*>(kernels::find(kernels::Backend::cuda, "fused-auto"));
+  REQUIRE(automatic != nullptr);
+  REQUIRE(automatic->choose(s) != nullptr);
+  CHECK(automatic->choose(s)->name() == "fused");
+  const Verification v = run_case(*automatic, s, g_seed + 3000, 0);
+  CHECK(v.passed);
+  for (const char* name : {"fused-sm90", "decode"}) {
+    const kernels::Kernel* k = kernels::find(kernels::Backend::cuda, name);
+    if (k == nullptr) continue;
+    const std::string why = kernels::support_reason(*k, s);
+    INFO(name << ": " << why);
+    CHECK_FALSE(why.empty());
+  }
+  if (const kernels::Kernel* sm90 = kernels::find(kernels::Backend::cuda, "fused-sm90"); sm90 && device_is_sm90())
+    CHECK(kernels::support_reason(*sm90, s).find("TMA") != std::string::npos);
+}
+
+TEST_CASE("varlen: a kernel that read the packed batch as dense would fail verification") {
+  // fused run on the padded dense shape over the packed buffers, checked as the packed batch.
+  const kernels::Kernel* fused = kernels::find(kernels::Backend::cuda, "fused");
+  REQUIRE(fused != nullptr);
+  const Shape s = make_packed({300, 200, 100}, 2, 2, 64, true, DType::bf16);
+  kernels::CudaProblem problem(s, 0);
+  problem.fill_inputs(g_seed, nullptr);
+  problem.poison_outputs(nullptr);
+  kernels::AttentionArgs args = problem.args(nullptr);
+  args.shape = make_shape(1, 2, 2, 600, 600, 64, true, DType::bf16);  // the same 600 tokens, one sequence
+  args.cu_seqlens = nullptr;
   fused->launch(args);
   CHECK_FALSE(problem.verify(g_seed, kMaxRowsChecked, nullptr).passed);
 }

@@ -21,6 +21,7 @@ namespace {
 
 struct HostProblem {
   std::vector<float> q, k, v, o, lse, workspace;
+  std::vector<int32_t> cu_seqlens;
   k::AttentionArgs args;
   HostProblem(const Shape& s, const k::Kernel& kernel, uint64_t seed)
       : q(size_t(s.q_elems())), k(size_t(s.kv_elems())), v(size_t(s.kv_elems())), o(size_t(s.q_elems()),
@@ -37,6 +38,8 @@ struct HostProblem {
     args.lse = lse.data();
     args.workspace = workspace.data();
     args.workspace_bytes = workspace.size() * sizeof(float);
+    for (int64_t start : s.cu_seqlens()) cu_seqlens.push_back(static_cast<int32_t>(start));
+    args.cu_seqlens = cu_seqlens.empty() ? nullptr : cu_seqlens.data();
   }
   attnprof::core::Verification verify(const Shape& s, uint64_t seed) const {
     int64_t unwritten = 0;
@@ -262,4 +265,103 @@ TEST_CASE("a kernel without a window mask never runs a windowed point", "[cpu-ke
   CHECK(why.find("no-window") != std::string::npos);
   CHECK(why.find("sliding-window") != std::string::npos);
   CHECK(why.find("window 16") != std::string::npos);
+}
+
+namespace {
+// A packed batch of these lengths (core/shape.hpp), validated.
+Shape packed(std::vector<int64_t> lens, int64_t heads, int64_t kv_heads, int64_t hdim, bool causal, DType dtype,
+             int64_t window = 0) {
+  Shape s{static_cast<int64_t>(lens.size()), heads, kv_heads, 1, 1, hdim, causal, dtype};
+  s.seq_q = s.seq_k = *std::max_element(lens.begin(), lens.end());
+  s.window = window;
+  s.seq_lens = std::move(lens);
+  s.lengths = "list:test";
+  s.validate();
+  return s;
+}
+}  // namespace
+
+TEST_CASE("CPU kernels on packed variable-length batches match float64", "[cpu-kernels][varlen]") {
+  const std::vector<Shape> shapes = {
+      packed({1}, 1, 1, 64, false, DType::fp32),
+      packed({1, 1, 1}, 2, 1, 32, true, DType::bf16),                   // length-1 sequences only
+      packed({17, 1, 5, 64, 1, 33}, 4, 2, 32, false, DType::bf16),      // GQA, odd lengths
+      packed({17, 1, 5, 64, 1, 33}, 4, 2, 32, true, DType::fp32),
+      packed({100, 3, 257, 31}, 2, 2, 16, true, DType::fp16),           // several key blocks
+      packed({40, 1, 90, 7}, 3, 1, 48, true, DType::bf16, 9),           // a causal window
+      packed({40, 1, 90, 7}, 3, 3, 48, false, DType::fp32, 20),         // a window without the mask
+  };
+  uint64_t seed = 301;
+  for (const char* name : {"reference", "fused"}) {
+    const k::Kernel* kernel = k::find(k::Backend::cpu, name);
+    REQUIRE(kernel);
+    CHECK(kernel->runs_varlen());
+    for (const Shape& s : shapes) {
+      INFO(name << " " << s.label());
+      CHECK(k::support_reason(*kernel, s).empty());
+      HostProblem p(s, *kernel, ++seed);
+      kernel->launch(p.args);
+      const auto v = p.verify(s, seed);
+      CHECK(v.unwritten == 0);  // over the whole packed O and LSE
+      CHECK(v.o_max_abs_err <= v.tolerance);
+      CHECK(v.lse_max_abs_err < 1e-3);
+      CHECK(v.passed);
+    }
+  }
+}
+
+TEST_CASE("packed batches: sequences do not see each other; the check knows where each one ends", "[cpu-kernels][varlen]") {
+  const k::Kernel* kernel = k::find(k::Backend::cpu, "fused");
+  REQUIRE(kernel);
+  for (bool causal : {false, true}) {
+    const Shape s = packed({9, 5, 12}, 2, 1, 32, causal, DType::bf16);
+    INFO(s.label());
+    HostProblem p(s, *kernel, 11);
+    kernel->launch(p.args);
+    CHECK(p.verify(s, 11).passed);
+    // The same tokens cut at other boundaries (or not at all): the check fails.
+    CHECK_FALSE(p.verify(packed({5, 9, 12}, 2, 1, 32, causal, DType::bf16), 11).passed);
+    CHECK_FALSE(p.verify(packed({26}, 2, 1, 32, causal, DType::bf16), 11).passed);
+  }
+  // A length-1 sequence's row sees its one key: O is exactly that key's V row, rounded.
+  const Shape one = packed({3, 1, 4}, 1, 1, 32, false, DType::fp32);
+  HostProblem p(one, *kernel, 5);
+  kernel->launch(p.args);
+  for (int64_t d = 0; d < 32; ++d) CHECK(p.o[size_t(3 * 32 + d)] == Approx(p.v[size_t(3 * 32 + d)]).epsilon(1e-6));
+}
+
+TEST_CASE("packed batches: the sampled check covers every sequence's first and last row", "[cpu-kernels][varlen]") {
+  const Shape s = packed({300, 1, 77, 512, 2, 129}, 8, 2, 64, true, DType::bf16);
+  const auto rows = k::rows_to_check(s, 60, 9);
+  CHECK(rows == k::rows_to_check(s, 60, 9));
+  CHECK(static_cast<int64_t>(rows.size()) < s.lse_elems());
+  const std::vector<int64_t> cu = s.cu_seqlens();
+  for (int64_t h : {int64_t{0}, s.heads - 1})
+    for (size_t b = 0; b < s.seq_lens.size(); ++b) {
+      const int64_t first = h * s.tokens_q() + cu[b], last = first + s.seq_lens[b] - 1;
+      CHECK(std::binary_search(rows.begin(), rows.end(), first));
+      CHECK(std::binary_search(rows.begin(), rows.end(), last));
+    }
+  for (int64_t r : rows) CHECK(r < s.lse_elems());
+}
+
+TEST_CASE("a kernel that does not run packed batches never gets one", "[cpu-kernels][varlen]") {
+  struct DenseOnly final : k::Kernel {
+    std::string name() const override { return "dense-only"; }
+    k::Backend backend() const override { return k::Backend::cpu; }
+    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+    std::string description() const override { return "dense batches"; }
+    std::string unsupported_reason(const Shape& s) const override {
+      return s.hdim == 48 ? "dense-only has its own reason" : std::string();
+    }
+    size_t workspace_bytes(const Shape&) const override { return 0; }
+    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+  } kernel;
+  const Shape s = packed({4, 8}, 1, 1, 64, true, DType::bf16);
+  CHECK(k::support_reason(kernel, s.padded()).empty());
+  const std::string why = k::support_reason(kernel, s);
+  CHECK(why.find("dense-only") != std::string::npos);
+  CHECK(why.find("variable-length") != std::string::npos);
+  // The kernel's own reason comes first when it has one.
+  CHECK(k::support_reason(kernel, packed({4, 8}, 1, 1, 48, true, DType::bf16)) == "dense-only has its own reason");
 }

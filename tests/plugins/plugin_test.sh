@@ -31,7 +31,7 @@ assert d["plugins"][0]["name"] == "example-cpu" and len(d["plugins"][0]["sha256"
 python3 - "$scratch/w/results.json" <<'PY' || fail "window sweep: wrong records"
 import json, sys
 res = json.load(open(sys.argv[1]))
-assert res["schema_version"] == "1.7", res["schema_version"]
+assert res["schema_version"] == "1.8", res["schema_version"]
 recs = res["records"]
 assert len(recs) == 4, [(r["key"], r["status"]) for r in recs]
 for r in recs:
@@ -41,6 +41,27 @@ for r in recs:
     else:
         assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
 PY
+
+# Nor does a packed variable-length batch (ABI 1 has no cu_seqlens): unsupported for the plugin, run
+# and verified by the built-in kernel; the catalogue says which kernels run packed batches.
+"$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "heads=4;kv_heads=2;hdim=32;causal=1;dtype=fp32;lengths=list:17/1/40" \
+  "${fast[@]}" --out "$scratch/v" >"$scratch/v.log" 2>&1 || fail "varlen sweep with the plugin failed: $(tail -n 5 "$scratch/v.log")"
+python3 - "$scratch/v/results.json" <<'PY' || fail "varlen sweep: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 2, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    assert r["shape"]["seq_lens"] == [17, 1, 40] and "varlen list:17/1/40" in r["key"], r["key"]
+    if r["kernel"] == "example-cpu":
+        assert r["status"] == "unsupported" and "variable-length" in r["reason"], (r["key"], r["status"], r["reason"])
+    else:
+        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+PY
+"$attnprof" kernels --plugin "$plugin" --json | python3 -c '
+import json, sys
+k = {e["name"]: e for e in json.load(sys.stdin)["kernels"]}
+assert not k["example-cpu"]["varlen"] and k["fused"]["varlen"] and k["reference"]["varlen"], k
+' || fail "kernels --json: varlen support"
 
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/a" \

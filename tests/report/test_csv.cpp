@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/results.hpp"
 #include "render_helpers.hpp"
@@ -79,4 +80,35 @@ TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
   CHECK(rows[1][column("decode")].empty());
   CHECK(rows[1][column("pct_of_hbm_ceiling")].empty());
   CHECK(rows[2][column("combine_stage")].empty());  // one launch: no combine stage
+}
+
+namespace {
+// small_results() with its ok point made a packed batch of 3 sequences (cost from the cost model).
+Results packed_results() {
+  Results res = small_results();
+  Record& r = res.records[0];
+  r.shape.seq_lens = {1024, 2048, 512};
+  r.shape.lengths = "list:1024/2048/512";
+  r.shape.batch = 3;
+  r.cost = cost_of(r.shape, KernelKind::fused);
+  return res;
+}
+}  // namespace
+
+TEST_CASE("CSV: a packed batch adds its tokens and padded cost; dense results keep their columns") {
+  const auto dense = parse_csv(render(small_results(), "csv"));
+  CHECK(std::find(dense[0].begin(), dense[0].end(), "cost_padded_flops") == dense[0].end());
+  const Results res = packed_results();
+  const auto rows = parse_csv(render(res, "csv"));
+  REQUIRE(rows.size() == 3);
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    REQUIRE(it != rows[0].end());
+    return static_cast<size_t>(it - rows[0].begin());
+  };
+  CHECK(rows[0].size() == dense[0].size() + 3);
+  CHECK(rows[1][col("tokens")] == "3584");
+  CHECK(std::stod(rows[1][col("cost_padded_flops")]) == Approx(res.records[0].cost.padded_flops));
+  CHECK(std::stod(rows[1][col("cost_padded_flops")]) > std::stod(rows[1][col("cost_flops")]));
+  CHECK(rows[2][col("cost_padded_flops")].empty());  // the dense point beside it
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/results.hpp"
 #include "render_helpers.hpp"
@@ -67,4 +68,31 @@ TEST_CASE("markdown: the decode columns, and a decode row's TFLOP/s as '-'") {
   Results prefill = mixed_results();
   prefill.records.pop_back();
   CHECK(render(prefill, "markdown").find("KV TB/s") == std::string::npos);
+}
+
+namespace {
+// small_results() with its ok point made a packed batch of 3 sequences (cost from the cost model).
+Results packed_results() {
+  Results res = small_results();
+  Record& r = res.records[0];
+  r.shape.seq_lens = {1024, 2048, 512};
+  r.shape.lengths = "list:1024/2048/512";
+  r.shape.batch = 3;
+  r.cost = cost_of(r.shape, KernelKind::fused);
+  return res;
+}
+}  // namespace
+
+TEST_CASE("markdown: a packed batch's table of its cost beside the padded batch's") {
+  CHECK_THAT(render(small_results(), "markdown"), !Catch::Contains("Packed batches"));
+  const Results res = packed_results();
+  const std::string md = render(res, "markdown");
+  CHECK_THAT(md, Catch::Contains("### Packed batches"));
+  // Causal off: 16 heads x 128 x 4 x (1024^2 + 2048^2 + 512^2) against 3 x 2048^2 padded.
+  const double flops = 4.0 * 16 * 128 * (1024.0 * 1024 + 2048.0 * 2048 + 512.0 * 512);
+  const double padded = 4.0 * 16 * 128 * 3 * 2048.0 * 2048;
+  CHECK(res.records[0].cost.flops == flops);
+  CHECK(res.records[0].cost.padded_flops == padded);
+  CHECK_THAT(md, Catch::Contains(fmt::format("| {} | fused | 3584 | {:.3f} | {:.3f} | {:.1f}% |", res.records[0].shape.label(),
+                                             flops / 1e9, padded / 1e9, (padded / flops - 1) * 100)));
 }
