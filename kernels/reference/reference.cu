@@ -352,12 +352,22 @@ Geometry geometry_of(const core::Shape& s) {
 constexpr int kGatherThreads = 256;
 constexpr int64_t kGatherMaxBlocks = 4096;
 
-// Entries of S (and of P): every (batch, head)'s seq_q x seq_k, or every (sequence, head)'s len x len.
+// A packed batch's S and P hold one (heads, len, len) block per sequence, each starting at a multiple of
+// this many entries: the softmax reads rows of S as float4 (and P's rows start where S's do), so a block
+// must start 16-byte aligned whatever the lengths before it.
+constexpr int64_t kPackedBlockAlign = 16;
+
+// Entries of sequence `len`'s block of S (and of P), padded to kPackedBlockAlign.
+int64_t packed_block_entries(const core::Shape& s, int64_t len) {
+  return (s.heads * len * len + kPackedBlockAlign - 1) / kPackedBlockAlign * kPackedBlockAlign;
+}
+
+// Entries of S (and of P): every (batch, head)'s seq_q x seq_k, or every sequence's padded block.
 int64_t score_count(const core::Shape& s) {
   if (!s.varlen()) return s.batch * s.heads * s.seq_q * s.seq_k;
   int64_t sum = 0;
-  for (int64_t len : s.seq_lens) sum += len * len;
-  return s.heads * sum;
+  for (int64_t len : s.seq_lens) sum += packed_block_entries(s, len);
+  return sum;
 }
 
 // The longest sequence of a packed batch, as a dense shape of batch 1 (the shape itself when dense).
@@ -503,7 +513,7 @@ class ReferenceKernel final : public Kernel {
   // Sequence b's Q/O rows of one head are contiguous but its heads are tokens * hdim apart, so each GEMM
   // is one (sequence, kv head) batched over that kv head's query heads, all reading the one K and V
   // (stride 0). S and P of sequence b are its (heads, len, len) block, after the blocks of the
-  // sequences before it.
+  // sequences before it (each block 16-byte aligned: packed_block_entries).
   template <typename T>
   void run_packed(const AttentionArgs& a, StageHook* hook, cudaDataType_t io_type, cublasHandle_t handle,
                   float* scores, T* probs) const {
@@ -514,7 +524,7 @@ class ReferenceKernel final : public Kernel {
     std::vector<int64_t> score_base(cu.size() - 1);  // first entry of sequence b's (heads, len, len) block
     for (size_t b = 0, next = 0; b < score_base.size(); ++b) {
       score_base[b] = static_cast<int64_t>(next);
-      next += static_cast<size_t>(s.heads * s.seq_lens[b] * s.seq_lens[b]);
+      next += static_cast<size_t>(packed_block_entries(s, s.seq_lens[b]));
     }
     const auto* q = static_cast<const T*>(a.q);
     const auto* k = static_cast<const T*>(a.k);
