@@ -31,6 +31,14 @@ bool cuda_available(std::string* why_not) {
 #endif
 }
 
+int visible_cuda_devices() {
+#ifdef ATTNPROF_HAVE_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
 namespace {
 
 std::unique_ptr<Backend> cuda_backend(int device_index) {

@@ -78,5 +78,7 @@ std::unique_ptr<Backend> make_backend(const std::string& which, int device_index
 
 // True when this binary has the CUDA backend and a CUDA device is visible.
 bool cuda_available(std::string* why_not = nullptr);
+// CUDA devices visible to this process; 0 without the CUDA backend or a driver.
+int visible_cuda_devices();
 
 }  // namespace attnprof::measure

@@ -30,10 +30,6 @@
 #include "run/journal.hpp"
 #include "run/worker_pool.hpp"
 
-#if defined(ATTNPROF_HAVE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
 namespace attnprof::run {
 
 using nlohmann::json;
@@ -75,16 +71,6 @@ class OutputLock {
  private:
   int fd_ = -1;
 };
-
-int cuda_device_count() {
-#if defined(ATTNPROF_HAVE_CUDA)
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
-#else
-  return 0;
-#endif
-}
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -161,7 +147,7 @@ json sweep_identity(const json& sweep, const std::string& backend, const std::st
 std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
   if (selection.all) {
     if (backend_name != "cuda") return {0};
-    const int count = cuda_device_count();
+    const int count = measure::visible_cuda_devices();
     if (count <= 0) throw EnvironmentError("--devices all: no CUDA device is visible");
     std::vector<int> all(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) all[static_cast<size_t>(i)] = i;
@@ -176,7 +162,7 @@ std::vector<int> resolve_devices(const DeviceSelection& selection, const std::st
   }
   if (devices.empty()) throw InputError("--devices names no device");
   if (backend_name == "cuda") {
-    const int count = cuda_device_count();
+    const int count = measure::visible_cuda_devices();
     if (count == 0)
       throw EnvironmentError(measure::cuda_available() ? "--backend cuda: no CUDA device is visible"
                                                        : "--backend cuda: no usable CUDA device (no GPU, or a "

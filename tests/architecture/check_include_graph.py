@@ -5,8 +5,10 @@
 
 A file under src/<stage>/ or kernels/ may include its own stage and the stages before it; report and
 gate are peers and include neither each other. kernels/ may include core/ and kernels/ only.
-include/attnprof/ (the plugin ABI, plain C) may be included from anywhere. Only quoted includes of a
-project folder are judged ("core/results.hpp"); system and third-party headers are not.
+include/attnprof/ (the plugin ABI, plain C) may be included from anywhere. Quoted includes of a project
+folder are judged ("core/results.hpp"); of system headers, only the CUDA toolkit's (<cuda_runtime.h>,
+<cupti*.h>, <cublas*.h>, <cudnn*.h>, <nvtx3/...>): kernels and measure may include them, no other stage
+(everything after measure works from a results file on a machine without a GPU).
 
 usage: check_include_graph.py ROOT   prints each violation as FILE:LINE: STAGE includes "PATH"
                                      (a later stage) and exits 1 when there is one, 0 otherwise.
@@ -19,6 +21,8 @@ LEVEL = {"core": 0, "kernels": 1, "measure": 2, "run": 3, "report": 4, "gate": 4
 ANYWHERE = {"attnprof"}  # include/attnprof/: the plugin ABI header, no dependencies
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".cu", ".cuh", ".h", ".c")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+CUDA_INCLUDE = re.compile(r'^\s*#\s*include\s+<((?:cuda|cupti|cublas|cudnn|nvtx)[^>]*)>')
+CUDA_STAGES = {"kernels", "measure"}  # the stages that may include the CUDA toolkit's headers
 
 # Known violations, each (file, included header) with the reason it is not fixed yet; none today. An
 # entry that no longer occurs fails the check too, so the list only shrinks.
@@ -59,6 +63,10 @@ def violations(root, allowed_pairs=frozenset()):
                     continue
                 with open(path, encoding="utf-8", errors="replace") as f:
                     for number, line in enumerate(f, 1):
+                        cuda = CUDA_INCLUDE.match(line)
+                        if cuda and stage not in CUDA_STAGES:
+                            found.append((rel, number, stage, f"<{cuda.group(1)}>"))
+                            continue
                         m = INCLUDE.match(line)
                         if not m:
                             continue
@@ -79,7 +87,8 @@ def main(argv):
         return 2
     found, unused = violations(argv[1], ALLOWED)
     for rel, number, stage, target in found:
-        print(f'{rel}:{number}: {stage} includes "{target}" (a later stage)')
+        what = "a CUDA toolkit header: kernels and measure only" if target.startswith("<") else "a later stage"
+        print(f'{rel}:{number}: {stage} includes "{target}" ({what})')
     for rel, target in sorted(unused):
         print(f'{rel}: the allowed include of "{target}" is gone: remove it from ALLOWED')
     if found or unused:

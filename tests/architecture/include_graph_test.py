@@ -46,6 +46,7 @@ def main():
         ("src/gate/g.cpp", "gate", "report/p.hpp"),         # ... way round
         ("kernels/fused/k.cu", "kernels", "run/r.hpp"),     # kernels include core and kernels only
         ("src/run/r.cpp", "run", "cli/c.hpp"),
+        ("src/run/device_count.cpp", "run", "<cuda_runtime_api.h>"),  # the CUDA runtime after measure
     }
     check(got == want, f"violating fixture: found {sorted(got)}, want {sorted(want)}")
     line_of = {(rel, target): number for rel, number, _, target in found}

@@ -11,6 +11,8 @@ namespace attnprof::measure {
 
 // True when a CUDA device is visible to this process; otherwise why not (no driver, no device, ...).
 bool cuda_device_present(std::string* why_not);
+// CUDA devices visible to this process (0 without a driver).
+int cuda_device_count();
 // Throws EnvironmentError when the device cannot be used.
 std::unique_ptr<Backend> make_cuda_backend(int device_index);
 

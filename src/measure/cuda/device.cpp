@@ -41,6 +41,15 @@ bool cuda_device_present(std::string* why_not) {
   return true;
 }
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 core::DeviceInfo query_device(int device_index) {
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, device_index), "cudaGetDeviceProperties");
