@@ -8,6 +8,8 @@
 #              counters: every point verified, DRAM bytes against the window's minimum;
 #   varlen     packed variable-length batches (lengths uniform 512-4096) beside dense batches of the same
 #              16k tokens, fused and the reference, hdim 64 and 128, causal and not: every point verified;
+#   schedules  fused-sm90's schedules (overlap, pingpong, serial) side by side at hdim 192 and 256, causal
+#              and not, each swept in its own process (ATTNPROF_FUSED_SM90_CONFIG), cuDNN beside them;
 #   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
 #              causal and not, 16k tokens per batch, fused and fused-sm90 beside torch:flash and
 #              torch:cudnn, every point verified; the gap table computed from it.
@@ -50,13 +52,45 @@ if want varlen; then
   echo "varlen statuses check exit $?"
 fi
 
-if want side; then
+build_bridge() {
+  [ -f "$out/python/attnprof_python.so" ] && return
   log "build the bridge (docs/python.md)"
   mkdir -p "$out/python"
   g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/python/bridge.cpp \
       -o "$out/python/attnprof_python.so" $(python3-config --ldflags --embed) \
       -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
   cp kernels/python/attnprof_py.py "$out/python/"
+}
+
+if want schedules; then
+  build_bridge
+  saxes="tokens=16384;heads=16;seq=1024:8192:x2;hdim=192,256;causal=0,1;dtype=bf16"
+  "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" --kernels torch:cudnn --axes "$saxes" \
+    --no-counters --max-seconds 0.3 --out "$out/schedules/cudnn" >/dev/null 2>"$out/schedules-cudnn.log"
+  for sched in overlap pingpong serial; do
+    log "fused-sm90, schedule $sched"
+    ATTNPROF_FUSED_SM90_CONFIG=$sched "$bin/attnprof" sweep --kernels fused-sm90 --axes "$saxes" --no-counters \
+      --max-seconds 0.3 --out "$out/schedules/$sched" >/dev/null 2>"$out/schedules-$sched.log"
+    echo "exit $?"
+  done
+  python3 - "$out/schedules" <<'PY'
+import json, os, sys
+root = sys.argv[1]
+tf = {}
+for run in sorted(os.listdir(root)):
+    for r in json.load(open(os.path.join(root, run, "results.json")))["records"]:
+        if r["status"] == "ok" and r["verification"].get("passed", True):
+            s = r["shape"]
+            tf[(s["hdim"], s["causal"], s["seq_q"], run)] = r["cost"]["flops"] / r["latency"]["p50_us"] / 1e6
+runs = ["overlap", "pingpong", "serial", "cudnn"]
+print("hdim causal seq  " + "  ".join(f"{x:>8s}" for x in runs) + "   (TFLOP/s)")
+for (h, c, q) in sorted({k[:3] for k in tf}):
+    print(f"{h:4d} {int(c):6d} {q:5d}  " + "  ".join(f"{tf.get((h, c, q, x), float('nan')):8.0f}" for x in runs))
+PY
+fi
+
+if want side; then
+  build_bridge
   log "side by side: head dims"
   axes="${ATTNPROF_HDIM_AXES:-tokens=16384;heads=16;seq=1024:8192:x2;hdim=32,64,96,128,192,256;causal=0,1;dtype=bf16}"
   t0=$(now)
