@@ -138,7 +138,8 @@ class FusedSm90Kernel final : public Kernel {
            "TMA O store; schedule " +
            std::string(!choice.valid ? "invalid"
                        : choice.fixed ? f3::to_string(*choice.fixed)
-                                      : "per shape (overlap from hdim 128 without a causal mask, else pingpong)") +
+                                      : "per shape (serial at 256 columns, else overlap from hdim 128 without a "
+                                        "causal mask, else pingpong)") +
            "; hdim 32 and 96 run the 64- and 128-column tiles with the columns past hdim zero-filled";
   }
   std::string unsupported_reason(const core::Shape& s) const override {

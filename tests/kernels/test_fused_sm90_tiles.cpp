@@ -148,3 +148,12 @@ TEST_CASE("fused-sm90: a window makes the tiles' costs differ, and the plan bala
   CHECK(f3::plan_grid(32768, 32768, 32, false, kH200Sms, 0, kBn).grid == kH200Sms);
   CHECK_FALSE(f3::plan_grid(32768, 32768, 32, false, kH200Sms, 0, kBn).rotated);
 }
+
+TEST_CASE("fused-sm90: the default schedule per tile width and mask") {
+  CHECK(f3::default_schedule(64, false) == f3::Schedule::pingpong);
+  CHECK(f3::default_schedule(128, false) == f3::Schedule::overlap);
+  CHECK(f3::default_schedule(128, true) == f3::Schedule::pingpong);
+  CHECK(f3::default_schedule(192, false) == f3::Schedule::overlap);
+  CHECK(f3::default_schedule(256, false) == f3::Schedule::serial);
+  CHECK(f3::default_schedule(256, true) == f3::Schedule::serial);
+}
