@@ -1,6 +1,6 @@
-// Turning a shape's run-time dtype and head dimension into the compile-time arguments of a kernel
-// template: fn(element type tag, std::integral_constant<int, hdim>). For kernels that instantiate
-// hdim 64 and 128 and fp16/bf16 only (their unsupported_reason() refuses the rest first).
+// Turning run-time choices into the compile-time arguments of a kernel template: an element type tag
+// (__half or __nv_bfloat16) for a dtype, and std::integral_constant<int, v> for one of a fixed set of
+// integers (head dims, tile widths). Callers' unsupported_reason() refuses anything else first.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -11,14 +11,23 @@
 
 namespace attnprof::kernels {
 
+// fn(__nv_bfloat16{}) for bf16, fn(__half{}) for fp16.
+template <typename Fn>
+void dispatch_dtype(core::DType dtype, Fn&& fn) {
+  if (dtype == core::DType::bf16) fn(__nv_bfloat16{});
+  else fn(__half{});
+}
+
+// fn(std::integral_constant<int, v>) for the v of kValues that equals value; nothing when none does.
+template <int... kValues, typename Fn>
+void dispatch_int(int64_t value, Fn&& fn) {
+  (void)((value == kValues ? (fn(std::integral_constant<int, kValues>{}), true) : false) || ...);
+}
+
+// fn(element type tag, std::integral_constant<int, hdim>) for kernels instantiated at hdim 64 and 128.
 template <typename Fn>
 void dispatch_dtype_hdim(const core::Shape& s, Fn&& fn) {
-  auto by_hdim = [&](auto tag) {
-    if (s.hdim == 64) fn(tag, std::integral_constant<int, 64>{});
-    else fn(tag, std::integral_constant<int, 128>{});
-  };
-  if (s.dtype == core::DType::bf16) by_hdim(__nv_bfloat16{});
-  else by_hdim(__half{});
+  dispatch_dtype(s.dtype, [&](auto tag) { dispatch_int<64, 128>(s.hdim, [&](auto hdim) { fn(tag, hdim); }); });
 }
 
 }  // namespace attnprof::kernels

@@ -1,8 +1,5 @@
 // The definitions behind fused_launch.hpp for one head dim; fused_d<hdim>.cu instantiates them.
 #pragma once
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
@@ -30,8 +27,7 @@ void dispatch_dtype_variant(core::DType dtype, TileVariant variant, Fn&& fn) {
         return;
     }
   };
-  if (dtype == core::DType::bf16) by_variant(__nv_bfloat16{});
-  else by_variant(__half{});
+  dispatch_dtype(dtype, by_variant);
 }
 
 template <int kHeadDim>

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/shape.hpp"
+#include "kernels/common/dispatch.cuh"
 #include "core/tiles/fused_tiles.hpp"
 
 namespace attnprof::kernels::fused {
@@ -55,18 +56,10 @@ ATTNPROF_FUSED_DECLARE(192)
 ATTNPROF_FUSED_DECLARE(256)
 #undef ATTNPROF_FUSED_DECLARE
 
-// Calls fn(std::integral_constant<int, hdim>) for a supported head dim.
+// Calls fn(std::integral_constant<int, hdim>) for a supported head dim (kHeadDims).
 template <typename Fn>
 void dispatch_hdim(int hdim, Fn&& fn) {
-  switch (hdim) {
-    case 32: fn(std::integral_constant<int, 32>{}); return;
-    case 64: fn(std::integral_constant<int, 64>{}); return;
-    case 96: fn(std::integral_constant<int, 96>{}); return;
-    case 128: fn(std::integral_constant<int, 128>{}); return;
-    case 192: fn(std::integral_constant<int, 192>{}); return;
-    case 256: fn(std::integral_constant<int, 256>{}); return;
-    default: return;
-  }
+  dispatch_int<32, 64, 96, 128, 192, 256>(hdim, fn);
 }
 
 }  // namespace attnprof::kernels::fused

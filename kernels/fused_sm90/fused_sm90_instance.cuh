@@ -1,9 +1,6 @@
 // The definitions behind fused_sm90_launch.hpp for one tile width; fused_sm90_d<width>.cu instantiates
 // them.
 #pragma once
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
@@ -23,8 +20,7 @@ void dispatch_dtype_schedule(core::DType dtype, Schedule schedule, Fn&& fn) {
       case Schedule::serial: fn(tag, std::integral_constant<Schedule, Schedule::serial>{}); return;
     }
   };
-  if (dtype == core::DType::bf16) by_schedule(__nv_bfloat16{});
-  else by_schedule(__half{});
+  dispatch_dtype(dtype, by_schedule);
 }
 
 template <int kTile>

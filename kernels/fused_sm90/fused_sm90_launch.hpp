@@ -6,9 +6,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <type_traits>
-
 #include "core/shape.hpp"
+#include "kernels/common/dispatch.cuh"
 #include "core/tiles/fused_sm90_tiles.hpp"
 
 namespace attnprof::kernels::fused_sm90 {
@@ -52,13 +51,7 @@ ATTNPROF_SM90_DECLARE(256)
 // Calls fn(std::integral_constant<int, tile>) for a tile width with instantiated kernels.
 template <typename Fn>
 void dispatch_tile(int tile, Fn&& fn) {
-  switch (tile) {
-    case 64: fn(std::integral_constant<int, 64>{}); return;
-    case 128: fn(std::integral_constant<int, 128>{}); return;
-    case 192: fn(std::integral_constant<int, 192>{}); return;
-    case 256: fn(std::integral_constant<int, 256>{}); return;
-    default: return;
-  }
+  dispatch_int<64, 128, 192, 256>(tile, fn);
 }
 
 }  // namespace attnprof::kernels::fused_sm90
