@@ -49,8 +49,7 @@ struct WorkTile {
 template <int kBN>
 __device__ __forceinline__ WorkTile decode_tile(int tile, const Sm90Params& p) {
   const int bh = tile / p.num_m_blocks;
-  const int position = static_cast<int>(causal_m_index(tile, p.num_m_blocks, p.rotated != 0));
-  const int m_block = p.causal ? p.num_m_blocks - 1 - position : position;
+  const int m_block = static_cast<int>(work_tile_m_block(tile, p.num_m_blocks, p.causal != 0, p.rotated != 0));
   WorkTile w;
   w.bh = bh;
   w.kv_bh = (bh / p.heads) * p.kv_heads + (bh % p.heads) / p.group;

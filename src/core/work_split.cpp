@@ -125,10 +125,7 @@ std::optional<PersistentSplit> persistent_split(const KernelTiling& t, const Sha
   }
   auto cost = [&](long long tile) -> double {
     if (!uneven) return 1;
-    const long long position = sm90::causal_m_index(tile, blocks, split.rotated);
-    const long long m_block = s.causal ? blocks - 1 - position : position;
-    return static_cast<double>(sm90::key_tiles(m_block * sm90::kBlockM, s.seq_q, s.seq_k, s.causal, s.window, bn) +
-                               sm90::kTileOverheadKeyTiles);
+    return static_cast<double>(sm90::work_tile_cost(tile, s.seq_q, s.seq_k, s.causal, s.window, split.rotated, bn));
   };
   double total = 0;
   for (long long b = 0; b < grid; ++b) {

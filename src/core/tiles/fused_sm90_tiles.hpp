@@ -141,6 +141,19 @@ constexpr long long causal_m_index(long long tile, long long blocks, bool rotate
   return rotated ? (tile % blocks + tile / blocks) % blocks : tile % blocks;
 }
 
+// The query block work tile t covers within its head, in the kernel's tile order.
+constexpr long long work_tile_m_block(long long tile, long long blocks, bool causal, bool rotated) {
+  const long long position = causal_m_index(tile, blocks, rotated);
+  return causal ? blocks - 1 - position : position;
+}
+
+// What the static round robin weighs work tile t with: the key tiles it visits plus the fixed part.
+constexpr long long work_tile_cost(long long tile, long long seq_q, long long seq_k, bool causal, long long window,
+                                   bool rotated, int bn) {
+  const long long m_block = work_tile_m_block(tile, m_blocks(seq_q), causal, rotated);
+  return key_tiles(m_block * kBlockM, seq_q, seq_k, causal, window, bn) + kTileOverheadKeyTiles;
+}
+
 // The static round robin's busiest CTA and the greedy bound, in key tiles.
 struct RoundRobinLoad {
   long long busiest = 0;
@@ -151,11 +164,7 @@ inline RoundRobinLoad causal_round_robin_load(long long seq_q, long long seq_k, 
                                               int bn) {
   const long long blocks = m_blocks(seq_q);
   const long long tiles = blocks * batch_heads;
-  auto cost = [&](long long t) {
-    const long long position = causal_m_index(t, blocks, rotated);
-    const long long m_block = causal ? blocks - 1 - position : position;
-    return key_tiles(m_block * kBlockM, seq_q, seq_k, causal, window, bn) + kTileOverheadKeyTiles;
-  };
+  auto cost = [&](long long t) { return work_tile_cost(t, seq_q, seq_k, causal, window, rotated, bn); };
   long long total = 0, heaviest = 0;
   RoundRobinLoad load;
   for (long long t = 0; t < blocks; ++t) heaviest = std::max(heaviest, cost(t));
