@@ -52,18 +52,9 @@ if want varlen; then
   echo "varlen statuses check exit $?"
 fi
 
-build_bridge() {
-  [ -f "$out/python/attnprof_python.so" ] && return
-  log "build the bridge (docs/python.md)"
-  mkdir -p "$out/python"
-  g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/python/bridge.cpp \
-      -o "$out/python/attnprof_python.so" $(python3-config --ldflags --embed) \
-      -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
-  cp kernels/python/attnprof_py.py "$out/python/"
-}
+if want schedules || want side; then build_bridge "$out/python"; fi
 
 if want schedules; then
-  build_bridge
   saxes="tokens=16384;heads=16;seq=1024:8192:x2;hdim=192,256;causal=0,1;dtype=bf16"
   "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" --kernels torch:cudnn --axes "$saxes" \
     --no-counters --max-seconds 0.3 --out "$out/schedules/cudnn" >/dev/null 2>"$out/schedules-cudnn.log"
@@ -90,7 +81,6 @@ PY
 fi
 
 if want side; then
-  build_bridge
   log "side by side: head dims"
   axes="${ATTNPROF_HDIM_AXES:-tokens=16384;heads=16;seq=1024:8192:x2;hdim=32,64,96,128,192,256;causal=0,1;dtype=bf16}"
   t0=$(now)

@@ -78,3 +78,15 @@ attnprof_counters() {
   "$bin/attnprof" sweep --axes "$2" --kernels "$1" --backend cuda --seed 7 --out "$out/attnprof-$3" \
       --min-samples 5 --max-samples 5 2>&1 | tail -n 1
 }
+
+# The Python bridge (docs/python.md) built here, against the python3 that holds torch, into $1 (with
+# attnprof_py.py beside it).
+build_bridge() {
+  local dir=$1
+  log "build the bridge (docs/python.md)"
+  mkdir -p "$dir"
+  g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/python/bridge.cpp \
+      -o "$dir/attnprof_python.so" $(python3-config --ldflags --embed) \
+      -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
+  cp kernels/python/attnprof_py.py "$dir/"
+}

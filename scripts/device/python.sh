@@ -26,16 +26,13 @@ fi
 [ "$resume" = 1 ] || rm -rf "$side"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export ATTNPROF_CACHE_DIR="$work/cache"
-log() { echo "== $(date -u +%H:%M:%S) $*"; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"  # log, build_bridge
 pack() { tar czf "$out/python.tgz" -C "$work" . 2>/dev/null; [ -d "$side" ] && tar czf "$out/side.tgz" -C "$side" .; }
 trap pack EXIT
 
 log "python $(python3 --version 2>&1), torch $(python3 -c 'import torch; print(torch.__version__)' 2>&1)"
-log "build the bridge (docs/python.md)"
-g++ -std=c++20 -shared -fPIC -O2 -Iinclude $(python3-config --includes) kernels/python/bridge.cpp \
-    -o "$bin/python/attnprof_python.so" $(python3-config --ldflags --embed) \
-    -DATTNPROF_PYTHON_EXECUTABLE="\"$(command -v python3)\"" 2>&1 | grep -v "deprecated" | head -n 20
-cp kernels/python/attnprof_py.py "$bin/python/"
+build_bridge "$bin/python"
 ls -la "$bin/python"
 "$bin/attnprof" kernels --plugin "$bin/python/attnprof_python.so" | grep -A2 "^torch:" | head -n 12
 
