@@ -94,6 +94,9 @@ class Kernel {
   // Whether a sweep without --kernels runs it (an alias of other kernels is not).
   virtual bool listed_by_default() const { return true; }
   virtual std::string unsupported_reason(const core::Shape&) const = 0;
+  // Device scratch of one call. It is zero when first handed to the kernel; a kernel that keeps
+  // state there across its CTAs (the decode kernel's split counters) sets it back to zero by the end
+  // of every call. needs_zeroed_workspace() asks for zero before every call instead.
   virtual size_t workspace_bytes(const core::Shape&) const = 0;
   // Names of the launches one call makes on this shape, in order ("qk_gemm", "softmax", "pv_gemm").
   virtual std::vector<std::string> stage_names(const core::Shape&) const { return {name()}; }

@@ -136,6 +136,8 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
     o_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
     lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
+    // Zero once (untimed): a kernel may keep state there that it returns to zero (Kernel::workspace_bytes).
+    if (workspace_ != nullptr) ATTNPROF_CUDA_CHECK(cudaMemset(workspace_, 0, workspace_bytes));
     if (shape.paged())
       block_table_ = static_cast<int32_t*>(device_alloc(shape.block_table_elems() * sizeof(int32_t), allocated_bytes_));
     if (shape.varlen()) {

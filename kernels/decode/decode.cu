@@ -93,7 +93,8 @@ class DecodeKernel final : public Kernel {
   core::KernelKind kind() const override { return core::KernelKind::fused; }
   std::string description() const override {
     return "flash-decoding: seq_q 1-16, the query heads of a GQA group packed into the MMA rows, the keys "
-           "split across CTAs (split count from the wave heuristic, or kv_splits) and combined by LSE; "
+           "split across CTAs (split count from the wave heuristic, or kv_splits) and combined by LSE "
+           "by the last split in the same launch; "
            "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV";
   }
   bool reads_paged_kv() const override { return true; }
@@ -124,11 +125,6 @@ class DecodeKernel final : public Kernel {
     return decode::workspace_bytes(plan_for(s), s.hdim);
   }
 
-  std::vector<std::string> stage_names(const core::Shape& s) const override {
-    if (!unsupported_reason(s).empty() || plan_for(s).splits == 1) return {"decode"};
-    return {"decode_split", "decode_combine"};
-  }
-
   std::map<std::string, int64_t> plan(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
     const decode::Plan p = plan_for(s);
@@ -153,14 +149,6 @@ class DecodeKernel final : public Kernel {
       split.block_threads = decode::kThreads;
       split.dynamic_smem_bytes = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
       out.push_back(split);
-      if (p.splits > 1) {
-        LaunchInfo combine;
-        combine.kernel_name = "decode_combine_kernel<" + types + ">";
-        combine.func = reinterpret_cast<const void*>(&decode::decode_combine_kernel<T, hdim.value>);
-        combine.grid_blocks = (p.combine_rows + decode::kCombineWarps - 1) / decode::kCombineWarps;
-        combine.block_threads = decode::kCombineWarps * 32;
-        out.push_back(combine);
-      }
     });
     return out;
   }
@@ -186,6 +174,9 @@ class DecodeKernel final : public Kernel {
     p.block_table = a.block_table;
     p.o_partial = static_cast<float*>(a.workspace);
     p.lse_partial = plan.splits > 1 ? p.o_partial + plan.splits * plan.combine_rows * s.hdim : nullptr;
+    p.split_counters = plan.splits > 1 ? reinterpret_cast<uint32_t*>(static_cast<unsigned char*>(a.workspace) +
+                                                                     decode::partials_bytes(plan, s.hdim))
+                                       : nullptr;
     p.rows_total = s.batch * s.heads * s.seq_q;
     fill_shape_fields(p, s);
     p.page_size = static_cast<int>(s.page_size);
@@ -204,12 +195,6 @@ class DecodeKernel final : public Kernel {
       if (hook) hook->before_stage(0);
       split_kernel<<<static_cast<unsigned>(plan.ctas), decode::kThreads, smem, stream>>>(p);
       ATTNPROF_CUDA_CHECK(cudaGetLastError());
-      if (plan.splits > 1) {
-        if (hook) hook->before_stage(1);
-        const auto blocks = static_cast<unsigned>((plan.combine_rows + decode::kCombineWarps - 1) / decode::kCombineWarps);
-        decode::decode_combine_kernel<T, hdim.value><<<blocks, decode::kCombineWarps * 32, 0, stream>>>(p);
-        ATTNPROF_CUDA_CHECK(cudaGetLastError());
-      }
     });
     if (hook) hook->after_last();
   }

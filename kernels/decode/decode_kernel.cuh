@@ -12,8 +12,11 @@
 //           (fp32 accumulate), P straight from the S accumulators, an online softmax of its own with
 //           the lazy row max (kernels/common/device_math.cuh).
 //   merge   the warps' (max, sum, O) meet in shared memory once, at the end: with one split the CTA
-//           writes O and LSE; otherwise O (normalised, fp32) and LSE of its split go to the workspace
-//           and decode_combine_kernel weighs the splits by exp(LSE_split - LSE).
+//           writes O and LSE; otherwise O (normalised, fp32) and LSE of its split go to the workspace.
+//   combine the splits of a row block count themselves on its arrival counter; the last to arrive
+//           (the others' partials are then visible: each wrote and fenced before it counted) weighs
+//           the splits by exp(LSE_split - LSE), writes O and LSE and sets the counter back to zero.
+//           One launch per call, no combine kernel.
 // Tails: key rows past seq_k are zero-filled in shared memory (never read, so the pad of a last page
 // may hold anything), scores past seq_k or past a row's causal limit are -inf, packed rows past the
 // group are zero and never stored. With a sliding window the splits cover only the key tiles from the
@@ -51,6 +54,7 @@ struct DecodeParams {
   const int32_t* block_table;    // (batch, pages_per_seq); nullptr when contiguous
   float* o_partial;              // (splits, batch * heads * seq_q, D); splits > 1 only
   float* lse_partial;            // (splits, batch * heads * seq_q)
+  uint32_t* split_counters;      // (batch * kv_heads * m_blocks); zero between calls
   int64_t rows_total;            // batch * heads * seq_q
   int heads, kv_heads, group, seq_q, seq_k;
   int page_size, pages_per_seq;
@@ -115,6 +119,62 @@ __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T
     const uint32_t dst = row * Tr::kRowBytes + chunk * 16;
     cp_async_16_stream(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
     cp_async_16_stream(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
+  }
+}
+
+// The last split of a row block: O of each of its rows = sum over splits of exp(LSE_s - LSE) O_s,
+// LSE = log sum exp(LSE_s). A split that saw no key of a row has LSE_s = -inf and weight 0. The
+// partials are read from L2 (ld.cg: other CTAs wrote them). `scratch` holds the weights, (splits,
+// kBlockM) floats, and the rows' LSE.
+template <typename T, int kHeadDim, int kBlockM, typename RowFn>
+__device__ __forceinline__ void combine_splits(const DecodeParams& p, unsigned char* scratch, int row0,
+                                               int packed_rows, RowFn canonical_row) {
+  float* weight = reinterpret_cast<float*>(scratch);  // (splits, kBlockM): LSE_s, then the weight
+  float* out_lse = weight + p.splits * kBlockM;        // (kBlockM)
+  const int rows = min(kBlockM, packed_rows - row0);
+  for (int i = static_cast<int>(threadIdx.x); i < p.splits * kBlockM; i += kThreads) {
+    const int s = i / kBlockM, r = i % kBlockM;
+    weight[i] = r < rows ? __ldcg(p.lse_partial + s * p.rows_total + canonical_row(row0 + r)) : -INFINITY;
+  }
+  __syncthreads();
+  // A warp per row: its lanes take the splits in turn.
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  for (int r = static_cast<int>(threadIdx.x) / 32; r < rows; r += kWarps) {
+    float m = -INFINITY;
+    for (int s = lane; s < p.splits; s += 32) m = fmaxf(m, weight[s * kBlockM + r]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    float sum = 0.f;
+    if (m != -INFINITY)
+      for (int s = lane; s < p.splits; s += 32) sum += __expf(weight[s * kBlockM + r] - m);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+    for (int s = lane; s < p.splits; s += 32) {
+      float& w = weight[s * kBlockM + r];
+      w = m == -INFINITY ? 0.f : __expf(w - m) * inv_sum;
+    }
+    if (lane == 0) out_lse[r] = sum > 0.f ? m + logf(sum) : -INFINITY;
+  }
+  __syncthreads();
+  // Four columns per thread and unit; the loads of several splits in flight at once.
+  constexpr int kUnitsPerRow = kHeadDim / 4;
+  for (int u = static_cast<int>(threadIdx.x); u < rows * kUnitsPerRow; u += kThreads) {
+    const int r = u / kUnitsPerRow, col = (u % kUnitsPerRow) * 4;
+    const int64_t row = canonical_row(row0 + r);
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+    for (int s = 0; s < p.splits; ++s) {
+      const float w = weight[s * kBlockM + r];
+      const float4 part = __ldcg(reinterpret_cast<const float4*>(p.o_partial + (s * p.rows_total + row) * kHeadDim + col));
+      acc.x = fmaf(w, part.x, acc.x);
+      acc.y = fmaf(w, part.y, acc.y);
+      acc.z = fmaf(w, part.z, acc.z);
+      acc.w = fmaf(w, part.w, acc.w);
+    }
+    T* dst = static_cast<T*>(p.o) + row * kHeadDim + col;
+    *reinterpret_cast<uint2*>(dst) = make_uint2(pack2<T>(acc.x, acc.y), pack2<T>(acc.z, acc.w));
+    if (col == 0) p.lse[row] = out_lse[r];
   }
 }
 
@@ -395,53 +455,23 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
       if (col == 0) p.lse_partial[part_row] = row_lse[r];
     }
   }
-#endif
-}
+  if (final_output) return;
 
-inline constexpr int kCombineWarps = 4;
-
-// O of one row = sum over splits of exp(LSE_s - LSE) O_s, LSE = log sum exp(LSE_s); one warp per row,
-// each lane a few columns. A split that saw no key of the row has LSE_s = -inf and weight 0.
-template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kCombineWarps * 32) decode_combine_kernel(const DecodeParams p) {
-  constexpr int kColsPerLane = kHeadDim / 32;
-  static_assert(kColsPerLane == 2 || kColsPerLane == 4, "hdim 64 or 128");
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
-  if (row >= p.rows_total) return;
-
-  float m = -INFINITY;
-  for (int s = lane; s < p.splits; s += 32) m = fmaxf(m, p.lse_partial[s * p.rows_total + row]);
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-
-  float o[kColsPerLane] = {};
-  float sum = 0.f;
-  if (m != -INFINITY) {
-    for (int s = 0; s < p.splits; ++s) {
-      const float lse_s = p.lse_partial[s * p.rows_total + row];
-      const float weight = __expf(lse_s - m);  // 0 for a split with no visible key
-      sum += weight;
-      const float* src = p.o_partial + (s * p.rows_total + row) * kHeadDim + lane * kColsPerLane;
-      if constexpr (kColsPerLane == 4) {
-        const float4 part = *reinterpret_cast<const float4*>(src);
-        o[0] = fmaf(weight, part.x, o[0]);
-        o[1] = fmaf(weight, part.y, o[1]);
-        o[2] = fmaf(weight, part.z, o[2]);
-        o[3] = fmaf(weight, part.w, o[3]);
-      } else {
-        const float2 part = *reinterpret_cast<const float2*>(src);
-        o[0] = fmaf(weight, part.x, o[0]);
-        o[1] = fmaf(weight, part.y, o[1]);
-      }
-    }
+  // Count this split in; the last of the row block's splits combines them.
+  __shared__ int last_split;
+  __threadfence();  // this CTA's partials reach L2 before its arrival is counted
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t* counter = p.split_counters + blockIdx.x / p.splits;
+    const bool last = atomicAdd(counter, 1u) + 1u == static_cast<uint32_t>(p.splits);
+    if (last) atomicExch(counter, 0u);  // every split of this call has counted: ready for the next call
+    last_split = last;
   }
-  const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-  T* dst = static_cast<T*>(p.o) + row * kHeadDim + lane * kColsPerLane;
-#pragma unroll
-  for (int c = 0; c < kColsPerLane; c += 2)
-    *reinterpret_cast<uint32_t*>(dst + c) = pack2<T>(o[c] * inv_sum, o[c + 1] * inv_sum);
-  if (lane == 0) p.lse[row] = sum > 0.f ? m + logf(sum) : -INFINITY;
+  __syncthreads();
+  if (!last_split) return;
+  __threadfence();
+  combine_splits<T, kHeadDim, kBlockM>(p, smem_raw + kBlockM * kRowBytes, row0, packed_rows, canonical_row);
+#endif
 }
 
 }  // namespace attnprof::kernels::decode

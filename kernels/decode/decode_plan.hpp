@@ -10,8 +10,9 @@
 //            last are streamed (first_key_tile); the splits cut that range.
 //   splits   the keys of each sequence are cut into kv_splits contiguous ranges of whole key tiles;
 //            every (batch, kv head, row block, split) is one CTA, so the grid fills the GPU at any
-//            batch. Each split writes its O (normalised) and LSE in fp32 to the workspace, and a
-//            second launch combines them by their LSE. With one split the first launch writes O.
+//            batch. Each split writes its O (normalised) and LSE in fp32 to the workspace and counts
+//            itself on its row block's counter; the last split to arrive combines them by their LSE,
+//            in the same launch. With one split the CTA writes O directly.
 //   warps    inside a CTA each of the kWarps warps takes a quarter of every key tile (16 keys) with
 //            its own online-softmax state; the warps merge through shared memory at the end.
 #pragma once
@@ -116,8 +117,9 @@ struct Plan {
   int64_t tiles = 0;          // key tiles streamed per sequence, from first_tile on
   int64_t splits = 1;         // effective split count
   int64_t tiles_per_split = 0;
-  int64_t ctas = 0;           // CTAs of the split launch
-  int64_t combine_rows = 0;   // rows the combine launch merges (0: no combine launch)
+  int64_t ctas = 0;           // CTAs of the launch
+  int64_t combine_rows = 0;   // query rows whose splits are combined (0: one split, nothing to combine)
+  int64_t row_blocks = 0;     // (batch, kv head, row block) groups: one arrival counter each when split
 };
 
 // requested_splits: the shape's kv_splits (0 = choose_splits); window: the shape's (0 = none).
@@ -136,13 +138,18 @@ constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_
   p.tiles_per_split = tiles_per_split(p.tiles, p.splits);
   p.ctas = base * p.splits;
   p.combine_rows = p.splits > 1 ? batch * heads * seq_q : 0;
+  p.row_blocks = base;
   return p;
 }
 
-// Workspace of a split plan: per split, O (fp32, hdim wide) and LSE (fp32) of every query row.
+// Workspace of a split plan: per split, O (fp32, hdim wide) and LSE (fp32) of every query row, then
+// one 32-bit arrival counter per row block. The counters start at zero (the testbed zeroes a
+// workspace when it allocates it) and the last split of each row block sets its counter back to zero.
+constexpr size_t partials_bytes(const Plan& p, int64_t hdim) {
+  return static_cast<size_t>(p.splits * p.combine_rows) * static_cast<size_t>(hdim + 1) * sizeof(float);
+}
 constexpr size_t workspace_bytes(const Plan& p, int64_t hdim) {
-  return p.splits > 1 ? static_cast<size_t>(p.splits * p.combine_rows) * static_cast<size_t>(hdim + 1) * sizeof(float)
-                      : 0;
+  return p.splits > 1 ? partials_bytes(p, hdim) + static_cast<size_t>(p.row_blocks) * sizeof(uint32_t) : 0;
 }
 
 }  // namespace attnprof::kernels::decode

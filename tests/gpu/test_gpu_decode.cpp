@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -96,8 +98,40 @@ TEST_CASE("decode matches float64 at every forced split count, including one spl
   CHECK(decode.plan(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16, 0, 5)).at("kv_splits") == 5);
   CHECK(decode.plan(make_shape(1, 32, 8, 1, 100, 128, false, DType::bf16, 0, 9)).at("kv_splits") == 2);
   CHECK(decode.plan(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16)).at("kv_splits") > 8);
-  CHECK(decode.stage_names(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16)).size() == 2);
+  // One launch whatever the split count: the last split of each row block combines in the same launch.
+  CHECK(decode.stage_names(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16)).size() == 1);
+  CHECK(decode.launch_info(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16)).size() == 1);
   CHECK(decode.stage_names(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16, 0, 1)).size() == 1);
+}
+
+TEST_CASE("decode's split counters are back at zero after every call: repeated calls on one workspace verify") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  for (const Shape& s : {make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16),
+                         make_shape(3, 64, 8, 16, 2049, 64, true, DType::fp16, 0, 7)}) {
+    INFO(s.label());
+    const size_t bytes = decode.workspace_bytes(s);
+    REQUIRE(bytes > 0);
+    kernels::CudaProblem problem(s, bytes);
+    const kernels::AttentionArgs args = problem.args(nullptr);
+    REQUIRE(decode.plan(s).at("kv_splits") > 1);
+    const std::map<std::string, int64_t> plan = decode.plan(s);
+    const int64_t m_blocks = (plan.at("packed_rows") + plan.at("block_m") - 1) / plan.at("block_m");
+    const auto counters = static_cast<size_t>(s.batch * s.kv_heads * m_blocks);  // at the workspace's end
+    for (int call = 0; call < 4; ++call) {
+      const uint64_t seed = g_seed + static_cast<uint64_t>(call);
+      problem.fill_inputs(seed, nullptr);
+      problem.poison_outputs(nullptr);
+      decode.launch(args);
+      const Verification v = problem.verify(seed, kMaxRowsChecked, nullptr);
+      INFO("call " << call << ": max err " << v.o_max_abs_err << ", unwritten " << v.unwritten);
+      CHECK(v.passed);
+      CHECK(v.unwritten == 0);
+      std::vector<uint32_t> host(counters, 1u);
+      REQUIRE(cudaMemcpy(host.data(), static_cast<const unsigned char*>(args.workspace) + bytes - counters * sizeof(uint32_t),
+                         counters * sizeof(uint32_t), cudaMemcpyDeviceToHost) == cudaSuccess);
+      CHECK(std::count(host.begin(), host.end(), 0u) == static_cast<long>(counters));
+    }
+  }
 }
 
 TEST_CASE("the reference gathers a paged cache and matches float64") {

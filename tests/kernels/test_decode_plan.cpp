@@ -68,9 +68,17 @@ TEST_CASE("the split heuristic fills one wave at small batch and does not split 
   // The axis overrides the heuristic (and is capped at the tile count).
   CHECK(dec::plan(1, 32, 8, 1, 32768, 5, kH200Slots).splits == 5);
   CHECK(dec::plan(1, 32, 8, 1, 100, 9, kH200Slots).splits == 2);
-  // Workspace: O and LSE of every query row per split, fp32.
+  // Workspace: O and LSE of every query row per split, fp32, then one arrival counter per
+  // (batch, kv head, row block): 2 x 8 x 1 here.
   const dec::Plan four = dec::plan(2, 32, 8, 1, 32768, 4, kH200Slots);
-  CHECK(dec::workspace_bytes(four, 128) == 4u * 2 * 32 * 1 * 129 * sizeof(float));
+  CHECK(four.row_blocks == 16);
+  CHECK(dec::partials_bytes(four, 128) == 4u * 2 * 32 * 1 * 129 * sizeof(float));
+  CHECK(dec::workspace_bytes(four, 128) == 4u * 2 * 32 * 1 * 129 * sizeof(float) + 16 * sizeof(uint32_t));
+  // Speculative decoding: 16 positions x a group of 8 = 128 packed rows, in row blocks of 32.
+  const dec::Plan spec = dec::plan(1, 64, 8, 16, 32768, 4, kH200Slots);
+  CHECK(spec.m_blocks == 4);
+  CHECK(spec.row_blocks == 1 * 8 * 4);
+  CHECK(dec::workspace_bytes(spec, 64) == dec::partials_bytes(spec, 64) + 32 * sizeof(uint32_t));
 }
 
 TEST_CASE("the heuristic's choice is the smallest split count within the wave-efficiency share") {

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# One GPU-machine call for the decode kernel, everything packed into $OUT/decode.tgz.
+# ATTNPROF_DECODE_STEPS picks the steps, in this order (default: tests side):
+#   tests  test_gpu_decode (decode and paged caches against float64, the split counters' reset);
+#   ncu    Nsight Compute on one decode call and on cuDNN's at the same shape (batch 64, 8k tokens of
+#          KV, 32 query heads over 8 KV heads, hdim 128, bf16): where each one's L2 traffic comes from
+#          (ncu-l2.txt);
+#   side   the Python bridge built there (docs/python.md) and the decode preset's contiguous shapes
+#          swept with decode beside torch:flash and torch:cudnn, counters and verification on every
+#          point; then the paged half with decode alone; the gap table (decode_table.txt).
+# ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 360; every finished point is kept).
+source "$(dirname "$0")/lib.sh"
+phase_begin decode
+steps=" ${ATTNPROF_DECODE_STEPS:-tests side} "
+want() { [[ $steps == *" $1 "* ]]; }
+
+if want tests; then
+  log "test_gpu_decode"
+  timeout 300 "$bin/test_gpu_decode" > "$out/test_gpu_decode.log" 2>&1
+  echo "exit $? test_gpu_decode" | tee -a "$out/gpu-tests.log"
+  grep -E "FAILED|with expansion|test cases|assertions" "$out/test_gpu_decode.log" | tail -n 20
+fi
+
+if want ncu; then
+  log "Nsight Compute: L2 traffic of decode and cuDNN at b64 x 8k"
+  shape="batch=64;heads=32;kv_heads=8;seq_q=1;seq_k=8192;hdim=128;dtype=bf16"
+  metrics="gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,lts__t_sectors.sum"
+  metrics+=",lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors_op_read.sum"
+  metrics+=",lts__t_sectors_op_write.sum,lts__t_requests_srcunit_tex.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed"
+  metrics+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__throughput.avg.pct_of_peak_sustained_elapsed"
+  metrics+=",breakdown:lts__throughput.avg.pct_of_peak_sustained_elapsed"
+  ncu --clock-control none --nvtx --nvtx-include "attnprof verify/" -k regex:decode_split --metrics "$metrics" --csv \
+      "$bin/attnprof" sweep --axes "$shape" --kernels decode --backend cuda --seed 7 --out "$out/ncu-decode" \
+      --no-counters --min-samples 3 --max-samples 3 > "$out/ncu-decode.csv" 2>"$out/ncu-decode.err"
+  echo "ncu decode exit $?"
+  echo '[{"batch": 64, "heads": 32, "kv_heads": 8, "seq_q": 1, "seq_k": 8192, "hdim": 128, "causal": false, "dtype": "bf16"}]' \
+      > "$out/shape-decode.json"
+  # cuDNN's kernels of one warm call: every launch after the inputs are made, the longest is the attention.
+  ncu --clock-control none -k regex:'sdpa|fmha|flash|attn|cudnn|sm90' --launch-skip 2 -c 1 --metrics "$metrics" --csv \
+      python3 scripts/device/anchor.py shapes "$out/shape-decode.json" --backends cudnn --warm --warmup-seconds 0 \
+      --samples 2 --out "$out/ncu-cudnn-anchor.json" > "$out/ncu-cudnn.csv" 2>"$out/ncu-cudnn.err"
+  echo "ncu cudnn exit $?"
+  python3 - "$out/ncu-decode.csv" "$out/ncu-cudnn.csv" > "$out/ncu-l2.txt" <<'PY'
+import csv, io, sys
+def rows(path):
+    text = open(path, errors="replace").read()
+    start = text.find('"ID"')
+    return list(csv.DictReader(io.StringIO(text[start:]))) if start >= 0 else []
+for path in sys.argv[1:]:
+    found = rows(path)
+    names = sorted({r["Kernel Name"][:90] for r in found})
+    print(f"== {path}: {names}")
+    for r in found:
+        print(f"  {r['Metric Name']:<70s} {r['Metric Unit']:>10s} {r['Metric Value']:>18s}")
+PY
+  cat "$out/ncu-l2.txt" | head -n 80
+fi
+
+if want side; then
+  build_bridge "$out/python"
+  axes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768,131072;hdim=128;dtype=bf16"
+  log "decode beside torch:flash and torch:cudnn, counters on"
+  t0=$(now)
+  timeout -s TERM "${ATTNPROF_DECODE_SECONDS:-360}" "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" \
+    --kernels decode,torch:flash,torch:cudnn --axes "$axes" --max-seconds 0.3 --warmup-seconds 0.3 \
+    --out "$out/side" --md "$out/side/summary.md" >"$out/side.txt" 2>"$out/side.log"
+  echo "side-by-side sweep exit $? in $(since "$t0") s"
+  $checks statuses "$out/side/results.json"
+  log "decode from 64-token shuffled pages, counters on"
+  t0=$(now)
+  timeout -s TERM 200 "$bin/attnprof" sweep --kernels decode --axes "$axes;page_size=64" --max-seconds 0.3 \
+    --warmup-seconds 0.3 --out "$out/paged" >"$out/paged.txt" 2>"$out/paged.log"
+  echo "paged sweep exit $? in $(since "$t0") s"
+  $checks statuses "$out/paged/results.json"
+  python3 scripts/gap_table.py "$out/side/results.json" > "$out/gap_table.md"; echo "gap table exit $?"
+  python3 - "$out/side/results.json" "$out/paged/results.json" <<'PY' | tee "$out/decode_table.txt"
+import json, sys
+def load(path):
+    out = {}
+    for r in json.load(open(path))["records"]:
+        s = r["shape"]
+        ok = r["status"] == "ok" and r["verification"].get("passed", False)
+        c = r.get("counters") or {}
+        dram = (c.get("total") or {}).get("dram__bytes_read.sum")
+        out[(s["batch"], s["seq_k"], r["kernel"])] = (r["latency"]["p50_us"] if ok else None, dram)
+    return out
+side, paged = load(sys.argv[1]), load(sys.argv[2])
+print("batch    KV | decode  flash  cudnn  (P50 us) | decode/best vendor | paged64 us  paged/contig | DRAM TB/s contig/paged")
+for b, k in sorted({(b, k) for (b, k, _) in side}):
+    d, f, c = (side.get((b, k, n), (None, None))[0] for n in ("decode", "torch:flash", "torch:cudnn"))
+    p = paged.get((b, k, "decode"), (None, None))[0]
+    vend = min(x for x in (f, c) if x) if (f or c) else None
+    tb = lambda v: f"{v[1] / v[0] / 1e6:.2f}" if v[0] and v[1] else "-"
+    fmt = lambda x: f"{x:7.1f}" if x else "      -"
+    print(f"{b:5d} {k:6d} | {fmt(d)} {fmt(f)} {fmt(c)} | {vend / d if d and vend else float('nan'):5.2f}x | "
+          f"{fmt(p)} {p / d - 1 if p and d else float('nan'):+7.1%} | {tb(side.get((b, k, 'decode'), (0, 0)))} / "
+          f"{tb(paged.get((b, k, 'decode'), (0, 0)))}")
+PY
+fi
