@@ -52,9 +52,9 @@ TEST_CASE("splits are whole key tiles, none empty, covering every tile once") {
 TEST_CASE("the split heuristic fills one wave at small batch and does not split a full grid") {
   // Batch 1, 8 kv heads, 32k keys (512 tiles): 8 CTAs unsplit would use 3% of the H200.
   const dec::Plan one = dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots);
-  CHECK(one.splits >= 16);  // 29 on the H200: 232 of 264 slots, within the efficiency share of a full wave
+  CHECK(one.splits == 32);  // 256 of the H200's 264 slots: 33 splits would leave the last one empty (512 tiles)
   CHECK(one.ctas <= kH200Slots);
-  CHECK(static_cast<double>(one.ctas) >= dec::kWaveEfficiencyShare * kH200Slots);
+  CHECK(one.ctas == 256);
   CHECK(one.combine_rows == 32);
   // Batch 64 x 8 kv heads = 512 CTAs: about two waves already, no split.
   const dec::Plan full = dec::plan(64, 32, 8, 1, 32768, 0, kH200Slots);
