@@ -10,6 +10,8 @@
  *   cc -shared -fPIC -O2 -I<attnprof>/include cpu_attention.c -o cpu_attention.so -lm
  * Run:
  *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused --preset quick
+ *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused \
+ *     --axes "heads=4;hdim=64;causal=1;dtype=fp32;window=0,32;lengths=uniform:16:256;batch=4"
  */
 #include <attnprof/plugin.h>
 
