@@ -38,20 +38,18 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
   if (s.kv_splits > 0 && !kernel.splits_kv())
     return kernel.name() + " does not split the keys (kv_splits applies to split-KV kernels such as decode)";
   if (s.windowed() && !kernel.masks_window())
-    return kernel.name() +
-           (kernel.origin() == "built-in"
-                ? " has no sliding-window mask"
-                : " cannot be given a sliding window (plugin ABI version 1's attnprof_shape has no window field)") +
-           " (window " + std::to_string(s.window) + ")";
+    return kernel.no_window_reason() + " (window " + std::to_string(s.window) + ")";
   if (s.varlen() && !kernel.runs_varlen()) {
     if (std::string own = kernel.unsupported_reason(s); !own.empty()) return own;
-    return kernel.name() +
-           (kernel.origin() == "built-in"
-                ? " runs dense batches only (no packed variable-length batch)"
-                : " cannot be given a packed variable-length batch (plugin ABI version 1's attnprof_shape has no "
-                  "cu_seqlens)");
+    return kernel.no_varlen_reason();
   }
   return kernel.unsupported_reason(s);
+}
+
+std::string Kernel::no_window_reason() const { return name() + " has no sliding-window mask"; }
+
+std::string Kernel::no_varlen_reason() const {
+  return name() + " runs dense batches only (no packed variable-length batch)";
 }
 
 Registrar::Registrar(const Kernel* kernel) { builtin_table().push_back(kernel); }

@@ -134,6 +134,11 @@ class Kernel {
   // Runs a packed variable-length batch (shape.varlen(), AttentionArgs::cu_seqlens). A kernel that does
   // not say so never runs one: it would read the packed tensors as a dense batch.
   virtual bool runs_varlen() const { return false; }
+  // What support_reason says of a windowed (packed) point when masks_window() (runs_varlen()) is
+  // false: the built-in kernels lack the mask (the packed path); a plugin kernel says why it was not
+  // given one (its ABI version, or a flag it does not declare).
+  virtual std::string no_window_reason() const;
+  virtual std::string no_varlen_reason() const;
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged

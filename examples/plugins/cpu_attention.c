@@ -2,11 +2,16 @@
  * the BSHD layout ([batch, seq, heads, hdim], FlashAttention's) to show how a kernel that takes only
  * one layout declares it. On the CPU backend every tensor is fp32, whatever the shape's dtype.
  * Two passes per row: the scores and their maximum, then the softmax weights and the output.
+ * It declares what plugin ABI version 2 added: the sliding window (each row's keys are cut to the
+ * window) and packed variable-length batches (each sequence's rows start at its cu_seqlens entry, in
+ * the token-major packed layout a BSHD kernel is given).
  *
  * Build outside attnprof (docs/plugins.md):
  *   cc -shared -fPIC -O2 -I<attnprof>/include cpu_attention.c -o cpu_attention.so -lm
  * Run:
  *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused --preset quick
+ *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused \
+ *     --axes "heads=4;hdim=64;causal=1;dtype=fp32;window=0,32;lengths=uniform:16:256;batch=4"
  */
 #include <attnprof/plugin.h>
 
@@ -19,6 +24,26 @@ typedef struct {
   attnprof_tensors t;
   float* scores; /* seq_k floats: one row's scores */
 } problem;
+
+/* Keys [begin, end) that row i of a sequence of seq_q queries and seq_k keys sees (plugin.h's masks). */
+typedef struct {
+  int64_t begin, end;
+} key_range;
+
+static key_range keys_of_row(const attnprof_shape* n, int64_t seq_q, int64_t seq_k, int64_t i) {
+  const int64_t p = i + seq_k - seq_q; /* bottom-right alignment */
+  /* A window wider than seq_q + seq_k cuts nothing; the clamp keeps p + w from overflowing. */
+  const int64_t w = n->window < seq_q + seq_k ? n->window : seq_q + seq_k;
+  key_range r = {0, seq_k};
+  if (n->causal) r.end = p + 1;
+  else if (w > 0) r.end = p + w;
+  if (w > 0) r.begin = p - w + 1;
+  if (r.end > seq_k) r.end = seq_k;
+  if (r.end < 0) r.end = 0;
+  if (r.begin < 0) r.begin = 0;
+  if (r.begin > r.end) r.begin = r.end;
+  return r;
+}
 
 static const float* element(const attnprof_tensor* x, int64_t b, int64_t h, int64_t s) {
   return (const float*)(uintptr_t)x->data + b * x->stride[0] + h * x->stride[1] + s * x->stride[2];
@@ -55,37 +80,42 @@ static int launch(void* state, attnprof_stream stream, char* error, size_t size)
   (void)stream, (void)error, (void)size;
   const problem* p = state;
   const attnprof_shape* n = &p->shape;
+  const int32_t* cu_seqlens = (const int32_t*)(uintptr_t)p->t.cu_seqlens; /* NULL unless packed */
   const int64_t group = n->heads / n->kv_heads;
-  for (int64_t b = 0; b < n->batch; ++b)
+  for (int64_t b = 0; b < n->batch; ++b) {
+    /* A packed sequence is self-attention over its own tokens, rows first..first + len - 1. */
+    const int64_t first = n->packed_seqs > 0 ? cu_seqlens[b] : 0;
+    const int64_t seq_q = n->packed_seqs > 0 ? cu_seqlens[b + 1] - first : n->seq_q;
+    const int64_t seq_k = n->packed_seqs > 0 ? seq_q : n->seq_k;
     for (int64_t h = 0; h < n->heads; ++h)
-      for (int64_t i = 0; i < n->seq_q; ++i) {
-        const float* q = element(&p->t.q, b, h, i);
-        int64_t visible = n->causal ? i + n->seq_k - n->seq_q + 1 : n->seq_k; /* bottom-right mask */
-        if (visible > n->seq_k) visible = n->seq_k;
-        if (visible < 0) visible = 0;
+      for (int64_t i = 0; i < seq_q; ++i) {
+        const float* q = element(&p->t.q, b, h, first + i);
+        const key_range keys = keys_of_row(n, seq_q, seq_k, i);
         float row_max = -INFINITY;
-        for (int64_t j = 0; j < visible; ++j) {
-          const float* k = element(&p->t.k, b, h / group, j);
+        for (int64_t j = keys.begin; j < keys.end; ++j) {
+          const float* k = element(&p->t.k, b, h / group, first + j);
           float dot = 0.f;
           for (int64_t d = 0; d < n->hdim; ++d) dot += q[d] * k[d];
           p->scores[j] = dot * (float)p->t.softmax_scale;
           if (p->scores[j] > row_max) row_max = p->scores[j];
         }
-        float* o = (float*)(uintptr_t)p->t.o.data + b * p->t.o.stride[0] + h * p->t.o.stride[1] + i * p->t.o.stride[2];
+        float* o = (float*)(uintptr_t)p->t.o.data + b * p->t.o.stride[0] + h * p->t.o.stride[1] +
+                   (first + i) * p->t.o.stride[2];
         for (int64_t d = 0; d < n->hdim; ++d) o[d] = 0.f;
         float row_sum = 0.f;
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = keys.begin; j < keys.end; ++j) {
           const float w = expf(p->scores[j] - row_max);
-          const float* v = element(&p->t.v, b, h / group, j);
+          const float* v = element(&p->t.v, b, h / group, first + j);
           row_sum += w;
           for (int64_t d = 0; d < n->hdim; ++d) o[d] += w * v[d];
         }
         for (int64_t d = 0; row_sum > 0.f && d < n->hdim; ++d) o[d] /= row_sum;
         float* lse = (float*)(uintptr_t)p->t.lse.data;
         if (lse != NULL)
-          lse[b * p->t.lse.stride[0] + h * p->t.lse.stride[1] + i * p->t.lse.stride[2]] =
+          lse[b * p->t.lse.stride[0] + h * p->t.lse.stride[1] + (first + i) * p->t.lse.stride[2]] =
               row_sum > 0.f ? row_max + logf(row_sum) : -INFINITY;
       }
+  }
   return ATTNPROF_OK;
 }
 
@@ -103,7 +133,7 @@ static const attnprof_kernel kernels[] = {{
     ATTNPROF_BACKEND_CPU,
     ATTNPROF_COST_ATTENTION_FWD,
     ATTNPROF_LAYOUT_BSHD,
-    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_WRITES_LSE,
+    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_WRITES_LSE | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN,
     NULL,
     supports,
     NULL,

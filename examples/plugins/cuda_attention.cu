@@ -2,12 +2,16 @@
 // One warp computes one query row: for each visible key it takes the dot product q.k across the
 // warp, then updates the online softmax (running max m, running sum l) and the output accumulator.
 // Lane t holds elements t, t + 32, ... of the row, so hdim may be any multiple of 32 up to 256.
-// Tensors are read through their strides, so both of attnprof's layouts (BHSD, BSHD) work.
+// Tensors are read through their strides, so both of attnprof's layouts (BHSD, BSHD) work. It runs
+// sliding windows (a row's keys are cut to its window) and packed variable-length batches (a warp
+// finds its row's sequence in cu_seqlens by binary search), plugin ABI version 2's additions.
 //
 // Build outside attnprof (docs/plugins.md):
 //   nvcc -shared -Xcompiler -fPIC -O2 -arch=sm_90 -I<attnprof>/include cuda_attention.cu -o cuda_attention.so
 // Run:
 //   attnprof sweep --plugin ./cuda_attention.so --kernels example-cuda,fused --axes "seq=512,1024;hdim=64,128"
+//   attnprof sweep --plugin ./cuda_attention.so --kernels example-cuda,fused \
+//     --axes "batch=8;heads=8;hdim=128;causal=1;window=0,256;lengths=uniform:64:1024"
 #include <attnprof/plugin.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,7 +30,9 @@
 #define EXAMPLE_CUDA_LAYOUTS (ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD)
 #endif
 #ifndef EXAMPLE_CUDA_FLAGS
-#define EXAMPLE_CUDA_FLAGS (ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE | ATTNPROF_KERNEL_WRITES_LSE)
+#define EXAMPLE_CUDA_FLAGS                                                                                 \
+  (ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE | ATTNPROF_KERNEL_WRITES_LSE |                      \
+   ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN)
 #endif
 
 namespace {
@@ -53,52 +59,85 @@ __device__ const T& at(const attnprof_tensor& x, int64_t b, int64_t h, int64_t s
   return base[b * x.stride[0] + h * x.stride[1] + s * x.stride[2] + d * x.stride[3]];
 }
 
+// Query rows of one call: (b * heads + h) * seq_q + i dense, h * total_tokens + token packed.
+__host__ __device__ int64_t query_rows(const attnprof_shape& n) {
+  return n.packed_seqs > 0 ? n.heads * n.total_tokens : n.batch * n.heads * n.seq_q;
+}
+
+// The keys [begin, end) row i of a sequence of seq_q queries and seq_k keys sees (plugin.h's masks).
+__device__ void keys_of_row(const attnprof_shape& n, int64_t seq_q, int64_t seq_k, int64_t i, int64_t* begin,
+                            int64_t* end) {
+  const int64_t p = i + seq_k - seq_q;  // bottom-right alignment
+  const int64_t w = min(n.window, seq_q + seq_k);  // a wider window cuts nothing; p + w cannot overflow
+  int64_t e = n.causal ? p + 1 : (w > 0 ? p + w : seq_k);
+  e = min(seq_k, max(int64_t{0}, e));
+  *begin = w > 0 ? min(e, max(int64_t{0}, p - w + 1)) : 0;
+  *end = e;
+}
+
 // kPerLane = hdim / 32: the row's elements each lane holds.
 template <typename T, int kPerLane>
 __global__ void attention_rows(Problem p) {
   const attnprof_shape& n = p.shape;
   const int lane = threadIdx.x % 32;
-  const int64_t row = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32;  // (b * heads + h) * seq_q + i
-  if (row >= n.batch * n.heads * n.seq_q) return;
-  const int64_t i = row % n.seq_q, h = (row / n.seq_q) % n.heads, b = row / (n.seq_q * n.heads);
+  const int64_t row = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32;
+  if (row >= query_rows(n)) return;
+  int64_t b, h, i, first = 0, seq_q = n.seq_q, seq_k = n.seq_k;
+  if (n.packed_seqs > 0) {
+    // Token t of head h; its sequence b is the last whose first token cu_seqlens[b] <= t.
+    const int32_t* cu_seqlens = reinterpret_cast<const int32_t*>(p.t.cu_seqlens);
+    const int64_t t = row % n.total_tokens;
+    h = row / n.total_tokens;
+    int64_t lo = 0, hi = n.packed_seqs - 1;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi + 1) / 2;
+      if (cu_seqlens[mid] <= t) lo = mid;
+      else hi = mid - 1;
+    }
+    b = lo, first = cu_seqlens[b], i = t - first;
+    seq_q = seq_k = cu_seqlens[b + 1] - first;
+  } else {
+    i = row % n.seq_q, h = (row / n.seq_q) % n.heads, b = row / (n.seq_q * n.heads);
+  }
   const int64_t kv_h = h / (n.heads / n.kv_heads);
-  // Bottom-right causal mask: row i sees keys 0 .. i + seq_k - seq_q.
-  const int64_t visible = n.causal ? min(n.seq_k, max(int64_t{0}, i + n.seq_k - n.seq_q + 1)) : n.seq_k;
+  int64_t key_begin, key_end;
+  keys_of_row(n, seq_q, seq_k, i, &key_begin, &key_end);
 
+  // A packed sequence's rows are rows first .. first + seq_q - 1 of the one batch entry (stride[0] 0).
   float q[kPerLane], acc[kPerLane];
   for (int e = 0; e < kPerLane; ++e) {
-    q[e] = to_float(at<T>(p.t.q, b, h, i, lane + 32 * e)) * static_cast<float>(p.t.softmax_scale);
+    q[e] = to_float(at<T>(p.t.q, b, h, first + i, lane + 32 * e)) * static_cast<float>(p.t.softmax_scale);
     acc[e] = 0.f;
   }
   float row_max = -INFINITY, row_sum = 0.f;
-  for (int64_t j = 0; j < visible; ++j) {
+  for (int64_t j = key_begin; j < key_end; ++j) {
     float score = 0.f;
-    for (int e = 0; e < kPerLane; ++e) score += q[e] * to_float(at<T>(p.t.k, b, kv_h, j, lane + 32 * e));
+    for (int e = 0; e < kPerLane; ++e) score += q[e] * to_float(at<T>(p.t.k, b, kv_h, first + j, lane + 32 * e));
     for (int offset = 16; offset > 0; offset /= 2) score += __shfl_xor_sync(0xffffffffu, score, offset);
     const float new_max = fmaxf(row_max, score);
     const float rescale = expf(row_max - new_max);  // 0 on the first key (row_max = -inf)
     const float weight = expf(score - new_max);
     row_sum = row_sum * rescale + weight;
     for (int e = 0; e < kPerLane; ++e)
-      acc[e] = acc[e] * rescale + weight * to_float(at<T>(p.t.v, b, kv_h, j, lane + 32 * e));
+      acc[e] = acc[e] * rescale + weight * to_float(at<T>(p.t.v, b, kv_h, first + j, lane + 32 * e));
     row_max = new_max;
   }
   T* o = reinterpret_cast<T*>(p.t.o.data);
   for (int e = 0; e < kPerLane; ++e) {
     const int64_t d = lane + 32 * e;
-    o[b * p.t.o.stride[0] + h * p.t.o.stride[1] + i * p.t.o.stride[2] + d * p.t.o.stride[3]] =
+    o[b * p.t.o.stride[0] + h * p.t.o.stride[1] + (first + i) * p.t.o.stride[2] + d * p.t.o.stride[3]] =
         from_float<T>(row_sum > 0.f ? acc[e] / row_sum : 0.f);
   }
   if (lane == 0 && p.t.lse.data != 0) {
     float* lse = reinterpret_cast<float*>(p.t.lse.data);
-    lse[b * p.t.lse.stride[0] + h * p.t.lse.stride[1] + i * p.t.lse.stride[2]] =
+    lse[b * p.t.lse.stride[0] + h * p.t.lse.stride[1] + (first + i) * p.t.lse.stride[2]] =
         row_sum > 0.f ? row_max + logf(row_sum) : -INFINITY;
   }
 }
 
 template <typename T>
 cudaError_t launch_rows(const Problem& p, cudaStream_t stream) {
-  const int64_t rows = p.shape.batch * p.shape.heads * p.shape.seq_q;
+  const int64_t rows = query_rows(p.shape);
   const dim3 grid(static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock)), block(32 * kWarpsPerBlock);
   switch (p.shape.hdim / 32) {
     case 1: attention_rows<T, 1><<<grid, block, 0, stream>>>(p); break;
@@ -119,7 +158,7 @@ int supports(void*, const attnprof_shape* s, char* reason, size_t size) {
     snprintf(reason, size, "hdim %lld: this example takes multiples of 32 up to 256", static_cast<long long>(s->hdim));
     return 0;
   }
-  if (s->batch * s->heads * s->seq_q > int64_t{kWarpsPerBlock} * 0x7fffffff) {
+  if (query_rows(*s) > int64_t{kWarpsPerBlock} * 0x7fffffff) {
     snprintf(reason, size, "more query rows than one grid dimension holds");
     return 0;
   }

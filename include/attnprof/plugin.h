@@ -36,8 +36,15 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to the structs below; attnprof refuses a plugin built for another version. */
-#define ATTNPROF_PLUGIN_ABI_VERSION 1u
+/* Bumped on any change to the structs below. attnprof loads a plugin built for this version or for
+ * version 1, and refuses any other.
+ *   1  dense batches without a sliding window.
+ *   2  attnprof_shape gains the sliding window and the packed variable-length batch (after every field
+ *      of version 1, so a version-1 plugin reads its fields where they were), attnprof_tensors the
+ *      batch's cu_seqlens, and kernels the flags ATTNPROF_KERNEL_MASKS_WINDOW and _RUNS_VARLEN. A
+ *      version-1 plugin still loads and runs as before; its kernels are never given a windowed or
+ *      packed point (attnprof records those "unsupported") and may not declare the new flags. */
+#define ATTNPROF_PLUGIN_ABI_VERSION 2u
 
 /* The symbol attnprof looks up. */
 #define ATTNPROF_PLUGIN_ENTRY_NAME "attnprof_plugin_entry"
@@ -79,15 +86,42 @@ typedef enum attnprof_cost_model {
 #define ATTNPROF_KERNEL_ZERO_WORKSPACE 4u
 /* The kernel writes LSE (the natural-log softmax denominator per query row): it is then verified. */
 #define ATTNPROF_KERNEL_WRITES_LSE 8u
+/* ABI version 2. The kernel applies attnprof_shape.window: without it attnprof never gives the kernel a
+ * windowed point (full attention there would pass for a window it never applied). */
+#define ATTNPROF_KERNEL_MASKS_WINDOW 16u
+/* ABI version 2. The kernel runs a packed variable-length batch (attnprof_shape.packed_seqs > 0, the
+ * layout below): without it attnprof never gives the kernel one (it would read it as a dense batch). */
+#define ATTNPROF_KERNEL_RUNS_VARLEN 32u
 
-/* One point. Causal masking is aligned to the bottom-right corner: query row i sees key j iff
- * j <= i + (seq_k - seq_q); a row that sees no key has O = 0 and LSE = -inf. Query head h reads
- * key/value head h / (heads / kv_heads). There is no window field: attnprof never gives a plugin a
- * sliding-window point (it records it unsupported). */
+/* One point. Query row i (0 <= i < seq_q) sits at key position p = i + (seq_k - seq_q): masks are
+ * aligned to the bottom-right corner (FlashAttention >= 2.1).
+ *   causal        row i sees key j iff j <= p.
+ *   window W > 0  (ABI version 2) sliding-window attention: row i sees key j iff p - W < j, and also
+ *                 j <= p when causal, or j < p + W when not (FlashAttention's window_size (W-1, 0)
+ *                 causal, (W-1, W-1) not). W may exceed seq_q + seq_k: every row then sees what it
+ *                 would see without a window.
+ * A row that sees no key has O = 0 and LSE = -inf. Query head h reads key/value head
+ * h / (heads / kv_heads).
+ *
+ * Packed variable-length batch (ABI version 2; packed_seqs > 0, FlashAttention's varlen API): batch
+ * self-attention sequences of different lengths, packed end to end. Sequence b has
+ * n_b = cu_seqlens[b + 1] - cu_seqlens[b] tokens (1 <= n_b <= max_seqlen), its own seq_q = seq_k = n_b,
+ * and the masks above apply within it. batch = packed_seqs, seq_q = seq_k = max_seqlen, and every
+ * tensor holds all total_tokens tokens (attnprof_tensors says where each lies, and gives cu_seqlens).
+ * A dense point has packed_seqs = max_seqlen = total_tokens = 0.
+ *
+ * A kernel is given a windowed point only with ATTNPROF_KERNEL_MASKS_WINDOW, a packed one only with
+ * ATTNPROF_KERNEL_RUNS_VARLEN; a version-1 plugin is given neither, and sees this struct's version-1
+ * fields only. */
 typedef struct attnprof_shape {
   int64_t batch, heads, kv_heads, seq_q, seq_k, hdim;
   int32_t causal;
-  int32_t dtype; /* attnprof_dtype: the precision asked for */
+  int32_t dtype;         /* attnprof_dtype: the precision asked for */
+  /* ABI version 2 */
+  int64_t window;        /* sliding-window width in keys; 0 = none */
+  int64_t packed_seqs;   /* packed batch: its sequence count (= batch); 0 = dense */
+  int64_t max_seqlen;    /* packed batch: the longest sequence's tokens (= seq_q = seq_k); 0 = dense */
+  int64_t total_tokens;  /* packed batch: every sequence's tokens (cu_seqlens[batch]); 0 = dense */
 } attnprof_shape;
 
 /* A tensor: its first element and its strides in elements for (batch, head, seq, hdim). */
@@ -96,6 +130,17 @@ typedef struct attnprof_tensor {
   int64_t stride[4];
 } attnprof_tensor;
 
+/* Element d of row i of head h of batch entry b lies at
+ *   data + b * stride[0] + h * stride[1] + i * stride[2] + d * stride[3]      (in elements)
+ * and its LSE at lse.data + b * lse.stride[0] + h * lse.stride[1] + i * lse.stride[2]. Strides are:
+ * Dense:  BHSD  q, o [batch, heads, seq_q, hdim], k, v [batch, kv_heads, seq_k, hdim];
+ *         BSHD  q, o [batch, seq_q, heads, hdim], k, v [batch, seq_k, kv_heads, hdim];
+ *         lse [batch, heads, seq_q] in either.
+ * Packed (shape.packed_seqs > 0): every sequence lies in one batch entry of T = shape.total_tokens
+ *         tokens, token i of sequence b being row cu_seqlens[b] + i of it (stride[0] is 0):
+ *         BHSD  head-major, as attnprof's own kernels take it: q, o [heads, T, hdim], k, v [kv_heads, T, hdim];
+ *         BSHD  token-major, as FlashAttention's varlen API takes it: q, o [T, heads, hdim], k, v [T, kv_heads, hdim];
+ *         lse [heads, T] in either. */
 typedef struct attnprof_tensors {
   uint32_t struct_size;   /* sizeof(attnprof_tensors) as attnprof was built */
   uint32_t layout;        /* the layout of q, k, v, o: ATTNPROF_LAYOUT_BHSD or ATTNPROF_LAYOUT_BSHD */
@@ -107,6 +152,10 @@ typedef struct attnprof_tensors {
   attnprof_deviceptr workspace;
   uint64_t workspace_bytes;
   double softmax_scale;    /* 1 / sqrt(hdim) */
+  /* ABI version 2 */
+  /* Packed batch: int32 [batch + 1], cu_seqlens[b] the first token of sequence b and cu_seqlens[batch]
+   * = total_tokens, in device memory (host memory on the CPU backend), valid until release(). 0 dense. */
+  attnprof_deviceptr cu_seqlens;
 } attnprof_tensors;
 
 typedef struct attnprof_kernel {

@@ -25,8 +25,23 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint32_t kKnownLayouts = ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD;
-constexpr uint32_t kKnownFlags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE |
+// The oldest ABI version a plugin may be built for (include/attnprof/plugin.h lists them).
+constexpr uint32_t kOldestAbiVersion = 1;
+constexpr uint32_t kAbiV1Flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE |
                                  ATTNPROF_KERNEL_ZERO_WORKSPACE | ATTNPROF_KERNEL_WRITES_LSE;
+constexpr uint32_t kAbiV2Flags = kAbiV1Flags | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN;
+static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 2, "a new ABI version needs its flags here and its fields in to_c");
+
+// The flag bits a plugin built for `abi_version` may declare (a supported version).
+constexpr uint32_t known_flags(uint32_t abi_version) { return abi_version == 1 ? kAbiV1Flags : kAbiV2Flags; }
+
+// The flag bits of version 2 a version-1 plugin declared, by name ("ATTNPROF_KERNEL_MASKS_WINDOW").
+std::string v2_flag_names(uint32_t flags) {
+  std::string names;
+  if ((flags & ATTNPROF_KERNEL_MASKS_WINDOW) != 0) names = "ATTNPROF_KERNEL_MASKS_WINDOW";
+  if ((flags & ATTNPROF_KERNEL_RUNS_VARLEN) != 0) names += (names.empty() ? "" : " and ") + std::string("ATTNPROF_KERNEL_RUNS_VARLEN");
+  return names;
+}
 constexpr uint32_t kMaxKernels = 256;
 constexpr size_t kMaxNameLength = 64;
 constexpr size_t kMessageBytes = 512;
@@ -58,11 +73,21 @@ attnprof_shape to_c(const core::Shape& s) {
   c.dtype = s.dtype == core::DType::fp32 ? ATTNPROF_DTYPE_FP32
             : s.dtype == core::DType::fp16 ? ATTNPROF_DTYPE_FP16
                                            : ATTNPROF_DTYPE_BF16;
+  // ABI version 2's fields; always zero for a version-1 plugin, which support_reason never gives a
+  // windowed or packed point.
+  c.window = s.window;
+  if (s.varlen()) {
+    c.packed_seqs = s.batch;
+    c.max_seqlen = s.seq_q;
+    c.total_tokens = s.tokens_q();
+  }
   return c;
 }
 
-// Strides in elements for (batch, head, seq, hdim) of a [batch, heads, seq, hdim] tensor.
-attnprof_tensor tensor_of(const void* data, Layout layout, int64_t heads, int64_t seq, int64_t hdim) {
+// Strides in elements for (batch, head, seq, hdim) of a [batch, heads, seq, hdim] tensor. A packed
+// batch's tensors are one batch entry of all its tokens (plugin.h): seq is then the batch's tokens
+// and the batch stride 0, so that row cu_seqlens[b] + i of entry b is token i of sequence b.
+attnprof_tensor tensor_of(const void* data, Layout layout, int64_t heads, int64_t seq, int64_t hdim, bool packed) {
   attnprof_tensor t{};
   t.data = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(data));
   if (layout == Layout::bhsd) {
@@ -70,6 +95,7 @@ attnprof_tensor tensor_of(const void* data, Layout layout, int64_t heads, int64_
   } else {
     t.stride[0] = seq * heads * hdim, t.stride[1] = hdim, t.stride[2] = heads * hdim, t.stride[3] = 1;
   }
+  if (packed) t.stride[0] = 0;
   return t;
 }
 
@@ -126,7 +152,8 @@ class PluginCall final : public Call {
 
 class PluginKernel final : public Kernel {
  public:
-  PluginKernel(const attnprof_kernel& k, std::string origin) : k_(k), origin_(std::move(origin)) {}
+  PluginKernel(const attnprof_kernel& k, std::string origin, uint32_t abi_version)
+      : k_(k), origin_(std::move(origin)), abi_version_(abi_version) {}
 
   std::string name() const override { return k_.name; }
   Backend backend() const override { return k_.backend == ATTNPROF_BACKEND_CUDA ? Backend::cuda : Backend::cpu; }
@@ -138,6 +165,19 @@ class PluginKernel final : public Kernel {
   bool pure() const override { return (k_.flags & ATTNPROF_KERNEL_PURE) != 0; }
   bool graph_capturable() const override { return (k_.flags & ATTNPROF_KERNEL_GRAPH_CAPTURABLE) != 0; }
   bool needs_zeroed_workspace() const override { return (k_.flags & ATTNPROF_KERNEL_ZERO_WORKSPACE) != 0; }
+  bool masks_window() const override { return (k_.flags & ATTNPROF_KERNEL_MASKS_WINDOW) != 0; }
+  bool runs_varlen() const override { return (k_.flags & ATTNPROF_KERNEL_RUNS_VARLEN) != 0; }
+  std::string no_window_reason() const override {
+    if (abi_version_ == 1)
+      return name() + " cannot be given a sliding window (plugin ABI version 1's attnprof_shape has no window field)";
+    return name() + " does not declare ATTNPROF_KERNEL_MASKS_WINDOW (it applies no sliding window)";
+  }
+  std::string no_varlen_reason() const override {
+    if (abi_version_ == 1)
+      return name() + " cannot be given a packed variable-length batch (plugin ABI version 1's attnprof_shape has no "
+                      "cu_seqlens)";
+    return name() + " does not declare ATTNPROF_KERNEL_RUNS_VARLEN (it runs no packed variable-length batch)";
+  }
   // Whatever a plugin does on the host (Python, planning) must not show as GPU time.
   bool host_side_heavy() const override { return true; }
 
@@ -158,18 +198,21 @@ class PluginKernel final : public Kernel {
   std::unique_ptr<Call> prepare(const AttentionArgs& args) const override {
     const core::Shape& s = args.shape;
     const attnprof_shape c = to_c(s);
+    const bool packed = s.varlen();
+    const int64_t rows_q = packed ? s.tokens_q() : s.seq_q, rows_k = packed ? s.tokens_k() : s.seq_k;
     attnprof_tensors t{};
     t.struct_size = sizeof(attnprof_tensors);
     t.layout = args.layout == Layout::bhsd ? ATTNPROF_LAYOUT_BHSD : ATTNPROF_LAYOUT_BSHD;
     t.element_dtype = backend() == Backend::cpu ? ATTNPROF_DTYPE_FP32 : c.dtype;
-    t.q = tensor_of(args.q, args.layout, s.heads, s.seq_q, s.hdim);
-    t.k = tensor_of(args.k, args.layout, s.kv_heads, s.seq_k, s.hdim);
-    t.v = tensor_of(args.v, args.layout, s.kv_heads, s.seq_k, s.hdim);
-    t.o = tensor_of(args.o, args.layout, s.heads, s.seq_q, s.hdim);
-    t.lse = tensor_of(writes_lse() ? args.lse : nullptr, Layout::bhsd, s.heads, s.seq_q, 1);
+    t.q = tensor_of(args.q, args.layout, s.heads, rows_q, s.hdim, packed);
+    t.k = tensor_of(args.k, args.layout, s.kv_heads, rows_k, s.hdim, packed);
+    t.v = tensor_of(args.v, args.layout, s.kv_heads, rows_k, s.hdim, packed);
+    t.o = tensor_of(args.o, args.layout, s.heads, rows_q, s.hdim, packed);
+    t.lse = tensor_of(writes_lse() ? args.lse : nullptr, Layout::bhsd, s.heads, rows_q, 1, packed);
     t.workspace = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.workspace));
     t.workspace_bytes = args.workspace_bytes;
     t.softmax_scale = core::softmax_scale(s);
+    t.cu_seqlens = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.cu_seqlens));
     void* state = nullptr;
     std::array<char, kMessageBytes> error{};
     const int rc = guarded(name() + ": prepare()",
@@ -185,10 +228,11 @@ class PluginKernel final : public Kernel {
  private:
   const attnprof_kernel& k_;
   std::string origin_;
+  uint32_t abi_version_;
 };
 
 // Every field a kernel entry must have, checked before anything of it is called.
-void validate_kernel(const std::string& path, uint32_t index, const attnprof_kernel& k) {
+void validate_kernel(const std::string& path, uint32_t abi_version, uint32_t index, const attnprof_kernel& k) {
   const auto bad = [&](const std::string& what) {
     return InputError(fmt::format("plugin '{}': kernel #{} {}", path, index, what));
   };
@@ -210,7 +254,12 @@ void validate_kernel(const std::string& path, uint32_t index, const attnprof_ker
     throw bad_named(fmt::format("has the unknown cost model {}", k.cost_model));
   if ((k.layouts & kKnownLayouts) == 0 || (k.layouts & ~kKnownLayouts) != 0)
     throw bad_named(fmt::format("has layouts 0x{:x}: at least one of ATTNPROF_LAYOUT_BHSD, _BSHD and no other bit", k.layouts));
-  if ((k.flags & ~kKnownFlags) != 0) throw bad_named(fmt::format("has unknown flag bits 0x{:x}", k.flags & ~kKnownFlags));
+  if (abi_version == 1 && (k.flags & ~kAbiV1Flags & kAbiV2Flags) != 0)
+    throw bad_named(fmt::format("declares {} under plugin ABI version 1, which has no such flag (build against "
+                                "plugin ABI version {})",
+                                v2_flag_names(k.flags), ATTNPROF_PLUGIN_ABI_VERSION));
+  if (const uint32_t unknown = k.flags & ~known_flags(abi_version); unknown != 0)
+    throw bad_named(fmt::format("has unknown flag bits 0x{:x}", unknown));
   if (k.supports == nullptr) throw bad_named("has no supports() function");
   if (k.prepare == nullptr) throw bad_named("has no prepare() function");
   if (k.launch == nullptr) throw bad_named("has no launch() function");
@@ -241,9 +290,9 @@ PluginInfo load_plugin(const std::string& given_path) {
                                          [&] { return entry(); });
   if (table == nullptr)
     throw InputError(fmt::format("plugin '{}': {}() returned no table", given_path, ATTNPROF_PLUGIN_ENTRY_NAME));
-  if (table->abi_version != ATTNPROF_PLUGIN_ABI_VERSION)
-    throw InputError(fmt::format("plugin '{}' was built for plugin ABI version {}, this attnprof speaks version {}",
-                                       given_path, table->abi_version, ATTNPROF_PLUGIN_ABI_VERSION));
+  if (table->abi_version < kOldestAbiVersion || table->abi_version > ATTNPROF_PLUGIN_ABI_VERSION)
+    throw InputError(fmt::format("plugin '{}' was built for plugin ABI version {}, this attnprof speaks versions {} to {}",
+                                 given_path, table->abi_version, kOldestAbiVersion, ATTNPROF_PLUGIN_ABI_VERSION));
   if (table->struct_size != sizeof(attnprof_plugin) || table->kernel_struct_size != sizeof(attnprof_kernel))
     throw InputError(fmt::format(
         "plugin '{}': struct sizes {}/{} differ from this attnprof's {}/{} (built against another plugin.h?)",
@@ -261,7 +310,7 @@ PluginInfo load_plugin(const std::string& given_path) {
   std::vector<std::string> names;
   for (uint32_t i = 0; i < table->kernel_count; ++i) {
     const attnprof_kernel& k = table->kernels[i];
-    validate_kernel(given_path, i, k);
+    validate_kernel(given_path, table->abi_version, i, k);
     const std::string name = k.name;
     if (const Kernel* taken = find_any(name))
       throw InputError(fmt::format("plugin '{}': kernel name '{}' is already taken ({})", given_path, name,
@@ -272,7 +321,7 @@ PluginInfo load_plugin(const std::string& given_path) {
   }
   const std::string origin = fmt::format("plugin {} {} ({})", info.name, info.version, path);
   for (uint32_t i = 0; i < table->kernel_count; ++i)
-    register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin));
+    register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin, table->abi_version));
   info.kernels = names;
   return info;
 }

@@ -267,6 +267,28 @@ TEST_CASE("a kernel without a window mask never runs a windowed point", "[cpu-ke
   CHECK(why.find("window 16") != std::string::npos);
 }
 
+TEST_CASE("support_reason gives a kernel's own words for a window or packed batch it is not given",
+          "[cpu-kernels][window][varlen]") {
+  // As a plugin kernel does (kernels/plugin): its ABI version, or the flag it does not declare.
+  struct Declares final : k::Kernel {
+    std::string name() const override { return "declares-nothing"; }
+    k::Backend backend() const override { return k::Backend::cpu; }
+    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+    std::string description() const override { return "a plugin kernel without the flags"; }
+    std::string unsupported_reason(const Shape&) const override { return {}; }
+    size_t workspace_bytes(const Shape&) const override { return 0; }
+    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+    std::string no_window_reason() const override { return "no window flag"; }
+    std::string no_varlen_reason() const override { return "no varlen flag"; }
+  } kernel;
+  Shape s{1, 1, 1, 64, 64, 64, true, DType::bf16};
+  s.window = 16;
+  CHECK(k::support_reason(kernel, s) == "no window flag (window 16)");
+  s.window = 0;
+  s.seq_lens = {64};
+  CHECK(k::support_reason(kernel, s) == "no varlen flag");
+}
+
 namespace {
 // A packed batch of these lengths (core/shape.hpp), validated.
 Shape packed(std::vector<int64_t> lens, int64_t heads, int64_t kv_heads, int64_t hdim, bool causal, DType dtype,

@@ -1,6 +1,8 @@
 /* Plugins that are wrong in one way each, for the loader's error tests (tests/plugins/CMakeLists.txt
  * builds this file once per defect). Every variant but NO_ENTRY exports a table whose one kernel
- * would work on the CPU backend (it writes zeros), so each test sees exactly its one defect. */
+ * would load on the CPU backend (it writes nothing), so each test sees exactly its one defect. Built
+ * with no defect it is a plugin of this ABI version that declares neither ATTNPROF_KERNEL_MASKS_WINDOW
+ * nor _RUNS_VARLEN, for the reasons attnprof gives when it does not run a windowed or packed point. */
 #include <attnprof/plugin.h>
 
 #include <stdio.h>
@@ -45,7 +47,13 @@ static const attnprof_kernel kernels[] = {{
 #else
     ATTNPROF_LAYOUT_BHSD,
 #endif
+#if defined(FLAG_UNDER_V1)
+    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_MASKS_WINDOW,
+#elif defined(UNKNOWN_FLAG)
+    ATTNPROF_KERNEL_PURE | 64u,
+#else
     ATTNPROF_KERNEL_PURE,
+#endif
     NULL,
     supports,
     NULL,
@@ -60,8 +68,15 @@ static const attnprof_kernel kernels[] = {{
 
 #if !defined(NO_ENTRY)
 #if defined(ABI_MISMATCH)
-static const attnprof_plugin plugin = {ATTNPROF_PLUGIN_ABI_VERSION + 98, sizeof(attnprof_plugin), sizeof(attnprof_kernel),
+static const attnprof_plugin plugin = {99, sizeof(attnprof_plugin), sizeof(attnprof_kernel), 1, "bad", "0", kernels};
+#elif defined(ABI_NEXT)
+static const attnprof_plugin plugin = {ATTNPROF_PLUGIN_ABI_VERSION + 1, sizeof(attnprof_plugin), sizeof(attnprof_kernel),
                                        1, "bad", "0", kernels};
+#elif defined(ABI_ZERO)
+static const attnprof_plugin plugin = {0, sizeof(attnprof_plugin), sizeof(attnprof_kernel), 1, "bad", "0", kernels};
+#elif defined(FLAG_UNDER_V1)
+/* A version-1 table (its structs are version 2's: the same sizes) declaring a flag of version 2. */
+static const attnprof_plugin plugin = {1, sizeof(attnprof_plugin), sizeof(attnprof_kernel), 1, "bad", "0", kernels};
 #elif defined(STRUCT_SIZE)
 static const attnprof_plugin plugin = {ATTNPROF_PLUGIN_ABI_VERSION, sizeof(attnprof_plugin) + 8, sizeof(attnprof_kernel),
                                        1, "bad", "0", kernels};

@@ -4,6 +4,7 @@
 # memory, the cuBLAS launches of the reference and of the cuBLAS plugin included; occupancy of
 # plugin kernels from those records; per-launch counters named after them; a diagnosis for each.
 # The BSHD twin covers the kernel-layout path, kernel replay (not pure) and event timing (no graph).
+# Both run sliding windows and packed variable-length batches (plugin ABI version 2).
 # Usage: gpu_plugin_test.sh ATTNPROF EXAMPLE_PLUGIN_DIR TEST_PLUGIN_DIR. Skips (77) without a GPU.
 set -euo pipefail
 attnprof="$1"
@@ -62,6 +63,31 @@ for k in ["example-cuda", "example-cuda-bshd", "example-cublas", "fused", "refer
     print(f"{k}: p50 {r['latency']['p50_us']:.1f} us, {r['tflops']:.1f} TFLOP/s, verdict {r['diagnosis']['verdict']}, "
           f"occupancy {r['occupancy']['theoretical_pct']:.0f}% ({r['occupancy']['limiter']}), launches: " +
           "; ".join(f"{l['name'][:60]} grid {l['grid']} block {l['block']} regs {l['registers_per_thread']}" for l in r["launches"]))
+PY
+
+# Plugin ABI version 2 on the GPU: sliding windows and packed variable-length batches reach both CUDA
+# example kernels (head-major BHSD and token-major BSHD, cu_seqlens in device memory); every point runs
+# and passes verification against float64, as fused's beside them.
+wv_axes="batch=2;heads=8;kv_heads=2;seq_q=200;seq_k=200,333;hdim=64;causal=0,1;window=0,1,64,4096;dtype=bf16"
+wv_axes+=" | heads=8;kv_heads=2;hdim=128;causal=0,1;window=0,48;dtype=fp16;lengths=list:1/300/77/512"
+wv_axes+=" | batch=6;heads=4;hdim=64;causal=1;window=0,100;dtype=bf16;lengths=uniform:1:700;lengths_seed=1,2"
+"$attnprof" sweep --backend cuda --plugin "$examples/cuda_attention.so" --plugin "$tests/cuda_attention_bshd.so" \
+  --kernels example-cuda,example-cuda-bshd,fused --axes "$wv_axes" --no-counters --max-seconds 0.05 \
+  --out "$out/window_varlen" >"$out/window_varlen.log" 2>&1 ||
+  { echo "FAIL: window/varlen sweep: $(tail -n 20 "$out/window_varlen.log")" >&2; exit 1; }
+python3 - "$out/window_varlen/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 3 * (16 + 4 + 4), len(recs)
+bad = [(r["key"], r["kernel"], r["status"], r["reason"][:160]) for r in recs
+       if r["status"] != "ok" or not r["verification"]["passed"] or r["verification"]["rows_checked"] == 0]
+for b in bad[:20]:
+    print("FAIL:", *b)
+assert not bad, f"{len(bad)} window/varlen points not ok and verified"
+assert sum(bool(r["shape"].get("seq_lens")) for r in recs) == 3 * 8, "packed points missing"
+assert sum(r["shape"].get("window", 0) > 0 for r in recs) == 3 * (12 + 2 + 2), "windowed points missing"
+assert all(r["layout"] == "bshd" for r in recs if r["kernel"] == "example-cuda-bshd")
+print(f"window/varlen: {len(recs)} points ok and verified")
 PY
 
 # A plugin that leaves a sticky CUDA error fails its points; the restarted workers measure the rest.

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # A CPU plugin through the whole pipeline with the real binary: listed, swept beside built-in kernels,
-# verified against float64 (in its own BSHD layout), reported, gated, resumed, sharded and merged; then
+# verified against float64 (in its own BSHD layout), over sliding windows and packed variable-length
+# batches too (plugin ABI version 2), reported, gated, resumed, sharded and merged; the same example
+# built for ABI version 1, which still runs dense points and is given no windowed or packed one; then
 # every loader error (exit 2, one line naming the file), and plugin kernels that throw, crash, hang,
 # fail, write wrong numbers or write nothing: each fails its own points and the sweep goes on.
 # Usage: plugin_test.sh ATTNPROF CPU_PLUGIN TEST_PLUGIN_DIR
 source "$(dirname "$0")/../run/lib.sh"
 plugin="$2"
 bad="$3"
+v1="$bad/cpu_attention_v1.so"      # examples/plugins/cpu_attention.c as built for ABI version 1
+plain="$bad/plain_v2.so"           # ABI version 2, declaring neither the window nor the varlen flag
 [[ -f "$plugin" ]] || fail "no example plugin at '$plugin'"
+[[ -f "$v1" && -f "$plain" ]] || fail "no test plugins in '$bad'"
 axes="batch=1;heads=4;kv_heads=2;seq=32,48;hdim=32;causal=0,1;dtype=fp32"
 
 # Listed, with its backend, layout and support.
@@ -15,52 +20,90 @@ axes="batch=1;heads=4;kv_heads=2;seq=32,48;hdim=32;causal=0,1;dtype=fp32"
 grep -q "^example-cpu  \[cpu\]" "$scratch/kernels.txt" || fail "example-cpu not listed: $(cat "$scratch/kernels.txt")"
 grep -q "layout bshd" "$scratch/kernels.txt" || fail "the plugin's layout is not listed"
 grep -q "^fused  \[cpu\]" "$scratch/kernels.txt" || fail "built-in kernels missing from the list"
-"$attnprof" kernels --plugin "$plugin" --json | python3 -c '
+"$attnprof" kernels --plugin "$plugin" --plugin "$v1" --plugin "$plain" --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-k = {e["name"]: e for e in d["kernels"]}["example-cpu"]
+ks = {e["name"]: e for e in d["kernels"]}
+k = ks["example-cpu"]
 assert k["backend"] == "cpu" and k["layout"] == "bshd" and k["causal"] and k["gqa"], k
-assert not k["window"] and {e["name"]: e for e in d["kernels"]}["fused"]["window"], k
+# ABI version 2 with the flags: the window and packed batches; built for version 1, or without the
+# flags: neither.
+assert k["window"] and k["varlen"], k
+for name in ("example-cpu-v1", "plain-v2"):
+    assert not ks[name]["window"] and not ks[name]["varlen"], ks[name]
+assert ks["fused"]["window"] and ks["fused"]["varlen"] and ks["reference"]["varlen"], ks["fused"]
 assert d["plugins"][0]["name"] == "example-cpu" and len(d["plugins"][0]["sha256"]) == 64, d["plugins"]
+assert [p["abi_version"] for p in d["plugins"]] == [2, 1, 2], d["plugins"]
 ' || fail "kernels --json"
 
-# A sliding window never reaches a plugin (ABI 1 carries none): its point is unsupported, the
-# built-in kernel beside it runs and passes verification.
-"$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "batch=1;heads=4;kv_heads=2;seq=48;hdim=32;causal=0,1;dtype=fp32;window=8" \
+# Sliding windows (none, the diagonal, narrower and wider than the sequence), causal or not: the ABI 2
+# example runs every point and each passes verification against float64. The same example built for
+# ABI 1 still runs the dense points (window 0) and verifies, and its windowed points are unsupported
+# (ABI 1 carries no window), as are those of an ABI 2 kernel that does not declare the window flag.
+"$attnprof" sweep --plugin "$plugin" --plugin "$v1" --plugin "$plain" --kernels example-cpu,example-cpu-v1,plain-v2,fused \
+  --axes "batch=2;heads=4;kv_heads=2;seq_q=48;seq_k=48,61;hdim=32;causal=0,1;dtype=fp32;window=0,1,8,200" \
   "${fast[@]}" --out "$scratch/w" >"$scratch/w.log" 2>&1 || fail "window sweep with the plugin failed: $(tail -n 5 "$scratch/w.log")"
 python3 - "$scratch/w/results.json" <<'PY' || fail "window sweep: wrong records"
 import json, sys
 res = json.load(open(sys.argv[1]))
 assert res["schema_version"] == "1.8", res["schema_version"]
 recs = res["records"]
-assert len(recs) == 4, [(r["key"], r["status"]) for r in recs]
+assert len(recs) == 4 * 16, [(r["key"], r["status"]) for r in recs]
+assert [p["abi_version"] for p in res["context"]["plugins"]] == [2, 1, 2], res["context"]["plugins"]
+windows = set()
 for r in recs:
-    assert r["shape"]["window"] == 8 and "win8" in r["key"], r["key"]
-    if r["kernel"] == "example-cpu":
+    window = r["shape"].get("window", 0)
+    windows.add(window)
+    assert (f"win{window}" in r["key"]) == (window > 0), r["key"]
+    runs = window == 0 and r["kernel"] != "plain-v2" or r["kernel"] in ("example-cpu", "fused")
+    if runs:
+        assert r["status"] == "ok" and r["verification"]["passed"] and r["verification"]["rows_checked"] > 0, (r["key"], r["status"], r["reason"])
+        assert r["verification"]["lse_checked"] or r["kernel"] == "fused", r["key"]
+    elif r["kernel"] == "example-cpu-v1":
         assert r["status"] == "unsupported" and "sliding window" in r["reason"], (r["key"], r["status"], r["reason"])
-    else:
-        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+        assert "plugin ABI version 1" in r["reason"] and f"(window {window})" in r["reason"], r["reason"]
+    elif window > 0:
+        assert r["status"] == "unsupported" and "ATTNPROF_KERNEL_MASKS_WINDOW" in r["reason"], (r["key"], r["status"], r["reason"])
+assert windows == {0, 1, 8, 200}, windows
 PY
 
-# Nor does a packed variable-length batch (ABI 1 has no cu_seqlens): unsupported for the plugin, run
-# and verified by the built-in kernel; the catalogue says which kernels run packed batches.
-"$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "heads=4;kv_heads=2;hdim=32;causal=1;dtype=fp32;lengths=list:17/1/40" \
-  "${fast[@]}" --out "$scratch/v" >"$scratch/v.log" 2>&1 || fail "varlen sweep with the plugin failed: $(tail -n 5 "$scratch/v.log")"
+# Packed variable-length batches, a list (with a sequence of one token) and a seeded draw, causal or
+# not, with and without a window: the ABI 2 example runs and verifies each; for the ABI 1 build
+# (ABI 1 has no cu_seqlens) and an ABI 2 kernel without the varlen flag they are unsupported; the
+# built-in kernel runs and verifies them.
+varlen_axes="heads=4;kv_heads=2;hdim=32;causal=0,1;dtype=fp32;window=0,7;lengths=list:17/1/40"
+varlen_axes+=" | batch=5;heads=4;kv_heads=2;hdim=32;causal=0,1;dtype=fp32;window=0,7;lengths=uniform:1:64;lengths_seed=3"
+"$attnprof" sweep --plugin "$plugin" --plugin "$v1" --plugin "$plain" --kernels example-cpu,example-cpu-v1,plain-v2,fused \
+  --axes "$varlen_axes" "${fast[@]}" --out "$scratch/v" >"$scratch/v.log" 2>&1 ||
+  fail "varlen sweep with the plugin failed: $(tail -n 5 "$scratch/v.log")"
 python3 - "$scratch/v/results.json" <<'PY' || fail "varlen sweep: wrong records"
 import json, sys
 recs = json.load(open(sys.argv[1]))["records"]
-assert len(recs) == 2, [(r["key"], r["status"]) for r in recs]
+assert len(recs) == 4 * 8, [(r["key"], r["status"]) for r in recs]
+lists = 0
 for r in recs:
-    assert r["shape"]["seq_lens"] == [17, 1, 40] and "varlen list:17/1/40" in r["key"], r["key"]
-    if r["kernel"] == "example-cpu":
-        assert r["status"] == "unsupported" and "variable-length" in r["reason"], (r["key"], r["status"], r["reason"])
+    assert r["shape"]["seq_lens"] and "varlen" in r["key"], r["key"]
+    if r["shape"]["lengths"] == "list:17/1/40":
+        lists += 1
+        assert r["shape"]["seq_lens"] == [17, 1, 40] and "varlen list:17/1/40" in r["key"], r["key"]
     else:
-        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+        assert len(r["shape"]["seq_lens"]) == 5 and len(set(r["shape"]["seq_lens"])) > 1, r["shape"]
+    if r["kernel"] in ("example-cpu", "fused"):
+        assert r["status"] == "ok" and r["verification"]["passed"] and r["verification"]["rows_checked"] > 0, (r["key"], r["status"], r["reason"])
+    elif r["kernel"] == "example-cpu-v1":
+        assert r["status"] == "unsupported", (r["key"], r["status"], r["reason"])
+        assert ("variable-length" if "win" not in r["key"] else "sliding window") in r["reason"], (r["key"], r["reason"])
+        assert "plugin ABI version 1" in r["reason"], r["reason"]
+    else:
+        assert r["status"] == "unsupported", (r["key"], r["status"], r["reason"])
+        assert ("ATTNPROF_KERNEL_RUNS_VARLEN" if "win" not in r["key"] else "ATTNPROF_KERNEL_MASKS_WINDOW") in r["reason"], r["reason"]
+assert lists == 16, lists
 PY
-"$attnprof" kernels --plugin "$plugin" --json | python3 -c '
+"$attnprof" kernels --plugin "$plugin" --plugin "$v1" --json | python3 -c '
 import json, sys
 k = {e["name"]: e for e in json.load(sys.stdin)["kernels"]}
-assert not k["example-cpu"]["varlen"] and k["fused"]["varlen"] and k["reference"]["varlen"], k
+assert k["example-cpu"]["varlen"] and k["fused"]["varlen"] and k["reference"]["varlen"], k
+assert not k["example-cpu-v1"]["varlen"], k
 ' || fail "kernels --json: varlen support"
 
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
@@ -81,7 +124,7 @@ assert all(r["layout"] == "bhsd" for r in recs if r["kernel"] == "fused")
 p = res["context"]["plugins"][0]
 assert p["path"] == os.path.realpath(sys.argv[2]) or p["path"] == os.path.abspath(sys.argv[2]), p
 assert p["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest(), p
-assert p["version"] == "1.0" and p["kernels"] == ["example-cpu"] and p["abi_version"] == 1, p
+assert p["version"] == "1.0" and p["kernels"] == ["example-cpu"] and p["abi_version"] == 2, p
 PY
 
 # Reports and the gate read plugin points like any other.
@@ -139,7 +182,12 @@ check_refused() {
 check_refused "missing file" "no such file" --plugin "$scratch/nosuch.so"
 check_refused "not a library" "not a loadable shared library" --plugin "$scratch/text.so"
 check_refused "no entry point" "exports no attnprof_plugin_entry" --plugin "$bad/bad_no_entry.so"
-check_refused "ABI mismatch" "built for plugin ABI version 99, this attnprof speaks version 1" --plugin "$bad/bad_abi_mismatch.so"
+check_refused "ABI mismatch" "built for plugin ABI version 99, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_mismatch.so"
+check_refused "a future ABI version" "built for plugin ABI version 3, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_next.so"
+check_refused "ABI version 0" "built for plugin ABI version 0, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_zero.so"
+check_refused "a version 2 flag under ABI version 1" \
+  "kernel 'bad-plugin-kernel' declares ATTNPROF_KERNEL_MASKS_WINDOW under plugin ABI version 1" --plugin "$bad/bad_flag_under_v1.so"
+check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x40" --plugin "$bad/bad_unknown_flag.so"
 check_refused "struct size" "struct sizes" --plugin "$bad/bad_struct_size.so"
 check_refused "no table" "returned no table" --plugin "$bad/bad_no_table.so"
 check_refused "null name" "kernel #0 has no name" --plugin "$bad/bad_null_name.so"
