@@ -55,15 +55,15 @@ class FusedKernel final : public Kernel {
     const std::string text = variant_text();
     const auto variant = fused::parse_variant(text);
     if (!variant)
-      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of fast, small, warps8";
+      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of fast, small, warps8, m64n32, m64n64";
     if (s.dtype == core::DType::fp32) return "fused kernel supports fp16 and bf16 only (tensor cores)";
     if (const int major = current_device_major(); major > 0 && major < kMinComputeMajor)
       return "fused kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
     if (!fused::supported_hdim(static_cast<int>(s.hdim)))
       return "fused kernel supports hdim 32, 64, 96, 128, 192 and 256, not " + std::to_string(s.hdim);
     if (!fused::supported_variant(static_cast<int>(s.hdim), *variant))
-      return "fused tile variant " + std::string(fused::to_string(*variant)) +
-             " exists at hdim 64 and 128 only, not " + std::to_string(s.hdim);
+      return "fused tile variant " + std::string(fused::to_string(*variant)) + " exists at hdim " +
+             std::string(fused::variant_hdims_text(*variant)) + " only, not " + std::to_string(s.hdim);
     const fused::TileConfig c = fused::tile_config(static_cast<int>(s.hdim), *variant);
     const long long ctas = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
     if (ctas > INT32_MAX) return "fused kernel: more than 2^31 CTAs";

@@ -25,6 +25,14 @@ void dispatch_dtype_variant(core::DType dtype, TileVariant variant, Fn&& fn) {
         if constexpr (supported_variant(kHeadDim, TileVariant::warps8))
           fn(tag, std::integral_constant<TileVariant, TileVariant::warps8>{});
         return;
+      case TileVariant::m64n32:
+        if constexpr (supported_variant(kHeadDim, TileVariant::m64n32))
+          fn(tag, std::integral_constant<TileVariant, TileVariant::m64n32>{});
+        return;
+      case TileVariant::m64n64:
+        if constexpr (supported_variant(kHeadDim, TileVariant::m64n64))
+          fn(tag, std::integral_constant<TileVariant, TileVariant::m64n64>{});
+        return;
     }
   };
   dispatch_dtype(dtype, by_variant);

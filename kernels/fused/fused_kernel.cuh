@@ -3,7 +3,9 @@
 // Layers, top to bottom:
 //   CTA     block_m query rows of one (batch, head); walks the key tiles it can see (tiles past its
 //           last row's causal or window limit, and before its first row's window, are never loaded),
-//           two K/V buffers in flight through cp.async.
+//           K and V through cp.async: two buffers each, tile n + 1 copied while tile n is computed
+//           (one barrier per tile), or (kv_buffers 1) one each, V(n) copied during S = Q K^T and
+//           K(n + 1) during softmax and P V (two barriers per tile, FlashAttention-2's schedule).
 //   warp    16 * m_tiles_per_warp rows; S = Q K^T and O += P V with mma.sync m16n8k16 (fp32 accum);
 //           A from Q (ldmatrix) or from P (the S accumulators, rounded, no shared-memory round trip);
 //           B from K (ldmatrix) and V (ldmatrix.trans).
@@ -46,6 +48,7 @@ struct FusedTraits {
   static constexpr int kWarpRows = kMmaRows * kMTiles;
   static constexpr bool kQInRegisters = kConfig.q_in_registers;
   static constexpr int kMinBlocksPerSm = kConfig.min_blocks_per_sm;
+  static constexpr int kKvBuffers = kConfig.kv_buffers;
   static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K or V
   static constexpr int kSmemStride = kHeadDim + kSmemPadElems;     // elements per shared-memory row
   static constexpr uint32_t kSmemRowBytes = kSmemStride * 2;
@@ -55,11 +58,17 @@ struct FusedTraits {
   static_assert(kBlockM == kMmaRows * kWarps * kMTiles, "block_m = 16 * warps * m_tiles_per_warp");
   static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
   static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
+  static_assert(kKvBuffers == 1 || kKvBuffers == 2, "one or two K/V buffers");
 };
+
+// How a tile's rows at or past rows_valid become zeros: a zero-byte cp.async from a stand-in source, or
+// a plain shared-memory store of zeros. The store keeps no source address live; with one K and one V
+// buffer at hdim 256 the cp.async form made ptxas spill 20 bytes (255 registers), the store 251, none.
+enum class TailFill { cp_async, store };
 
 // Copies rows [0, kRows) of a row-major, hdim-wide global tile into shared memory; rows at or past
 // rows_valid become zeros.
-template <typename Traits, int kRows, typename T>
+template <typename Traits, int kRows, TailFill kTail = TailFill::cp_async, typename T>
 __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, int rows_valid) {
   constexpr int kChunks = kRows * Traits::kChunksPerRow;
   static_assert(kChunks % Traits::kThreads == 0, "every thread copies the same number of chunks");
@@ -80,9 +89,17 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, 
     const int row = chunk_id / Traits::kChunksPerRow;
     const int chunk = chunk_id % Traits::kChunksPerRow;
     const bool valid = row < rows_valid;
-    const T* src = valid ? global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8
-                         : global;
-    cp_async_16(smem + row * Traits::kSmemRowBytes + chunk * 16, src, valid ? 16 : 0);
+    if constexpr (kTail == TailFill::store) {
+      const uint32_t dst = smem + row * Traits::kSmemRowBytes + chunk * 16;
+      if (valid)
+        cp_async_16(dst, global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8, 16);
+      else
+        st_shared_zero_16(dst);
+    } else {
+      const T* src = valid ? global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8
+                           : global;
+      cp_async_16(smem + row * Traits::kSmemRowBytes + chunk * 16, src, valid ? 16 : 0);
+    }
   }
 }
 
@@ -97,11 +114,12 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   using Tr = FusedTraits<kHeadDim, kVariant>;
   constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
   constexpr uint32_t kRowBytes = Tr::kSmemRowBytes;
+  constexpr bool kDoubleBuffered = Tr::kKvBuffers == 2;
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const uint32_t s_q = smem_address(smem_raw);                 // (kBlockM, D + pad)
-  const uint32_t s_k = s_q + kBlockM * kRowBytes;              // (2, kBlockN, D + pad)
-  const uint32_t s_v = s_k + kKvBuffers * kBlockN * kRowBytes; // (2, kBlockN, D + pad)
+  const uint32_t s_q = smem_address(smem_raw);                     // (kBlockM, D + pad)
+  const uint32_t s_k = s_q + kBlockM * kRowBytes;                  // (kKvBuffers, kBlockN, D + pad)
+  const uint32_t s_v = s_k + Tr::kKvBuffers * kBlockN * kRowBytes; // (kKvBuffers, kBlockN, D + pad)
   constexpr uint32_t kKvTileBytes = kBlockN * kRowBytes;
 
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -148,14 +166,16 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   const int first_key = first_tile * kBlockN;
 
   // Prologue: Q with the first key tile as one cp.async group, the second as the next (possibly
-  // empty) group.
+  // empty) group. With one K/V buffer, Q and the first K tile are the only group: V(first) is copied
+  // in the loop, like every V.
   load_tile_async<Tr, kBlockM>(s_q, q, seq_q - m0);
   if (n_blocks > 0) {
     load_tile_async<Tr, kBlockN>(s_k, k + static_cast<int64_t>(first_key) * kHeadDim, seq_k - first_key);
-    load_tile_async<Tr, kBlockN>(s_v, v + static_cast<int64_t>(first_key) * kHeadDim, seq_k - first_key);
+    if constexpr (kDoubleBuffered)
+      load_tile_async<Tr, kBlockN>(s_v, v + static_cast<int64_t>(first_key) * kHeadDim, seq_k - first_key);
   }
   cp_async_commit();
-  if (n_blocks > 1) {
+  if (kDoubleBuffered && n_blocks > 1) {
     const int second_key = first_key + kBlockN;
     load_tile_async<Tr, kBlockN>(s_k + kKvTileBytes, k + static_cast<int64_t>(second_key) * kHeadDim,
                                  seq_k - second_key);
@@ -177,7 +197,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
     ldmatrix_x4(a, q_lane + mt * kMmaRows * kRowBytes + ks * 32);
   };
   if constexpr (Tr::kQInRegisters) {
-    cp_async_wait<1>();
+    cp_async_wait<kDoubleBuffered ? 1 : 0>();
     __syncthreads();
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
@@ -204,19 +224,30 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   // `it` counts the tiles this CTA visits (it picks the buffer); n_block = first_tile + it is the tile.
   for (int it = 0; it < n_blocks; ++it) {
     const int n_block = first_tile + it;
-    const uint32_t buffer = (it & 1) * kKvTileBytes;
-    // Tile n_block is the oldest copy group in flight (at tile 0, tile 1 is loading behind it).
-    if (it == 0) cp_async_wait<1>(); else cp_async_wait<0>();
-    // One barrier per key tile: tile n_block is visible to every warp, and every warp is done with tile
-    // n_block - 1, whose buffer now takes tile n_block + 1 (loading while this tile is computed).
-    // (Refilling after S = Q K^T instead, or with a second barrier at the end of the tile, was slower.)
-    __syncthreads();
-    if (it >= 1 && it + 1 < n_blocks) {
-      const int next0 = (n_block + 1) * kBlockN;
-      load_tile_async<Tr, kBlockN>(s_k + (kKvTileBytes - buffer), k + static_cast<int64_t>(next0) * kHeadDim,
-                                   seq_k - next0);
-      load_tile_async<Tr, kBlockN>(s_v + (kKvTileBytes - buffer), v + static_cast<int64_t>(next0) * kHeadDim,
-                                   seq_k - next0);
+    const uint32_t buffer = kDoubleBuffered ? (it & 1) * kKvTileBytes : 0;
+    if constexpr (kDoubleBuffered) {
+      // Tile n_block is the oldest copy group in flight (at tile 0, tile 1 is loading behind it).
+      if (it == 0) cp_async_wait<1>(); else cp_async_wait<0>();
+      // One barrier per key tile: tile n_block is visible to every warp, and every warp is done with
+      // tile n_block - 1, whose buffer now takes tile n_block + 1 (loading while this tile is computed).
+      // (Refilling after S = Q K^T instead, or with a second barrier at the end of the tile, was slower.)
+      __syncthreads();
+      if (it >= 1 && it + 1 < n_blocks) {
+        const int next0 = (n_block + 1) * kBlockN;
+        load_tile_async<Tr, kBlockN>(s_k + (kKvTileBytes - buffer), k + static_cast<int64_t>(next0) * kHeadDim,
+                                     seq_k - next0);
+        load_tile_async<Tr, kBlockN>(s_v + (kKvTileBytes - buffer), v + static_cast<int64_t>(next0) * kHeadDim,
+                                     seq_k - next0);
+        cp_async_commit();
+      }
+    } else {
+      // K(n_block) (with Q, at the first tile) is the only copy in flight: once it has landed and every
+      // warp is past this barrier, every warp is also done with V(n_block - 1), whose buffer takes
+      // V(n_block) while S = Q K^T runs.
+      cp_async_wait<0>();
+      __syncthreads();
+      const int v0 = n_block * kBlockN;
+      load_tile_async<Tr, kBlockN, TailFill::store>(s_v, v + static_cast<int64_t>(v0) * kHeadDim, seq_k - v0);
       cp_async_commit();
     }
 
@@ -249,6 +280,19 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
           mma_16816<T>(acc_s[mt][2 * nt2], a[mt], b[0], b[1]);
           mma_16816<T>(acc_s[mt][2 * nt2 + 1], a[mt], b[2], b[3]);
         }
+      }
+    }
+
+    if constexpr (!kDoubleBuffered) {
+      // V(n_block) has landed, and every warp is done with K(n_block): its buffer takes K(n_block + 1)
+      // while the softmax and P V run.
+      cp_async_wait<0>();
+      __syncthreads();
+      if (it + 1 < n_blocks) {
+        const int next0 = (n_block + 1) * kBlockN;
+        load_tile_async<Tr, kBlockN, TailFill::store>(s_k, k + static_cast<int64_t>(next0) * kHeadDim,
+                                                      seq_k - next0);
+        cp_async_commit();
       }
     }
 

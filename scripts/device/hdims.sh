@@ -10,6 +10,9 @@
 #              16k tokens, fused and the reference, hdim 64 and 128, causal and not: every point verified;
 #   schedules  fused-sm90's schedules (overlap, pingpong, serial) side by side at hdim 192 and 256, causal
 #              and not, each swept in its own process (ATTNPROF_FUSED_SM90_CONFIG), cuDNN beside them;
+#   variants   fused's tile variants at hdim 192 and 256 (ATTNPROF_HDIM_VARIANTS, default fast, m64n32 and
+#              m64n64), causal and not, each swept in its own process (ATTNPROF_FUSED_CONFIG), swept twice in
+#              alternating order, FlashAttention-2 (torch:flash) beside them; ratios to torch:flash;
 #   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
 #              causal and not, 16k tokens per batch, fused and fused-sm90 beside torch:flash and
 #              torch:cudnn, every point verified; the gap table computed from it.
@@ -52,7 +55,7 @@ if want varlen; then
   echo "varlen statuses check exit $?"
 fi
 
-if want schedules || want side; then build_bridge "$out/python"; fi
+if want schedules || want variants || want side; then build_bridge "$out/python"; fi
 
 if want schedules; then
   saxes="tokens=16384;heads=16;seq=1024:8192:x2;hdim=192,256;causal=0,1;dtype=bf16"
@@ -64,20 +67,33 @@ if want schedules; then
       --max-seconds 0.3 --out "$out/schedules/$sched" >/dev/null 2>"$out/schedules-$sched.log"
     echo "exit $?"
   done
-  python3 - "$out/schedules" <<'PY'
-import json, os, sys
-root = sys.argv[1]
-tf = {}
-for run in sorted(os.listdir(root)):
-    for r in json.load(open(os.path.join(root, run, "results.json")))["records"]:
-        if r["status"] == "ok" and r["verification"].get("passed", True):
-            s = r["shape"]
-            tf[(s["hdim"], s["causal"], s["seq_q"], run)] = r["cost"]["flops"] / r["latency"]["p50_us"] / 1e6
-runs = ["overlap", "pingpong", "serial", "cudnn"]
-print("hdim causal seq  " + "  ".join(f"{x:>8s}" for x in runs) + "   (TFLOP/s)")
-for (h, c, q) in sorted({k[:3] for k in tf}):
-    print(f"{h:4d} {int(c):6d} {q:5d}  " + "  ".join(f"{tf.get((h, c, q, x), float('nan')):8.0f}" for x in runs))
-PY
+  python3 scripts/runs_table.py "$out/schedules" overlap pingpong serial cudnn | tee "$out/schedules/schedules.txt"
+fi
+
+if want variants; then
+  vaxes="tokens=16384;heads=16;seq=1024:8192:x2;hdim=192,256;causal=0,1;dtype=bf16"
+  read -r -a variants <<<"${ATTNPROF_HDIM_VARIANTS:-fast m64n32 m64n64}"
+  for pass in 1 2; do
+    log "torch:flash, pass $pass"
+    "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" --kernels torch:flash --axes "$vaxes" \
+      --no-counters --max-seconds 0.3 --out "$out/variants/flash$pass" >/dev/null 2>"$out/variants-flash$pass.log"
+    echo "exit $?"
+    order=("${variants[@]}")
+    if [[ $pass == 2 ]]; then  # the second pass in reverse order: drift over the call cancels in the mean
+      order=()
+      for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[i]}"); done
+    fi
+    for variant in "${order[@]}"; do
+      log "fused, tile variant $variant, pass $pass"
+      ATTNPROF_FUSED_CONFIG=$variant "$bin/attnprof" sweep --kernels fused --axes "$vaxes" --no-counters \
+        --max-seconds 0.3 --out "$out/variants/$variant$pass" >/dev/null 2>"$out/variants-$variant$pass.log"
+      echo "exit $?"
+    done
+  done
+  runs=()
+  for variant in "${variants[@]}"; do runs+=("${variant}1" "${variant}2"); done
+  python3 scripts/runs_table.py "$out/variants" flash1 flash2 "${runs[@]}" --ratio-to flash1 |
+    tee "$out/variants/variants.txt"
 fi
 
 if want side; then

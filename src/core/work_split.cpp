@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <vector>
 
 #include "core/tiles/fused_tiles.hpp"
@@ -88,7 +89,8 @@ std::optional<KernelTiling> tiling_of_kernel(std::string_view name) {
   }
   if (auto args = template_args(name, "fused_attention_kernel"); args.size() == 3) {
     const auto hdim = hdim_arg(args[1]);
-    const auto variant = enum_arg<kernels::fused::TileVariant>(args[2], parse_fused_variant, 3);
+    const auto variant = enum_arg<kernels::fused::TileVariant>(
+        args[2], parse_fused_variant, static_cast<int>(std::size(kernels::fused::kTileVariants)));
     if (!hdim || !variant || !kernels::fused::supported_hdim(static_cast<int>(*hdim))) return std::nullopt;
     return KernelTiling{"fused", std::string(kernels::fused::to_string(*variant)), *hdim,
                         kernels::fused::tile_config(static_cast<int>(*hdim), *variant).block_m};

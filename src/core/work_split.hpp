@@ -15,7 +15,7 @@ namespace attnprof::core {
 
 struct KernelTiling {
   std::string family;   // "fused" (mma.sync, one query tile per CTA) or "fused-sm90" (persistent)
-  std::string variant;  // fused: "fast", "small", "warps8"; fused-sm90: "overlap", "pingpong", "serial"
+  std::string variant;  // fused: "fast", "small", "warps8", "m64n32", "m64n64"; fused-sm90: "overlap", "pingpong", "serial"
   int64_t hdim = 0;
   int64_t query_tile_rows = 0;  // query rows per work tile
 };

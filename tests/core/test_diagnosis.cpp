@@ -774,6 +774,17 @@ TEST_CASE("the kernel's tiling is read from its name: family, variant, query til
   CHECK(t->family == "fused-sm90");
   CHECK(t->variant == "pingpong");
   CHECK(t->query_tile_rows == 128);
+  t = tiling_of_kernel("fused_attention_kernel<bf16, d256, m64n64>");  // the 64-row hdim-256 alternatives
+  REQUIRE(t);
+  CHECK(t->variant == "m64n64");
+  CHECK(t->query_tile_rows == 64);
+  t = tiling_of_kernel(
+      "void attnprof::kernels::fused::fused_attention_kernel<__nv_bfloat16, 256, "
+      "(attnprof::kernels::fused::TileVariant)3>(attnprof::kernels::fused::FusedParams)");
+  REQUIRE(t);
+  CHECK(t->variant == "m64n32");
+  CHECK(t->hdim == 256);
+  CHECK(t->query_tile_rows == 64);
   CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<bf16, d80, fast>"));   // no such head dim
   CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<bf16, d128, huge>"));  // no such variant
   CHECK_FALSE(tiling_of_kernel("fused_attention_kernel<__nv_bfloat16, 128, (x::TileVariant)7>"));

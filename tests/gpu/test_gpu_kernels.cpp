@@ -1,4 +1,5 @@
-// GPU correctness of the CUDA kernels ("reference", "fused" with every tile variant, and "fused-sm90"
+// GPU correctness of the CUDA kernels ("reference", "fused" with every tile variant at every head dim
+// it exists at, and "fused-sm90"
 // with every schedule on sm_90 devices) against the
 // float64 reference with the 2x-naive rule, on ragged, GQA and causal shapes, with outputs poisoned
 // before every call; plus the checks that make the verification itself able to fail.
@@ -74,6 +75,14 @@ std::vector<Shape> many_tile_shapes(int64_t hdim, bool causal, DType dtype) {
 // Every head dim the fused kernels run (fused-sm90 runs 32 and 96 on wider tiles, zero-filled).
 constexpr int64_t kAllHdims[] = {32, 64, 96, 128, 192, 256};
 constexpr int64_t kHdims64And128[] = {64, 128};
+constexpr int64_t kHdims192And256[] = {192, 256};
+// fused's tile variants other than fast, and the head dims each exists at (core/tiles/fused_tiles.hpp).
+struct FusedVariantHdims {
+  const char* variant;
+  std::span<const int64_t> hdims;
+};
+const FusedVariantHdims kFusedAlternatives[] = {
+    {"small", kHdims64And128}, {"warps8", kHdims64And128}, {"m64n32", kHdims192And256}, {"m64n64", kHdims192And256}};
 
 void check_all_shapes(const char* kernel_name, bool many_tiles = false, int q_scale_log2 = 0,
                       std::span<const int64_t> hdims = kAllHdims) {
@@ -139,10 +148,13 @@ TEST_CASE("fused kernel (default tiles) matches float64 on ragged, GQA and causa
 // the accumulated O and row sum runs at many tiles instead of only at a row's first visible one.
 TEST_CASE("fused kernels match float64 when the row max keeps growing (Q x 8)") {
   constexpr int kWide = 3;
-  for (const char* variant : {"fast", "small", "warps8"}) {
-    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
-    check_all_shapes("fused", false, kWide,
-                     std::string_view(variant) == "fast" ? std::span<const int64_t>(kAllHdims) : kHdims64And128);
+  {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", "fast");
+    check_all_shapes("fused", false, kWide);
+  }
+  for (const FusedVariantHdims& a : kFusedAlternatives) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", a.variant);
+    check_all_shapes("fused", false, kWide, a.hdims);
   }
   check_all_shapes("reference", false, kWide);
 }
@@ -155,6 +167,16 @@ TEST_CASE("fused kernel, small tiles, matches float64") {
 TEST_CASE("fused kernel, 8-warp tiles, matches float64") {
   ScopedEnv env("ATTNPROF_FUSED_CONFIG", "warps8");
   check_all_shapes("fused", false, 0, kHdims64And128);
+}
+
+// Two 64-row CTAs per SM at hdim 192 and 256: m64n32 (double-buffered 32-key tiles) and m64n64 (one K
+// and one V buffer, two barriers per key tile, tail rows zeroed by shared-memory stores). The many-tile
+// shapes put more CTAs in flight than the SMs hold, so CTAs of different (batch, head)s share an SM.
+TEST_CASE("fused kernel, 64-row tiles at hdim 192 and 256 (m64n32, m64n64), matches float64") {
+  for (const char* variant : {"m64n32", "m64n64"}) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
+    check_all_shapes("fused", true, 0, kHdims192And256);
+  }
 }
 
 // fused-sm90 runs only on sm_90 (its code is sm_90a); elsewhere it must say so for every shape.
@@ -268,6 +290,13 @@ TEST_CASE("unsupported shapes give a reason instead of a wrong answer") {
     CHECK_FALSE(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 256, false, DType::bf16)).empty());
     CHECK(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 128, false, DType::bf16)).empty());
   }
+  for (const char* variant : {"m64n32", "m64n64"}) {  // and the 64-row ones at hdim 192 and 256 only
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
+    const std::string why = fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 128, false, DType::bf16));
+    CHECK(why.find("192 and 256") != std::string::npos);
+    CHECK(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 192, false, DType::bf16)).empty());
+    CHECK(fused->unsupported_reason(make_shape(1, 2, 2, 64, 64, 256, true, DType::fp16)).empty());
+  }
   CHECK_FALSE(reference->unsupported_reason(make_shape(1, 2, 2, 64, 64, 64, false, DType::fp32)).empty());
   {
     ScopedEnv env("ATTNPROF_FUSED_CONFIG", "nonsense");
@@ -322,12 +351,13 @@ std::vector<Shape> window_shapes(int64_t hdim, bool causal, DType dtype, bool ma
   return out;
 }
 
-void check_window_shapes(const char* kernel_name, bool many_tiles = false) {
+void check_window_shapes(const char* kernel_name, bool many_tiles = false,
+                         std::span<const int64_t> hdims = kHdims64And128) {
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
   REQUIRE(kernel != nullptr);
   int cases = 0, failures = 0;
   for (DType dtype : {DType::fp16, DType::bf16})
-    for (int64_t hdim : {64, 128})
+    for (int64_t hdim : hdims)
       for (bool causal : {false, true})
         for (const Shape& s : window_shapes(hdim, causal, dtype, many_tiles)) {
           REQUIRE(kernels::support_reason(*kernel, s).empty());
@@ -347,9 +377,13 @@ void check_window_shapes(const char* kernel_name, bool many_tiles = false) {
 
 TEST_CASE("sliding window: reference and fused (every tile variant) match float64") {
   check_window_shapes("reference");
-  for (const char* variant : {"fast", "small", "warps8"}) {
-    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
+  {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", "fast");
     check_window_shapes("fused");
+  }
+  for (const FusedVariantHdims& a : kFusedAlternatives) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", a.variant);
+    check_window_shapes("fused", false, a.hdims);
   }
   check_window_shapes("fused-auto");
 }
@@ -423,9 +457,9 @@ TEST_CASE("varlen: reference and fused (every tile variant) match float64 on pac
     ScopedEnv env("ATTNPROF_FUSED_CONFIG", "fast");
     check_varlen_shapes("fused", kAllHdims);
   }
-  for (const char* variant : {"small", "warps8"}) {
-    ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
-    check_varlen_shapes("fused", kHdims64And128);
+  for (const FusedVariantHdims& a : kFusedAlternatives) {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", a.variant);
+    check_varlen_shapes("fused", a.hdims);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #include "core/shape.hpp"
 #include "kernels/common/launch_params.hpp"
@@ -17,9 +18,12 @@ namespace fused = attnprof::kernels::fused;
 
 namespace {
 
-constexpr fused::TileVariant kVariants[] = {fused::TileVariant::fast, fused::TileVariant::small,
-                                            fused::TileVariant::warps8};
+constexpr auto& kVariants = fused::kTileVariants;
+static_assert(std::size(fused::kTileVariants) == 5);
+static_assert(fused::kTileVariants[3] == fused::TileVariant::m64n32 && fused::kTileVariants[4] == fused::TileVariant::m64n64);
 constexpr size_t kSmemPerSmBytes = 227 * 1024;  // usable by one CTA on sm_90
+// sm_90: 228 KB of shared memory per SM, of which the runtime reserves 1 KB per resident CTA.
+constexpr size_t kSmemSmTotalBytes = 228 * 1024, kSmemReservedPerCtaBytes = 1024;
 
 // Last key row i may see under the bottom-right causal mask (negative: none).
 long long last_visible_key(long long i, long long seq_q, long long seq_k, bool causal) {
@@ -46,6 +50,9 @@ TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
       CHECK(c.block_n % 16 == 0);
       CHECK(fused::threads_of(c) == 32 * c.warps);
       CHECK(fused::smem_bytes(c, hdim, 2) * c.min_blocks_per_sm <= kSmemPerSmBytes);
+      CHECK((c.kv_buffers == 1 || c.kv_buffers == 2));
+      // min_blocks_per_sm CTAs really fit in one SM's shared memory, the runtime's reserve included.
+      CHECK((fused::smem_bytes(c, hdim, 2) + kSmemReservedPerCtaBytes) * c.min_blocks_per_sm <= kSmemSmTotalBytes);
     }
   // The default keeps two 4-warp CTAs per SM for both head dims.
   static_assert(fused::tile_config(128, fused::TileVariant::fast).min_blocks_per_sm == 2);
@@ -65,11 +72,62 @@ TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
   CHECK_FALSE(fused::supported_variant(96, fused::TileVariant::warps8));
 }
 
+TEST_CASE("the hdim-192/256 alternatives run two 64-row CTAs per SM") {
+  using fused::TileVariant;
+  for (TileVariant v : {TileVariant::m64n32, TileVariant::m64n64}) {
+    INFO("variant " << fused::to_string(v));
+    for (int hdim : fused::kHeadDims)
+      CHECK(fused::supported_variant(hdim, v) == (hdim == 192 || hdim == 256));
+    CHECK(fused::variant_hdims_text(v) == "192 and 256");
+    for (int hdim : {192, 256}) {
+      const fused::TileConfig c = fused::tile_config(hdim, v);
+      CHECK(c.block_m == 64);
+      CHECK(c.warps == 4);
+      CHECK(c.m_tiles_per_warp == 1);
+      CHECK_FALSE(c.q_in_registers);
+      CHECK(c.min_blocks_per_sm == 2);
+      // Two CTAs fit: at hdim 256, 99 KB each (fast's one 8-warp CTA takes 198 KB).
+      CHECK(2 * (fused::smem_bytes(c, hdim, 2) + kSmemReservedPerCtaBytes) <= kSmemSmTotalBytes);
+      // At hdim 256 one more K/V buffer pair of either tile would not fit two CTAs per SM (why m64n64
+      // has one buffer of each and m64n32 only 32-key tiles).
+      fused::TileConfig deeper = c;
+      deeper.kv_buffers += 1;
+      if (hdim == 256) CHECK(2 * (fused::smem_bytes(deeper, hdim, 2) + kSmemReservedPerCtaBytes) > kSmemSmTotalBytes);
+    }
+    // Nor would a 64-key double-buffered tile at hdim 256: (64 + 4 * 64) rows of 528 bytes.
+    fused::TileConfig wider = fused::tile_config(256, v);
+    wider.block_n = 64;
+    wider.kv_buffers = 2;
+    CHECK(2 * (fused::smem_bytes(wider, 256, 2) + kSmemReservedPerCtaBytes) > kSmemSmTotalBytes);
+  }
+  // m64n32: double-buffered 32-key tiles; m64n64: one K and one V buffer of 64 keys (FlashAttention-2's
+  // hdim-256 tile on H100); the same shared memory at hdim 256.
+  constexpr fused::TileConfig n32 = fused::tile_config(256, TileVariant::m64n32);
+  constexpr fused::TileConfig n64 = fused::tile_config(256, TileVariant::m64n64);
+  static_assert(n32.block_n == 32 && n32.kv_buffers == 2);
+  static_assert(n64.block_n == 64 && n64.kv_buffers == 1);
+  static_assert(fused::smem_bytes(n32, 256, 2) == (64 + 4 * 32) * (256 + 8) * 2);
+  static_assert(fused::smem_bytes(n64, 256, 2) == (64 + 2 * 64) * (256 + 8) * 2);
+  static_assert(fused::smem_bytes(n64, 256, 2) == 101376);
+  // The default is unchanged: one 8-warp, 128-row CTA per SM, double-buffered 64-key tiles.
+  constexpr fused::TileConfig fast = fused::tile_config(256, TileVariant::fast);
+  static_assert(fast.block_m == 128 && fast.block_n == 64 && fast.warps == 8 && fast.kv_buffers == 2);
+  static_assert(fused::smem_bytes(fast, 256, 2) == (128 + 4 * 64) * (256 + 8) * 2);
+  CHECK(fused::variant_hdims_text(TileVariant::small) == "64 and 128");
+}
+
 TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
   CHECK(fused::parse_variant("") == fused::TileVariant::fast);
   CHECK(fused::parse_variant("fast") == fused::TileVariant::fast);
   CHECK(fused::parse_variant("small") == fused::TileVariant::small);
   CHECK(fused::parse_variant("warps8") == fused::TileVariant::warps8);
+  CHECK(fused::parse_variant("m64n32") == fused::TileVariant::m64n32);
+  CHECK(fused::parse_variant("m64n64") == fused::TileVariant::m64n64);
+  CHECK_FALSE(fused::parse_variant("m64").has_value());
+  for (size_t i = 0; i < std::size(kVariants); ++i) {  // in the enum's order, each name read back as itself
+    CHECK(static_cast<size_t>(kVariants[i]) == i);
+    CHECK(fused::parse_variant(fused::to_string(kVariants[i])) == kVariants[i]);
+  }
   CHECK_FALSE(fused::parse_variant("Small").has_value());
   CHECK_FALSE(fused::parse_variant("fastest").has_value());
 }

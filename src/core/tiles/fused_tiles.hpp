@@ -3,7 +3,7 @@
 //
 // Work split (FlashAttention-2): one CTA owns block_m query rows of one (batch, head); each warp owns
 // m_tiles_per_warp * 16 of those rows, so the softmax statistics of a row never leave one warp's
-// quad of lanes. K and V are streamed through shared memory block_n keys at a time, two buffers each.
+// quad of lanes. K and V are streamed through shared memory block_n keys at a time, kv_buffers each.
 // The tile headers live in src/core/tiles (not beside their kernels) because the diagnosis reads the
 // same shapes to judge the kernel that ran (core/work_split.cpp): kernels include core, never the reverse.
 #pragma once
@@ -20,7 +20,17 @@ namespace attnprof::kernels::fused {
 // catches a slower kernel. warps8: 8 warps of 16 rows each (the same 128-row CTA as fast, but every
 // warp re-reads all of K and V from shared memory), kept as the measured alternative to fast
 // (docs/kernels.md has the numbers).
-enum class TileVariant { fast, small, warps8 };
+// m64n32 and m64n64 (hdim 192 and 256 only): the alternatives to fast's one 8-warp CTA per SM there,
+// two 4-warp CTAs of 64 query rows per SM, so that one CTA's barriers, softmax, prologue and epilogue
+// overlap the other's MMAs. m64n32 keeps the double-buffered pipeline with 32-key tiles; m64n64 is
+// FlashAttention-2's hdim-256 tile on H100 (64 x 64, one K and one V buffer, V(n) copied during
+// S = Q K^T and K(n+1) during softmax and P V). Both take (64 + 4 * 32) or (64 + 2 * 64) rows of
+// shared memory: 99 KB at hdim 256, two CTAs in the SM's 228 KB.
+// New values go at the end: a demangled kernel name carries the enum's number (core/work_split.cpp).
+enum class TileVariant { fast, small, warps8, m64n32, m64n64 };
+// Every variant, in the enum's order (a demangled name's number indexes it).
+inline constexpr TileVariant kTileVariants[] = {TileVariant::fast, TileVariant::small, TileVariant::warps8,
+                                                TileVariant::m64n32, TileVariant::m64n64};
 
 struct TileConfig {
   int block_m = 0;             // query rows per CTA
@@ -29,10 +39,13 @@ struct TileConfig {
   int m_tiles_per_warp = 0;    // 16-row MMA tiles per warp: block_m = 16 * warps * m_tiles_per_warp
   bool q_in_registers = false; // hold Q's A-operand fragments in registers for the whole CTA
   int min_blocks_per_sm = 1;   // __launch_bounds__ hint: caps registers at 64K / (threads * this)
+  // 2: K and V double-buffered, tile n + 1 copied while tile n is computed (one barrier per tile).
+  // 1: one K and one V buffer; V(n) is copied during S = Q K^T, K(n + 1) during softmax and P V
+  // (two barriers per tile, FlashAttention-2's schedule).
+  int kv_buffers = 2;
 };
 
 constexpr int kMmaRows = 16;      // m16n8k16
-constexpr int kKvBuffers = 2;     // double-buffered K and V tiles
 constexpr int kSmemPadElems = 8;  // 16 bytes of padding per shared-memory row (bank conflicts)
 
 // Head dims with instantiated kernels (one translation unit each, fused_d<hdim>.cu).
@@ -44,9 +57,30 @@ constexpr bool supported_hdim(int hdim) {
   return false;
 }
 
-// small and warps8 are instantiated at hdim 64 and 128 only (they exist to compare tile shapes).
+// small and warps8 are instantiated at hdim 64 and 128 only, m64n32 and m64n64 at 192 and 256 only
+// (they exist to compare tile shapes).
 constexpr bool supported_variant(int hdim, TileVariant variant) {
-  return supported_hdim(hdim) && (variant == TileVariant::fast || hdim == 64 || hdim == 128);
+  if (!supported_hdim(hdim)) return false;
+  switch (variant) {
+    case TileVariant::fast: return true;
+    case TileVariant::small:
+    case TileVariant::warps8: return hdim == 64 || hdim == 128;
+    case TileVariant::m64n32:
+    case TileVariant::m64n64: return hdim == 192 || hdim == 256;
+  }
+  return false;
+}
+
+// The head dims a variant other than fast exists at, for the refusal's message.
+constexpr std::string_view variant_hdims_text(TileVariant variant) {
+  switch (variant) {
+    case TileVariant::fast: return "32, 64, 96, 128, 192 and 256";
+    case TileVariant::small:
+    case TileVariant::warps8: return "64 and 128";
+    case TileVariant::m64n32:
+    case TileVariant::m64n64: return "192 and 256";
+  }
+  return "";
 }
 
 constexpr TileConfig tile_config(int hdim, TileVariant variant) {
@@ -68,15 +102,19 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       return {64, 32, 4, 1, true, 2};
     case TileVariant::warps8:
       return {128, 64, 8, 1, hdim <= 64, 1};
+    case TileVariant::m64n32:
+      return {64, 32, 4, 1, false, 2, 2};
+    case TileVariant::m64n64:
+      return {64, 64, 4, 1, false, 2, 1};
   }
   return {};
 }
 
 constexpr int threads_of(const TileConfig& c) { return c.warps * 32; }
 
-// Q tile plus double-buffered K and V tiles, rows hdim + kSmemPadElems wide.
+// Q tile plus kv_buffers K and as many V tiles, rows hdim + kSmemPadElems wide.
 constexpr size_t smem_bytes(const TileConfig& c, int hdim, int elem_bytes) {
-  return static_cast<size_t>(c.block_m + 2 * kKvBuffers * c.block_n) * (hdim + kSmemPadElems) *
+  return static_cast<size_t>(c.block_m + 2 * c.kv_buffers * c.block_n) * (hdim + kSmemPadElems) *
          elem_bytes;
 }
 
@@ -117,11 +155,13 @@ constexpr bool tile_needs_mask(TileConfig c, long long m0, long long n_block, lo
   return n0 <= p_last - window;
 }
 
-// ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8"; else nullopt.
+// ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8", "m64n32", "m64n64"; else nullopt.
 constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
   if (text.empty() || text == "fast") return TileVariant::fast;
   if (text == "small") return TileVariant::small;
   if (text == "warps8") return TileVariant::warps8;
+  if (text == "m64n32") return TileVariant::m64n32;
+  if (text == "m64n64") return TileVariant::m64n64;
   return std::nullopt;
 }
 
@@ -130,6 +170,8 @@ constexpr std::string_view to_string(TileVariant v) {
     case TileVariant::fast: return "fast";
     case TileVariant::small: return "small";
     case TileVariant::warps8: return "warps8";
+    case TileVariant::m64n32: return "m64n32";
+    case TileVariant::m64n64: return "m64n64";
   }
   return "?";
 }
