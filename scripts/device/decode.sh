@@ -8,7 +8,7 @@
 #   side   the Python bridge built there (docs/python.md) and the decode preset's contiguous shapes
 #          swept with decode beside torch:flash and torch:cudnn, counters and verification on every
 #          point; then the paged half with decode alone; the gap table (decode_table.txt).
-# ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 360; every finished point is kept).
+# ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 200; every finished point is kept).
 source "$(dirname "$0")/lib.sh"
 phase_begin decode
 steps=" ${ATTNPROF_DECODE_STEPS:-tests side} "
@@ -16,7 +16,7 @@ want() { [[ $steps == *" $1 "* ]]; }
 
 if want tests; then
   log "test_gpu_decode"
-  timeout 300 "$bin/test_gpu_decode" > "$out/test_gpu_decode.log" 2>&1
+  timeout 150 "$bin/test_gpu_decode" > "$out/test_gpu_decode.log" 2>&1
   echo "exit $? test_gpu_decode" | tee -a "$out/gpu-tests.log"
   grep -E "FAILED|with expansion|test cases|assertions" "$out/test_gpu_decode.log" | tail -n 20
 fi
@@ -29,14 +29,14 @@ if want ncu; then
   metrics+=",lts__t_sectors_op_write.sum,lts__t_requests_srcunit_tex.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed"
   metrics+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__throughput.avg.pct_of_peak_sustained_elapsed"
   metrics+=",breakdown:lts__throughput.avg.pct_of_peak_sustained_elapsed"
-  ncu --clock-control none --nvtx --nvtx-include "attnprof verify/" -k regex:decode_split --metrics "$metrics" --csv \
+  timeout 90 ncu --clock-control none --nvtx --nvtx-include "attnprof verify/" -k regex:decode_split --metrics "$metrics" --csv \
       "$bin/attnprof" sweep --axes "$shape" --kernels decode --backend cuda --seed 7 --out "$out/ncu-decode" \
       --no-counters --min-samples 3 --max-samples 3 > "$out/ncu-decode.csv" 2>"$out/ncu-decode.err"
   echo "ncu decode exit $?"
   echo '[{"batch": 64, "heads": 32, "kv_heads": 8, "seq_q": 1, "seq_k": 8192, "hdim": 128, "causal": false, "dtype": "bf16"}]' \
       > "$out/shape-decode.json"
   # cuDNN's kernels of one warm call: every launch after the inputs are made, the longest is the attention.
-  ncu --clock-control none -k regex:'sdpa|fmha|flash|attn|cudnn|sm90' --launch-skip 2 -c 1 --metrics "$metrics" --csv \
+  timeout 90 ncu --clock-control none -k regex:'sdpa|fmha|flash|attn|cudnn|sm90' --launch-skip 2 -c 1 --metrics "$metrics" --csv \
       python3 scripts/device/anchor.py shapes "$out/shape-decode.json" --backends cudnn --warm --warmup-seconds 0 \
       --samples 2 --out "$out/ncu-cudnn-anchor.json" > "$out/ncu-cudnn.csv" 2>"$out/ncu-cudnn.err"
   echo "ncu cudnn exit $?"
@@ -58,17 +58,18 @@ fi
 
 if want side; then
   build_bridge "$out/python"
-  axes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768,131072;hdim=128;dtype=bf16"
+  axes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768;hdim=128;dtype=bf16"
+  axes+=" | batch=1,16;heads=32;kv_heads=8;seq_q=1;seq_k=131072;hdim=128;dtype=bf16"
   log "decode beside torch:flash and torch:cudnn, counters on"
   t0=$(now)
-  timeout -s TERM "${ATTNPROF_DECODE_SECONDS:-360}" "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" \
+  timeout -s TERM "${ATTNPROF_DECODE_SECONDS:-200}" "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" \
     --kernels decode,torch:flash,torch:cudnn --axes "$axes" --max-seconds 0.3 --warmup-seconds 0.3 \
     --out "$out/side" --md "$out/side/summary.md" >"$out/side.txt" 2>"$out/side.log"
   echo "side-by-side sweep exit $? in $(since "$t0") s"
   $checks statuses "$out/side/results.json"
   log "decode from 64-token shuffled pages, counters on"
   t0=$(now)
-  timeout -s TERM 200 "$bin/attnprof" sweep --kernels decode --axes "$axes;page_size=64" --max-seconds 0.3 \
+  timeout -s TERM 90 "$bin/attnprof" sweep --kernels decode --axes "${axes//dtype=bf16/dtype=bf16;page_size=64}" --max-seconds 0.3 \
     --warmup-seconds 0.3 --out "$out/paged" >"$out/paged.txt" 2>"$out/paged.log"
   echo "paged sweep exit $? in $(since "$t0") s"
   $checks statuses "$out/paged/results.json"
