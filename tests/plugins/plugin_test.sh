@@ -31,7 +31,7 @@ assert d["plugins"][0]["name"] == "example-cpu" and len(d["plugins"][0]["sha256"
 python3 - "$scratch/w/results.json" <<'PY' || fail "window sweep: wrong records"
 import json, sys
 res = json.load(open(sys.argv[1]))
-assert res["schema_version"] == "1.8", res["schema_version"]
+assert res["schema_version"] == "1.9", res["schema_version"]
 recs = res["records"]
 assert len(recs) == 4, [(r["key"], r["status"]) for r in recs]
 for r in recs:
