@@ -43,6 +43,11 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
                 ? " has no sliding-window mask"
                 : " cannot be given a sliding window (plugin ABI version 1's attnprof_shape has no window field)") +
            " (window " + std::to_string(s.window) + ")";
+  if (s.distinct_hdim_v() && !kernel.runs_distinct_hdim_v())
+    return kernel.name() + ": value head dim " + std::to_string(s.value_hdim()) +
+           " differs from the query/key head dim " + std::to_string(s.hdim) +
+           (kernel.origin() == "built-in" ? " (one tile width for Q, K and V)"
+                                             : " (plugin ABI version 1's attnprof_shape has one hdim)");
   if (s.varlen() && !kernel.runs_varlen()) {
     if (std::string own = kernel.unsupported_reason(s); !own.empty()) return own;
     return kernel.name() +

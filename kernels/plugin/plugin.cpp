@@ -30,6 +30,10 @@ constexpr uint32_t kKnownFlags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CA
 constexpr uint32_t kMaxKernels = 256;
 constexpr size_t kMaxNameLength = 64;
 constexpr size_t kMessageBytes = 512;
+// The plugin name of attnprof's own Python bridge (kernels/python/bridge.cpp): its torch: and py:
+// kernels read the widths of V and O from their strides, so they alone among ABI-1 kernels are given
+// a value head dim other than hdim (docs/python.md).
+constexpr const char* kPythonBridgeName = "attnprof-python";
 
 // A plugin's message (at most kMessageBytes of it) as every one-line message is escaped: control
 // characters visible, bytes that are not UTF-8 as \xNN, so it can travel in JSON and print on one line.
@@ -126,7 +130,8 @@ class PluginCall final : public Call {
 
 class PluginKernel final : public Kernel {
  public:
-  PluginKernel(const attnprof_kernel& k, std::string origin) : k_(k), origin_(std::move(origin)) {}
+  PluginKernel(const attnprof_kernel& k, std::string origin, bool reads_v_width)
+      : k_(k), origin_(std::move(origin)), reads_v_width_(reads_v_width) {}
 
   std::string name() const override { return k_.name; }
   Backend backend() const override { return k_.backend == ATTNPROF_BACKEND_CUDA ? Backend::cuda : Backend::cpu; }
@@ -140,6 +145,9 @@ class PluginKernel final : public Kernel {
   bool needs_zeroed_workspace() const override { return (k_.flags & ATTNPROF_KERNEL_ZERO_WORKSPACE) != 0; }
   // Whatever a plugin does on the host (Python, planning) must not show as GPU time.
   bool host_side_heavy() const override { return true; }
+  // ABI 1's attnprof_shape has one hdim: only a kernel that reads V's and O's widths from their
+  // tensors' strides (the Python bridge's) may be given a narrower or wider V.
+  bool runs_distinct_hdim_v() const override { return reads_v_width_; }
 
   std::string unsupported_reason(const core::Shape& shape) const override {
     const attnprof_shape c = to_c(shape);
@@ -164,8 +172,8 @@ class PluginKernel final : public Kernel {
     t.element_dtype = backend() == Backend::cpu ? ATTNPROF_DTYPE_FP32 : c.dtype;
     t.q = tensor_of(args.q, args.layout, s.heads, s.seq_q, s.hdim);
     t.k = tensor_of(args.k, args.layout, s.kv_heads, s.seq_k, s.hdim);
-    t.v = tensor_of(args.v, args.layout, s.kv_heads, s.seq_k, s.hdim);
-    t.o = tensor_of(args.o, args.layout, s.heads, s.seq_q, s.hdim);
+    t.v = tensor_of(args.v, args.layout, s.kv_heads, s.seq_k, s.value_hdim());
+    t.o = tensor_of(args.o, args.layout, s.heads, s.seq_q, s.value_hdim());
     t.lse = tensor_of(writes_lse() ? args.lse : nullptr, Layout::bhsd, s.heads, s.seq_q, 1);
     t.workspace = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.workspace));
     t.workspace_bytes = args.workspace_bytes;
@@ -185,6 +193,7 @@ class PluginKernel final : public Kernel {
  private:
   const attnprof_kernel& k_;
   std::string origin_;
+  bool reads_v_width_;
 };
 
 // Every field a kernel entry must have, checked before anything of it is called.
@@ -271,8 +280,10 @@ PluginInfo load_plugin(const std::string& given_path) {
     names.push_back(name);
   }
   const std::string origin = fmt::format("plugin {} {} ({})", info.name, info.version, path);
+  const bool python_bridge = info.name == kPythonBridgeName;
   for (uint32_t i = 0; i < table->kernel_count; ++i)
-    register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin));
+    register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin,
+                                                  python_bridge && is_python_kernel(table->kernels[i].name)));
   info.kernels = names;
   return info;
 }

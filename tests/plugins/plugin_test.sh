@@ -63,6 +63,31 @@ k = {e["name"]: e for e in json.load(sys.stdin)["kernels"]}
 assert not k["example-cpu"]["varlen"] and k["fused"]["varlen"] and k["reference"]["varlen"], k
 ' || fail "kernels --json: varlen support"
 
+# Nor a value head dim of its own (ABI 1's attnprof_shape has one hdim): unsupported for the plugin
+# with that reason, run and verified by the built-in kernels; the catalogue says which run it.
+"$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused,reference --axes "heads=4;kv_heads=2;seq=40;hdim=32;hdim_v=16,64;causal=1;dtype=fp32" \
+  "${fast[@]}" --out "$scratch/dv" >"$scratch/dv.log" 2>&1 || fail "hdim_v sweep with the plugin failed: $(tail -n 5 "$scratch/dv.log")"
+python3 - "$scratch/dv/results.json" <<'PY' || fail "hdim_v sweep: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 6, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    dv = r["shape"]["hdim_v"]
+    assert dv in (16, 64) and f"d32v{dv}" in r["key"], r["key"]
+    if r["kernel"] == "example-cpu":
+        assert r["status"] == "unsupported" and r["reason"] == (
+            f"example-cpu: value head dim {dv} differs from the query/key head dim 32 "
+            "(plugin ABI version 1's attnprof_shape has one hdim)"), (r["key"], r["status"], r["reason"])
+    else:
+        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+        assert r["cost"]["flops"] == 4 * 40 * 41 / 2 * 2 * (32 + dv), (r["key"], r["cost"]["flops"])
+PY
+"$attnprof" kernels --plugin "$plugin" --json | python3 -c '
+import json, sys
+k = {e["name"]: e for e in json.load(sys.stdin)["kernels"]}
+assert not k["example-cpu"]["hdim_v"] and k["fused"]["hdim_v"] and k["reference"]["hdim_v"], k
+' || fail "kernels --json: hdim_v support"
+
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/a" \
   >"$scratch/a.log" 2>&1 || fail "sweep with the plugin failed: $(tail -n 5 "$scratch/a.log")"
