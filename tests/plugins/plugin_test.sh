@@ -84,8 +84,11 @@ for r in recs:
 PY
 "$attnprof" kernels --plugin "$plugin" --json | python3 -c '
 import json, sys
-k = {e["name"]: e for e in json.load(sys.stdin)["kernels"]}
-assert not k["example-cpu"]["hdim_v"] and k["fused"]["hdim_v"] and k["reference"]["hdim_v"], k
+k = {(e["backend"], e["name"]): e for e in json.load(sys.stdin)["kernels"]}
+assert not k["cpu", "example-cpu"]["hdim_v"] and k["cpu", "fused"]["hdim_v"] and k["cpu", "reference"]["hdim_v"], k
+for name in ("fused", "fused-sm90", "decode", "fused-auto"):
+    assert not k.get(("cuda", name), {"hdim_v": False})["hdim_v"], name
+assert k.get(("cuda", "reference"), {"hdim_v": True})["hdim_v"]
 ' || fail "kernels --json: hdim_v support"
 
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
