@@ -40,7 +40,7 @@ void to_json(nlohmann::json& j, const CatalogueEntry& e) {
        {"description", e.description}, {"layout", e.layout}, {"flags", e.flags},
        {"hdims", e.hdims},   {"dtypes", e.dtypes},     {"causal", e.causal},
        {"gqa", e.gqa},       {"seq_q_ne_seq_k", e.seq_q_ne_seq_k}, {"window", e.window},
-       {"varlen", e.varlen},
+       {"varlen", e.varlen}, {"hdim_v", e.hdim_v},
        {"example_refusal", e.example_refusal}};
 }
 
@@ -95,6 +95,10 @@ std::vector<CatalogueEntry> catalogue() {
     packed.batch = 3;
     packed.lengths = "list:64/256/100";
     e.varlen = note(reason_of(*k, packed));
+    core::Shape mla = s;  // V and O narrower than Q and K, as DeepSeek's MLA prefill has them
+    mla.hdim = 192;
+    mla.hdim_v = 128;
+    e.hdim_v = note(reason_of(*k, mla));
     out.push_back(std::move(e));
   }
   return out;

@@ -14,8 +14,9 @@ struct CatalogueEntry {
   std::vector<std::string> flags;  // "pure", "graph", "zero-workspace", "lse"
   std::vector<int> hdims;          // of the probe grid, those that run in some dtype
   std::vector<std::string> dtypes; // likewise
-  // window: a sliding window; varlen: a packed variable-length batch
-  bool causal = false, gqa = false, seq_q_ne_seq_k = false, window = false, varlen = false;
+  // window: a sliding window; varlen: a packed variable-length batch; hdim_v: a value head dim other
+  // than the query/key one (probed at 192 / 128)
+  bool causal = false, gqa = false, seq_q_ne_seq_k = false, window = false, varlen = false, hdim_v = false;
   std::string example_refusal;     // one probe shape's reason, when some probe is refused
 };
 void to_json(nlohmann::json&, const CatalogueEntry&);

@@ -40,6 +40,7 @@ class FusedAutoKernel final : public Kernel {
   bool splits_kv() const override { return true; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
+  bool runs_distinct_hdim_v() const override { return true; }
 
  private:
   std::vector<const Kernel*> resolved() const;  // nullptr for a name not built in

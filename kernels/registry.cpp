@@ -39,6 +39,9 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
     return kernel.name() + " does not split the keys (kv_splits applies to split-KV kernels such as decode)";
   if (s.windowed() && !kernel.masks_window())
     return kernel.no_window_reason() + " (window " + std::to_string(s.window) + ")";
+  if (s.distinct_hdim_v() && !kernel.runs_distinct_hdim_v())
+    return kernel.name() + ": value head dim " + std::to_string(s.value_hdim()) +
+           " differs from the query/key head dim " + std::to_string(s.hdim) + " (" + kernel.no_hdim_v_reason() + ")";
   if (s.varlen() && !kernel.runs_varlen()) {
     if (std::string own = kernel.unsupported_reason(s); !own.empty()) return own;
     return kernel.no_varlen_reason();

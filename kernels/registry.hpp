@@ -134,15 +134,21 @@ class Kernel {
   // Runs a packed variable-length batch (shape.varlen(), AttentionArgs::cu_seqlens). A kernel that does
   // not say so never runs one: it would read the packed tensors as a dense batch.
   virtual bool runs_varlen() const { return false; }
-  // What support_reason says of a windowed (packed) point when masks_window() (runs_varlen()) is
-  // false: the built-in kernels lack the mask (the packed path); a plugin kernel says why it was not
-  // given one (its ABI version, or a flag it does not declare).
+  // Runs a value head dim other than the query/key one (shape.hdim_v: V and O value_hdim() wide). A
+  // kernel that does not say so never runs such a point: it would read V and write O hdim wide.
+  virtual bool runs_distinct_hdim_v() const { return false; }
+  // What support_reason says of a windowed (packed, distinct-hdim_v) point when masks_window()
+  // (runs_varlen(), runs_distinct_hdim_v()) is false: the built-in kernels lack the mask (the packed
+  // path, a second tile width); a plugin kernel says why it was not given one (its ABI version, or a
+  // flag it does not declare).
   virtual std::string no_window_reason() const;
   virtual std::string no_varlen_reason() const;
+  virtual std::string no_hdim_v_reason() const { return "one tile width for Q, K and V"; }
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
-// cache, a split count, a sliding window, a packed variable-length batch) checked against its traits,
+// cache, a split count, a sliding window, a packed variable-length batch, a value head dim of its own)
+// checked against its traits,
 // then the kernel's own unsupported_reason (which, for a packed batch a kernel does not run, may say
 // why before the generic reason). The
 // measurement, the catalogue and fused-auto all ask this, never unsupported_reason alone.

@@ -23,7 +23,7 @@ SHOWN = ("fused", "fused-sm90", "decode", "torch:flash", "torch:cudnn", "torch:e
 def shape_key(s):
     return (s["batch"], s["heads"], s.get("kv_heads", s["heads"]), s["seq_q"], s["seq_k"], s["hdim"],
             bool(s["causal"]), s["dtype"], s.get("page_size", 0), s.get("kv_splits", 0), s.get("window", 0),
-            tuple(s.get("seq_lens", ())))
+            tuple(s.get("seq_lens", ())), s.get("hdim_v", s["hdim"]))
 
 
 def label(s):
@@ -32,6 +32,7 @@ def label(s):
     page = f" page{s['page_size']}" if s.get("page_size") else ""
     splits = f" splits{s['kv_splits']}" if s.get("kv_splits") else ""
     window = f" win{s['window']}" if s.get("window") else ""
+    hdim_v = f"v{s['hdim_v']}" if s.get("hdim_v", s["hdim"]) != s["hdim"] else ""
     varlen = ""
     if s.get("seq_lens"):  # a packed batch, as core::Shape::label writes it
         lengths = s.get("lengths", "")
@@ -39,7 +40,7 @@ def label(s):
             varlen = " varlen list:" + "/".join(str(n) for n in s["seq_lens"])
         else:
             varlen = f" varlen {lengths} seed{s.get('lengths_seed', 0)} tokens{sum(s['seq_lens'])}"
-    return (f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{causal} {s['dtype']}"
+    return (f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{hdim_v}{causal} {s['dtype']}"
             f"{page}{splits}{window}{varlen}")
 
 

@@ -3,8 +3,9 @@
  * one layout declares it. On the CPU backend every tensor is fp32, whatever the shape's dtype.
  * Two passes per row: the scores and their maximum, then the softmax weights and the output.
  * It declares what plugin ABI version 2 added: the sliding window (each row's keys are cut to the
- * window) and packed variable-length batches (each sequence's rows start at its cu_seqlens entry, in
- * the token-major packed layout a BSHD kernel is given).
+ * window), packed variable-length batches (each sequence's rows start at its cu_seqlens entry, in
+ * the token-major packed layout a BSHD kernel is given) and a value head dim of its own (V and O rows
+ * hdim_v wide).
  *
  * Build outside attnprof (docs/plugins.md):
  *   cc -shared -fPIC -O2 -I<attnprof>/include cpu_attention.c -o cpu_attention.so -lm
@@ -101,15 +102,15 @@ static int launch(void* state, attnprof_stream stream, char* error, size_t size)
         }
         float* o = (float*)(uintptr_t)p->t.o.data + b * p->t.o.stride[0] + h * p->t.o.stride[1] +
                    (first + i) * p->t.o.stride[2];
-        for (int64_t d = 0; d < n->hdim; ++d) o[d] = 0.f;
+        for (int64_t d = 0; d < n->hdim_v; ++d) o[d] = 0.f;
         float row_sum = 0.f;
         for (int64_t j = keys.begin; j < keys.end; ++j) {
           const float w = expf(p->scores[j] - row_max);
           const float* v = element(&p->t.v, b, h / group, first + j);
           row_sum += w;
-          for (int64_t d = 0; d < n->hdim; ++d) o[d] += w * v[d];
+          for (int64_t d = 0; d < n->hdim_v; ++d) o[d] += w * v[d];
         }
-        for (int64_t d = 0; row_sum > 0.f && d < n->hdim; ++d) o[d] /= row_sum;
+        for (int64_t d = 0; row_sum > 0.f && d < n->hdim_v; ++d) o[d] /= row_sum;
         float* lse = (float*)(uintptr_t)p->t.lse.data;
         if (lse != NULL)
           lse[b * p->t.lse.stride[0] + h * p->t.lse.stride[1] + (first + i) * p->t.lse.stride[2]] =
@@ -133,7 +134,8 @@ static const attnprof_kernel kernels[] = {{
     ATTNPROF_BACKEND_CPU,
     ATTNPROF_COST_ATTENTION_FWD,
     ATTNPROF_LAYOUT_BSHD,
-    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_WRITES_LSE | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN,
+    ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_WRITES_LSE | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN |
+        ATTNPROF_KERNEL_DISTINCT_HDIM_V,
     NULL,
     supports,
     NULL,

@@ -39,11 +39,12 @@ extern "C" {
 /* Bumped on any change to the structs below. attnprof loads a plugin built for this version or for
  * version 1, and refuses any other.
  *   1  dense batches without a sliding window.
- *   2  attnprof_shape gains the sliding window and the packed variable-length batch (after every field
- *      of version 1, so a version-1 plugin reads its fields where they were), attnprof_tensors the
- *      batch's cu_seqlens, and kernels the flags ATTNPROF_KERNEL_MASKS_WINDOW and _RUNS_VARLEN. A
- *      version-1 plugin still loads and runs as before; its kernels are never given a windowed or
- *      packed point (attnprof records those "unsupported") and may not declare the new flags. */
+ *   2  attnprof_shape gains the sliding window, the packed variable-length batch and the value head
+ *      dim (after every field of version 1, so a version-1 plugin reads its fields where they were),
+ *      attnprof_tensors the batch's cu_seqlens, and kernels the flags ATTNPROF_KERNEL_MASKS_WINDOW,
+ *      _RUNS_VARLEN and _DISTINCT_HDIM_V. A version-1 plugin still loads and runs as before; its
+ *      kernels are never given a windowed, packed or distinct-hdim_v point (attnprof records those
+ *      "unsupported") and may not declare the new flags. */
 #define ATTNPROF_PLUGIN_ABI_VERSION 2u
 
 /* The symbol attnprof looks up. */
@@ -92,6 +93,9 @@ typedef enum attnprof_cost_model {
 /* ABI version 2. The kernel runs a packed variable-length batch (attnprof_shape.packed_seqs > 0, the
  * layout below): without it attnprof never gives the kernel one (it would read it as a dense batch). */
 #define ATTNPROF_KERNEL_RUNS_VARLEN 32u
+/* ABI version 2. The kernel runs a value head dim other than the query/key one (attnprof_shape.hdim_v
+ * != hdim, e.g. 128 against 192): without it attnprof never gives the kernel such a point. */
+#define ATTNPROF_KERNEL_DISTINCT_HDIM_V 64u
 
 /* One point. Query row i (0 <= i < seq_q) sits at key position p = i + (seq_k - seq_q): masks are
  * aligned to the bottom-right corner (FlashAttention >= 2.1).
@@ -122,6 +126,7 @@ typedef struct attnprof_shape {
   int64_t packed_seqs;   /* packed batch: its sequence count (= batch); 0 = dense */
   int64_t max_seqlen;    /* packed batch: the longest sequence's tokens (= seq_q = seq_k); 0 = dense */
   int64_t total_tokens;  /* packed batch: every sequence's tokens (cu_seqlens[batch]); 0 = dense */
+  int64_t hdim_v;        /* value head dim: V and O are hdim_v wide (= hdim unless the point says otherwise) */
 } attnprof_shape;
 
 /* A tensor: its first element and its strides in elements for (batch, head, seq, hdim). */
@@ -140,7 +145,9 @@ typedef struct attnprof_tensor {
  *         tokens, token i of sequence b being row cu_seqlens[b] + i of it (stride[0] is 0):
  *         BHSD  head-major, as attnprof's own kernels take it: q, o [heads, T, hdim], k, v [kv_heads, T, hdim];
  *         BSHD  token-major, as FlashAttention's varlen API takes it: q, o [T, heads, hdim], k, v [T, kv_heads, hdim];
- *         lse [heads, T] in either. */
+ *         lse [heads, T] in either.
+ * V and O are hdim_v wide where these say hdim (shape.hdim_v; the same as hdim unless the kernel
+ * declares ATTNPROF_KERNEL_DISTINCT_HDIM_V). */
 typedef struct attnprof_tensors {
   uint32_t struct_size;   /* sizeof(attnprof_tensors) as attnprof was built */
   uint32_t layout;        /* the layout of q, k, v, o: ATTNPROF_LAYOUT_BHSD or ATTNPROF_LAYOUT_BSHD */

@@ -16,13 +16,20 @@ struct TensorMap {
   bool bshd = false;
 };
 
-// The maps of Q (and O, LSE) and of K (and V) of a shape. A packed batch (core/shape.hpp) is one batch
-// of all its tokens: head-major [heads, tokens, hdim] as bhsd, token-major [tokens, heads, hdim] as bshd.
+// The maps of Q (and LSE), of O, of K and of V of a shape: Q and K rows hdim wide, V and O rows
+// value_hdim() wide. A packed batch (core/shape.hpp) is one batch of all its tokens: head-major [heads,
+// tokens, hdim] as bhsd, token-major [tokens, heads, hdim] as bshd.
 inline TensorMap q_tensor_map(const core::Shape& s, bool bshd) {
   return {s.heads, s.varlen() ? s.tokens_q() : s.seq_q, s.hdim, bshd};
 }
+inline TensorMap o_tensor_map(const core::Shape& s, bool bshd) {
+  return {s.heads, s.varlen() ? s.tokens_q() : s.seq_q, s.value_hdim(), bshd};
+}
 inline TensorMap kv_tensor_map(const core::Shape& s, bool bshd) {
   return {s.kv_heads, s.varlen() ? s.tokens_k() : s.seq_k, s.hdim, bshd};
+}
+inline TensorMap v_tensor_map(const core::Shape& s, bool bshd) {
+  return {s.kv_heads, s.varlen() ? s.tokens_k() : s.seq_k, s.value_hdim(), bshd};
 }
 
 // Canonical (bhsd) index of the element stored at `physical` in the kernel's layout.

@@ -54,8 +54,8 @@ __global__ void fill_kernel(T* out, int64_t elems, TensorMap map, uint64_t seed,
     out[i] = from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(canonical_index(map, i)), q_scale_log2));
 }
 
-// Paged K or V: logical element i (canonical bhsd index over [batch, kv_heads, seq_k, hdim]) goes to
-// its place in the page pool.
+// Paged K or V: logical element i (canonical bhsd index over [batch, kv_heads, seq_k, hdim], hdim
+// being V's own width for V) goes to its place in the page pool.
 template <typename T>
 __global__ void fill_paged_kernel(T* pool, int64_t elems, const int32_t* table, int64_t pages_per_seq, int64_t kv_heads,
                                   int64_t seq_k, int64_t page_size, int64_t hdim, uint64_t seed, int tensor) {
@@ -98,7 +98,9 @@ __global__ void gather_rows_kernel(const T* o, TensorMap o_map, const float* lse
 }
 
 TensorMap q_map(const core::Shape& s, Layout l) { return q_tensor_map(s, l == Layout::bshd); }
+TensorMap o_map(const core::Shape& s, Layout l) { return o_tensor_map(s, l == Layout::bshd); }
 TensorMap kv_map(const core::Shape& s, Layout l) { return kv_tensor_map(s, l == Layout::bshd); }
+TensorMap v_map(const core::Shape& s, Layout l) { return v_tensor_map(s, l == Layout::bshd); }
 
 void* device_alloc(size_t bytes, size_t& total) {
   void* p = nullptr;
@@ -132,8 +134,8 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
   try {
     q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
     k_ = device_alloc(shape.kv_buffer_elems() * elem, allocated_bytes_);
-    v_ = device_alloc(shape.kv_buffer_elems() * elem, allocated_bytes_);
-    o_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
+    v_ = device_alloc(shape.v_buffer_elems() * elem, allocated_bytes_);  // V and O: value_hdim() wide
+    o_ = device_alloc(shape.o_elems() * elem, allocated_bytes_);
     lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
     // Zero once (untimed): a kernel may keep state there that it returns to zero (Kernel::workspace_bytes).
@@ -165,25 +167,27 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   dispatch_dtype(shape_.dtype, [&](auto tag) {
     using T = decltype(tag);
-    const int64_t q_elems = shape_.q_elems(), kv_elems = shape_.kv_elems();
-    const TensorMap qm = q_map(shape_, layout_), kvm = kv_map(shape_, layout_);
+    const int64_t q_elems = shape_.q_elems(), k_elems = shape_.kv_elems(), v_elems = shape_.v_elems();
+    const TensorMap qm = q_map(shape_, layout_), km = kv_map(shape_, layout_), vm = v_map(shape_, layout_);
     fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, qm, seed, 0, q_scale_log2_);
     if (!shape_.paged()) {
-      fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(k_), kv_elems, kvm, seed, 1, 0);
-      fill_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(static_cast<T*>(v_), kv_elems, kvm, seed, 2, 0);
+      fill_kernel<T><<<blocks_for(k_elems), kThreads, 0, s>>>(static_cast<T*>(k_), k_elems, km, seed, 1, 0);
+      fill_kernel<T><<<blocks_for(v_elems), kThreads, 0, s>>>(static_cast<T*>(v_), v_elems, vm, seed, 2, 0);
       return;
     }
     // A fresh shuffle per seed; the copy is synchronous (untimed set-up) so the host table can go.
     const std::vector<int32_t> table = shuffled_block_table(shape_, seed);
     ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
     ATTNPROF_CUDA_CHECK(cudaMemcpy(block_table_, table.data(), table.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-    const size_t pool_bytes = static_cast<size_t>(shape_.kv_buffer_elems()) * sizeof(T);
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, pool_bytes, s));  // NaN in every pad slot
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, pool_bytes, s));
-    for (int tensor : {1, 2})
-      fill_paged_kernel<T><<<blocks_for(kv_elems), kThreads, 0, s>>>(
-          static_cast<T*>(tensor == 1 ? k_ : v_), kv_elems, block_table_, shape_.pages_per_seq(), shape_.kv_heads,
-          shape_.seq_k, shape_.page_size, shape_.hdim, seed, tensor);
+    // NaN in every pad slot; V's pages are value_hdim() wide.
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, static_cast<size_t>(shape_.kv_buffer_elems()) * sizeof(T), s));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, static_cast<size_t>(shape_.v_buffer_elems()) * sizeof(T), s));
+    for (int tensor : {1, 2}) {
+      const int64_t elems = tensor == 1 ? k_elems : v_elems;
+      fill_paged_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(
+          static_cast<T*>(tensor == 1 ? k_ : v_), elems, block_table_, shape_.pages_per_seq(), shape_.kv_heads,
+          shape_.seq_k, shape_.page_size, tensor == 1 ? shape_.hdim : shape_.value_hdim(), seed, tensor);
+    }
   });
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
 }
@@ -192,7 +196,7 @@ void CudaProblem::poison_outputs(void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   // All-ones bytes are a NaN in fp32, fp16 and bf16 alike.
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
-  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.q_elems() * elem, s));
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
 }
 
@@ -223,7 +227,7 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
   ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
 
   const std::vector<int64_t> rows = rows_to_check(shape_, max_rows, seed);
-  const int hdim = static_cast<int>(shape_.hdim);
+  const int hdim = static_cast<int>(shape_.value_hdim());  // O's row width
   const int row_count = static_cast<int>(rows.size());
 
   unsigned long long* bad_dev = nullptr;
@@ -245,11 +249,11 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
     dispatch_dtype(shape_.dtype, [&](auto tag) {
       using T = decltype(tag);
       const auto* o = static_cast<const T*>(o_);
-      count_bad_kernel<T><<<blocks_for(shape_.q_elems()), kThreads, 0, s>>>(
-          o, shape_.q_elems(), lse_, check_lse_ ? shape_.lse_elems() : 0, bad_dev);
+      count_bad_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(
+          o, shape_.o_elems(), lse_, check_lse_ ? shape_.lse_elems() : 0, bad_dev);
       if (row_count > 0)
         gather_rows_kernel<T><<<blocks_for(int64_t{row_count} * hdim), kThreads, 0, s>>>(
-            o, q_map(shape_, layout_), lse_, rows_dev, row_count, hdim, o_rows_dev, lse_rows_dev);
+            o, o_map(shape_, layout_), lse_, rows_dev, row_count, hdim, o_rows_dev, lse_rows_dev);
     });
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
     ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(&bad, bad_dev, sizeof(bad), cudaMemcpyDeviceToHost, s));

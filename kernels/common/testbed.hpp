@@ -1,5 +1,5 @@
 // CUDA testbed for one problem: device buffers for Q, K, V (dtype), O (dtype), LSE (fp32) and the
-// kernel's workspace; fills inputs on the device from kernels/common/random.hpp, poisons outputs
+// kernel's workspace (V and O value_hdim() wide, V's pages too); fills inputs on the device from kernels/common/random.hpp, poisons outputs
 // (NaN bit patterns), and verifies: counts unwritten/non-finite elements over all of O and LSE on the
 // device, copies back only the sampled rows, and compares them with the float64 reference.
 // A paged shape (page_size > 0) gets K and V as page pools with a shuffled block table

@@ -90,10 +90,11 @@ class RowIndex {
     const RowCoord c = coord(row);
     return s_.varlen() ? sequence(c.b).keys_of_row(c.i) : s_.keys_of_row(c.i);
   }
-  // Canonical index of key 0 of sequence b at kv head kvh in K and V (row stride hdim).
-  int64_t kv_base(int64_t b, int64_t kvh) const {
-    if (!s_.varlen()) return ((b * s_.kv_heads + kvh) * s_.seq_k) * s_.hdim;
-    return (kvh * tokens_ + cu_[static_cast<size_t>(b)]) * s_.hdim;
+  // Canonical index of key 0 of sequence b at kv head kvh in K or V, whose rows are `width` wide
+  // (hdim for K, value_hdim() for V).
+  int64_t kv_base(int64_t b, int64_t kvh, int64_t width) const {
+    if (!s_.varlen()) return ((b * s_.kv_heads + kvh) * s_.seq_k) * width;
+    return (kvh * tokens_ + cu_[static_cast<size_t>(b)]) * width;
   }
 
  private:
@@ -118,11 +119,13 @@ std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row, int q
   return q;
 }
 
-// Rows keys.begin .. keys.end - 1 of K or V for (b, kv head): keys.size() * hdim values.
+// Rows keys.begin .. keys.end - 1 of K or V for (b, kv head): keys.size() * hdim values of K,
+// keys.size() * value_hdim() of V.
 std::vector<float> kv_rows(const core::Shape& s, const RowIndex& index, uint64_t seed, int tensor, int64_t b,
                            int64_t kvh, core::KeyRange keys, bool parallel) {
-  std::vector<float> out(static_cast<size_t>(keys.size() * s.hdim));
-  const uint64_t base = static_cast<uint64_t>(index.kv_base(b, kvh) + keys.begin * s.hdim);
+  const int64_t width = tensor == kTensorV ? s.value_hdim() : s.hdim;
+  std::vector<float> out(static_cast<size_t>(keys.size() * width));
+  const uint64_t base = static_cast<uint64_t>(index.kv_base(b, kvh, width) + keys.begin * width);
   auto fill = [&](int64_t lo, int64_t hi) {
     for (int64_t e = lo; e < hi; ++e) out[e] = input_value(seed, tensor, base + e);
   };
@@ -134,10 +137,12 @@ std::vector<float> kv_rows(const core::Shape& s, const RowIndex& index, uint64_t
   return out;
 }
 
+// q: hdim values; k: keys rows of hdim; v: keys rows of value_hdim(); O: value_hdim() values.
 ReferenceRow reference_from(const core::Shape& s, const float* q, const float* k, const float* v,
                             int64_t keys) {
+  const int64_t dv = s.value_hdim();
   ReferenceRow r;
-  r.o.assign(static_cast<size_t>(s.hdim), 0.0);
+  r.o.assign(static_cast<size_t>(dv), 0.0);
   if (keys == 0) {
     r.lse = -kInf;
     return r;
@@ -158,7 +163,7 @@ ReferenceRow reference_from(const core::Shape& s, const float* q, const float* k
   }
   for (int64_t j = 0; j < keys; ++j) {
     const double p = scores[j] / row_sum;
-    for (int64_t d = 0; d < s.hdim; ++d) r.o[d] += p * double(v[j * s.hdim + d]);
+    for (int64_t d = 0; d < dv; ++d) r.o[d] += p * double(v[j * dv + d]);
   }
   r.lse = row_max + std::log(row_sum);
   return r;
@@ -167,7 +172,8 @@ ReferenceRow reference_from(const core::Shape& s, const float* q, const float* k
 // FlashAttention's baseline for the 2x rule: what a straightforward implementation in the dtype gets.
 std::vector<double> naive_from(const core::Shape& s, const float* q, const float* k, const float* v,
                                int64_t keys) {
-  std::vector<double> o(static_cast<size_t>(s.hdim), 0.0);
+  const int64_t dv = s.value_hdim();
+  std::vector<double> o(static_cast<size_t>(dv), 0.0);
   if (keys == 0) return o;
   const auto scale = static_cast<float>(core::softmax_scale(s));
   std::vector<float> p(static_cast<size_t>(keys));
@@ -183,12 +189,12 @@ std::vector<double> naive_from(const core::Shape& s, const float* q, const float
     p[j] = std::exp(p[j] - row_max);
     row_sum += p[j];
   }
-  std::vector<float> acc(static_cast<size_t>(s.hdim), 0.0f);
+  std::vector<float> acc(static_cast<size_t>(dv), 0.0f);
   for (int64_t j = 0; j < keys; ++j) {
     const float pj = round_to(s.dtype, p[j] / row_sum);
-    for (int64_t d = 0; d < s.hdim; ++d) acc[d] += pj * v[j * s.hdim + d];
+    for (int64_t d = 0; d < dv; ++d) acc[d] += pj * v[j * dv + d];
   }
-  for (int64_t d = 0; d < s.hdim; ++d) o[d] = round_to(s.dtype, acc[d]);
+  for (int64_t d = 0; d < dv; ++d) o[d] = round_to(s.dtype, acc[d]);
   return o;
 }
 
@@ -238,7 +244,8 @@ std::vector<int64_t> rows_to_check(const core::Shape& s, int max_rows, uint64_t 
   const int64_t head_count = s.batch * s.heads;
   // Enough heads that the row quota fits in them, at least kMinSampledHeads, at most all of them.
   const int64_t heads_needed = (max_rows + s.seq_q - 1) / s.seq_q;
-  const int64_t heads_affordable = kMaxRegeneratedKvElems / std::max<int64_t>(1, 2 * s.seq_k * s.hdim);
+  const int64_t heads_affordable =
+      kMaxRegeneratedKvElems / std::max<int64_t>(1, s.seq_k * (s.hdim + s.value_hdim()));
   const int64_t sampled_heads = std::min(
       {head_count, std::max(kMinSampledHeads, heads_needed), std::max(kMinSampledHeads, heads_affordable)});
   std::set<int64_t> heads{0, head_count - 1};
@@ -324,9 +331,10 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
                                const std::vector<float>& o_rows, const std::vector<float>& lse_rows,
                                int64_t unwritten, int q_scale_log2, bool check_lse) {
   const auto n_rows = static_cast<int64_t>(rows.size());
-  if (static_cast<int64_t>(o_rows.size()) != n_rows * s.hdim ||
+  const int64_t dv = s.value_hdim();  // O's row width
+  if (static_cast<int64_t>(o_rows.size()) != n_rows * dv ||
       (check_lse && static_cast<int64_t>(lse_rows.size()) != n_rows))
-    throw std::invalid_argument("verify_rows: o_rows / lse_rows do not match rows x hdim");
+    throw std::invalid_argument("verify_rows: o_rows / lse_rows do not match rows x hdim_v");
   for (int64_t r : rows) check_row(s, r);
 
   core::Verification v;
@@ -371,13 +379,15 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
         const core::KeyRange visible = index.keys_of_row(row);
         const int64_t row_keys = visible.size();
         // This row's first key inside the group's regenerated rows (none read when it sees no key).
-        const size_t first = row_keys > 0 ? static_cast<size_t>((visible.begin - keys.begin) * s.hdim) : 0;
+        const int64_t first = row_keys > 0 ? visible.begin - keys.begin : 0;
         const auto q = q_row(s, seed, row, q_scale_log2);
-        const ReferenceRow ref = reference_from(s, q.data(), k.data() + first, vv.data() + first, row_keys);
-        const auto naive = naive_from(s, q.data(), k.data() + first, vv.data() + first, row_keys);
+        const float* k_first = k.data() + first * s.hdim;
+        const float* v_first = vv.data() + first * dv;
+        const ReferenceRow ref = reference_from(s, q.data(), k_first, v_first, row_keys);
+        const auto naive = naive_from(s, q.data(), k_first, v_first, row_keys);
         RowResult& out = results[p];
-        for (int64_t d = 0; d < s.hdim; ++d) {
-          const float got = o_rows[p * s.hdim + d];
+        for (int64_t d = 0; d < dv; ++d) {
+          const float got = o_rows[p * dv + d];
           if (!std::isfinite(got)) out.finite = false;
           const double err = std::fabs(double(got) - ref.o[d]);  // NaN or inf when not finite
           out.o_max = std::isnan(err) ? kInf : std::max(out.o_max, err);
@@ -410,7 +420,7 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     v.lse_max_abs_err = std::max(v.lse_max_abs_err, r.lse_err);
     lse_within = lse_within && r.lse_err <= r.lse_tol;
   }
-  v.o_mean_abs_err = n_rows > 0 ? o_sum / double(n_rows * s.hdim) : 0.0;
+  v.o_mean_abs_err = n_rows > 0 ? o_sum / double(n_rows * dv) : 0.0;
   v.tolerance = 2 * v.naive_o_max_abs_err + o_abs_tolerance(s.dtype);
   v.passed = unwritten == 0 && all_finite && v.o_max_abs_err <= v.tolerance && lse_within;
   return v;

@@ -20,7 +20,7 @@ namespace attnprof::kernels {
 std::vector<int64_t> rows_to_check(const core::Shape&, int max_rows, uint64_t seed);
 
 struct ReferenceRow {
-  std::vector<double> o;  // hdim values
+  std::vector<double> o;  // value_hdim() values
   double lse = 0;         // natural log of the softmax denominator (of scale * q.k); -inf if no key
 };
 // Float64 reference for one row, inputs from kernels/common/random.hpp.
@@ -31,7 +31,7 @@ std::vector<double> naive_lowp_row(const core::Shape&, uint64_t seed, int64_t ro
 // Rounds to the dtype's precision (round to nearest even), for host-side emulation.
 float round_to(core::DType, float);
 
-// o_rows: rows.size() * hdim values as the kernel wrote them (converted to float); lse_rows likewise.
+// o_rows: rows.size() * value_hdim() values as the kernel wrote them (converted to float); lse_rows likewise.
 // unwritten: poisoned or non-finite elements counted over the WHOLE of O and LSE by the caller.
 // q_scale_log2: the inputs' Q scale (kernels/common/random.hpp), 0 unless a test widened the scores.
 // check_lse false: the kernel writes no LSE (a plugin may not); lse_rows is then ignored.

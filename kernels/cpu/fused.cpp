@@ -32,6 +32,7 @@ class CpuFused final : public Kernel {
   size_t workspace_bytes(const core::Shape&) const override { return 0; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
+  bool runs_distinct_hdim_v() const override { return true; }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;
@@ -41,12 +42,13 @@ class CpuFused final : public Kernel {
     auto* o = static_cast<float*>(a.o);
     const RowBlocks work = row_blocks(s);
     const auto scale = static_cast<float>(core::softmax_scale(s));
+    const int64_t dv = s.value_hdim();  // V's and O's row width
 
     if (hook) hook->before_stage(0);
     parallel_for(static_cast<int64_t>(work.blocks.size()), 1, [&](int64_t lo, int64_t hi) {
       std::vector<float> kt(static_cast<size_t>(s.hdim * kBlockKeys));      // (D, kBlockKeys)
       std::vector<float> tile(static_cast<size_t>(kBlockRows * kBlockKeys)); // S, then P
-      std::vector<float> acc(static_cast<size_t>(kBlockRows * s.hdim));      // (kBlockRows, D)
+      std::vector<float> acc(static_cast<size_t>(kBlockRows * dv));          // (kBlockRows, Dv)
       float row_max[kBlockRows], row_sum[kBlockRows];
       for (int64_t t = lo; t < hi; ++t) {
         const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
@@ -80,17 +82,16 @@ class CpuFused final : public Kernel {
             row_sum[r] = row_sum[r] * correction + block_sum;
             row_max[r] = new_max;
             if (correction != 1.0f)
-              for (int64_t d = 0; d < s.hdim; ++d) acc[r * s.hdim + d] *= correction;
+              for (int64_t d = 0; d < dv; ++d) acc[r * dv + d] *= correction;
           }
-          pv_tile(tile.data(), kBlockKeys, rows, v + hv.kv_offset + j0 * s.hdim, keys, s.hdim,
-                  acc.data());
+          pv_tile(tile.data(), kBlockKeys, rows, v + hv.v_offset + j0 * dv, keys, dv, acc.data());
         }
-        float* o_rows = o + hv.q_offset + i0 * s.hdim;
+        float* o_rows = o + hv.o_offset + i0 * dv;
         for (int64_t r = 0; r < rows; ++r) {
           const float inv_sum = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;  // no key: O = 0
-          float* out = o_rows + r * s.hdim;
-          for (int64_t d = 0; d < s.hdim; ++d) out[d] = acc[r * s.hdim + d] * inv_sum;
-          round_in_place(s.dtype, out, s.hdim);
+          float* out = o_rows + r * dv;
+          for (int64_t d = 0; d < dv; ++d) out[d] = acc[r * dv + d] * inv_sum;
+          round_in_place(s.dtype, out, dv);
           a.lse[hv.lse_offset + i0 + r] = row_sum[r] > 0 ? row_max[r] + std::log(row_sum[r]) : kNegInf;
         }
       }

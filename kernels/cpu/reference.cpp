@@ -2,7 +2,7 @@
 // problem, with S and P materialised in the workspace like the GPU reference keeps them in HBM:
 //   qk_gemm  S = scale * Q K^T            (fp32, [batch*heads, seq_q, seq_k])
 //   softmax  P = softmax(S) rounded to the dtype, LSE = row_max + log(row_sum)
-//   pv_gemm  O = P V rounded to the dtype
+//   pv_gemm  O = P V rounded to the dtype (V and O value_hdim() wide)
 // Computation is fp32; rounding P and O to shape.dtype emulates the GPU's storage precision
 // (docs/cpu-backend.md). Masked rows (causal, sliding window) touch only their visible keys. A packed
 // variable-length batch runs sequence by sequence, each with its own masks and (len, len) S block.
@@ -31,6 +31,7 @@ class CpuReference final : public Kernel {
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
+  bool runs_distinct_hdim_v() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
     // S and P of every (sequence, head): seq_q * seq_k each dense, len^2 per sequence packed.
     return 2 * sizeof(float) * static_cast<size_t>(score_elems(s));
@@ -101,8 +102,9 @@ class CpuReference final : public Kernel {
     });
 
     if (hook) hook->before_stage(2);
+    const int64_t dv = s.value_hdim();
     parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
-      std::vector<float> acc(static_cast<size_t>(kBlockRows * s.hdim));  // (kBlockRows, D)
+      std::vector<float> acc(static_cast<size_t>(kBlockRows * dv));  // (kBlockRows, Dv)
       for (int64_t t = lo; t < hi; ++t) {
         const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
         const core::Shape& seq = *blk.shape;
@@ -111,11 +113,11 @@ class CpuReference final : public Kernel {
         const float* p_rows = probs + blk.score_offset;
         for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
           const int64_t keys = std::min(kBlockKeys, needed.end - j0);
-          pv_tile(p_rows + j0, seq.seq_k, blk.rows, v + blk.view.kv_offset + j0 * s.hdim, keys, s.hdim, acc.data());
+          pv_tile(p_rows + j0, seq.seq_k, blk.rows, v + blk.view.v_offset + j0 * dv, keys, dv, acc.data());
         }
-        float* o_rows = o + blk.view.q_offset + blk.i0 * s.hdim;
-        round_in_place(s.dtype, acc.data(), blk.rows * s.hdim);
-        std::copy(acc.begin(), acc.begin() + blk.rows * s.hdim, o_rows);
+        float* o_rows = o + blk.view.o_offset + blk.i0 * dv;
+        round_in_place(s.dtype, acc.data(), blk.rows * dv);
+        std::copy(acc.begin(), acc.begin() + blk.rows * dv, o_rows);
       }
     });
     if (hook) hook->after_last();

@@ -11,9 +11,12 @@ HeadView head_view(const core::Shape& s, int64_t batch_head) {
   const int64_t b = batch_head / s.heads;
   const int64_t h = batch_head % s.heads;
   const int64_t kvh = h / (s.heads / s.kv_heads);
+  const int64_t dv = s.value_hdim();
   HeadView v;
   v.q_offset = batch_head * s.seq_q * s.hdim;
+  v.o_offset = batch_head * s.seq_q * dv;
   v.kv_offset = (b * s.kv_heads + kvh) * s.seq_k * s.hdim;
+  v.v_offset = (b * s.kv_heads + kvh) * s.seq_k * dv;
   v.lse_offset = batch_head * s.seq_q;
   return v;
 }
@@ -34,7 +37,9 @@ RowBlocks row_blocks(const core::Shape& s) {
       if (s.varlen()) {
         const int64_t kvh = bh / (s.heads / s.kv_heads), start = cu[static_cast<size_t>(b)];
         view.q_offset = (bh * tokens + start) * s.hdim;
+        view.o_offset = (bh * tokens + start) * s.value_hdim();
         view.kv_offset = (kvh * tokens + start) * s.hdim;
+        view.v_offset = (kvh * tokens + start) * s.value_hdim();
         view.lse_offset = bh * tokens + start;
       }
       for (int64_t i0 = 0; i0 < seq.seq_q; i0 += kBlockRows)

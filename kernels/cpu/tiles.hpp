@@ -15,10 +15,13 @@ inline constexpr int64_t kBlockKeys = 64;   // keys per block: 4 AVX-512 / 8 AVX
 inline constexpr int64_t kBlockRows = 32;   // query rows one task owns (the unit of parallelism)
 
 // Where a (batch, head) finds its Q/O rows and its K/V (grouped-query: head h reads h / group). Of a
-// packed batch (core/shape.hpp), sequence b's rows at head h; rows are hdim apart in both layouts.
+// packed batch (core/shape.hpp), sequence b's rows at head h; Q and K rows are hdim apart, V and O rows
+// value_hdim() apart, in both layouts.
 struct HeadView {
-  int64_t q_offset = 0;   // element offset of row 0 of this head in Q and O
-  int64_t kv_offset = 0;  // element offset of key 0 of its kv head in K and V
+  int64_t q_offset = 0;   // element offset of row 0 of this head in Q
+  int64_t o_offset = 0;   // ... in O
+  int64_t kv_offset = 0;  // element offset of key 0 of its kv head in K
+  int64_t v_offset = 0;   // ... in V
   int64_t lse_offset = 0; // offset of row 0 in LSE
 };
 HeadView head_view(const core::Shape&, int64_t batch_head);

@@ -29,7 +29,8 @@ constexpr uint32_t kKnownLayouts = ATTNPROF_LAYOUT_BHSD | ATTNPROF_LAYOUT_BSHD;
 constexpr uint32_t kOldestAbiVersion = 1;
 constexpr uint32_t kAbiV1Flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE |
                                  ATTNPROF_KERNEL_ZERO_WORKSPACE | ATTNPROF_KERNEL_WRITES_LSE;
-constexpr uint32_t kAbiV2Flags = kAbiV1Flags | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN;
+constexpr uint32_t kAbiV2Flags =
+    kAbiV1Flags | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
 static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 2, "a new ABI version needs its flags here and its fields in to_c");
 
 // The flag bits a plugin built for `abi_version` may declare (a supported version).
@@ -40,6 +41,8 @@ std::string v2_flag_names(uint32_t flags) {
   std::string names;
   if ((flags & ATTNPROF_KERNEL_MASKS_WINDOW) != 0) names = "ATTNPROF_KERNEL_MASKS_WINDOW";
   if ((flags & ATTNPROF_KERNEL_RUNS_VARLEN) != 0) names += (names.empty() ? "" : " and ") + std::string("ATTNPROF_KERNEL_RUNS_VARLEN");
+  if ((flags & ATTNPROF_KERNEL_DISTINCT_HDIM_V) != 0)
+    names += (names.empty() ? "" : " and ") + std::string("ATTNPROF_KERNEL_DISTINCT_HDIM_V");
   return names;
 }
 constexpr uint32_t kMaxKernels = 256;
@@ -76,6 +79,7 @@ attnprof_shape to_c(const core::Shape& s) {
   // ABI version 2's fields; always zero for a version-1 plugin, which support_reason never gives a
   // windowed or packed point.
   c.window = s.window;
+  c.hdim_v = s.value_hdim();
   if (s.varlen()) {
     c.packed_seqs = s.batch;
     c.max_seqlen = s.seq_q;
@@ -180,6 +184,11 @@ class PluginKernel final : public Kernel {
   }
   // Whatever a plugin does on the host (Python, planning) must not show as GPU time.
   bool host_side_heavy() const override { return true; }
+  bool runs_distinct_hdim_v() const override { return (k_.flags & ATTNPROF_KERNEL_DISTINCT_HDIM_V) != 0; }
+  std::string no_hdim_v_reason() const override {
+    if (abi_version_ == 1) return "plugin ABI version 1's attnprof_shape has one hdim";
+    return "the plugin does not declare ATTNPROF_KERNEL_DISTINCT_HDIM_V";
+  }
 
   std::string unsupported_reason(const core::Shape& shape) const override {
     const attnprof_shape c = to_c(shape);
@@ -206,8 +215,8 @@ class PluginKernel final : public Kernel {
     t.element_dtype = backend() == Backend::cpu ? ATTNPROF_DTYPE_FP32 : c.dtype;
     t.q = tensor_of(args.q, args.layout, s.heads, rows_q, s.hdim, packed);
     t.k = tensor_of(args.k, args.layout, s.kv_heads, rows_k, s.hdim, packed);
-    t.v = tensor_of(args.v, args.layout, s.kv_heads, rows_k, s.hdim, packed);
-    t.o = tensor_of(args.o, args.layout, s.heads, rows_q, s.hdim, packed);
+    t.v = tensor_of(args.v, args.layout, s.kv_heads, rows_k, s.value_hdim(), packed);
+    t.o = tensor_of(args.o, args.layout, s.heads, rows_q, s.value_hdim(), packed);
     t.lse = tensor_of(writes_lse() ? args.lse : nullptr, Layout::bhsd, s.heads, rows_q, 1, packed);
     t.workspace = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.workspace));
     t.workspace_bytes = args.workspace_bytes;

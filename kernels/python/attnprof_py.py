@@ -17,8 +17,12 @@ Kernels:
       (ATTNPROF_PY_GRAPHS=0 turns capture off).
   py:MODULE:FUNCTION
       any callable FUNCTION(q, k, v, causal=bool, scale=float) returning O of shape
-      [batch, heads, seq_q, hdim]: torch tensors on the CUDA backend (on attnprof's stream, which is
+      [batch, heads, seq_q, hdim_v]: torch tensors on the CUDA backend (on attnprof's stream, which is
       PyTorch's current stream during the call), float32 numpy arrays on the CPU backend.
+
+The shape `prepare` gets holds hdim_v, the width of V's and O's rows (hdim unless the point has a value
+head dim of its own, as DeepSeek's MLA prefill: hdim 192, hdim_v 128); `supports` is not told it.
+PyTorch's flash backend refuses differing head dims: that refusal is the point's "unsupported".
 """
 import ctypes
 import importlib
@@ -147,7 +151,7 @@ def _check_output(result, expected_shape, expected_dtype, backend):
     shape = tuple(getattr(result, "shape", ()))
     if shape != tuple(expected_shape):
         raise RuntimeError(f"the callable returned shape {shape}, expected {tuple(expected_shape)} "
-                           "([batch, heads, seq_q, hdim])")
+                           "([batch, heads, seq_q, hdim_v])")
     if backend == "cuda":
         import torch
 
@@ -206,6 +210,11 @@ def _split(name):
     raise ValueError(f"'{name}' is neither torch:BACKEND nor py:MODULE:FUNCTION")
 
 
+def _hdim_v(shape):
+    """The width of V's and O's rows (a bridge of before hdim_v gives none: hdim)."""
+    return shape.get("hdim_v", shape["hdim"])
+
+
 def supports(name, backend, shape):
     """'' when the kernel may run the shape, else the reason (PyTorch's own refusals come at prepare)."""
     kind, _, _ = _split(name)
@@ -256,7 +265,7 @@ def prepare(name, backend, shape, tensors):
             if kind == "torch" and "No available kernel" in str(exc):
                 raise Unsupported(f"PyTorch: {'; '.join(reasons) or _describe(exc)}") from exc
             raise
-    _check_output(result, [shape["batch"], shape["heads"], shape["seq_q"], shape["hdim"]], dtype, backend)
+    _check_output(result, [shape["batch"], shape["heads"], shape["seq_q"], _hdim_v(shape)], dtype, backend)
     if kind == "torch" and backend == "cuda" and os.environ.get("ATTNPROF_PY_GRAPHS", "1") != "0":
         graph, graph_out = _capture(run)
         if graph is not None:

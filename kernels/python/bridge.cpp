@@ -3,6 +3,8 @@
 // torch:efficient, torch:math) and any py:MODULE:FUNCTION. The Python side is attnprof_py.py, next to
 // this library; docs/python.md says how to build and use it.
 //
+// V and O reach Python as wide as attnprof allocated them (their strides say it), so these kernels run a
+// value head dim other than hdim (attnprof gives this plugin, by its name "attnprof-python", such points).
 // The kernel table: the four torch: entries, plus every py: name in $ATTNPROF_PYTHON_KERNELS (comma
 // separated), on the backend in $ATTNPROF_PYTHON_BACKEND (cuda or cpu). attnprof sets both when a
 // sweep names such kernels. CPython starts on the first call that needs it, with the interpreter this
@@ -178,11 +180,19 @@ int prepare(void* user, const attnprof_shape* shape, const attnprof_tensors* t, 
   }
   Gil gil;
   const attnprof_shape& s = *shape;
+  // V and O may be narrower or wider than Q and K (a value head dim of its own, core/shape.hpp), which
+  // ABI 1's attnprof_shape cannot say: their rows' width is their seq stride (the bridge takes BHSD only).
+  const long long hdim_v = t->v.stride[2];
   PyObject* tensors = Py_BuildValue(
       "{s:N,s:N,s:N,s:N,s:s}", "q", tensor_dict(t->q, s.heads, s.seq_q, s.hdim, s.batch), "k",
-      tensor_dict(t->k, s.kv_heads, s.seq_k, s.hdim, s.batch), "v", tensor_dict(t->v, s.kv_heads, s.seq_k, s.hdim, s.batch),
-      "o", tensor_dict(t->o, s.heads, s.seq_q, s.hdim, s.batch), "element_dtype", dtype_name(t->element_dtype));
+      tensor_dict(t->k, s.kv_heads, s.seq_k, s.hdim, s.batch), "v", tensor_dict(t->v, s.kv_heads, s.seq_k, hdim_v, s.batch),
+      "o", tensor_dict(t->o, s.heads, s.seq_q, t->o.stride[2], s.batch), "element_dtype", dtype_name(t->element_dtype));
   PyObject* dict = shape_dict(s);
+  if (dict) {
+    PyObject* width = PyLong_FromLongLong(hdim_v);
+    if (width) PyDict_SetItemString(dict, "hdim_v", width);
+    Py_XDECREF(width);
+  }
   PyObject* call = tensors && dict ? PyObject_CallMethod(interpreter().module, "prepare", "ssOO", spec.name.c_str(),
                                                          spec.backend.c_str(), dict, tensors)
                                    : nullptr;
@@ -245,8 +255,9 @@ void add_kernel(Table& table, const std::string& name, const std::string& backen
   k.cost_model = ATTNPROF_COST_ATTENTION_FWD;
   k.layouts = ATTNPROF_LAYOUT_BHSD;
   // Pure; not graph-capturable by attnprof (the module replays torch: calls from its own CUDA graph,
-  // and py: callables may allocate in every call); no LSE (PyTorch's SDPA does not return it).
-  k.flags = ATTNPROF_KERNEL_PURE;
+  // and py: callables may allocate in every call); no LSE (PyTorch's SDPA does not return it). V and O
+  // may be narrower or wider than Q and K: the module reads their widths from the tensors.
+  k.flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
   k.user = &table.specs.back();
   k.supports = supports;
   k.prepare = prepare;

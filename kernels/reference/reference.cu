@@ -3,7 +3,8 @@
 //   qk_gemm  S = scale * Q K^T   cuBLAS strided-batched GEMM, fp16/bf16 in, fp32 S out
 //   softmax  P = softmax(S)      fp32 math, causal and window masks, P in the input dtype, LSE; rows that fit in
 //                                registers are read once with 16-byte loads (bandwidth-bound)
-//   pv_gemm  O = P V             cuBLAS strided-batched GEMM, fp32 accumulate, O in the input dtype
+//   pv_gemm  O = P V             cuBLAS strided-batched GEMM, fp32 accumulate, O in the input dtype (V and O
+//                                hdim_v wide: the value head dim may differ from Q's and K's)
 // S and P live in the caller's workspace (HBM): this is the traffic the fused kernel avoids.
 // A paged KV cache adds a first launch, gather_kv, that copies the sequence's pages into contiguous K
 // and V in the workspace (what a framework without paged attention does); the GEMMs then read those.
@@ -73,19 +74,26 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
-// Paged K and V into contiguous (batch, kv_heads, seq_k, hdim) copies, 16 bytes per thread step.
+// Paged K and V into contiguous (batch, kv_heads, seq_k, hdim) copies (hdim_v for V), 16 bytes per
+// thread step: the first k_chunks steps copy K, the rest V, whose rows may be of another width.
 __global__ void gather_kv_kernel(const uint4* __restrict__ k_pool, const uint4* __restrict__ v_pool,
                                  const int32_t* __restrict__ table, uint4* __restrict__ k_out, uint4* __restrict__ v_out,
-                                 int64_t chunks, int64_t pages_per_seq, int64_t kv_heads, int64_t seq_k,
-                                 int64_t page_size, int64_t chunks_per_row) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < chunks; i += int64_t{gridDim.x} * blockDim.x) {
+                                 int64_t k_chunks, int64_t v_chunks, int64_t pages_per_seq, int64_t kv_heads,
+                                 int64_t seq_k, int64_t page_size, int64_t k_chunks_per_row, int64_t v_chunks_per_row) {
+  for (int64_t step = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; step < k_chunks + v_chunks;
+       step += int64_t{gridDim.x} * blockDim.x) {
+    const bool is_k = step < k_chunks;
+    const int64_t i = is_k ? step : step - k_chunks;
+    const int64_t chunks_per_row = is_k ? k_chunks_per_row : v_chunks_per_row;
     const int64_t c = i % chunks_per_row;
     const int64_t row = i / chunks_per_row;  // (b * kv_heads + h) * seq_k + j
     const int64_t j = row % seq_k, bh = row / seq_k;
     const int64_t src = paged_offset(table, pages_per_seq, kv_heads, page_size, chunks_per_row, bh / kv_heads,
                                      bh % kv_heads, j, c);
-    k_out[i] = k_pool[src];
-    v_out[i] = v_pool[src];
+    if (is_k)
+      k_out[i] = k_pool[src];
+    else
+      v_out[i] = v_pool[src];
   }
 }
 
@@ -343,10 +351,11 @@ struct Geometry {
   int batch_count;           // batch * kv_heads
   int64_t rows_per_batch;    // group * seq_q: Q, S, P, O rows of one (batch, kv head)
   int64_t seq_k, hdim;
+  int64_t hdim_v;            // V's and O's row width (value_hdim())
 };
 
 Geometry geometry_of(const core::Shape& s) {
-  return {static_cast<int>(s.batch * s.kv_heads), (s.heads / s.kv_heads) * s.seq_q, s.seq_k, s.hdim};
+  return {static_cast<int>(s.batch * s.kv_heads), (s.heads / s.kv_heads) * s.seq_q, s.seq_k, s.hdim, s.value_hdim()};
 }
 
 constexpr int kGatherThreads = 256;
@@ -378,7 +387,7 @@ core::Shape longest_sequence(const core::Shape& s) {
 
 // The contiguous K and V copies of a paged shape (none otherwise).
 size_t gathered_bytes(const core::Shape& s) {
-  return s.paged() ? 2 * static_cast<size_t>(s.kv_elems()) * core::dtype_bytes(s.dtype) : 0;
+  return s.paged() ? static_cast<size_t>(s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) : 0;
 }
 // Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
 size_t gathered_offset(const core::Shape& s) {
@@ -387,7 +396,7 @@ size_t gathered_offset(const core::Shape& s) {
   return s.paged() ? (sp + 255) / 256 * 256 : sp;
 }
 int64_t gather_blocks(const core::Shape& s) {
-  const int64_t chunks = s.kv_elems() * core::dtype_bytes(s.dtype) / 16;
+  const int64_t chunks = (s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) / 16;
   return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (chunks + kGatherThreads - 1) / kGatherThreads));
 }
 
@@ -412,6 +421,7 @@ class ReferenceKernel final : public Kernel {
   bool reads_paged_kv() const override { return true; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
+  bool runs_distinct_hdim_v() const override { return true; }  // PV is a GEMM of its own width
   size_t workspace_bytes(const core::Shape& s) const override { return gathered_offset(s) + gathered_bytes(s); }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
     if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
@@ -461,10 +471,13 @@ class ReferenceKernel final : public Kernel {
       auto* v_out = k_out + s.kv_elems() * sizeof(T) / sizeof(uint4);
       if (hook) hook->before_stage(stage);
       ++stage;
+      constexpr int64_t kChunkBytes = sizeof(uint4);
       gather_kv_kernel<<<static_cast<unsigned>(gather_blocks(s)), kGatherThreads, 0, stream>>>(
           static_cast<const uint4*>(a.k), static_cast<const uint4*>(a.v), a.block_table, k_out, v_out,
-          s.kv_elems() * static_cast<int64_t>(sizeof(T)) / 16, s.pages_per_seq(), s.kv_heads, s.seq_k, s.page_size,
-          s.hdim * static_cast<int64_t>(sizeof(T)) / 16);
+          s.kv_elems() * static_cast<int64_t>(sizeof(T)) / kChunkBytes,
+          s.v_elems() * static_cast<int64_t>(sizeof(T)) / kChunkBytes, s.pages_per_seq(), s.kv_heads, s.seq_k,
+          s.page_size, s.hdim * static_cast<int64_t>(sizeof(T)) / kChunkBytes,
+          s.value_hdim() * static_cast<int64_t>(sizeof(T)) / kChunkBytes);
       ATTNPROF_CUDA_CHECK(cudaGetLastError());
       k = k_out;
       v = v_out;
@@ -497,14 +510,14 @@ class ReferenceKernel final : public Kernel {
     softmax.enqueue(softmax, scores, probs, a.lse, s, s.seq_q, stream);
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
 
-    // Row-major O (rows x d) is column-major O^T = V^T P^T: A = V (d x seq_k column-major),
+    // Row-major O (rows x dv) is column-major O^T = V^T P^T: A = V (dv x seq_k column-major),
     // B = P (seq_k x rows column-major).
     if (hook) hook->before_stage(stage);
     ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.hdim), static_cast<int>(g.rows_per_batch),
-        static_cast<int>(g.seq_k), &one, v, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim, probs,
+        handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.hdim_v), static_cast<int>(g.rows_per_batch),
+        static_cast<int>(g.seq_k), &one, v, io_type, static_cast<int>(g.hdim_v), g.seq_k * g.hdim_v, probs,
         io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, &zero, a.o, io_type,
-        static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, g.batch_count, CUBLAS_COMPUTE_32F,
+        static_cast<int>(g.hdim_v), g.rows_per_batch * g.hdim_v, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
     if (hook) hook->after_last();
   }
@@ -520,7 +533,7 @@ class ReferenceKernel final : public Kernel {
     const core::Shape& s = a.shape;
     auto stream = static_cast<cudaStream_t>(a.stream);
     const std::vector<int64_t> cu = s.cu_seqlens();
-    const int64_t tokens = s.tokens_q(), d = s.hdim, group = s.heads / s.kv_heads;
+    const int64_t tokens = s.tokens_q(), d = s.hdim, dv = s.value_hdim(), group = s.heads / s.kv_heads;
     std::vector<int64_t> score_base(cu.size() - 1);  // first entry of sequence b's (heads, len, len) block
     for (size_t b = 0, next = 0; b < score_base.size(); ++b) {
       score_base[b] = static_cast<int64_t>(next);
@@ -532,8 +545,9 @@ class ReferenceKernel final : public Kernel {
     auto* o = static_cast<T*>(a.o);
     const float scale = static_cast<float>(core::softmax_scale(s));
     const float one = 1.f, zero = 0.f;
-    // Element offset of token `start` of head h in Q/O (or kv head h in K/V).
-    const auto row0 = [&](int64_t h, int64_t start) { return (h * tokens + start) * d; };
+    // Element offset of token `start` of head h in Q (or kv head h in K), rows `width` apart: d for Q
+    // and K, dv for V and O.
+    const auto row0 = [&](int64_t h, int64_t start, int64_t width) { return (h * tokens + start) * width; };
 
     if (hook) hook->before_stage(0);
     for (size_t b = 0; b < score_base.size(); ++b) {
@@ -541,7 +555,7 @@ class ReferenceKernel final : public Kernel {
       for (int64_t g = 0; g < s.kv_heads; ++g)
         ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
             handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(len), static_cast<int>(len), static_cast<int>(d),
-            &scale, k + row0(g, start), io_type, static_cast<int>(d), 0, q + row0(g * group, start), io_type,
+            &scale, k + row0(g, start, d), io_type, static_cast<int>(d), 0, q + row0(g * group, start, d), io_type,
             static_cast<int>(d), tokens * d, &zero, scores + score_base[b] + g * group * len * len, CUDA_R_32F,
             static_cast<int>(len), len * len, static_cast<int>(group), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
@@ -559,10 +573,10 @@ class ReferenceKernel final : public Kernel {
       const int64_t len = s.seq_lens[b], start = cu[b];
       for (int64_t g = 0; g < s.kv_heads; ++g)
         ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-            handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d), static_cast<int>(len), static_cast<int>(len), &one,
-            v + row0(g, start), io_type, static_cast<int>(d), 0, probs + score_base[b] + g * group * len * len, io_type,
-            static_cast<int>(len), len * len, &zero, o + row0(g * group, start), io_type, static_cast<int>(d),
-            tokens * d, static_cast<int>(group), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(dv), static_cast<int>(len), static_cast<int>(len), &one,
+            v + row0(g, start, dv), io_type, static_cast<int>(dv), 0, probs + score_base[b] + g * group * len * len,
+            io_type, static_cast<int>(len), len * len, &zero, o + row0(g * group, start, dv), io_type,
+            static_cast<int>(dv), tokens * dv, static_cast<int>(group), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
     if (hook) hook->after_last();
   }

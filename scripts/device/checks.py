@@ -221,7 +221,8 @@ def metric_names(doc):
 
 def label(s):
     gqa = f"/{s['kv_heads']}" if s.get("kv_heads", s["heads"]) != s["heads"] else ""
-    return (f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}"
+    hdim_v = f"v{s['hdim_v']}" if s.get("hdim_v", s["hdim"]) != s["hdim"] else ""
+    return (f"b{s['batch']} h{s['heads']}{gqa} s{s['seq_q']}x{s['seq_k']} d{s['hdim']}{hdim_v}"
             f"{' causal' if s['causal'] else ''} {s['dtype']}{' win' + str(s['window']) if s.get('window') else ''}")
 
 

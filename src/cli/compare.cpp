@@ -49,9 +49,11 @@ std::vector<std::string> write_rerun_spec(const gate::Comparison& cmp, const cor
     const core::Shape& s = it->second->shape;
     if (std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end()) kernels.push_back(p.kernel);
     if (!seen_shapes.insert(s.label()).second) continue;
-    shapes.push_back({{"batch", s.batch}, {"heads", s.heads}, {"kv_heads", s.kv_heads}, {"seq_q", s.seq_q},
-                      {"seq_k", s.seq_k}, {"hdim", s.hdim}, {"causal", s.causal},
-                      {"dtype", std::string(core::to_string(s.dtype))}});
+    nlohmann::json shape = {{"batch", s.batch}, {"heads", s.heads}, {"kv_heads", s.kv_heads}, {"seq_q", s.seq_q},
+                            {"seq_k", s.seq_k}, {"hdim", s.hdim}, {"causal", s.causal},
+                            {"dtype", std::string(core::to_string(s.dtype))}};
+    if (s.distinct_hdim_v()) shape["hdim_v"] = s.hdim_v;
+    shapes.push_back(std::move(shape));
   }
   core::write_file(path, shapes.empty() ? std::string("{}\n") : core::dump_json(nlohmann::json{{"shapes", shapes}}, 1) + "\n");
   return kernels;

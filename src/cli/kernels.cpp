@@ -26,9 +26,10 @@ void print_table(const std::vector<kernels::CatalogueEntry>& entries, std::ostre
     if (e.hdims.empty()) {
       out << fmt::format("    supports none of the probe shapes ({})\n", e.example_refusal);
     } else {
-      out << fmt::format("    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}; window {}; varlen {}\n",
-                         fmt::join(e.hdims, ","), fmt::join(e.dtypes, ","), yes_no(e.causal), yes_no(e.gqa),
-                         yes_no(e.seq_q_ne_seq_k), yes_no(e.window), yes_no(e.varlen));
+      out << fmt::format(
+          "    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}; window {}; varlen {}; hdim_v != hdim {}\n",
+          fmt::join(e.hdims, ","), fmt::join(e.dtypes, ","), yes_no(e.causal), yes_no(e.gqa), yes_no(e.seq_q_ne_seq_k),
+          yes_no(e.window), yes_no(e.varlen), yes_no(e.hdim_v));
       if (!e.example_refusal.empty()) out << fmt::format("    e.g. refuses: {}\n", e.example_refusal);
     }
   }

@@ -12,8 +12,8 @@ namespace {
 constexpr double kFp32Bytes = 4;    // S and LSE are fp32 in every kernel
 constexpr double kBlockTableEntryBytes = 4;  // int32 page index
 constexpr double kFlopsPerMac = 2;  // one multiply-add
-// Two GEMMs (QK^T and PV), each 2 * seq_q * seq_k * hdim FLOPs per (batch, head).
-constexpr double kGemmsPerCall = 2;
+// Two GEMMs per (batch, head): QK^T of 2 * seq_q * seq_k * hdim FLOPs and PV of 2 * seq_q * seq_k *
+// hdim_v (the value head dim, hdim unless the shape says otherwise).
 
 // sum of clamp(x, 0, n) over x = lo .. hi (0 when lo > hi), in closed form.
 double clamped_sum(int64_t lo, int64_t hi, int64_t n) {
@@ -86,7 +86,8 @@ namespace {
 Cost dense_cost_of(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
   const double bh = static_cast<double>(s.batch) * static_cast<double>(s.heads);
-  const double per_score = kGemmsPerCall * kFlopsPerMac * static_cast<double>(s.hdim);
+  // Per score: one multiply-add per dim of Q.K (hdim) and one per dim of P.V (the value head dim).
+  const double per_score = kFlopsPerMac * static_cast<double>(s.hdim + s.value_hdim());
   const double scores_dense = bh * static_cast<double>(s.seq_q) * static_cast<double>(s.seq_k);
   const double scores_unmasked = bh * unmasked_scores(s);
 
@@ -99,18 +100,19 @@ Cost dense_cost_of(const Shape& s, KernelKind kind) {
   // row sees them all under the bottom-right mask), and of a paged cache the block-table entries of
   // their pages; the pad of a last page is never read. A query row that sees no key needs no Q, its O
   // row is 0 and its LSE -inf.
-  const double kv_row_bytes = 2 * static_cast<double>(s.hdim) * bytes;
+  const double kv_row_bytes = static_cast<double>(s.hdim + s.value_hdim()) * bytes;  // a key's K row and V row
   const double batch_kv_heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
   const KeyRange seen = keys_seen(s);
   const double kv_seen_bytes = batch_kv_heads * static_cast<double>(seen.size()) * kv_row_bytes +
                                static_cast<double>(s.batch) * static_cast<double>(pages_touched(s, seen)) *
                                    kBlockTableEntryBytes;
   // The materialized reference's dense GEMMs read all of K and V (and a paged cache's whole table).
-  const double kv_bytes = 2 * static_cast<double>(s.kv_elems()) * bytes +
+  const double kv_bytes = static_cast<double>(s.kv_elems() + s.v_elems()) * bytes +
                           static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   const double q_bytes = static_cast<double>(s.q_elems()) * bytes;
   const double q_rows_read_bytes = bh * static_cast<double>(rows_with_keys(s)) * static_cast<double>(s.hdim) * bytes;
-  c.min_bytes_write = q_bytes + static_cast<double>(s.lse_elems()) * kFp32Bytes;
+  const double o_bytes = static_cast<double>(s.o_elems()) * bytes;
+  c.min_bytes_write = o_bytes + static_cast<double>(s.lse_elems()) * kFp32Bytes;
   if (kind == KernelKind::fused) {
     c.min_bytes_read = q_rows_read_bytes + kv_seen_bytes;
   } else {
@@ -167,7 +169,7 @@ void set_tflops(Record& r) {
 
 double footprint_bytes(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
-  const double tensors = (2 * static_cast<double>(s.q_elems()) + 2 * static_cast<double>(s.kv_buffer_elems())) * bytes +
+  const double tensors = static_cast<double>(s.q_elems() + s.o_elems() + s.kv_buffer_elems() + s.v_buffer_elems()) * bytes +
                          static_cast<double>(s.lse_elems()) * kFp32Bytes +
                          static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   return tensors + cost_of(s, kind).workspace_bytes;

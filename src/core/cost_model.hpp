@@ -24,11 +24,13 @@ int64_t rows_with_keys(const Shape&);
 // empty when no row sees a key.
 KeyRange keys_seen(const Shape&);
 
-// flops: 4*B*H*D*unmasked_scores (exact for any mask and window); flops_dense: 4*B*H*Nq*Nk*D;
+// flops: 2*B*H*(D + Dv)*unmasked_scores (exact for any mask and window; D the query/key head dim, Dv the
+// value head dim, so 4*B*H*D*unmasked_scores when they are equal); flops_dense: 2*B*H*Nq*Nk*(D + Dv);
 // flops_fa_convention: flops_dense, halved when causal (FlashAttention's benchmarks; it ignores the
 // window).
-// fused min bytes: the Q rows that see a key, the K and V rows of keys_seen read once (and a paged
-// cache's block-table entries of their pages); O (dtype) and LSE (fp32) written once.
+// fused min bytes: the Q rows that see a key, the K (hdim wide) and V (hdim_v wide) rows of keys_seen
+// read once (and a paged cache's block-table entries of their pages); O (dtype, hdim_v wide) and LSE
+// (fp32) written once.
 // materialized (the reference, as kernels/reference/reference.cu runs it): all of Q, K, V read by
 // the dense GEMMs; S (fp32) written whole by QK^T and read by the softmax only where unmasked; P
 // (dtype) written whole by the softmax and read whole by PV. sp_bytes holds that S/P traffic.

@@ -34,8 +34,9 @@ int64_t generated_tokens(const Shape& s) { return s.batch * s.seq_q; }
 
 double kv_cache_bytes(const Shape& s) {
   const double keys = s.windowed() ? static_cast<double>(keys_seen(s).size()) : static_cast<double>(s.seq_k);
-  return 2 * static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * keys * static_cast<double>(s.hdim) *
-         static_cast<double>(dtype_bytes(s.dtype));
+  // A key's K row (hdim) and V row (the value head dim).
+  return static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * keys *
+         static_cast<double>(s.hdim + s.value_hdim()) * static_cast<double>(dtype_bytes(s.dtype));
 }
 
 std::optional<CombineShare> combine_share(const Record& r) {

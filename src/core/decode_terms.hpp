@@ -23,8 +23,8 @@ bool is_decode(const Shape&);
 // Tokens one call generates: batch x seq_q (every sequence's query rows).
 int64_t generated_tokens(const Shape&);
 
-// Bytes of the KV cache one call reads: K and V, 2 x batch x kv_heads x seq_k x hdim elements of the
-// dtype, or with a sliding window only the keys some query position sees (cost_model's keys_seen)
+// Bytes of the KV cache one call reads: K and V, batch x kv_heads x seq_k x (hdim + hdim_v) elements of
+// the dtype (2 x ... x hdim when V is as wide as K), or with a sliding window only the keys some query position sees (cost_model's keys_seen)
 // instead of seq_k (the block table of a paged cache is not part of it; the cost model's minimum adds it).
 double kv_cache_bytes(const Shape&);
 

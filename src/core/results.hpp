@@ -18,7 +18,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 8;
+inline constexpr int kSchemaMinor = 9;
 // Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
 // bootstrap costs resamples x samples, so millions per point would run for minutes.
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;

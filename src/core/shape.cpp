@@ -30,7 +30,8 @@ DType parse_dtype(std::string_view s) {
 int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 
 std::string Shape::label() const {
-  std::string out = fmt::format("b{} h{}/{} s{}x{} d{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
+  std::string out = fmt::format("b{} h{}/{} s{}x{} d{}{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
+                                distinct_hdim_v() ? fmt::format("v{}", hdim_v) : std::string(),
                                 causal ? " causal" : "", to_string(dtype));
   if (page_size > 0) out += fmt::format(" page{}", page_size);
   if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
@@ -86,6 +87,7 @@ Shape Shape::padded() const {
   s.page_size = page_size;
   s.kv_splits = kv_splits;
   s.window = window;
+  s.hdim_v = hdim_v;
   return s;
 }
 
@@ -106,6 +108,9 @@ void Shape::validate() const {
     throw InputError(fmt::format("impossible shape {}: page_size and kv_splits must be 0 or positive", label()));
   if (window < 0)
     throw InputError(fmt::format("impossible shape {}: window must be 0 (no window) or positive, not {}", label(), window));
+  if (hdim_v != 0 && (hdim_v < 0 || hdim_v % kHdimVStep != 0 || hdim_v > kMaxHdimV))
+    throw InputError(fmt::format("impossible shape {}: hdim_v {} is not a positive multiple of {} up to {}", label(),
+                                 hdim_v, kHdimVStep, kMaxHdimV));
   if (varlen()) {
     if (static_cast<int64_t>(seq_lens.size()) != batch)
       throw InputError(fmt::format("impossible shape {}: {} sequence lengths for batch {}", label(), seq_lens.size(), batch));
@@ -132,8 +137,9 @@ void Shape::validate() const {
   };
   const int64_t rows = varlen() ? 1 : batch;  // a packed batch's token count was checked above
   const int64_t tq = varlen() ? tokens_q() : seq_q, tk = varlen() ? tokens_k() : seq_k;
-  if (elems({rows, heads, tq, hdim}) > static_cast<double>(kMaxTensorElems) ||
-      elems({rows, kv_heads, tk, hdim}) > static_cast<double>(kMaxTensorElems))
+  const int64_t widest = std::max(hdim, value_hdim());
+  if (elems({rows, heads, tq, widest}) > static_cast<double>(kMaxTensorElems) ||
+      elems({rows, kv_heads, tk, widest}) > static_cast<double>(kMaxTensorElems))
     throw InputError(fmt::format("impossible shape {}: a tensor has more than 2^48 elements", label()));
 }
 
@@ -148,6 +154,7 @@ void to_json(nlohmann::json& j, const Shape& s) {
   if (s.page_size > 0) j["page_size"] = s.page_size;
   if (s.kv_splits > 0) j["kv_splits"] = s.kv_splits;
   if (s.window > 0) j["window"] = s.window;
+  if (s.distinct_hdim_v()) j["hdim_v"] = s.hdim_v;
   if (s.varlen()) {
     j["seq_lens"] = s.seq_lens;
     j["lengths"] = s.lengths;
@@ -168,6 +175,9 @@ void from_json(const nlohmann::json& j, Shape& s) {
   s.page_size = j.contains("page_size") ? json_int<int64_t>(j.at("page_size"), "page_size") : 0;
   s.kv_splits = j.contains("kv_splits") ? json_int<int64_t>(j.at("kv_splits"), "kv_splits") : 0;
   s.window = j.contains("window") ? json_int<int64_t>(j.at("window"), "window") : 0;  // absent before 1.7
+  // Absent before 1.9, and whenever V is as wide as K: hdim. Written equal to hdim, it is hdim too.
+  s.hdim_v = j.contains("hdim_v") ? json_int<int64_t>(j.at("hdim_v"), "hdim_v") : 0;
+  if (s.hdim_v == s.hdim) s.hdim_v = 0;
   // Absent before 1.8 (and for a dense shape): dense.
   s.seq_lens.clear();
   if (j.contains("seq_lens")) {

@@ -1,6 +1,8 @@
 // One point of a sweep: the attention problem's shape and element type.
-// Layout convention for every kernel: Q and O are [batch, heads, seq_q, hdim], K and V are
-// [batch, kv_heads, seq_k, hdim], row-major and contiguous; LSE is [batch, heads, seq_q] in fp32.
+// Layout convention for every kernel: Q is [batch, heads, seq_q, hdim], K [batch, kv_heads, seq_k,
+// hdim], V [batch, kv_heads, seq_k, hdim_v] and O [batch, heads, seq_q, hdim_v], row-major and
+// contiguous; LSE is [batch, heads, seq_q] in fp32. hdim_v is the value head dim (DeepSeek's MLA
+// prefill: hdim 192, hdim_v 128); 0, the default, is hdim itself (value_hdim() gives the width).
 // Query head h reads kv head h / (heads / kv_heads) (grouped-query attention).
 // Masks, with p = i + (seq_k - seq_q) the aligned position of query row i (bottom-right alignment,
 // FlashAttention >= 2.1):
@@ -9,8 +11,8 @@
 //                   p - W < j, and also j <= p when causal, or j < p + W when not (FlashAttention's
 //                   window_size = (W-1, 0) causal, (W-1, W-1) not). window 0 (the default) is no window.
 // A row that sees no key has O = 0 and LSE = -inf. Shape::keys_of_row gives the keys a row sees.
-// Paged KV cache (page_size > 0): K and V live in a pool of pages [pages, kv_heads, page_size, hdim]
-// (one page of one kv head is contiguous) and an int32 block table [batch, pages_per_seq] maps
+// Paged KV cache (page_size > 0): K and V live in pools of pages [pages, kv_heads, page_size, hdim]
+// (hdim_v for V; one page of one kv head is contiguous) and an int32 block table [batch, pages_per_seq] maps
 // sequence b's logical page p to its physical page; the pages are shuffled as an allocator leaves
 // them (kernels/common/paged.hpp). Logical element (b, kv head, j, d) is the same value either way.
 // kv_splits: how many parts a split-KV kernel cuts each sequence's keys into; 0 = its heuristic.
@@ -18,7 +20,7 @@
 // sequences of seq_lens[b] tokens each, packed end to end, self-attention (sequence b has seq_q = seq_k =
 // seq_lens[b]; the shape's seq_q and seq_k hold the longest). The masks above apply per sequence. Packed
 // layout, head-major like the dense one: Q and O are [heads, total_tokens, hdim], K and V [kv_heads,
-// total_tokens, hdim], LSE [heads, total_tokens]; sequence b's rows of head h start at token
+// total_tokens, hdim] (V and O hdim_v wide), LSE [heads, total_tokens]; sequence b's rows of head h start at token
 // cu_seqlens[b], where cu_seqlens is the int32 [batch + 1] prefix sum of seq_lens (AttentionArgs
 // carries it). Head-major keeps a head's rows hdim apart, as in the dense layout, so the dense kernels'
 // tile loads carry over (FlashAttention packs token-major, [total_tokens, heads, hdim]: the bshd layout
@@ -38,6 +40,11 @@ enum class DType { fp32, fp16, bf16 };
 // Largest tensor a shape may name (2^48 elements, 512 TiB in bf16): kernels index in 64 bits, and a
 // shape that does not fit the device is that point's `oom`, not an input error.
 inline constexpr int64_t kMaxTensorElems = int64_t{1} << 48;
+
+// A value head dim is a multiple of kHdimVStep (16-byte rows in fp16/bf16, as every tensor-core kernel
+// loads them) and at most kMaxHdimV (twice the largest head dim any built-in kernel tiles).
+inline constexpr int64_t kHdimVStep = 8;
+inline constexpr int64_t kMaxHdimV = 512;
 
 std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError naming the token
@@ -69,16 +76,24 @@ struct Shape {
   std::vector<int64_t> seq_lens{};
   std::string lengths{};
   int64_t lengths_seed = 0;
+  // The value head dim (V's and O's rows); 0 = hdim. A shape whose hdim_v equals hdim holds 0 (the
+  // sweep grammar and from_json write it so), so that the two spellings are one point.
+  int64_t hdim_v = 0;
 
   // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key
-  // (" win4096" follows the dtype when a window is set; a packed batch ends in
+  // ("d192v128" when the value head dim differs; " win4096" follows the dtype when a window is set; a packed batch ends in
   // " varlen uniform:512:4096 seed1 tokens16384", a list in " varlen list:512/1024").
   std::string label() const;
   // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads,
-  // a negative window; a packed batch whose seq_lens disagree with batch, seq_q and seq_k, hold a
+  // a negative window, an hdim_v other than 0 or a multiple of kHdimVStep up to kMaxHdimV; a packed
+  // batch whose seq_lens disagree with batch, seq_q and seq_k, hold a
   // length below 1, more than 2^31 - 1 tokens (cu_seqlens is int32) or sit in a paged cache).
   void validate() const;
   bool windowed() const { return window > 0; }
+  // The width of V's and O's rows: hdim_v, or hdim when it is 0.
+  int64_t value_hdim() const { return hdim_v > 0 ? hdim_v : hdim; }
+  // V and O are narrower or wider than Q and K (a kernel must say it runs this: kernels/registry.hpp).
+  bool distinct_hdim_v() const { return value_hdim() != hdim; }
   bool varlen() const { return !seq_lens.empty(); }
   // Query (key) tokens of the whole batch: batch * seq_q (seq_k) dense, the sum of seq_lens packed.
   int64_t tokens_q() const;
@@ -104,18 +119,23 @@ struct Shape {
     begin = begin < 0 ? 0 : (begin > end ? end : begin);
     return {begin, end};
   }
-  // Elements of each tensor.
+  // Elements of each tensor: Q, K (kv_elems; also V's when hdim_v is hdim), V, O and LSE.
   int64_t q_elems() const { return heads * tokens_q() * hdim; }
   int64_t kv_elems() const { return kv_heads * tokens_k() * hdim; }
+  int64_t v_elems() const { return kv_heads * tokens_k() * value_hdim(); }
+  int64_t o_elems() const { return heads * tokens_q() * value_hdim(); }
   int64_t lse_elems() const { return heads * tokens_q(); }
   bool paged() const { return page_size > 0; }
   // Pages of one sequence, and entries of the block table (0 when contiguous).
   int64_t pages_per_seq() const { return paged() ? (seq_k + page_size - 1) / page_size : 0; }
   int64_t block_table_elems() const { return batch * pages_per_seq(); }
-  // Elements of the K (or V) buffer as allocated: the page pool when paged (the last page of a
-  // sequence is padded to page_size), else kv_elems().
+  // Elements of the K buffer as allocated: the page pool when paged (the last page of a sequence is
+  // padded to page_size), else kv_elems(). v_buffer_elems: V's, hdim_v wide.
   int64_t kv_buffer_elems() const {
     return paged() ? block_table_elems() * kv_heads * page_size * hdim : kv_elems();
+  }
+  int64_t v_buffer_elems() const {
+    return paged() ? block_table_elems() * kv_heads * page_size * value_hdim() : v_elems();
   }
 
   friend bool operator==(const Shape&, const Shape&) = default;

@@ -22,8 +22,8 @@ namespace attnprof::core {
 namespace {
 
 enum class Axis {
-  batch, heads, kv_heads, seq, seq_q, seq_k, hdim, causal, dtype, tokens, dim, page_size, kv_splits, window,
-  lengths, lengths_seed
+  batch, heads, kv_heads, seq, seq_q, seq_k, hdim, hdim_v, causal, dtype, tokens, dim, page_size, kv_splits,
+  window, lengths, lengths_seed
 };
 
 struct AxisName {
@@ -31,7 +31,7 @@ struct AxisName {
   Axis axis;
 };
 
-constexpr std::array<AxisName, 16> kAxes{{
+constexpr std::array<AxisName, 17> kAxes{{
     {"batch", Axis::batch},
     {"heads", Axis::heads},
     {"kv_heads", Axis::kv_heads},
@@ -39,6 +39,7 @@ constexpr std::array<AxisName, 16> kAxes{{
     {"seq_q", Axis::seq_q},
     {"seq_k", Axis::seq_k},
     {"hdim", Axis::hdim},
+    {"hdim_v", Axis::hdim_v},
     {"causal", Axis::causal},
     {"dtype", Axis::dtype},
     {"tokens", Axis::tokens},
@@ -167,6 +168,13 @@ struct Parser {
     }
   }
 
+  // A value head dim: what Shape::validate accepts, refused here with the token that gave it.
+  void check_hdim_v(int64_t v, std::string_view token) const {
+    if (v % kHdimVStep != 0 || v > kMaxHdimV)
+      fail(fmt::format("value {} of axis 'hdim_v' in '{}' is not a multiple of {} up to {}", v, token, kHdimVStep,
+                       kMaxHdimV));
+  }
+
   int64_t parse_causal(std::string_view item) const {
     std::string lower(item);
     std::transform(lower.begin(), lower.end(), lower.begin(),
@@ -218,6 +226,8 @@ struct Parser {
       } else {
         av.values.push_back(parse_positive(item, name, token));
       }
+      if (av.axis == Axis::hdim_v)
+        for (size_t i = before; i < av.values.size(); ++i) check_hdim_v(av.values[i], token);
       for (size_t i = before; i < av.values.size(); ++i)
         if (std::find(av.values.begin(), av.values.begin() + static_cast<std::ptrdiff_t>(before),
                       av.values[i]) != av.values.begin() + static_cast<std::ptrdiff_t>(before))
@@ -259,6 +269,7 @@ struct Parser {
         case Axis::seq_q: s.seq_q = v; break;
         case Axis::seq_k: seq_k = v; break;
         case Axis::hdim: s.hdim = v; break;
+        case Axis::hdim_v: s.hdim_v = v; break;
         case Axis::causal: s.causal = v != 0; break;
         case Axis::dtype: s.dtype = static_cast<DType>(v); break;
         case Axis::tokens: tokens = v; break;
@@ -299,6 +310,7 @@ struct Parser {
     if (kv_heads && s.heads % *kv_heads != 0)
       fail(fmt::format("kv_heads={} does not divide heads={}", *kv_heads, s.heads));
     s.kv_heads = kv_heads.value_or(s.heads);
+    if (s.hdim_v == s.hdim) s.hdim_v = 0;  // one point, however it is spelled (Shape::hdim_v)
     s.validate();
     return s;
   }
@@ -344,7 +356,8 @@ struct PresetDef {
 // long-context: a GQA model (16 query heads, 2 kv heads, hdim 128) at 16k-128k context, batch 1.
 // decode: one new token per sequence against a KV cache of 1k-128k tokens, batch 1-256, GQA 32/8 and
 //   64/8, contiguous and paged (64-token pages); batch 256 stops at 32k (128k would need 137 GB).
-// serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point).
+// serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point); the
+//   last is DeepSeek-V3's MLA prefill per GPU at tensor parallel 8 (hdim 192, hdim_v 128).
 constexpr std::array<PresetDef, 5> kPresets{{
     {"quick",
      "batch=2;heads=4;seq=128,512;hdim=64;causal=0,1;dtype=bf16"
@@ -363,7 +376,8 @@ constexpr std::array<PresetDef, 5> kPresets{{
      " | batch=1;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=4096"
      " | batch=32;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=32768;page_size=16"
      " | batch=1;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq=8192"
-     " | batch=64;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"},
+     " | batch=64;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"
+     " | batch=1;heads=16;kv_heads=16;hdim=192;hdim_v=128;causal=1;dtype=bf16;seq=4096"},
 }};
 
 }  // namespace

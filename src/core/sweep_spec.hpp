@@ -1,6 +1,7 @@
 // The sweep grammar: "batch=1,4;heads=16;seq=512:16384:x2;hdim=64,128;causal=0,1;dtype=bf16,fp16".
-// Axes: batch, heads, kv_heads, seq (sets seq_q and seq_k), seq_q, seq_k, hdim, causal, dtype, tokens,
-// dim, page_size, kv_splits, window, lengths, lengths_seed.
+// Axes: batch, heads, kv_heads, seq (sets seq_q and seq_k), seq_q, seq_k, hdim, hdim_v (the value head
+// dim: a multiple of 8 up to 512; absent = hdim), causal, dtype, tokens, dim, page_size, kv_splits,
+// window, lengths, lengths_seed.
 // Values: comma lists, geometric a:b:xk and arithmetic a:b:+k ranges (inclusive of b when reached).
 // tokens=N ties batch = N / seq (FlashAttention benchmark convention; must divide evenly).
 // dim=N ties heads = N / hdim (the model dimension; must divide evenly).

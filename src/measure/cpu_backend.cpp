@@ -135,7 +135,7 @@ class StageClock final : public kernels::StageHook {
 
 // Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here.
 double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) {
-  return sizeof(float) * (2.0 * static_cast<double>(s.q_elems()) + 2.0 * static_cast<double>(s.kv_elems()) +
+  return sizeof(float) * (static_cast<double>(s.q_elems() + s.o_elems() + s.kv_elems() + s.v_elems()) +
                           static_cast<double>(s.lse_elems())) +
          static_cast<double>(kernel.workspace_bytes(s));
 }
@@ -200,7 +200,8 @@ class CpuPoint final : public PointSteps {
  public:
   CpuPoint(CpuBackend& backend, const core::Shape& shape, const kernels::Kernel& kernel)
       : backend_(backend), s_(shape), kernel_(kernel), bshd_(kernel.layout() == kernels::Layout::bshd),
-        q_map_(kernels::q_tensor_map(shape, bshd_)), kv_map_(kernels::kv_tensor_map(shape, bshd_)) {}
+        q_map_(kernels::q_tensor_map(shape, bshd_)), o_map_(kernels::o_tensor_map(shape, bshd_)),
+        kv_map_(kernels::kv_tensor_map(shape, bshd_)), v_map_(kernels::v_tensor_map(shape, bshd_)) {}
 
   std::string memory_refusal() override {
     const double need_bytes = std::max(core::footprint_bytes(s_, kernel_.kind()), cpu_footprint_bytes(s_, kernel_));
@@ -221,8 +222,8 @@ class CpuPoint final : public PointSteps {
   void allocate(uint64_t seed) override {
     q_.emplace(s_.q_elems());
     k_.emplace(s_.kv_elems());
-    v_.emplace(s_.kv_elems());
-    o_.emplace(s_.q_elems());
+    v_.emplace(s_.v_elems());
+    o_.emplace(s_.o_elems());
     lse_.emplace(s_.lse_elems());
     workspace_.emplace(static_cast<int64_t>((kernel_.workspace_bytes(s_) + sizeof(float) - 1) / sizeof(float)));
     fill_inputs(seed);
@@ -264,10 +265,11 @@ class CpuPoint final : public PointSteps {
     }
     const auto rows = kernels::rows_to_check(s_, max_rows, seed);
     std::vector<float> o_rows, lse_rows;
-    o_rows.reserve(rows.size() * static_cast<size_t>(s_.hdim));
+    const int64_t dv = s_.value_hdim();
+    o_rows.reserve(rows.size() * static_cast<size_t>(dv));
     for (int64_t r : rows) {
-      const float* row = o_->data() + kernels::physical_row_offset(q_map_, r);
-      o_rows.insert(o_rows.end(), row, row + s_.hdim);
+      const float* row = o_->data() + kernels::physical_row_offset(o_map_, r);
+      o_rows.insert(o_rows.end(), row, row + dv);
       lse_rows.push_back(lse_->data()[r]);
     }
     return kernels::verify_rows(s_, seed, rows, o_rows, lse_rows, unwritten, 0, check_lse);
@@ -308,7 +310,7 @@ class CpuPoint final : public PointSteps {
     for (HostTensor* t : {&*q_, &*k_, &*v_}) {
       float* data = t->data();
       const int id = tensor++;
-      const kernels::TensorMap& map = id == 0 ? q_map_ : kv_map_;
+      const kernels::TensorMap& map = id == 0 ? q_map_ : id == 1 ? kv_map_ : v_map_;
       kernels::parallel_for(t->size(), 1 << 16, [&](int64_t lo, int64_t hi) {
         for (int64_t e = lo; e < hi; ++e)
           data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(kernels::canonical_index(map, e)));
@@ -320,7 +322,7 @@ class CpuPoint final : public PointSteps {
   const core::Shape& s_;
   const kernels::Kernel& kernel_;
   bool bshd_;
-  kernels::TensorMap q_map_, kv_map_;
+  kernels::TensorMap q_map_, o_map_, kv_map_, v_map_;
   std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;
   std::vector<int32_t> cu_seqlens_;  // a packed batch's, else empty
   std::unique_ptr<kernels::Call> call_;

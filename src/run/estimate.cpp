@@ -37,7 +37,8 @@ double point_seconds(const Point& p, const measure::MeasureOptions& o, bool gpu,
   double verify_s = 0;
   if (o.verify) {
     const double rows = std::min<double>(o.verify_rows, static_cast<double>(p.shape.lse_elems()));
-    verify_s = call_s + rows * 4.0 * static_cast<double>(p.shape.seq_k * p.shape.hdim) / kHostReferenceFlopsPerS;
+    verify_s = call_s + rows * 2.0 * static_cast<double>(p.shape.seq_k * (p.shape.hdim + p.shape.value_hdim())) /
+                            kHostReferenceFlopsPerS;
   }
   double counters_s = 0;
   if (gpu && o.counters) counters_s = kCounterPasses * call_s + kCounterSessionS / std::max(1, o.counter_batch);

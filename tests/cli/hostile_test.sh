@@ -322,8 +322,34 @@ PY
   run merge "$out/results.json" -o "$tmp/vlm.json"; expect 0 ""
 }
 
+case_hdim_v() {
+  # A malformed value head dim: exit 2, one line naming the value; nothing created.
+  local v
+  for v in "0|must be positive" "12|not a multiple of 8" "520|up to 512" "x|not an integer" "-8|must be positive"; do
+    run sweep --axes "heads=2;seq=16;hdim=32;dtype=fp32;hdim_v=${v%%|*}" --backend cpu --out "$tmp/dv"; expect 2 "${v##*|}" || echo "  (hdim_v=${v%%|*})"
+  done
+  [[ ! -e "$tmp/dv" ]] || fail "a refused sweep created its folder"
+  # It runs on the CPU, verified; its points are keyed apart from those without it, so a resume of a
+  # sweep with another hdim_v is refused, and the same sweep resumes with every point done.
+  local out="$tmp/dvok" axes="heads=2;seq=40;hdim=32;dtype=fp32;causal=1;hdim_v=16,32,64"
+  run sweep --axes "$axes" "${fast[@]}" --out "$out"; expect 0 ""
+  python3 - "$out/results.json" <<'PY' || fail "hdim_v results"
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = [r["key"] for r in d["records"]]
+assert len(set(keys)) == len(keys) == 6, keys
+assert all(r["status"] == "ok" and r["verification"]["passed"] for r in d["records"]), [(r["key"], r["status"]) for r in d["records"]]
+assert sum("d32v16" in k for k in keys) == 2 and sum("d32v64" in k for k in keys) == 2, keys
+assert all("hdim_v" not in r["shape"] for r in d["records"] if " d32 " in r["key"]), keys
+PY
+  run sweep --axes "heads=2;seq=40;hdim=32;dtype=fp32;causal=1;hdim_v=16,32,128" "${fast[@]}" --out "$out" --resume; expect 2 "another sweep"
+  run sweep --axes "$axes" "${fast[@]}" --out "$out" --resume; expect 0 ""
+  grep -q "6 of 6 points already done" "$tmp/err" || fail "the same hdim_v sweep did not resume: $(tail -c 300 "$tmp/err")"
+  run merge "$out/results.json" -o "$tmp/dvm.json"; expect 0 ""
+}
+
 all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance cuda_without_gpu
-     output_lock other_sweep missing_points_fail varlen)
+     output_lock other_sweep missing_points_fail varlen hdim_v)
 for current in "${@:-${all[@]}}"; do
   before=$failures
   "case_$current"

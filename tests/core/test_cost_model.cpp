@@ -346,3 +346,75 @@ TEST_CASE("varlen: a dense shape has no padded cost; equal lengths cost what the
   CHECK(a.padded_flops == a.flops);  // nothing to pad
   CHECK(footprint_bytes(same, KernelKind::materialized) == footprint_bytes(dense, KernelKind::materialized));
 }
+
+namespace {
+Shape with_hdim_v(Shape s, int64_t hdim_v) {
+  s.hdim_v = hdim_v;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("hdim_v: FLOPs and minimum bytes split Q.K at hdim from P.V at hdim_v, counted by hand") {
+  // b1 h2 kv1 s3x5 d16 dv8 bf16, no mask: 15 scores a head, each 2*16 FLOPs of Q.K and 2*8 of P.V.
+  const Shape s = with_hdim_v(shape(1, 2, 1, 3, 5, 16, false, DType::bf16), 8);
+  const Cost f = cost_of(s, KernelKind::fused);
+  CHECK(f.flops == 2 * 15 * (32 + 16));  // 1440
+  CHECK(f.flops_dense == 1440);
+  CHECK(f.flops_fa_convention == 1440);
+  // Read: Q 2*3*16, K 5*16, V 5*8 elements of 2 bytes; written: O 2*3*8 of 2 bytes and LSE 2*3 fp32.
+  CHECK(f.min_bytes_read == (96 + 80 + 40) * 2);  // 432
+  CHECK(f.min_bytes_write == 48 * 2 + 6 * 4);     // 120
+  CHECK(f.intensity == Approx(1440.0 / (432 + 120)));
+  const Cost m = cost_of(s, KernelKind::materialized);
+  CHECK(m.flops == 1440);
+  // S (fp32) and P (bf16) are seq_q x seq_k whatever the head dims: 30 scores.
+  CHECK(m.min_bytes_read == 432 + 30 * 4 + 30 * 2);
+  CHECK(m.min_bytes_write == 120 + 30 * 4 + 30 * 2);
+  CHECK(m.workspace_bytes == 30 * 6);
+  CHECK(footprint_bytes(s, KernelKind::fused) == (96 + 48 + 80 + 40) * 2 + 6 * 4);  // 552
+  CHECK(footprint_bytes(s, KernelKind::materialized) == 552 + 180);
+
+  // Causal (offset 2: rows see 3, 4 and 5 keys): 12 scores a head; the convention halves the dense 1440.
+  const Shape c = with_hdim_v(shape(1, 2, 1, 3, 5, 16, true, DType::bf16), 8);
+  CHECK(cost_of(c, KernelKind::fused).flops == 2 * 12 * 48);
+  CHECK(cost_of(c, KernelKind::fused).flops_fa_convention == 720);
+
+  // Paged: V's pool is hdim_v wide (b1 kv1, 5 keys in pages of 4: 2 pages).
+  Shape p = with_hdim_v(shape(1, 2, 1, 1, 5, 16, false, DType::bf16), 8);
+  p.page_size = 4;
+  CHECK(cost_of(p, KernelKind::fused).min_bytes_read == (2 * 16 + 5 * 16 + 5 * 8) * 2 + 2 * 4);
+  CHECK(footprint_bytes(p, KernelKind::fused) == (2 * 16 + 2 * 8 + 8 * 16 + 8 * 8) * 2 + 2 * 4 + 2 * 4);
+}
+
+TEST_CASE("hdim_v: at and around hdim the figures are linear in each head dim") {
+  for (const bool causal : {false, true})
+    for (const int64_t d : {64, 128, 192})
+      for (const int64_t dv : {d - 8, d, d + 8, int64_t{128}}) {
+        INFO("hdim " << d << " hdim_v " << dv << " causal " << causal);
+        const Shape base = shape(2, 8, 2, 300, 700, d, causal, DType::bf16);
+        const Shape s = with_hdim_v(base, dv == d ? 0 : dv);
+        const Cost c = cost_of(s, KernelKind::fused);
+        const double scores = 2.0 * 8 * unmasked_scores(s);
+        CHECK(c.flops == 2 * scores * static_cast<double>(d + dv));
+        // The same count as two half-calls: one at (d, d), one at (dv, dv).
+        const Cost qk = cost_of(base, KernelKind::fused);
+        const Cost pv = cost_of(with_hdim_v(shape(2, 8, 2, 300, 700, dv, causal, DType::bf16), 0), KernelKind::fused);
+        CHECK(c.flops == Approx((qk.flops + pv.flops) / 2));
+        CHECK(c.flops_fa_convention == Approx((qk.flops_fa_convention + pv.flops_fa_convention) / 2));
+        // Q and K at hdim, V and O at hdim_v (the rows that see a key, keys seen: every one here).
+        const double q = 2.0 * 8 * rows_with_keys(s) * d * 2, k = 2.0 * 2 * 700 * d * 2, v = 2.0 * 2 * 700 * dv * 2;
+        CHECK(c.min_bytes_read == q + k + v);
+        CHECK(c.min_bytes_write == 2.0 * 8 * 300 * dv * 2 + 2.0 * 8 * 300 * 4);
+        if (dv == d) CHECK(c.flops == 4 * 2.0 * 8 * unmasked_scores(s) * d);  // the equal-dims formula
+      }
+}
+
+TEST_CASE("hdim_v: DeepSeek-V3's MLA prefill per GPU (serving preset)") {
+  // b1 h16 s4096 causal, hdim 192, hdim_v 128: 4096 * 4097 / 2 scores a head.
+  const Shape s = with_hdim_v(shape(1, 16, 16, 4096, 4096, 192, true, DType::bf16), 128);
+  const Cost c = cost_of(s, KernelKind::fused);
+  CHECK(c.flops == 16.0 * 8390656 * 2 * (192 + 128));  // 85,920,317,440
+  CHECK(c.flops_fa_convention == 16.0 * 4096 * 4096 * 2 * 320 / 2);
+  CHECK(c.min_bytes_read == 16.0 * 4096 * (192 + 192 + 128) * 2);
+  CHECK(c.min_bytes_write == 16.0 * 4096 * 128 * 2 + 16.0 * 4096 * 4);
+}

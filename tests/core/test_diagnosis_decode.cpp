@@ -111,6 +111,10 @@ TEST_CASE("tokens per call and KV-cache bytes") {
   CHECK(kv_cache_bytes(s) == Approx(64.0 * 8 * 8192 * 128 * 2 * 2));  // 2.15 GB
   CHECK(generated_tokens(Shape{16, 32, 8, 4, 8192, 128, true, DType::bf16}) == 64);  // 4 draft tokens
   CHECK(kv_cache_bytes(Shape{1, 8, 1, 1, 1000, 64, false, DType::fp32}) == Approx(2.0 * 1000 * 64 * 4));
+  // V rows of their own width: K 192 and V 128 elements a key.
+  Shape mla{2, 16, 16, 1, 1000, 192, false, DType::bf16};
+  mla.hdim_v = 128;
+  CHECK(kv_cache_bytes(mla) == Approx(2.0 * 16 * 1000 * (192 + 128) * 2));
 }
 
 TEST_CASE("the combine stage's share comes from the stages, else from the launch records") {

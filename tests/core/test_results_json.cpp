@@ -154,7 +154,7 @@ TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") 
   rec.tflops_fa_convention = 40;
   r.records.push_back(rec);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.8");
+  CHECK(j.at("schema_version") == "1.9");
   CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
   CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
   const Results back = parse_results(j.dump(), "mem");
@@ -267,7 +267,7 @@ TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older 
   dense.cost = cost_of(dense.shape, KernelKind::fused);
   r.records.push_back(dense);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.8");
+  CHECK(j.at("schema_version") == "1.9");
   const auto& packed = j.at("records")[0];
   CHECK(packed.at("shape").at("seq_lens") == std::vector<int64_t>{300, 17, 1});
   CHECK(packed.at("cost").at("padded_flops") == rec.cost.padded_flops);
@@ -287,5 +287,42 @@ TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older 
   // A length that is not an integer is refused.
   nlohmann::json bad = j;
   bad["records"][0]["shape"]["seq_lens"] = {300, "17", 1};
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+}
+
+TEST_CASE("schema 1.9: hdim_v written only when it differs; older files read V as wide as K") {
+  Results r;
+  Record mla;
+  mla.shape = Shape{1, 16, 16, 4096, 4096, 192, true, DType::bf16};
+  mla.shape.hdim_v = 128;
+  mla.kernel = "reference";
+  mla.cost = cost_of(mla.shape, KernelKind::materialized);
+  r.records.push_back(mla);
+  Record same = mla;
+  same.shape.hdim_v = 0;
+  same.cost = cost_of(same.shape, KernelKind::materialized);
+  r.records.push_back(same);
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.9");
+  CHECK(j.at("records")[0].at("shape").at("hdim_v") == 128);
+  CHECK_FALSE(j.at("records")[1].at("shape").contains("hdim_v"));
+  CHECK(j.at("records")[0].at("key") == "b1 h16/16 s4096x4096 d192v128 causal bf16 | reference");
+  const Results back = parse_results(j.dump(), "mem");
+  CHECK(back.records[0].shape == mla.shape);
+  CHECK(back.records[0].cost.flops == mla.cost.flops);
+  CHECK(point_key(back.records[0]) == point_key(mla));
+  CHECK(point_key(back.records[1]) != point_key(back.records[0]));
+  CHECK(back.records[1].shape.value_hdim() == 192);
+  // A 1.8 file has no hdim_v: V and O as wide as Q and K.
+  nlohmann::json old = j;
+  old["schema_version"] = "1.8";
+  old["records"].erase(0);
+  const Results older = parse_results(old.dump(), "old");
+  CHECK(older.context.schema_minor == 8);
+  CHECK_FALSE(older.records[0].shape.distinct_hdim_v());
+  CHECK(older.records[0].shape == same.shape);
+  // An hdim_v no shape may have is refused.
+  nlohmann::json bad = j;
+  bad["records"][0]["shape"]["hdim_v"] = "128";
   CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
 }

@@ -210,6 +210,65 @@ TEST_CASE("window: 0 is no window, positive values label the point, JSON round t
   CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"seq": 64, "window": "8"}]})", "w.json"), InputError);
 }
 
+TEST_CASE("hdim_v: the value head dim, labelled and written only when it differs from hdim") {
+  const auto s = parse_axes("batch=1;heads=16;seq=4096;hdim=192;hdim_v=128,192;causal=1").shapes;
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].hdim_v == 128);
+  CHECK(s[0].value_hdim() == 128);
+  CHECK(s[0].distinct_hdim_v());
+  CHECK(s[0].label() == "b1 h16/16 s4096x4096 d192v128 causal bf16");
+  // hdim_v = hdim is the point without the axis: one shape, one label, one key.
+  CHECK(s[1].hdim_v == 0);
+  CHECK(s[1].value_hdim() == 192);
+  CHECK_FALSE(s[1].distinct_hdim_v());
+  CHECK(s[1] == parse_axes("batch=1;heads=16;seq=4096;hdim=192;causal=1").shapes.at(0));
+  CHECK(s[1].label() == "b1 h16/16 s4096x4096 d192 causal bf16");
+  require_rejected("seq=128;hdim=64;hdim_v=64,64", "repeats");
+  require_rejected("seq=128;hdim=128;hdim_v=128 | seq=128;hdim=128", "appears twice");
+  // Wider than Q and K is fine; the elements of V and O follow it.
+  const Shape wide = parse_shape("batch=2,heads=4,kv_heads=2,seq_q=3,seq_k=5,hdim=64,hdim_v=128");
+  CHECK(wide.label() == "b2 h4/2 s3x5 d64v128 bf16");
+  CHECK(wide.q_elems() == 2 * 4 * 3 * 64);
+  CHECK(wide.o_elems() == 2 * 4 * 3 * 128);
+  CHECK(wide.kv_elems() == 2 * 2 * 5 * 64);
+  CHECK(wide.v_elems() == 2 * 2 * 5 * 128);
+  CHECK(wide.v_buffer_elems() == wide.v_elems());
+  // Paged: V's pages are hdim_v wide.
+  const Shape paged = parse_shape("batch=2,heads=4,kv_heads=2,seq_q=1,seq_k=33,hdim=64,hdim_v=32,page_size=16");
+  CHECK(paged.kv_buffer_elems() == 2 * 3 * 2 * 16 * 64);
+  CHECK(paged.v_buffer_elems() == 2 * 3 * 2 * 16 * 32);
+  // Validated at parse time: positive, a multiple of 8, at most 512; one line naming the value.
+  require_rejected("seq=128;hdim_v=0", "hdim_v");
+  require_rejected("seq=128;hdim_v=-8", "-8");
+  require_rejected("seq=128;hdim_v=100", "100");
+  require_rejected("seq=128;hdim_v=520", "520");
+  require_rejected("seq=128;hdim_v=64:1024:x2", "1024");
+  require_rejected("seq=128;hdim_v=x", "'x'");
+  CHECK(parse_axes("seq=128;hdim_v=8,512").shapes.size() == 2);
+  CHECK_THROWS_AS(parse_shape("seq=64,hdim_v=12"), InputError);
+  Shape bad = s[0];
+  bad.hdim_v = 130;
+  CHECK_THROWS_WITH(bad.validate(), Catch::Contains("hdim_v 130"));
+  // JSON: written only when it differs; absent (files before 1.9) reads as hdim; equal reads as absent.
+  nlohmann::json j = s[0];
+  CHECK(j.at("hdim_v") == 128);
+  CHECK(j.get<Shape>() == s[0]);
+  nlohmann::json same = s[1];
+  CHECK_FALSE(same.contains("hdim_v"));
+  CHECK(same.get<Shape>().value_hdim() == 192);
+  same["hdim_v"] = 192;
+  CHECK(same.get<Shape>() == s[1]);
+  // Sweep files take it, and a results file's shape object comes back as the same point.
+  const auto file = parse_sweep_file(
+      fmt::format(R"({{"shapes": [{}, {{"seq": 64, "hdim": 64, "hdim_v": 32}}, {{"seq": 64}}]}})", j.dump()), "v.json");
+  REQUIRE(file.shapes.size() == 3);
+  CHECK(file.shapes[0] == s[0]);
+  CHECK(file.shapes[1].value_hdim() == 32);
+  CHECK(file.shapes[2].hdim_v == 0);
+  CHECK_THROWS_AS(parse_sweep_file(R"({"shapes": [{"seq": 64, "hdim_v": "32"}]})", "v.json"), InputError);
+  CHECK_THROWS_WITH(parse_sweep_file(R"({"shapes": [{"seq": 64, "hdim_v": 33}]})", "v.json"), Catch::Contains("33"));
+}
+
 TEST_CASE("lengths: a packed batch from a distribution, a list or a tokens budget") {
   const auto s = parse_axes("heads=8;hdim=64;causal=1;batch=4;lengths=uniform:16:64,zipf:1.1:8:32").shapes;
   REQUIRE(s.size() == 2);
@@ -387,18 +446,22 @@ TEST_CASE("preset decode: seq_q 1, GQA 32/8 and 64/8, contiguous and paged, batc
 
 TEST_CASE("preset serving: prefill and decode of real model configurations") {
   const auto s = preset("serving");
-  REQUIRE(s.shapes.size() == 9);
+  REQUIRE(s.shapes.size() == 10);
+  // DeepSeek-V3's MLA prefill per GPU at tensor parallel 8: 128 / 8 heads, K 192 and V 128 wide.
+  const Shape& mla = s.shapes.back();
+  CHECK(mla.label() == "b1 h16/16 s4096x4096 d192v128 causal bf16");
   int prefill = 0, decode = 0;
   for (const Shape& sh : s.shapes) {
     CHECK(sh.causal);
-    CHECK(sh.hdim == 128);
+    CHECK(sh.hdim == (&sh == &mla ? 192 : 128));
+    CHECK(sh.value_hdim() == 128);
     if (sh.seq_q == sh.seq_k) ++prefill;
     if (sh.seq_q <= 4) {
       ++decode;
       CHECK(sh.page_size == 16);
     }
   }
-  CHECK(prefill == 4);
+  CHECK(prefill == 5);
   CHECK(decode == 5);
 }
 

@@ -1,6 +1,6 @@
 // GPU correctness of the CUDA kernels ("reference", "fused" with every tile variant at every head dim
-// it exists at, and "fused-sm90"
-// with every schedule on sm_90 devices) against the
+// it exists at, and "fused-sm90" with every schedule on sm_90 devices; the reference also at a value
+// head dim of its own) against the
 // float64 reference with the 2x-naive rule, on ragged, GQA and causal shapes, with outputs poisoned
 // before every call; plus the checks that make the verification itself able to fail.
 // Exits 77 (skipped) when no CUDA device is present. Seed: fresh per run and printed;
@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/shape.hpp"
@@ -495,6 +496,78 @@ TEST_CASE("varlen: a kernel that read the packed batch as dense would fail verif
   args.cu_seqlens = nullptr;
   fused->launch(args);
   CHECK_FALSE(problem.verify(g_seed, kMaxRowsChecked, nullptr).passed);
+}
+
+// A value head dim of its own (core/shape.hpp: V and O hdim_v wide): the shapes of every other case
+// at that width, plus paged K/V (V's pages hdim_v wide), a sliding window and a packed batch.
+Shape with_hdim_v(Shape s, int64_t hdim_v) {
+  s.hdim_v = hdim_v;
+  s.validate();
+  return s;
+}
+
+std::vector<Shape> hdim_v_shapes(int64_t hdim, int64_t hdim_v, bool causal, DType dtype) {
+  std::vector<Shape> out;
+  for (const Shape& s : shapes_for(hdim, causal, dtype)) out.push_back(with_hdim_v(s, hdim_v));
+  out.push_back(with_hdim_v(make_shape(1, 16, 16, 4096, 4096, hdim, causal, dtype), hdim_v));  // MLA prefill, TP8
+  out.push_back(with_hdim_v(make_shape(3, 8, 2, 1, 3001, hdim, causal, dtype, 16), hdim_v));   // paged decode
+  out.push_back(with_hdim_v(make_shape(2, 4, 4, 5, 700, hdim, causal, dtype, 64), hdim_v));    // paged, 5 rows
+  out.push_back(with_hdim_v(make_shape(2, 4, 2, 1000, 1000, hdim, causal, dtype, 0, 0, 129), hdim_v));
+  out.push_back(with_hdim_v(make_packed({100, 7, 1300}, 4, 2, hdim, causal, dtype), hdim_v));
+  return out;
+}
+
+TEST_CASE("hdim_v: the reference kernel matches float64 at hdim 192 / hdim_v 128 and 64 / 128") {
+  const kernels::Kernel* reference = kernels::find(kernels::Backend::cuda, "reference");
+  REQUIRE(reference != nullptr);
+  REQUIRE(reference->runs_distinct_hdim_v());
+  int cases = 0, failures = 0;
+  constexpr std::pair<int64_t, int64_t> kDims[] = {{192, 128}, {64, 128}, {128, 64}};  // (hdim, hdim_v)
+  for (const auto& [hdim, hdim_v] : kDims)
+    for (DType dtype : {DType::fp16, DType::bf16})
+      for (bool causal : {false, true})
+        for (const Shape& s : hdim_v_shapes(hdim, hdim_v, causal, dtype)) {
+          REQUIRE(kernels::support_reason(*reference, s).empty());
+          const uint64_t seed = g_seed + 4000 + static_cast<uint64_t>(cases);
+          const Verification v = run_case(*reference, s, seed, 0);
+          ++cases;
+          failures += v.passed ? 0 : 1;
+          std::printf("%-10s %-60s seed %llu  O max err %.3g (tol %.3g)  LSE max err %.3g  unwritten %lld  %s\n",
+                      "reference", s.label().c_str(), static_cast<unsigned long long>(seed), v.o_max_abs_err,
+                      v.tolerance, v.lse_max_abs_err, static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
+          INFO("reference " << s.label() << " seed " << seed);
+          CHECK(v.rows_checked > 0);
+          CHECK(v.unwritten == 0);  // every element of the hdim_v-wide O (poisoned before the call)
+          CHECK(v.passed);
+        }
+  std::printf("reference with hdim_v: %d cases, %d failed\n", cases, failures);
+}
+
+TEST_CASE("hdim_v: fused, fused-sm90, decode and fused-auto refuse with a reason; ignoring hdim_v fails verification") {
+  const Shape s = with_hdim_v(make_shape(1, 16, 16, 4096, 4096, 192, true, DType::bf16), 128);
+  for (const char* name : {"fused", "fused-sm90", "decode", "fused-auto"}) {
+    const kernels::Kernel* k = kernels::find(kernels::Backend::cuda, name);
+    REQUIRE(k != nullptr);
+    const std::string why = kernels::support_reason(*k, s);
+    INFO(name << ": " << why);
+    CHECK(why.find("value head dim 128 differs from the query/key head dim 192") != std::string::npos);
+  }
+  // The reference run as if V were as wide as K, over buffers of a wider V: half of each O row stays
+  // poisoned and the other half is a wrong mix of V's columns.
+  const kernels::Kernel* reference = kernels::find(kernels::Backend::cuda, "reference");
+  REQUIRE(reference != nullptr);
+  const Shape wide = with_hdim_v(make_shape(2, 4, 2, 300, 300, 64, true, DType::bf16), 128);
+  Shape as_if_equal = wide;
+  as_if_equal.hdim_v = 0;
+  kernels::CudaProblem problem(wide, reference->workspace_bytes(wide));
+  problem.fill_inputs(g_seed, nullptr);
+  problem.poison_outputs(nullptr);
+  kernels::AttentionArgs args = problem.args(nullptr);
+  args.shape = as_if_equal;
+  reference->launch(args);
+  const Verification v = problem.verify(g_seed, kMaxRowsChecked, nullptr);
+  CHECK(v.unwritten > 0);
+  CHECK_FALSE(v.passed);
 }
 
 int main(int argc, char** argv) { return attnprof::gpu_test::run_session("test_gpu_kernels", argc, argv, g_seed); }

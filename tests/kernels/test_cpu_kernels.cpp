@@ -24,7 +24,7 @@ struct HostProblem {
   std::vector<int32_t> cu_seqlens;
   k::AttentionArgs args;
   HostProblem(const Shape& s, const k::Kernel& kernel, uint64_t seed)
-      : q(size_t(s.q_elems())), k(size_t(s.kv_elems())), v(size_t(s.kv_elems())), o(size_t(s.q_elems()),
+      : q(size_t(s.q_elems())), k(size_t(s.kv_elems())), v(size_t(s.v_elems())), o(size_t(s.o_elems()),
         std::numeric_limits<float>::quiet_NaN()), lse(size_t(s.lse_elems()), std::numeric_limits<float>::quiet_NaN()),
         workspace(kernel.workspace_bytes(s) / sizeof(float)) {
     for (size_t e = 0; e < q.size(); ++e) q[e] = k::input_value(seed, 0, e);
@@ -47,8 +47,9 @@ struct HostProblem {
     for (float x : lse) unwritten += std::isnan(x);
     const auto rows = k::rows_to_check(s, 400, seed);
     std::vector<float> o_rows, lse_rows;
+    const int64_t dv = s.value_hdim();
     for (int64_t r : rows) {
-      o_rows.insert(o_rows.end(), o.begin() + r * s.hdim, o.begin() + (r + 1) * s.hdim);
+      o_rows.insert(o_rows.end(), o.begin() + r * dv, o.begin() + (r + 1) * dv);
       lse_rows.push_back(lse[size_t(r)]);
     }
     return k::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten);
@@ -386,4 +387,103 @@ TEST_CASE("a kernel that does not run packed batches never gets one", "[cpu-kern
   CHECK(why.find("variable-length") != std::string::npos);
   // The kernel's own reason comes first when it has one.
   CHECK(k::support_reason(kernel, packed({4, 8}, 1, 1, 48, true, DType::bf16)) == "dense-only has its own reason");
+}
+
+namespace {
+Shape with_hdim_v(Shape s, int64_t hdim_v) {
+  s.hdim_v = hdim_v;
+  s.validate();
+  return s;
+}
+}  // namespace
+
+TEST_CASE("CPU kernels with a value head dim of its own match float64", "[cpu-kernels][hdim_v]") {
+  const std::vector<Shape> shapes = {
+      with_hdim_v(Shape{1, 2, 2, 17, 17, 64, false, DType::fp32}, 32),
+      with_hdim_v(Shape{2, 4, 2, 33, 70, 48, true, DType::bf16}, 128),   // wider than Q/K, GQA, causal
+      with_hdim_v(Shape{1, 16, 16, 65, 65, 192, true, DType::bf16}, 128),  // MLA prefill's dims
+      with_hdim_v(Shape{2, 3, 1, 70, 33, 32, true, DType::fp16}, 72),    // masked rows, ragged PV columns
+      with_hdim_v(Shape{1, 2, 1, 1, 300, 128, false, DType::bf16}, 64),  // one query row
+      [] {
+        Shape s = with_hdim_v(Shape{1, 4, 2, 90, 90, 64, true, DType::bf16}, 16);
+        s.window = 7;
+        return s;
+      }(),
+      with_hdim_v(packed({5, 40, 17}, 4, 2, 64, true, DType::bf16), 24),
+  };
+  uint64_t seed = 40;
+  for (const char* name : {"reference", "fused"}) {
+    const k::Kernel* kernel = k::find(k::Backend::cpu, name);
+    REQUIRE(kernel);
+    CHECK(kernel->runs_distinct_hdim_v());
+    for (const Shape& s : shapes) {
+      INFO(name << " " << s.label());
+      REQUIRE(s.distinct_hdim_v());
+      CHECK(k::support_reason(*kernel, s).empty());
+      HostProblem p(s, *kernel, ++seed);
+      kernel->launch(p.args);
+      const auto v = p.verify(s, seed);
+      CHECK(v.unwritten == 0);  // every element of the hdim_v-wide O written
+      CHECK(v.o_max_abs_err <= v.tolerance);
+      CHECK(v.lse_max_abs_err < 1e-3);
+      CHECK(v.passed);
+    }
+  }
+}
+
+TEST_CASE("hdim_v: a kernel that reads V as wide as K fails verification", "[cpu-kernels][hdim_v]") {
+  // The CPU fused kernel run on a shape that claims V is hdim wide, over buffers filled for hdim_v:
+  // what a kernel that ignores hdim_v computes. Its O must fail against the true reference.
+  const Shape s = with_hdim_v(Shape{1, 2, 2, 40, 40, 64, false, DType::fp32}, 32);
+  const k::Kernel* fused = k::find(k::Backend::cpu, "fused");
+  HostProblem p(s, *fused, 5);
+  Shape as_if_equal = s;
+  as_if_equal.hdim_v = 0;
+  std::vector<float> wide_o(size_t(as_if_equal.o_elems()), 0.0f), wide_v(size_t(as_if_equal.v_elems()), 0.0f);
+  std::copy(p.v.begin(), p.v.end(), wide_v.begin());
+  k::AttentionArgs a = p.args;
+  a.shape = as_if_equal;
+  a.v = wide_v.data();
+  a.o = wide_o.data();
+  fused->launch(a);
+  // Its first hdim_v columns of each row, where O would be.
+  for (int64_t r = 0; r < s.lse_elems(); ++r)
+    std::copy_n(wide_o.begin() + r * 64, 32, p.o.begin() + r * 32);
+  CHECK_FALSE(p.verify(s, 5).passed);
+}
+
+TEST_CASE("a kernel that does not run a distinct hdim_v never gets one; the built-in CUDA kernels say why",
+          "[cpu-kernels][hdim_v]") {
+  struct OneWidth final : k::Kernel {
+    std::string name() const override { return "one-width"; }
+    k::Backend backend() const override { return k::Backend::cpu; }
+    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+    std::string description() const override { return "V as wide as K"; }
+    std::string unsupported_reason(const Shape&) const override { return {}; }
+    size_t workspace_bytes(const Shape&) const override { return 0; }
+    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+  } kernel;
+  Shape s{1, 16, 16, 4096, 4096, 192, true, DType::bf16};
+  CHECK(k::support_reason(kernel, s).empty());
+  s.hdim_v = 128;
+  CHECK(k::support_reason(kernel, s) ==
+        "one-width: value head dim 128 differs from the query/key head dim 192 (one tile width for Q, K and V)");
+  // Every CUDA kernel but the reference is refused by the one trait, before its own reason is asked (no
+  // device needed); fused-auto names each of its choices' refusals.
+  for (const char* name : {"fused", "fused-sm90", "decode"}) {
+    const k::Kernel* cuda = k::find(k::Backend::cuda, name);
+    if (cuda == nullptr) continue;  // not built into this binary
+    INFO(name);
+    CHECK_FALSE(cuda->runs_distinct_hdim_v());
+    CHECK(k::support_reason(*cuda, s) == std::string(name) +
+                                              ": value head dim 128 differs from the query/key head dim 192 (one "
+                                              "tile width for Q, K and V)");
+  }
+  if (const k::Kernel* reference = k::find(k::Backend::cuda, "reference")) CHECK(reference->runs_distinct_hdim_v());
+  if (const k::Kernel* autok = k::find(k::Backend::cuda, "fused-auto")) {
+    const std::string why = k::support_reason(*autok, s);
+    CHECK(why.find("no fused kernel runs this shape") != std::string::npos);
+    CHECK(why.find("fused-sm90: value head dim 128 differs") != std::string::npos);
+    CHECK(why.find("fused: value head dim 128 differs") != std::string::npos);
+  }
 }

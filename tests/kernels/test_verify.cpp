@@ -25,11 +25,14 @@ BruteForce brute_force(const Shape& s, uint64_t seed) {
   auto q_at = [&](int64_t b, int64_t h, int64_t i, int64_t d) {
     return double(k::input_value(seed, 0, uint64_t(((b * s.heads + h) * s.seq_q + i) * s.hdim + d)));
   };
+  // K rows are hdim wide, V rows value_hdim() wide (as O's).
+  const int64_t dv = s.value_hdim();
   auto kv_at = [&](int t, int64_t b, int64_t h, int64_t j, int64_t d) {
-    return double(k::input_value(seed, t, uint64_t(((b * s.kv_heads + h) * s.seq_k + j) * s.hdim + d)));
+    const int64_t width = t == 2 ? dv : s.hdim;
+    return double(k::input_value(seed, t, uint64_t(((b * s.kv_heads + h) * s.seq_k + j) * width + d)));
   };
   BruteForce out;
-  out.o.assign(size_t(s.q_elems()), 0.0);
+  out.o.assign(size_t(s.o_elems()), 0.0);
   out.lse.assign(size_t(s.lse_elems()), 0.0);
   const int64_t group = s.heads / s.kv_heads;
   for (int64_t b = 0; b < s.batch; ++b)
@@ -37,17 +40,17 @@ BruteForce brute_force(const Shape& s, uint64_t seed) {
       for (int64_t i = 0; i < s.seq_q; ++i) {
         const int64_t row = (b * s.heads + h) * s.seq_q + i;
         double denom = 0;
-        std::vector<double> num(size_t(s.hdim), 0.0);
+        std::vector<double> num(size_t(dv), 0.0);
         for (int64_t j = 0; j < s.seq_k; ++j) {
           if (s.causal && j > i + s.seq_k - s.seq_q) continue;
           double dot = 0;
           for (int64_t d = 0; d < s.hdim; ++d) dot += q_at(b, h, i, d) * kv_at(1, b, h / group, j, d);
           const double e = std::exp(dot / std::sqrt(double(s.hdim)));
           denom += e;
-          for (int64_t d = 0; d < s.hdim; ++d) num[d] += e * kv_at(2, b, h / group, j, d);
+          for (int64_t d = 0; d < dv; ++d) num[d] += e * kv_at(2, b, h / group, j, d);
         }
         out.lse[row] = denom > 0 ? std::log(denom) : -std::numeric_limits<double>::infinity();
-        for (int64_t d = 0; d < s.hdim; ++d) out.o[row * s.hdim + d] = denom > 0 ? num[d] / denom : 0;
+        for (int64_t d = 0; d < dv; ++d) out.o[row * dv + d] = denom > 0 ? num[d] / denom : 0;
       }
   return out;
 }
@@ -246,4 +249,32 @@ TEST_CASE("verify_rows: a masked row must report LSE -inf and O 0", "[verify]") 
   auto nonzero_o = o;
   nonzero_o[1] = 0.5f;  // row 0, element 1
   CHECK_FALSE(k::verify_rows(s, 5, rows, nonzero_o, lse, 0).passed);
+}
+
+TEST_CASE("hdim_v: reference_row matches the brute force; verify_rows checks every O column", "[verify][hdim_v]") {
+  for (const int64_t dv : {int64_t{16}, int64_t{48}}) {
+    Shape s{2, 4, 2, 9, 13, 32, true, DType::bf16};
+    s.hdim_v = dv;
+    INFO(s.label());
+    const uint64_t seed = 77;
+    const BruteForce bf = brute_force(s, seed);
+    for (int64_t row = 0; row < s.lse_elems(); ++row) {
+      const auto ref = k::reference_row(s, seed, row);
+      REQUIRE(static_cast<int64_t>(ref.o.size()) == dv);
+      for (int64_t d = 0; d < dv; ++d) CHECK(ref.o[d] == Approx(bf.o[row * dv + d]).margin(1e-12));
+      if (std::isfinite(bf.lse[row])) CHECK(ref.lse == Approx(bf.lse[row]).margin(1e-12));
+      CHECK(static_cast<int64_t>(k::naive_lowp_row(s, seed, row).size()) == dv);
+    }
+    const auto rows = k::rows_to_check(s, 1000, seed);
+    std::vector<float> o, lse;
+    reference_outputs(s, seed, rows, o, lse);
+    REQUIRE(o.size() == rows.size() * dv);
+    CHECK(k::verify_rows(s, seed, rows, o, lse, 0).passed);
+    // A wrong last column fails; O rows as wide as hdim are refused.
+    std::vector<float> wrong = o;
+    wrong[dv - 1] += 0.5f;
+    CHECK_FALSE(k::verify_rows(s, seed, rows, wrong, lse, 0).passed);
+    std::vector<float> hdim_wide(rows.size() * 32, 0.0f);
+    CHECK_THROWS_AS(k::verify_rows(s, seed, rows, hdim_wide, lse, 0), std::invalid_argument);
+  }
 }

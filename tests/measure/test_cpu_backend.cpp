@@ -4,12 +4,15 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <vector>
 
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
+#include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "kernels/registry.hpp"
 #include "measure/backend.hpp"
 #include "measure/ceilings_cache.hpp"
 #include "measure/cpu_backend.hpp"
@@ -215,4 +218,82 @@ TEST_CASE("CPU backend flags wrong and unwritten outputs as incorrect, and still
   const auto unwritten = backend->measure(small_shape(false), silent, quick_options());
   CHECK(unwritten.status == Status::incorrect);
   CHECK(unwritten.verification.unwritten == small_shape(false).q_elems() + small_shape(false).lse_elems());
+}
+
+namespace {
+
+// The CPU fused kernel behind the BSHD layout ([batch, seq, heads, hdim]; V and O hdim_v wide): it
+// transposes its inputs to BHSD, runs, and transposes O back, so the CPU backend's BSHD maps of V and
+// O are what it is checked through.
+class BshdFused final : public attnprof::kernels::Kernel {
+ public:
+  std::string name() const override { return "bshd-fused"; }
+  attnprof::kernels::Backend backend() const override { return attnprof::kernels::Backend::cpu; }
+  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+  std::string description() const override { return "test: the CPU fused kernel behind BSHD"; }
+  std::string unsupported_reason(const Shape&) const override { return {}; }
+  size_t workspace_bytes(const Shape&) const override { return 0; }
+  attnprof::kernels::Layout layout() const override { return attnprof::kernels::Layout::bshd; }
+  bool runs_distinct_hdim_v() const override { return true; }
+  void launch(const attnprof::kernels::AttentionArgs& a, attnprof::kernels::StageHook*) const override {
+    const Shape& s = a.shape;
+    // BSHD element (b, j, h, d) of a [batch, seq, heads, width] tensor <-> BHSD (b, h, j, d).
+    const auto transpose = [&](const float* in, int64_t heads, int64_t seq, int64_t width, bool to_bhsd) {
+      std::vector<float> out(static_cast<size_t>(s.batch * heads * seq * width));
+      for (int64_t b = 0; b < s.batch; ++b)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t j = 0; j < seq; ++j)
+            for (int64_t d = 0; d < width; ++d) {
+              const int64_t bhsd = ((b * heads + h) * seq + j) * width + d;
+              const int64_t bshd = ((b * seq + j) * heads + h) * width + d;
+              out[static_cast<size_t>(to_bhsd ? bhsd : bshd)] = in[to_bhsd ? bshd : bhsd];
+            }
+      return out;
+    };
+    const int64_t dv = s.value_hdim();
+    auto q = transpose(static_cast<const float*>(a.q), s.heads, s.seq_q, s.hdim, true);
+    auto k = transpose(static_cast<const float*>(a.k), s.kv_heads, s.seq_k, s.hdim, true);
+    auto v = transpose(static_cast<const float*>(a.v), s.kv_heads, s.seq_k, dv, true);
+    std::vector<float> o(static_cast<size_t>(s.o_elems()));
+    attnprof::kernels::AttentionArgs inner = a;
+    inner.layout = attnprof::kernels::Layout::bhsd;
+    inner.q = q.data();
+    inner.k = k.data();
+    inner.v = v.data();
+    inner.o = o.data();
+    attnprof::kernels::find(attnprof::kernels::Backend::cpu, "fused")->launch(inner);
+    const auto back = transpose(o.data(), s.heads, s.seq_q, dv, false);
+    std::copy(back.begin(), back.end(), static_cast<float*>(a.o));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CPU backend: a value head dim of its own, verified in both layouts; undeclared kernels refused",
+          "[cpu-backend][hdim_v]") {
+  auto backend = m::make_cpu_backend();
+  Shape s = attnprof::measure_test::bf16_shape(2, 4, 2, 70, 90, true);
+  const int64_t hdim = s.hdim;
+  for (const int64_t dv : {hdim / 2, hdim * 2}) {
+    s.hdim_v = dv;
+    const BshdFused bshd;
+    for (const attnprof::kernels::Kernel* kernel :
+         {attnprof::kernels::find(attnprof::kernels::Backend::cpu, "reference"),
+          attnprof::kernels::find(attnprof::kernels::Backend::cpu, "fused"),
+          static_cast<const attnprof::kernels::Kernel*>(&bshd)}) {
+      REQUIRE(kernel);
+      const auto rec = backend->measure(s, *kernel, quick_options());
+      INFO(kernel->name() << " " << s.label() << ": " << rec.reason);
+      REQUIRE(rec.status == Status::ok);
+      CHECK(rec.verification.passed);
+      CHECK(rec.verification.unwritten == 0);
+      CHECK(rec.shape.value_hdim() == dv);
+      CHECK(rec.cost.flops == attnprof::core::cost_of(s, kernel->kind()).flops);
+      CHECK(rec.cost.flops == 2.0 * 2 * 4 * attnprof::core::unmasked_scores(s) * static_cast<double>(hdim + dv));
+    }
+    const WrongKernel plain("one-width", Writes::zeros);
+    const auto refused = backend->measure(s, plain, quick_options());
+    CHECK(refused.status == Status::unsupported);
+    CHECK(refused.reason.find("value head dim " + std::to_string(dv) + " differs") != std::string::npos);
+  }
 }

@@ -46,7 +46,7 @@ assert [p["abi_version"] for p in d["plugins"]] == [2, 1, 2], d["plugins"]
 python3 - "$scratch/w/results.json" <<'PY' || fail "window sweep: wrong records"
 import json, sys
 res = json.load(open(sys.argv[1]))
-assert res["schema_version"] == "1.8", res["schema_version"]
+assert res["schema_version"] == "1.9", res["schema_version"]
 recs = res["records"]
 assert len(recs) == 4 * 16, [(r["key"], r["status"]) for r in recs]
 assert [p["abi_version"] for p in res["context"]["plugins"]] == [2, 1, 2], res["context"]["plugins"]
@@ -105,6 +105,39 @@ k = {e["name"]: e for e in json.load(sys.stdin)["kernels"]}
 assert k["example-cpu"]["varlen"] and k["fused"]["varlen"] and k["reference"]["varlen"], k
 assert not k["example-cpu-v1"]["varlen"], k
 ' || fail "kernels --json: varlen support"
+
+# A value head dim of its own: the v2 example declares ATTNPROF_KERNEL_DISTINCT_HDIM_V and runs it,
+# verified; the v1 build (ABI 1's attnprof_shape has one hdim) and plain-v2 (no flag) are unsupported
+# with their reasons; the built-in kernels run it; the catalogue says which run it.
+"$attnprof" sweep --plugin "$plugin" --plugin "$v1" --plugin "$plain" --kernels example-cpu,example-cpu-v1,plain-v2,fused,reference \
+  --axes "heads=4;kv_heads=2;seq=40;hdim=32;hdim_v=16,64;causal=1;dtype=fp32" \
+  "${fast[@]}" --out "$scratch/dv" >"$scratch/dv.log" 2>&1 || fail "hdim_v sweep with the plugin failed: $(tail -n 5 "$scratch/dv.log")"
+python3 - "$scratch/dv/results.json" <<'PY' || fail "hdim_v sweep: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 10, [(r["key"], r["status"]) for r in recs]
+why = {"example-cpu-v1": "plugin ABI version 1's attnprof_shape has one hdim",
+       "plain-v2": "the plugin does not declare ATTNPROF_KERNEL_DISTINCT_HDIM_V"}
+for r in recs:
+    dv = r["shape"]["hdim_v"]
+    assert dv in (16, 64) and f"d32v{dv}" in r["key"], r["key"]
+    if r["kernel"] in why:
+        assert r["status"] == "unsupported" and r["reason"] == (
+            f"{r['kernel']}: value head dim {dv} differs from the query/key head dim 32 ({why[r['kernel']]})"), (
+            r["key"], r["status"], r["reason"])
+    else:
+        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+        assert r["cost"]["flops"] == 4 * 40 * 41 / 2 * 2 * (32 + dv), (r["key"], r["cost"]["flops"])
+PY
+"$attnprof" kernels --plugin "$plugin" --plugin "$v1" --json | python3 -c '
+import json, sys
+k = {(e["backend"], e["name"]): e for e in json.load(sys.stdin)["kernels"]}
+assert k["cpu", "example-cpu"]["hdim_v"] and not k["cpu", "example-cpu-v1"]["hdim_v"], k
+assert k["cpu", "fused"]["hdim_v"] and k["cpu", "reference"]["hdim_v"], k
+for name in ("fused", "fused-sm90", "decode", "fused-auto"):
+    assert not k.get(("cuda", name), {"hdim_v": False})["hdim_v"], name
+assert k.get(("cuda", "reference"), {"hdim_v": True})["hdim_v"]
+' || fail "kernels --json: hdim_v support"
 
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/a" \

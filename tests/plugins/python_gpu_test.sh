@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU with PyTorch: the Python bridge's py: callables (tests/plugins/python/torch_misbehave.py):
 # a correct one is measured and verified; one that synchronises inside the timed call and one that
-# allocates new device memory in every call fail their points with the reason; the sweep goes on.
+# allocates new device memory in every call fail their points with the reason; the sweep goes on. Then
+# torch: kernels at a value head dim of its own (hdim_v).
 # Usage: python_gpu_test.sh ATTNPROF. Skips (77) without a GPU, PyTorch or the bridge.
 set -euo pipefail
 attnprof="$(realpath "$1")"
@@ -27,5 +28,27 @@ for r in of("py:torch_misbehave:allocates"):
     assert r["status"] == "failed" and "allocated new device memory" in r["reason"], (r["key"], r["reason"])
 for name in ("py:torch_misbehave:synchronizes", "py:torch_misbehave:allocates"):
     print(name, "->", of(name)[0]["reason"][:150])
+PY
+# A value head dim of its own (hdim 192 / hdim_v 128, and 64 / 128): torch:math computes it from V and O
+# as wide as attnprof allocated them and is verified; torch:flash takes one head dim and its refusal is
+# the point's "unsupported" with PyTorch's reason; the reference runs it too.
+"$attnprof" sweep --backend cuda --kernels torch:math,torch:flash,torch:efficient,torch:cudnn,reference \
+  --axes "batch=1;heads=4;seq=512;hdim=192;hdim_v=128;causal=0,1;dtype=bf16 | batch=1;heads=4;seq=512;hdim=64;hdim_v=128;causal=1;dtype=bf16" \
+  --max-seconds 0.2 --no-counters --out "$out/hdim_v" >"$out/hdim_v.log" 2>&1 ||
+  { echo "FAIL: $(tail -n 20 "$out/hdim_v.log")" >&2; exit 1; }
+python3 - "$out/hdim_v/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 15, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    assert "v128" in r["key"], r["key"]
+    if r["kernel"] in ("torch:math", "reference"):
+        assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+    elif r["kernel"] == "torch:flash":
+        assert r["status"] == "unsupported" and r["reason"].startswith("PyTorch:"), (r["key"], r["status"], r["reason"])
+    else:
+        assert r["status"] in ("ok", "unsupported", "failed"), (r["key"], r["status"], r["reason"])  # never wrong
+        assert r["status"] != "ok" or r["verification"]["passed"], r["key"]
+    print(r["key"], "->", r["status"], r["reason"][:120])
 PY
 echo "python bridge on the GPU: ok"

@@ -31,6 +31,24 @@ for r in mine:
 p = res["context"]["plugins"][0]
 assert p["name"] == "attnprof-python" and "py:np_attention:attention" in p["kernels"], p
 PY
+# A value head dim of its own: the bridge hands the callable V and O hdim_v wide (their strides say
+# it), and the callable's O is verified at that width.
+"$attnprof" sweep --axes "batch=1;heads=4;kv_heads=2;seq=33;hdim=32;hdim_v=16,48;causal=1;dtype=fp32" "${fast[@]}" \
+  --kernels py:np_attention:attention,fused --out "$scratch/dv" >"$scratch/dv.log" 2>&1 ||
+  fail "hdim_v sweep: $(tail -n 5 "$scratch/dv.log")"
+python3 - "$scratch/dv/results.json" <<'PY' || fail "the numpy callable's hdim_v points"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 4, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    assert f"d32v{r['shape']['hdim_v']}" in r["key"], r["key"]
+    assert r["status"] == "ok" and r["verification"]["passed"], (r["key"], r["status"], r["reason"])
+PY
+"$attnprof" sweep --axes "batch=1;heads=4;kv_heads=2;seq=33;hdim=32;hdim_v=16;dtype=fp32" "${fast[@]}" \
+  --kernels py:np_attention:wrong_shape,fused --out "$scratch/dv_shape" >"$scratch/dv_shape.log" 2>&1 ||
+  fail "hdim_v wrong_shape sweep: $(tail -n 5 "$scratch/dv_shape.log")"
+grep -q "expected (1, 4, 33, 16) (\[batch, heads, seq_q, hdim_v\])" "$scratch/dv_shape/results.json" ||
+  fail "a wrong O shape at hdim_v 16: $(grep -o '"reason": "[^"]*"' "$scratch/dv_shape/results.json")"
 check() {
   local name="$1" status="$2" text="$3"
   run "$name" --kernels "py:$name,fused"
