@@ -12,7 +12,8 @@
 #              and not, each swept in its own process (ATTNPROF_FUSED_SM90_CONFIG), cuDNN beside them;
 #   variants   fused's tile variants at hdim 192 and 256 (ATTNPROF_HDIM_VARIANTS, default fast, m64n32 and
 #              m64n64), causal and not, each swept in its own process (ATTNPROF_FUSED_CONFIG), swept twice in
-#              alternating order, FlashAttention-2 (torch:flash) beside them; ratios to torch:flash;
+#              alternating order, FlashAttention-2 (torch:flash) beside them; ratios to torch:flash
+#              (ATTNPROF_HDIM_VARIANT_AXES replaces the axes, ATTNPROF_HDIM_PASSES="1" makes one pass);
 #   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
 #              causal and not, 16k tokens per batch, fused and fused-sm90 beside torch:flash and
 #              torch:cudnn, every point verified; the gap table computed from it.
@@ -71,9 +72,10 @@ if want schedules; then
 fi
 
 if want variants; then
-  vaxes="tokens=16384;heads=16;seq=1024:8192:x2;hdim=192,256;causal=0,1;dtype=bf16"
+  vaxes=${ATTNPROF_HDIM_VARIANT_AXES:-"tokens=16384;heads=16;seq=1024:8192:x2;hdim=192,256;causal=0,1;dtype=bf16"}
+  read -r -a passes <<<"${ATTNPROF_HDIM_PASSES:-1 2}"
   read -r -a variants <<<"${ATTNPROF_HDIM_VARIANTS:-fast m64n32 m64n64}"
-  for pass in 1 2; do
+  for pass in "${passes[@]}"; do
     log "torch:flash, pass $pass"
     "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" --kernels torch:flash --axes "$vaxes" \
       --no-counters --max-seconds 0.3 --out "$out/variants/flash$pass" >/dev/null 2>"$out/variants-flash$pass.log"
@@ -91,8 +93,9 @@ if want variants; then
     done
   done
   runs=()
-  for variant in "${variants[@]}"; do runs+=("${variant}1" "${variant}2"); done
-  python3 scripts/runs_table.py "$out/variants" flash1 flash2 "${runs[@]}" --ratio-to flash1 |
+  for pass in "${passes[@]}"; do runs+=("flash$pass"); done
+  for variant in "${variants[@]}"; do for pass in "${passes[@]}"; do runs+=("$variant$pass"); done; done
+  python3 scripts/runs_table.py "$out/variants" "${runs[@]}" --ratio-to flash1 |
     tee "$out/variants/variants.txt"
 fi
 
