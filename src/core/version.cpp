@@ -3,6 +3,10 @@
 namespace attnprof::core {
 
 std::string_view tool_version() { return ATTNPROF_VERSION; }
-std::string_view git_revision() { return ATTNPROF_GIT_REVISION; }
+std::string_view git_revision() {
+  return
+#include "attnprof_revision.inc"
+      ;
+}
 
 }  // namespace attnprof::core
