@@ -36,7 +36,7 @@ if want ncu; then
   echo '[{"batch": 64, "heads": 32, "kv_heads": 8, "seq_q": 1, "seq_k": 8192, "hdim": 128, "causal": false, "dtype": "bf16"}]' \
       > "$out/shape-decode.json"
   # cuDNN's kernels of one warm call: every launch after the inputs are made, the longest is the attention.
-  timeout 90 ncu --clock-control none -k regex:'sdpa|fmha|flash|attn|cudnn|sm90' --launch-skip 2 -c 1 --metrics "$metrics" --csv \
+  timeout 90 ncu --clock-control none -k regex:'sdpa|fmha|flash|attn|cudnn' --launch-skip 2 -c 1 --metrics "$metrics" --csv \
       python3 scripts/device/anchor.py shapes "$out/shape-decode.json" --backends cudnn --warm --warmup-seconds 0 \
       --samples 2 --out "$out/ncu-cudnn-anchor.json" > "$out/ncu-cudnn.csv" 2>"$out/ncu-cudnn.err"
   echo "ncu cudnn exit $?"
