@@ -220,7 +220,7 @@ check_refused "a future ABI version" "built for plugin ABI version 3, this attnp
 check_refused "ABI version 0" "built for plugin ABI version 0, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_zero.so"
 check_refused "a version 2 flag under ABI version 1" \
   "kernel 'bad-plugin-kernel' declares ATTNPROF_KERNEL_MASKS_WINDOW under plugin ABI version 1" --plugin "$bad/bad_flag_under_v1.so"
-check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x40" --plugin "$bad/bad_unknown_flag.so"
+check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x80" --plugin "$bad/bad_unknown_flag.so"
 check_refused "struct size" "struct sizes" --plugin "$bad/bad_struct_size.so"
 check_refused "no table" "returned no table" --plugin "$bad/bad_no_table.so"
 check_refused "null name" "kernel #0 has no name" --plugin "$bad/bad_null_name.so"
