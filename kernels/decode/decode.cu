@@ -6,7 +6,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -44,13 +46,27 @@ DeviceFacts current_device() {
   return f;
 }
 
-// Calls fn(element tag, hdim constant, m-tiles constant, paged constant) for a supported shape.
+// ATTNPROF_DECODE_CONFIG's shared-memory layout (decode_plan.hpp); nullopt for a value it does not know.
+std::optional<decode::SmemLayout> configured_layout() {
+  const char* env = std::getenv("ATTNPROF_DECODE_CONFIG");
+  return decode::parse_layout(env == nullptr ? "" : env);
+}
+
+template <decode::SmemLayout kLayout>
+using LayoutConstant = std::integral_constant<decode::SmemLayout, kLayout>;
+
+// Calls fn(element tag, hdim constant, m-tiles constant, paged constant, layout constant) for a
+// supported shape and layout.
 template <typename Fn>
-void dispatch(const core::Shape& s, int mt, Fn&& fn) {
+void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) {
   dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
+    auto by_layout = [&](auto mtc, auto paged) {
+      if (layout == decode::SmemLayout::swizzled) fn(tag, hdim, mtc, paged, LayoutConstant<decode::SmemLayout::swizzled>{});
+      else fn(tag, hdim, mtc, paged, LayoutConstant<decode::SmemLayout::padded>{});
+    };
     auto by_paged = [&](auto mtc) {
-      if (s.paged()) fn(tag, hdim, mtc, std::true_type{});
-      else fn(tag, hdim, mtc, std::false_type{});
+      if (s.paged()) by_layout(mtc, std::true_type{});
+      else by_layout(mtc, std::false_type{});
     };
     if (mt == 1) by_paged(std::integral_constant<int, 1>{});
     else by_paged(std::integral_constant<int, decode::kMaxMTiles>{});
@@ -58,20 +74,20 @@ void dispatch(const core::Shape& s, int mt, Fn&& fn) {
 }
 
 // SMs x resident CTAs of the split kernel for this shape on the current device: the wave size the
-// split heuristic fills. Cached per (device, dtype, hdim, m-tiles, paged).
-int64_t resident_slots(const core::Shape& s, int mt) {
+// split heuristic fills. Cached per (device, dtype, hdim, m-tiles, paged, layout).
+int64_t resident_slots(const core::Shape& s, int mt, decode::SmemLayout layout) {
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, int64_t, int, bool>, int64_t> cache;
+  static std::map<std::tuple<int, int, int64_t, int, bool, int>, int64_t> cache;
   int device = 0;
   ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(device, static_cast<int>(s.dtype), s.hdim, mt, s.paged());
+  const auto key = std::make_tuple(device, static_cast<int>(s.dtype), s.hdim, mt, s.paged(), static_cast<int>(layout));
   std::lock_guard<std::mutex> lock(mutex);
   if (const auto it = cache.find(key); it != cache.end()) return it->second;
   int64_t slots = 0;
-  dispatch(s, mt, [&](auto tag, auto hdim, auto mtc, auto paged) {
+  dispatch(s, mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
     using T = decltype(tag);
-    constexpr auto kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value>;
-    constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
+    constexpr auto kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>;
+    constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
     allow_dynamic_smem<kernel>(smem);
     int per_sm = 0;
     ATTNPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, decode::kThreads, smem));
@@ -81,9 +97,10 @@ int64_t resident_slots(const core::Shape& s, int mt) {
   return slots;
 }
 
-decode::Plan plan_for(const core::Shape& s) {
+decode::Plan plan_for(const core::Shape& s, decode::SmemLayout layout) {
   const int mt = decode::m_tiles(decode::packed_rows(s.seq_q, s.heads / s.kv_heads));
-  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, resident_slots(s, mt), s.window);
+  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, resident_slots(s, mt, layout),
+                      s.window);
 }
 
 class DecodeKernel final : public Kernel {
@@ -102,6 +119,9 @@ class DecodeKernel final : public Kernel {
   bool masks_window() const override { return true; }
 
   std::string unsupported_reason(const core::Shape& s) const override {
+    if (!configured_layout())
+      return "ATTNPROF_DECODE_CONFIG='" + std::string(std::getenv("ATTNPROF_DECODE_CONFIG")) +
+             "' is not one of padded, swizzled";
     if (s.dtype == core::DType::fp32) return "decode kernel supports fp16 and bf16 only (tensor cores)";
     if (const DeviceFacts d = current_device(); d.major > 0 && d.major < kMinComputeMajor)
       return "decode kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
@@ -122,32 +142,35 @@ class DecodeKernel final : public Kernel {
 
   size_t workspace_bytes(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return 0;
-    return decode::workspace_bytes(plan_for(s), s.hdim);
+    return decode::workspace_bytes(plan_for(s, *configured_layout()), s.hdim);
   }
 
   std::map<std::string, int64_t> plan(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
-    const decode::Plan p = plan_for(s);
+    const decode::SmemLayout layout = *configured_layout();
+    const decode::Plan p = plan_for(s, layout);
     return {{"kv_splits", p.splits},       {"tiles_per_split", p.tiles_per_split}, {"first_key_tile", p.first_tile},
             {"block_m", decode::block_m(p.mt)}, {"block_n", decode::kBlockN},
             {"stages", decode::kStages},   {"warps", decode::kWarps},
-            {"packed_rows", p.rows}};
+            {"packed_rows", p.rows},       {"smem_swizzled", layout == decode::SmemLayout::swizzled ? 1 : 0}};
   }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
-    const decode::Plan p = plan_for(s);
+    const decode::SmemLayout layout = *configured_layout();
+    const decode::Plan p = plan_for(s, layout);
     std::vector<LaunchInfo> out;
-    dispatch(s, p.mt, [&](auto tag, auto hdim, auto mtc, auto paged) {
+    dispatch(s, p.mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
       using T = decltype(tag);
       const std::string types = std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim.value);
       LaunchInfo split;
       split.kernel_name = "decode_split_kernel<" + types + ", m" + std::to_string(mtc.value) +
-                          (paged.value ? ", paged>" : ">");
-      split.func = reinterpret_cast<const void*>(&decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value>);
+                          (paged.value ? ", paged" : "") + (lay.value == decode::SmemLayout::swizzled ? ", swizzled>" : ">");
+      split.func = reinterpret_cast<const void*>(
+          &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>);
       split.grid_blocks = p.ctas;
       split.block_threads = decode::kThreads;
-      split.dynamic_smem_bytes = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
+      split.dynamic_smem_bytes = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
       out.push_back(split);
     });
     return out;
@@ -157,7 +180,8 @@ class DecodeKernel final : public Kernel {
     const core::Shape& s = a.shape;
     if (const std::string why = support_reason(*this, s); !why.empty()) throw CudaError(why);
     if (s.paged() && a.block_table == nullptr) throw CudaError("decode kernel: a paged shape without a block table");
-    const decode::Plan plan = plan_for(s);
+    const decode::SmemLayout layout = *configured_layout();  // support_reason: a known value
+    const decode::Plan plan = plan_for(s, layout);
     const size_t need = decode::workspace_bytes(plan, s.hdim);
     if (a.workspace_bytes < need)
       throw CudaError("decode kernel: workspace of " + std::to_string(a.workspace_bytes) + " bytes is smaller than the " +
@@ -187,10 +211,10 @@ class DecodeKernel final : public Kernel {
     p.tiles = static_cast<int>(plan.tiles);
     p.tiles_per_split = static_cast<int>(plan.tiles_per_split);
 
-    dispatch(s, plan.mt, [&](auto tag, auto hdim, auto mtc, auto paged) {
+    dispatch(s, plan.mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
       using T = decltype(tag);
-      constexpr auto split_kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value>;
-      constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T));
+      constexpr auto split_kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>;
+      constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
       allow_dynamic_smem<split_kernel>(smem);
       if (hook) hook->before_stage(0);
       split_kernel<<<static_cast<unsigned>(plan.ctas), decode::kThreads, smem, stream>>>(p);

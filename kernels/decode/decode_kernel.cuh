@@ -6,8 +6,9 @@
 //           the query positions are the MMA's rows, so K and V are read once per group; the keys of
 //           each sequence are cut into `splits` ranges of whole tiles so that the grid fills the GPU
 //           even at batch 1.
-//   CTA     streams its key range through kStages cp.async buffers of kBlockN keys (K and V); with a
-//           paged cache every key row's address comes from the block table.
+//   CTA     streams its key range through kStages cp.async buffers of kBlockN keys (K and V), rows
+//           padded or swizzled (SmemLayout); with a paged cache every key row's address comes from
+//           the block table.
 //   warp    takes kKeysPerWarp keys of every tile: S = Q K^T and O += P V with mma.sync m16n8k16
 //           (fp32 accumulate), P straight from the S accumulators, an online softmax of its own with
 //           the lazy row max (kernels/common/device_math.cuh).
@@ -64,11 +65,11 @@ struct DecodeParams {
   int window;                    // sliding window in keys (core/shape.hpp); 0 = none
 };
 
-template <int kHeadDim, int kMTiles>
+template <int kHeadDim, int kMTiles, SmemLayout kLayout>
 struct DecodeTraits {
   static constexpr int kBlockM = block_m(kMTiles);
-  static constexpr int kChunksPerRow = kHeadDim / 8;            // 16-byte chunks of one row
-  static constexpr int kSmemStride = kHeadDim + kSmemPadElems;  // elements per shared-memory row
+  static constexpr int kChunksPerRow = kHeadDim / 8;                // 16-byte chunks of one row
+  static constexpr int kSmemStride = row_elems(kHeadDim, kLayout);  // elements per shared-memory row
   static constexpr uint32_t kRowBytes = kSmemStride * 2;
   static constexpr uint32_t kTileBytes = kBlockN * kRowBytes;
   static constexpr int kKSteps = kHeadDim / 16;                 // k-steps of S = Q K^T
@@ -76,6 +77,11 @@ struct DecodeTraits {
   static constexpr int kNTilesS = kKeysPerWarp / 8;             // n8 tiles of a warp's scores
   static_assert(kKeysPerWarp == 16, "one k16 step of P V per warp and tile");
   static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
+  // Byte offset of 16-byte chunk `chunk` of shared-memory row `row` (decode_plan.hpp's SmemLayout).
+  static __device__ __forceinline__ uint32_t at(int row, int chunk) {
+    const int stored = kLayout == SmemLayout::swizzled ? (chunk ^ (row & 7)) : chunk;
+    return static_cast<uint32_t>(row) * kRowBytes + static_cast<uint32_t>(stored) * 16;
+  }
 };
 
 // Address of the first element of key `key` (< seq_k) of kv head `kv_head` of sequence `batch`.
@@ -116,7 +122,7 @@ __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T
     const bool valid = key < p.seq_k;
     int64_t offset = 0;
     if (valid) offset = one_page ? tile_base + static_cast<int64_t>(row) * kHd : key_row<T, kPaged>(k, p, batch, kv_head, key, kHd) - k;
-    const uint32_t dst = row * Tr::kRowBytes + chunk * 16;
+    const uint32_t dst = Tr::at(row, chunk);
     cp_async_16_stream(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
     cp_async_16_stream(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
   }
@@ -178,20 +184,20 @@ __device__ __forceinline__ void combine_splits(const DecodeParams& p, unsigned c
   }
 }
 
-template <typename T, int kHeadDim, int kMTiles, bool kPaged>
+template <typename T, int kHeadDim, int kMTiles, bool kPaged, SmemLayout kLayout>
 __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
   __trap();
 #else
-  using Tr = DecodeTraits<kHeadDim, kMTiles>;
+  using Tr = DecodeTraits<kHeadDim, kMTiles, kLayout>;
   constexpr int kBlockM = Tr::kBlockM;
   constexpr uint32_t kRowBytes = Tr::kRowBytes;
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t s_q = smem_address(smem_raw);                    // (kBlockM, D + pad)
-  const uint32_t s_k = s_q + kBlockM * kRowBytes;                 // (kStages, kBlockN, D + pad)
-  const uint32_t s_v = s_k + kStages * Tr::kTileBytes;            // (kStages, kBlockN, D + pad)
+  const uint32_t s_k = s_q + kBlockM * kRowBytes;                 // (kStages, kBlockN, row)
+  const uint32_t s_v = s_k + kStages * Tr::kTileBytes;            // (kStages, kBlockN, row)
 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -229,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
     const int r = c / Tr::kChunksPerRow, chunk = c % Tr::kChunksPerRow;
     const bool valid = row0 + r < packed_rows;
     const T* src = valid ? q + canonical_row(row0 + r) * kHeadDim + chunk * 8 : q;
-    cp_async_16(s_q + r * kRowBytes + chunk * 16, src, valid ? 16 : 0);
+    cp_async_16(s_q + Tr::at(r, chunk), src, valid ? 16 : 0);
   }
 #pragma unroll
   for (int stage = 0; stage < kStages - 1; ++stage) {
@@ -240,11 +246,19 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   }
 
   // Per-lane ldmatrix addresses: Q rows of the MMA tile, and this warp's 16 keys of a K or V buffer.
-  const uint32_t q_lane = s_q + (lane & 15) * kRowBytes + (lane / 16) * 16;
+  // Step i (a k-step of Q K^T, a pair of n8 tiles of P V) reads chunk 2 i + half of the lane's row:
+  // padded rows put it 32 i bytes past the lane's address, swizzled rows at (2 i + half) ^ (row % 8),
+  // and every lane's row % 8 is lane % 8.
+  constexpr bool kSwizzled = kLayout == SmemLayout::swizzled;
+  const int q_half = lane / 16, k_half = (lane / 8) % 2, v_half = lane / 16, row_key = lane & 7;
+  const uint32_t q_lane = s_q + (lane & 15) * kRowBytes + (kSwizzled ? 0 : q_half * 16);
   const uint32_t k_lane =
-      s_k + (warp * kKeysPerWarp + (lane / 16) * 8 + (lane & 7)) * kRowBytes + ((lane / 8) % 2) * 16;
+      s_k + (warp * kKeysPerWarp + (lane / 16) * 8 + (lane & 7)) * kRowBytes + (kSwizzled ? 0 : k_half * 16);
   const uint32_t v_lane =
-      s_v + (warp * kKeysPerWarp + ((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + (lane / 16) * 16;
+      s_v + (warp * kKeysPerWarp + ((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + (kSwizzled ? 0 : v_half * 16);
+  const auto step = [&](int i, int half) -> uint32_t {
+    return kSwizzled ? static_cast<uint32_t>(((2 * i + half) ^ row_key) * 16) : static_cast<uint32_t>(i * 32);
+  };
 
   uint32_t q_frag[kMTiles][Tr::kKSteps][4];
   float acc_o[kMTiles][Tr::kNTilesO][4];  // (16 * kMTiles rows, D) in C-fragment layout
@@ -288,7 +302,8 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-        for (int ks = 0; ks < Tr::kKSteps; ++ks) ldmatrix_x4(q_frag[mt][ks], q_lane + mt * kMmaRows * kRowBytes + ks * 32);
+        for (int ks = 0; ks < Tr::kKSteps; ++ks)
+          ldmatrix_x4(q_frag[mt][ks], q_lane + mt * kMmaRows * kRowBytes + step(ks, q_half));
     }
     {
       const int next = it + kStages - 1;
@@ -311,7 +326,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
 #pragma unroll
     for (int ks = 0; ks < Tr::kKSteps; ++ks) {
       uint32_t b[4];
-      ldmatrix_x4(b, k_lane + buffer + ks * 32);
+      ldmatrix_x4(b, k_lane + buffer + step(ks, k_half));
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         mma_16816<T>(acc_s[mt][0], q_frag[mt][ks], b[0], b[1]);
@@ -378,7 +393,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
 #pragma unroll
     for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
       uint32_t b[4];
-      ldmatrix_x4_trans(b, v_lane + buffer + dt2 * 32);
+      ldmatrix_x4_trans(b, v_lane + buffer + step(dt2, v_half));
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         mma_16816<T>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);

@@ -18,6 +18,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace attnprof::kernels::decode {
 
@@ -62,20 +64,43 @@ constexpr int64_t first_key_tile(int64_t seq_q, int64_t seq_k, int64_t window) {
   return first_key > 0 ? first_key / kBlockN : 0;
 }
 
-// Shared memory of one CTA: Q (block_m rows) and kStages K and V tiles, rows hdim + pad wide. The
-// warps' merge reuses the K/V buffers.
-constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes) {
-  return static_cast<size_t>(block_m(mt) + 2 * kStages * kBlockN) * (hdim + kSmemPadElems) * elem_bytes;
+// How Q, K and V rows sit in shared memory. padded: rows hdim + kSmemPadElems wide (the 16-byte pad
+// makes ldmatrix conflict-free). swizzled: rows hdim wide, the 16-byte chunk c of row r stored at
+// chunk c ^ (r % 8) (conflict-free as well), so that each 128-byte line of the K/V stream lands in one
+// aligned 128-byte segment of shared memory. Chosen by ATTNPROF_DECODE_CONFIG (parse_layout).
+enum class SmemLayout { padded, swizzled };
+
+constexpr int row_elems(int hdim, SmemLayout layout) {
+  return layout == SmemLayout::padded ? hdim + kSmemPadElems : hdim;
+}
+
+// Shared memory of one CTA: Q (block_m rows) and kStages K and V tiles. The warps' merge reuses the
+// K/V buffers.
+constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes, SmemLayout layout = SmemLayout::padded) {
+  return static_cast<size_t>(block_m(mt) + 2 * kStages * kBlockN) * row_elems(hdim, layout) * elem_bytes;
 }
 // What the merge needs after Q: every warp's O rows (fp32), row max, row sum and weight, and per row
 // the LSE and 1 / sum.
 constexpr size_t merge_bytes(int mt, int hdim) {
   return (static_cast<size_t>(kWarps) * block_m(mt) * (hdim + 3) + 2 * block_m(mt)) * sizeof(float);
 }
-static_assert(merge_bytes(kMaxMTiles, 128) <= smem_bytes(kMaxMTiles, 128, 2) - block_m(kMaxMTiles) * (128 + kSmemPadElems) * 2,
+constexpr bool merge_fits(int hdim, SmemLayout layout) {
+  return merge_bytes(kMaxMTiles, hdim) <=
+         smem_bytes(kMaxMTiles, hdim, 2, layout) - static_cast<size_t>(block_m(kMaxMTiles)) * row_elems(hdim, layout) * 2;
+}
+static_assert(merge_fits(128, SmemLayout::padded) && merge_fits(64, SmemLayout::padded) &&
+                  merge_fits(128, SmemLayout::swizzled) && merge_fits(64, SmemLayout::swizzled),
               "the merge fits in the K/V buffers");
-static_assert(merge_bytes(kMaxMTiles, 64) <= smem_bytes(kMaxMTiles, 64, 2) - block_m(kMaxMTiles) * (64 + kSmemPadElems) * 2,
-              "the merge fits in the K/V buffers");
+
+// ATTNPROF_DECODE_CONFIG: unset, "" or "padded" -> padded; "swizzled"; else nullopt.
+constexpr std::optional<SmemLayout> parse_layout(std::string_view text) {
+  if (text.empty() || text == "padded") return SmemLayout::padded;
+  if (text == "swizzled") return SmemLayout::swizzled;
+  return std::nullopt;
+}
+constexpr std::string_view to_string(SmemLayout layout) {
+  return layout == SmemLayout::padded ? "padded" : "swizzled";
+}
 
 // Key tiles each split takes (the last split may take fewer); splits are whole tiles.
 constexpr int64_t tiles_per_split(int64_t tiles, int64_t splits) {

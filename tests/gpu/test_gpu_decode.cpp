@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -132,6 +133,34 @@ TEST_CASE("decode's split counters are back at zero after every call: repeated c
       CHECK(std::count(host.begin(), host.end(), 0u) == static_cast<long>(counters));
     }
   }
+}
+
+// ATTNPROF_DECODE_CONFIG for the duration of a scope.
+struct ScopedDecodeConfig {
+  explicit ScopedDecodeConfig(const char* value) { setenv("ATTNPROF_DECODE_CONFIG", value, 1); }
+  ~ScopedDecodeConfig() { unsetenv("ATTNPROF_DECODE_CONFIG"); }
+};
+
+TEST_CASE("decode with swizzled shared-memory rows matches float64: contiguous and paged, split and not") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  const ScopedDecodeConfig swizzled("swizzled");
+  CHECK(decode.plan(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16)).at("smem_swizzled") == 1);
+  CHECK(decode.launch_info(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16)).front().kernel_name.find("swizzled") !=
+        std::string::npos);
+  for (DType dtype : {DType::bf16, DType::fp16})
+    for (int64_t hdim : {64, 128})
+      for (bool causal : {false, true})
+        for (const Shape& s : decode_shapes(hdim, causal, dtype, 0)) check_case(decode, s);
+  for (int64_t page : {16, 64, 100})
+    for (const Shape& s : decode_shapes(128, true, DType::bf16, page)) check_case(decode, s);
+  for (int64_t splits : {1, 3, 64}) check_case(decode, make_shape(2, 32, 8, 1, 8191, 128, true, DType::bf16, 0, splits));
+}
+
+TEST_CASE("an unknown ATTNPROF_DECODE_CONFIG makes every decode point unsupported, naming it") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  const ScopedDecodeConfig bad("diagonal");
+  const std::string why = kernels::support_reason(decode, make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16));
+  CHECK(why == "ATTNPROF_DECODE_CONFIG='diagonal' is not one of padded, swizzled");
 }
 
 TEST_CASE("the reference gathers a paged cache and matches float64") {

@@ -161,3 +161,20 @@ TEST_CASE("decode with a sliding window streams only the key tiles of the window
   CHECK(local.tiles == 4096 / dec::kBlockN);
   CHECK(dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots).tiles == 512);
 }
+
+TEST_CASE("decode's shared-memory layouts: padded rows by default, swizzled rows hdim wide, unknown names refused") {
+  CHECK(dec::parse_layout("") == dec::SmemLayout::padded);
+  CHECK(dec::parse_layout("padded") == dec::SmemLayout::padded);
+  CHECK(dec::parse_layout("swizzled") == dec::SmemLayout::swizzled);
+  CHECK_FALSE(dec::parse_layout("Swizzled").has_value());
+  CHECK_FALSE(dec::parse_layout("xor").has_value());
+  for (auto layout : {dec::SmemLayout::padded, dec::SmemLayout::swizzled})
+    CHECK(dec::parse_layout(dec::to_string(layout)) == layout);
+  // hdim 128, one m-tile, 2-byte elements: (16 + 2 x 3 x 64) rows of 136 or 128 elements.
+  CHECK(dec::smem_bytes(1, 128, 2) == 400u * 136 * 2);
+  CHECK(dec::smem_bytes(1, 128, 2, dec::SmemLayout::swizzled) == 400u * 128 * 2);
+  // Two CTAs of either layout fit the H200's 228 KB per SM (1 KB reserved per CTA).
+  for (auto layout : {dec::SmemLayout::padded, dec::SmemLayout::swizzled})
+    for (int mt : {1, 2}) CHECK(2 * (dec::smem_bytes(mt, 128, 2, layout) + 1024) <= 228u * 1024);
+  CHECK(dec::merge_fits(128, dec::SmemLayout::swizzled));
+}
