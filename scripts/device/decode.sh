@@ -8,6 +8,9 @@
 #   side   the Python bridge built there (docs/python.md) and the decode preset's contiguous shapes
 #          swept with decode beside torch:flash and torch:cudnn, counters and verification on every
 #          point; then the paged half with decode alone; the gap table (decode_table.txt).
+#   layouts decode's shared-memory layouts (ATTNPROF_DECODE_CONFIG padded and swizzled, each swept in
+#          its own process, twice in alternating order) beside torch:cudnn at the side step's shapes, no
+#          counters; P50 per layout and its ratio to cuDNN (layouts.txt).
 # ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 200; every finished point is kept).
 source "$(dirname "$0")/lib.sh"
 phase_begin decode
@@ -96,5 +99,37 @@ for b, k in sorted({(b, k) for (b, k, _) in side}):
     print(f"{b:5d} {k:6d} | {fmt(d)} {fmt(f)} {fmt(c)} | {vend / d if d and vend else float('nan'):5.2f}x | "
           f"{fmt(p)} {p / d - 1 if p and d else float('nan'):+7.1%} | {tb(side.get((b, k, 'decode'), (0, 0)))} / "
           f"{tb(paged.get((b, k, 'decode'), (0, 0)))}")
+PY
+fi
+
+if want layouts; then
+  build_bridge "$out/python"
+  laxes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768;hdim=128;dtype=bf16"
+  timeout 120 "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" --kernels torch:cudnn --axes "$laxes" \
+    --no-counters --max-seconds 0.3 --warmup-seconds 0.3 --out "$out/layouts/cudnn" >/dev/null 2>"$out/layouts-cudnn.log"
+  echo "cudnn exit $?"
+  for run in padded1 swizzled1 swizzled2 padded2; do
+    log "decode, layout ${run%?}"
+    ATTNPROF_DECODE_CONFIG=${run%?} timeout 120 "$bin/attnprof" sweep --kernels decode --axes "$laxes" --no-counters \
+      --max-seconds 0.3 --warmup-seconds 0.3 --out "$out/layouts/$run" >/dev/null 2>"$out/layouts-$run.log"
+    echo "exit $?"
+  done
+  python3 - "$out/layouts" <<'PY' | tee "$out/layouts.txt"
+import json, os, sys
+root = sys.argv[1]
+p50 = {}
+for run in sorted(os.listdir(root)):
+    for r in json.load(open(os.path.join(root, run, "results.json")))["records"]:
+        if r["status"] == "ok" and r["verification"].get("passed"):
+            p50[(r["shape"]["batch"], r["shape"]["seq_k"], run)] = r["latency"]["p50_us"]
+runs = ["padded1", "padded2", "swizzled1", "swizzled2", "cudnn"]
+print("batch  KV    " + "  ".join(f"{x:>9s}" for x in runs) + "   swizzled/padded  best/cudnn  (P50 us)")
+for b, k in sorted({key[:2] for key in p50}):
+    v = [p50.get((b, k, x)) for x in runs]
+    pad = [x for x in v[:2] if x]; swz = [x for x in v[2:4] if x]
+    ratio = (sum(swz) / len(swz)) / (sum(pad) / len(pad)) if pad and swz else float("nan")
+    best = min(pad + swz) if pad + swz else None
+    gap = v[4] / best if best and v[4] else float("nan")
+    print(f"{b:5d} {k:6d} " + "  ".join(f"{x:9.1f}" if x else "        -" for x in v) + f"   {ratio:15.3f}  {gap:10.3f}")
 PY
 fi
