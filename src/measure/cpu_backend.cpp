@@ -226,6 +226,7 @@ class CpuPoint final : public PointSteps {
     o_.emplace(s_.o_elems());
     lse_.emplace(s_.lse_elems());
     workspace_.emplace(static_cast<int64_t>((kernel_.workspace_bytes(s_) + sizeof(float) - 1) / sizeof(float)));
+    workspace_->fill(0.0f);  // zero when first handed to the kernel, as on CUDA (Kernel::workspace_bytes)
     fill_inputs(seed);
     o_->fill(std::numeric_limits<float>::quiet_NaN());
     lse_->fill(std::numeric_limits<float>::quiet_NaN());
