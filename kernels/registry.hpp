@@ -148,10 +148,9 @@ class Kernel {
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
 // cache, a split count, a sliding window, a packed variable-length batch, a value head dim of its own)
-// checked against its traits,
-// then the kernel's own unsupported_reason (which, for a packed batch a kernel does not run, may say
-// why before the generic reason). The
-// measurement, the catalogue and fused-auto all ask this, never unsupported_reason alone.
+// checked against its traits, then the kernel's own unsupported_reason (which, for a packed batch a
+// kernel does not run, may say why before the generic reason). The measurement, the catalogue and
+// fused-auto all ask this, never unsupported_reason alone.
 std::string support_reason(const Kernel& kernel, const core::Shape& shape);
 
 // Built-in kernels first (in a stable order), then plugin kernels in the order they were loaded.

@@ -9,8 +9,12 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "attnprof/plugin.h"
 #include "core/errors.hpp"
@@ -36,14 +40,19 @@ static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 2, "a new ABI version needs its fla
 // The flag bits a plugin built for `abi_version` may declare (a supported version).
 constexpr uint32_t known_flags(uint32_t abi_version) { return abi_version == 1 ? kAbiV1Flags : kAbiV2Flags; }
 
+// The flags version 2 added, by name.
+constexpr std::pair<uint32_t, std::string_view> kAbiV2FlagNames[] = {
+    {ATTNPROF_KERNEL_MASKS_WINDOW, "ATTNPROF_KERNEL_MASKS_WINDOW"},
+    {ATTNPROF_KERNEL_RUNS_VARLEN, "ATTNPROF_KERNEL_RUNS_VARLEN"},
+    {ATTNPROF_KERNEL_DISTINCT_HDIM_V, "ATTNPROF_KERNEL_DISTINCT_HDIM_V"},
+};
+
 // The flag bits of version 2 a version-1 plugin declared, by name ("ATTNPROF_KERNEL_MASKS_WINDOW").
 std::string v2_flag_names(uint32_t flags) {
-  std::string names;
-  if ((flags & ATTNPROF_KERNEL_MASKS_WINDOW) != 0) names = "ATTNPROF_KERNEL_MASKS_WINDOW";
-  if ((flags & ATTNPROF_KERNEL_RUNS_VARLEN) != 0) names += (names.empty() ? "" : " and ") + std::string("ATTNPROF_KERNEL_RUNS_VARLEN");
-  if ((flags & ATTNPROF_KERNEL_DISTINCT_HDIM_V) != 0)
-    names += (names.empty() ? "" : " and ") + std::string("ATTNPROF_KERNEL_DISTINCT_HDIM_V");
-  return names;
+  std::vector<std::string_view> names;
+  for (const auto& [bit, name] : kAbiV2FlagNames)
+    if ((flags & bit) != 0) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, " and "));
 }
 constexpr uint32_t kMaxKernels = 256;
 constexpr size_t kMaxNameLength = 64;
@@ -76,8 +85,8 @@ attnprof_shape to_c(const core::Shape& s) {
   c.dtype = s.dtype == core::DType::fp32 ? ATTNPROF_DTYPE_FP32
             : s.dtype == core::DType::fp16 ? ATTNPROF_DTYPE_FP16
                                            : ATTNPROF_DTYPE_BF16;
-  // ABI version 2's fields; always zero for a version-1 plugin, which support_reason never gives a
-  // windowed or packed point.
+  // ABI version 2's fields. A version-1 plugin's attnprof_shape ends before them, and support_reason
+  // never gives it a windowed, packed or distinct-hdim_v point.
   c.window = s.window;
   c.hdim_v = s.value_hdim();
   if (s.varlen()) {
