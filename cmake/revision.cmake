@@ -1,4 +1,4 @@
-# Writes the git revision of SOURCE_DIR into OUTPUT as a C++ string literal, rewriting the file only when
+# Writes the git revision of SOURCE_DIR into OUTPUT as the macro ATTNPROF_GIT_REVISION, rewriting the file only when
 # the text changes. Run at every build (the attnprof_revision target), so that a binary reports the tree
 # it was built from: the commit, and "-dirty" when src/, kernels/ or CMakeLists.txt differ from it.
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SOURCE_DIR}
@@ -12,7 +12,7 @@ else()
     string(APPEND revision "-dirty")
   endif()
 endif()
-set(text "\"${revision}\"\n")
+set(text "#define ATTNPROF_GIT_REVISION \"${revision}\"\n")
 if(EXISTS ${OUTPUT})
   file(READ ${OUTPUT} previous)
 endif()
