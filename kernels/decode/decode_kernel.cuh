@@ -77,10 +77,14 @@ struct DecodeTraits {
   static constexpr int kNTilesS = kKeysPerWarp / 8;             // n8 tiles of a warp's scores
   static_assert(kKeysPerWarp == 16, "one k16 step of P V per warp and tile");
   static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
-  // Byte offset of 16-byte chunk `chunk` of shared-memory row `row` (decode_plan.hpp's SmemLayout).
+  // Byte offset, within its row, of 16-byte chunk `chunk` of a row r with r % 8 == row_key
+  // (decode_plan.hpp's SmemLayout).
+  static __device__ __forceinline__ uint32_t chunk_offset(int row_key, int chunk) {
+    return static_cast<uint32_t>(kLayout == SmemLayout::swizzled ? (chunk ^ row_key) : chunk) * 16;
+  }
+  // Byte offset of 16-byte chunk `chunk` of shared-memory row `row`.
   static __device__ __forceinline__ uint32_t at(int row, int chunk) {
-    const int stored = kLayout == SmemLayout::swizzled ? (chunk ^ (row & 7)) : chunk;
-    return static_cast<uint32_t>(row) * kRowBytes + static_cast<uint32_t>(stored) * 16;
+    return static_cast<uint32_t>(row) * kRowBytes + chunk_offset(row & 7, chunk);
   }
 };
 
@@ -257,7 +261,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   const uint32_t v_lane =
       s_v + (warp * kKeysPerWarp + ((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + (kSwizzled ? 0 : v_half * 16);
   const auto step = [&](int i, int half) -> uint32_t {
-    return kSwizzled ? static_cast<uint32_t>(((2 * i + half) ^ row_key) * 16) : static_cast<uint32_t>(i * 32);
+    return kSwizzled ? Tr::chunk_offset(row_key, 2 * i + half) : static_cast<uint32_t>(i * 32);
   };
 
   uint32_t q_frag[kMTiles][Tr::kKSteps][4];
