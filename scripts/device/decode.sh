@@ -10,7 +10,7 @@
 #          point; then the paged half with decode alone; the gap table (decode_table.txt).
 #   layouts decode's shared-memory layouts (ATTNPROF_DECODE_CONFIG padded and swizzled, each swept in
 #          its own process, twice in alternating order) beside torch:cudnn at the side step's shapes, no
-#          counters; P50 per layout and its ratio to cuDNN (layouts.txt).
+#          counters; P50 per run and its ratio to the first padded run (layouts.txt, scripts/runs_table.py).
 # ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 200; every finished point is kept).
 source "$(dirname "$0")/lib.sh"
 phase_begin decode
@@ -59,8 +59,9 @@ PY
   cat "$out/ncu-l2.txt" | head -n 80
 fi
 
+if want side || want layouts; then build_bridge "$out/python"; fi
+
 if want side; then
-  build_bridge "$out/python"
   axes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768;hdim=128;dtype=bf16"
   axes+=" | batch=1,16;heads=32;kv_heads=8;seq_q=1;seq_k=131072;hdim=128;dtype=bf16"
   log "decode beside torch:flash and torch:cudnn, counters on"
@@ -103,7 +104,6 @@ PY
 fi
 
 if want layouts; then
-  build_bridge "$out/python"
   laxes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768;hdim=128;dtype=bf16"
   timeout 120 "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" --kernels torch:cudnn --axes "$laxes" \
     --no-counters --max-seconds 0.3 --warmup-seconds 0.3 --out "$out/layouts/cudnn" >/dev/null 2>"$out/layouts-cudnn.log"
@@ -114,22 +114,6 @@ if want layouts; then
       --max-seconds 0.3 --warmup-seconds 0.3 --out "$out/layouts/$run" >/dev/null 2>"$out/layouts-$run.log"
     echo "exit $?"
   done
-  python3 - "$out/layouts" <<'PY' | tee "$out/layouts.txt"
-import json, os, sys
-root = sys.argv[1]
-p50 = {}
-for run in sorted(os.listdir(root)):
-    for r in json.load(open(os.path.join(root, run, "results.json")))["records"]:
-        if r["status"] == "ok" and r["verification"].get("passed"):
-            p50[(r["shape"]["batch"], r["shape"]["seq_k"], run)] = r["latency"]["p50_us"]
-runs = ["padded1", "padded2", "swizzled1", "swizzled2", "cudnn"]
-print("batch  KV    " + "  ".join(f"{x:>9s}" for x in runs) + "   swizzled/padded  best/cudnn  (P50 us)")
-for b, k in sorted({key[:2] for key in p50}):
-    v = [p50.get((b, k, x)) for x in runs]
-    pad = [x for x in v[:2] if x]; swz = [x for x in v[2:4] if x]
-    ratio = (sum(swz) / len(swz)) / (sum(pad) / len(pad)) if pad and swz else float("nan")
-    best = min(pad + swz) if pad + swz else None
-    gap = v[4] / best if best and v[4] else float("nan")
-    print(f"{b:5d} {k:6d} " + "  ".join(f"{x:9.1f}" if x else "        -" for x in v) + f"   {ratio:15.3f}  {gap:10.3f}")
-PY
+  python3 scripts/runs_table.py "$out/layouts" padded1 padded2 swizzled1 swizzled2 cudnn --decode --ratio-to padded1 |
+    tee "$out/layouts.txt"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/runs_table.py on made-up sweeps: one column per run (per run and kernel when a run swept
 several), TFLOP/s from cost.flops / P50, unverified and failed records left out (nan), the ratio table
-against the chosen column, and an unknown --ratio-to refused.
+against the chosen column, an unknown --ratio-to refused, and --decode's (batch, seq_k) rows of P50.
 
 usage: runs_table_test.py SOURCE_DIR WORK_DIR
 """
@@ -58,6 +58,24 @@ def main():
     out = subprocess.run([sys.executable, script, work, "fast", "--ratio-to", "nope"], capture_output=True,
                          text=True, timeout=60)
     check(out.returncode != 0 and "nope" in out.stderr, f"unknown --ratio-to: exit {out.returncode} {out.stderr}")
+
+    def decode_record(batch, seq_k, p50_us, passed=True):
+        return {"kernel": "decode", "status": "ok", "verification": {"passed": passed},
+                "shape": {"batch": batch, "seq_k": seq_k, "hdim": 128, "causal": False, "seq_q": 1},
+                "cost": {"flops": 1e9}, "latency": {"p50_us": p50_us}}
+    for run, records in {"padded": [decode_record(16, 8192, 133.5), decode_record(1, 32768, 45.5)],
+                         "swizzled": [decode_record(16, 8192, 120.15), decode_record(1, 32768, 1.0, passed=False)]}.items():
+        os.makedirs(os.path.join(work, run), exist_ok=True)
+        json.dump({"records": records}, open(os.path.join(work, run, "results.json"), "w"))
+    out = subprocess.run([sys.executable, script, work, "padded", "swizzled", "--decode", "--ratio-to", "padded"],
+                         capture_output=True, text=True, timeout=60)
+    check(out.returncode == 0, f"--decode: exit {out.returncode}: {out.stderr}")
+    lines = out.stdout.splitlines()
+    check(lines[0].split()[:4] == ["batch", "KV", "padded", "swizzled"] and "(P50 us)" in lines[0], f"--decode header: {lines[0]}")
+    check(lines[1].split() == ["1", "32768", "45.5", "nan"], f"--decode first row (batch 1): {lines[1]}")
+    check(lines[2].split() == ["16", "8192", "133.5", "120.2"], f"--decode second row: {lines[2]}")
+    check(lines[5].split() == ["1", "32768", "nan"] and lines[6].split() == ["16", "8192", "0.900"],
+          f"--decode ratio rows: {lines[5:7]}")
 
     for f in failures:
         print("FAILED:", f)
