@@ -54,8 +54,11 @@ class FusedKernel final : public Kernel {
   std::string unsupported_reason(const core::Shape& s) const override {
     const std::string text = variant_text();
     const auto variant = fused::parse_variant(text);
-    if (!variant)
-      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of fast, small, warps8, m64n32, m64n64";
+    if (!variant) {
+      std::string names;
+      for (fused::TileVariant v : fused::kTileVariants) names += (names.empty() ? "" : ", ") + std::string(fused::to_string(v));
+      return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of " + names;
+    }
     if (s.dtype == core::DType::fp32) return "fused kernel supports fp16 and bf16 only (tensor cores)";
     if (const int major = current_device_major(); major > 0 && major < kMinComputeMajor)
       return "fused kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";

@@ -33,6 +33,14 @@ void dispatch_dtype_variant(core::DType dtype, TileVariant variant, Fn&& fn) {
         if constexpr (supported_variant(kHeadDim, TileVariant::m64n64))
           fn(tag, std::integral_constant<TileVariant, TileVariant::m64n64>{});
         return;
+      case TileVariant::padded:
+        if constexpr (supported_variant(kHeadDim, TileVariant::padded))
+          fn(tag, std::integral_constant<TileVariant, TileVariant::padded>{});
+        return;
+      case TileVariant::m64n64sw:
+        if constexpr (supported_variant(kHeadDim, TileVariant::m64n64sw))
+          fn(tag, std::integral_constant<TileVariant, TileVariant::m64n64sw>{});
+        return;
     }
   };
   dispatch_dtype(dtype, by_variant);

@@ -13,8 +13,10 @@
 //           (reduced with two shuffles only when it must move); the row sum reduced once, at the end.
 // Shared memory rows are padded by 16 bytes (hdim + 8 elements): the 8 rows an 8x8 ldmatrix reads then
 // start in 8 different 16-byte bank groups (no conflicts), and every fragment address is one per-lane
-// base register plus a compile-time offset (an XOR swizzle cost ~20 more live address registers and
-// made the hdim-128 tile spill).
+// base register plus a compile-time offset. The swizzled variants keep rows hdim wide and store chunk c
+// of row r at chunk c ^ (r % 8), conflict-free as well, and each 128-byte line of a copy lands in one
+// aligned 128-byte segment; a fragment address is then the per-lane base XOR a compile-time constant,
+// plus a compile-time offset (every row, buffer and tile base is a multiple of 128 bytes).
 // Tails: rows past seq_q / seq_k are zero-filled in shared memory, scores past seq_k (or outside a
 // row's causal or window limits) are set to -inf, and only rows < seq_q are stored. S and P never leave the SM.
 // Packed variable-length batch (p.cu_seqlens): a CTA's (batch, head) is a sequence's head, its rows and
@@ -50,7 +52,8 @@ struct FusedTraits {
   static constexpr int kMinBlocksPerSm = kConfig.min_blocks_per_sm;
   static constexpr int kKvBuffers = kConfig.kv_buffers;
   static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K or V
-  static constexpr int kSmemStride = kHeadDim + kSmemPadElems;     // elements per shared-memory row
+  static constexpr bool kSwizzled = kConfig.swizzled;
+  static constexpr int kSmemStride = smem_row_elems(kConfig, kHeadDim);  // elements per shared-memory row
   static constexpr uint32_t kSmemRowBytes = kSmemStride * 2;
   static constexpr int kKSteps = kHeadDim / 16;       // k-steps of S = Q K^T
   static constexpr int kNTilesS = kBlockN / 8;         // n8 tiles of one S block row
@@ -59,6 +62,21 @@ struct FusedTraits {
   static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
   static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
   static_assert(kKvBuffers == 1 || kKvBuffers == 2, "one or two K/V buffers");
+  static_assert(!kSwizzled || kHeadDim % 64 == 0, "a swizzled row is whole 128-byte lines");
+  // Byte offset of 16-byte chunk `chunk` of shared-memory row `row`.
+  static __device__ __forceinline__ uint32_t at(int row, int chunk) {
+    return static_cast<uint32_t>(row) * kSmemRowBytes + static_cast<uint32_t>(kSwizzled ? chunk ^ (row & 7) : chunk) * 16;
+  }
+  // Address of chunk 2 i + (the lane's half) of the lane's row, from the lane's address `lane_addr` of
+  // chunk 0 + half (padded) or of chunk half ^ (row % 8) (swizzled; the row's base a multiple of 128).
+  static __device__ __forceinline__ uint32_t step(uint32_t lane_addr, int i) {
+    if constexpr (kSwizzled) return (lane_addr ^ static_cast<uint32_t>((i % 4) * 32)) + static_cast<uint32_t>((i / 4) * 128);
+    return lane_addr + static_cast<uint32_t>(i * 32);
+  }
+  // The lane's part of lane_addr: chunk `half` of a row r with r % 8 == row_key.
+  static __device__ __forceinline__ uint32_t lane_chunk(int half, int row_key) {
+    return static_cast<uint32_t>(kSwizzled ? half ^ row_key : half) * 16;
+  }
 };
 
 // How a tile's rows at or past rows_valid become zeros: a zero-byte cp.async from a stand-in source, or
@@ -78,7 +96,7 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, 
       const int chunk_id = i * Traits::kThreads + static_cast<int>(threadIdx.x);
       const int row = chunk_id / Traits::kChunksPerRow;
       const int chunk = chunk_id % Traits::kChunksPerRow;
-      cp_async_16(smem + row * Traits::kSmemRowBytes + chunk * 16,
+      cp_async_16(smem + Traits::at(row, chunk),
                   global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8, 16);
     }
     return;
@@ -90,7 +108,7 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, 
     const int chunk = chunk_id % Traits::kChunksPerRow;
     const bool valid = row < rows_valid;
     if constexpr (kTail == TailFill::store) {
-      const uint32_t dst = smem + row * Traits::kSmemRowBytes + chunk * 16;
+      const uint32_t dst = smem + Traits::at(row, chunk);
       if (valid)
         cp_async_16(dst, global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8, 16);
       else
@@ -98,7 +116,7 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, 
     } else {
       const T* src = valid ? global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8
                            : global;
-      cp_async_16(smem + row * Traits::kSmemRowBytes + chunk * 16, src, valid ? 16 : 0);
+      cp_async_16(smem + Traits::at(row, chunk), src, valid ? 16 : 0);
     }
   }
 }
@@ -190,11 +208,13 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   uint32_t q_frag[Tr::kQInRegisters ? kMTiles : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
   // Per-lane ldmatrix row addresses (see ptx.cuh for which lanes address which 8x8 matrix); every
   // fragment below is one of these plus a compile-time offset.
-  const uint32_t q_lane = s_q + (warp_row0 + (lane & 15)) * kRowBytes + (lane / 16) * 16;
-  const uint32_t k_lane = s_k + ((lane / 16) * 8 + (lane & 7)) * kRowBytes + ((lane / 8) % 2) * 16;
-  const uint32_t v_lane = s_v + (((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + (lane / 16) * 16;
+  // Every row a lane addresses is the lane's row plus a multiple of 8: its row % 8 is lane % 8.
+  const int row_key = lane & 7;
+  const uint32_t q_lane = s_q + (warp_row0 + (lane & 15)) * kRowBytes + Tr::lane_chunk(lane / 16, row_key);
+  const uint32_t k_lane = s_k + ((lane / 16) * 8 + (lane & 7)) * kRowBytes + Tr::lane_chunk((lane / 8) % 2, row_key);
+  const uint32_t v_lane = s_v + (((lane / 8) % 2) * 8 + (lane & 7)) * kRowBytes + Tr::lane_chunk(lane / 16, row_key);
   auto load_q_fragment = [&](uint32_t (&a)[4], int mt, int ks) {
-    ldmatrix_x4(a, q_lane + mt * kMmaRows * kRowBytes + ks * 32);
+    ldmatrix_x4(a, Tr::step(q_lane, ks) + mt * kMmaRows * kRowBytes);
   };
   if constexpr (Tr::kQInRegisters) {
     cp_async_wait<kDoubleBuffered ? 1 : 0>();
@@ -274,7 +294,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
 #pragma unroll
       for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
         uint32_t b[4];
-        ldmatrix_x4(b, k_lane + buffer + nt2 * 16 * kRowBytes + ks * 32);
+        ldmatrix_x4(b, Tr::step(k_lane + buffer, ks) + nt2 * 16 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
           mma_16816<T>(acc_s[mt][2 * nt2], a[mt], b[0], b[1]);
@@ -382,7 +402,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
 #pragma unroll
       for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
         uint32_t b[4];
-        ldmatrix_x4_trans(b, v_lane + buffer + ks * 16 * kRowBytes + dt2 * 32);
+        ldmatrix_x4_trans(b, Tr::step(v_lane + buffer, dt2) + ks * 16 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
           mma_16816<T>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);

@@ -77,13 +77,15 @@ std::vector<Shape> many_tile_shapes(int64_t hdim, bool causal, DType dtype) {
 constexpr int64_t kAllHdims[] = {32, 64, 96, 128, 192, 256};
 constexpr int64_t kHdims64And128[] = {64, 128};
 constexpr int64_t kHdims192And256[] = {192, 256};
+constexpr int64_t kHdimsWholeLines[] = {64, 128, 192, 256};
 // fused's tile variants other than fast, and the head dims each exists at (core/tiles/fused_tiles.hpp).
 struct FusedVariantHdims {
   const char* variant;
   std::span<const int64_t> hdims;
 };
 const FusedVariantHdims kFusedAlternatives[] = {
-    {"small", kHdims64And128}, {"warps8", kHdims64And128}, {"m64n32", kHdims192And256}, {"m64n64", kHdims192And256}};
+    {"small", kHdims64And128}, {"warps8", kHdims64And128}, {"m64n32", kHdims192And256}, {"m64n64", kHdims192And256},
+    {"padded", kHdimsWholeLines}, {"m64n64sw", kHdims192And256}};
 
 void check_all_shapes(const char* kernel_name, bool many_tiles = false, int q_scale_log2 = 0,
                       std::span<const int64_t> hdims = kAllHdims) {
@@ -178,6 +180,17 @@ TEST_CASE("fused kernel, 64-row tiles at hdim 192 and 256 (m64n32, m64n64), matc
     ScopedEnv env("ATTNPROF_FUSED_CONFIG", variant);
     check_all_shapes("fused", true, 0, kHdims192And256);
   }
+}
+
+// fast's tiles on padded rows where fast swizzles them (hdim 64-256), and m64n64's tile on swizzled rows
+// at 192 and 256 (tails zeroed by stores into swizzled rows).
+TEST_CASE("fused kernel, the other shared-memory rows (padded, m64n64sw), matches float64") {
+  {
+    ScopedEnv env("ATTNPROF_FUSED_CONFIG", "padded");
+    check_all_shapes("fused", true, 0, kHdimsWholeLines);
+  }
+  ScopedEnv env("ATTNPROF_FUSED_CONFIG", "m64n64sw");
+  check_all_shapes("fused", true, 0, kHdims192And256);
 }
 
 // fused-sm90 runs only on sm_90 (its code is sm_90a); elsewhere it must say so for every shape.

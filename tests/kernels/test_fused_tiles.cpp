@@ -19,8 +19,9 @@ namespace fused = attnprof::kernels::fused;
 namespace {
 
 constexpr auto& kVariants = fused::kTileVariants;
-static_assert(std::size(fused::kTileVariants) == 5);
+static_assert(std::size(fused::kTileVariants) == 7);
 static_assert(fused::kTileVariants[3] == fused::TileVariant::m64n32 && fused::kTileVariants[4] == fused::TileVariant::m64n64);
+static_assert(fused::kTileVariants[5] == fused::TileVariant::padded && fused::kTileVariants[6] == fused::TileVariant::m64n64sw);
 constexpr size_t kSmemPerSmBytes = 227 * 1024;  // usable by one CTA on sm_90
 // sm_90: 228 KB of shared memory per SM, of which the runtime reserves 1 KB per resident CTA.
 constexpr size_t kSmemSmTotalBytes = 228 * 1024, kSmemReservedPerCtaBytes = 1024;
@@ -56,8 +57,8 @@ TEST_CASE("fused tile configurations are consistent and fit in shared memory") {
     }
   // The default keeps two 4-warp CTAs per SM for both head dims.
   static_assert(fused::tile_config(128, fused::TileVariant::fast).min_blocks_per_sm == 2);
-  static_assert(fused::smem_bytes(fused::tile_config(128, fused::TileVariant::fast), 128, 2) ==
-                (128 + 4 * 32) * (128 + 8) * 2);
+  static_assert(fused::smem_bytes(fused::tile_config(128, fused::TileVariant::fast), 128, 2) == (128 + 4 * 32) * 128 * 2);
+  static_assert(fused::smem_bytes(fused::tile_config(96, fused::TileVariant::fast), 96, 2) == (128 + 4 * 64) * (96 + 8) * 2);
   // small really is smaller: fewer query rows and keys per CTA.
   static_assert(fused::tile_config(128, fused::TileVariant::small).block_m <
                 fused::tile_config(128, fused::TileVariant::fast).block_m);
@@ -112,8 +113,39 @@ TEST_CASE("the hdim-192/256 alternatives run two 64-row CTAs per SM") {
   // The default is unchanged: one 8-warp, 128-row CTA per SM, double-buffered 64-key tiles.
   constexpr fused::TileConfig fast = fused::tile_config(256, TileVariant::fast);
   static_assert(fast.block_m == 128 && fast.block_n == 64 && fast.warps == 8 && fast.kv_buffers == 2);
-  static_assert(fused::smem_bytes(fast, 256, 2) == (128 + 4 * 64) * (256 + 8) * 2);
+  static_assert(fused::smem_bytes(fast, 256, 2) == (128 + 4 * 64) * 256 * 2);
   CHECK(fused::variant_hdims_text(TileVariant::small) == "64 and 128");
+}
+
+TEST_CASE("fast keeps rows of whole 128-byte lines swizzled; padded is its tile on padded rows") {
+  using fused::TileVariant;
+  for (int hdim : fused::kHeadDims) {
+    INFO("hdim " << hdim);
+    const bool whole_lines = hdim * 2 % 128 == 0;
+    const fused::TileConfig f = fused::tile_config(hdim, TileVariant::fast);
+    CHECK(f.swizzled == whole_lines);
+    CHECK(fused::smem_row_elems(f, hdim) == (whole_lines ? hdim : hdim + fused::kSmemPadElems));
+    CHECK(fused::supported_variant(hdim, TileVariant::padded) == whole_lines);
+    CHECK(fused::supported_variant(hdim, TileVariant::m64n64sw) == (hdim == 192 || hdim == 256));
+    if (!whole_lines) continue;
+    fused::TileConfig p = fused::tile_config(hdim, TileVariant::padded);
+    CHECK_FALSE(p.swizzled);
+    CHECK(fused::smem_row_elems(p, hdim) == hdim + fused::kSmemPadElems);
+    p.swizzled = true;  // otherwise fast's tile
+    CHECK((p.block_m == f.block_m && p.block_n == f.block_n && p.warps == f.warps &&
+           p.m_tiles_per_warp == f.m_tiles_per_warp && p.q_in_registers == f.q_in_registers &&
+           p.min_blocks_per_sm == f.min_blocks_per_sm && p.kv_buffers == f.kv_buffers && p.swizzled == f.swizzled));
+  }
+  // The comparison variants keep padded rows; m64n64sw is m64n64 on swizzled rows.
+  for (TileVariant v : {TileVariant::small, TileVariant::warps8}) CHECK_FALSE(fused::tile_config(128, v).swizzled);
+  for (TileVariant v : {TileVariant::m64n32, TileVariant::m64n64}) CHECK_FALSE(fused::tile_config(256, v).swizzled);
+  CHECK(fused::tile_config(256, TileVariant::m64n64sw).swizzled);
+  CHECK(fused::variant_hdims_text(TileVariant::padded) == "64, 128, 192 and 256");
+  CHECK(fused::variant_hdims_text(TileVariant::m64n64sw) == "192 and 256");
+  static_assert(fused::smem_bytes(fused::tile_config(256, TileVariant::m64n64sw), 256, 2) == (64 + 2 * 64) * 256 * 2);
+  static_assert(fused::smem_bytes(fused::tile_config(256, TileVariant::padded), 256, 2) == (128 + 4 * 64) * (256 + 8) * 2);
+  CHECK(2 * (fused::smem_bytes(fused::tile_config(256, TileVariant::m64n64sw), 256, 2) + kSmemReservedPerCtaBytes) <=
+        kSmemSmTotalBytes);
 }
 
 TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
@@ -123,6 +155,9 @@ TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
   CHECK(fused::parse_variant("warps8") == fused::TileVariant::warps8);
   CHECK(fused::parse_variant("m64n32") == fused::TileVariant::m64n32);
   CHECK(fused::parse_variant("m64n64") == fused::TileVariant::m64n64);
+  CHECK(fused::parse_variant("padded") == fused::TileVariant::padded);
+  CHECK(fused::parse_variant("m64n64sw") == fused::TileVariant::m64n64sw);
+  CHECK_FALSE(fused::parse_variant("Fast").has_value());
   CHECK_FALSE(fused::parse_variant("m64").has_value());
   for (size_t i = 0; i < std::size(kVariants); ++i) {  // in the enum's order, each name read back as itself
     CHECK(static_cast<size_t>(kVariants[i]) == i);

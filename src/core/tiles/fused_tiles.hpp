@@ -26,11 +26,19 @@ namespace attnprof::kernels::fused {
 // FlashAttention-2's hdim-256 tile on H100 (64 x 64, one K and one V buffer, V(n) copied during
 // S = Q K^T and K(n+1) during softmax and P V). Both take (64 + 4 * 32) or (64 + 2 * 64) rows of
 // shared memory: 99 KB at hdim 256, two CTAs in the SM's 228 KB.
+// Shared-memory rows: fast at hdim 64, 128, 192 and 256 (a row of whole 128-byte lines) keeps rows hdim
+// wide with the 16-byte chunk c of row r at chunk c ^ (r % 8) (swizzled), so that each 128-byte line a
+// cp.async warp instruction copies lands in one aligned 128-byte segment of shared memory: one L2
+// request per line. Padded rows (hdim + 8 elements; fast at hdim 32 and 96, and the other variants)
+// shift every line by 16 bytes per row, which splits most lines into two requests.
+// padded (hdim 64-256): fast's tiles on padded rows, for the layout's A/B. m64n64sw (hdim 192, 256):
+// m64n64's tile on swizzled rows.
 // New values go at the end: a demangled kernel name carries the enum's number (core/work_split.cpp).
-enum class TileVariant { fast, small, warps8, m64n32, m64n64 };
+enum class TileVariant { fast, small, warps8, m64n32, m64n64, padded, m64n64sw };
 // Every variant, in the enum's order (a demangled name's number indexes it).
-inline constexpr TileVariant kTileVariants[] = {TileVariant::fast, TileVariant::small, TileVariant::warps8,
-                                                TileVariant::m64n32, TileVariant::m64n64};
+inline constexpr TileVariant kTileVariants[] = {TileVariant::fast,   TileVariant::small,    TileVariant::warps8,
+                                                TileVariant::m64n32, TileVariant::m64n64,   TileVariant::padded,
+                                                TileVariant::m64n64sw};
 
 struct TileConfig {
   int block_m = 0;             // query rows per CTA
@@ -43,6 +51,9 @@ struct TileConfig {
   // 1: one K and one V buffer; V(n) is copied during S = Q K^T, K(n + 1) during softmax and P V
   // (two barriers per tile, FlashAttention-2's schedule).
   int kv_buffers = 2;
+  // Shared-memory rows hdim wide with XOR-swizzled 16-byte chunks (see TileVariant); else hdim +
+  // kSmemPadElems wide.
+  bool swizzled = false;
 };
 
 constexpr int kMmaRows = 16;      // m16n8k16
@@ -57,8 +68,8 @@ constexpr bool supported_hdim(int hdim) {
   return false;
 }
 
-// small and warps8 are instantiated at hdim 64 and 128 only, m64n32 and m64n64 at 192 and 256 only
-// (they exist to compare tile shapes).
+// small and warps8 are instantiated at hdim 64 and 128 only, m64n32, m64n64 and m64n64sw at 192 and
+// 256 only, padded where fast's rows are swizzled (they exist to compare tile shapes and layouts).
 constexpr bool supported_variant(int hdim, TileVariant variant) {
   if (!supported_hdim(hdim)) return false;
   switch (variant) {
@@ -66,7 +77,9 @@ constexpr bool supported_variant(int hdim, TileVariant variant) {
     case TileVariant::small:
     case TileVariant::warps8: return hdim == 64 || hdim == 128;
     case TileVariant::m64n32:
-    case TileVariant::m64n64: return hdim == 192 || hdim == 256;
+    case TileVariant::m64n64:
+    case TileVariant::m64n64sw: return hdim == 192 || hdim == 256;
+    case TileVariant::padded: return hdim % 64 == 0;  // where fast's rows are swizzled
   }
   return false;
 }
@@ -78,7 +91,9 @@ constexpr std::string_view variant_hdims_text(TileVariant variant) {
     case TileVariant::small:
     case TileVariant::warps8: return "64 and 128";
     case TileVariant::m64n32:
-    case TileVariant::m64n64: return "192 and 256";
+    case TileVariant::m64n64:
+    case TileVariant::m64n64sw: return "192 and 256";
+    case TileVariant::padded: return "64, 128, 192 and 256";
   }
   return "";
 }
@@ -96,8 +111,8 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // 128-row CTA (each K/V tile loaded from L2 once per 128 query rows) with hdim / 2 accumulator
       // registers per thread, one CTA per SM (registers and shared memory both allow only one), and
       // 64-key tiles: half the barriers and softmax passes per key of 32-key tiles.
-      if (hdim > 128) return {128, 64, 8, 1, false, 1};
-      return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2};
+      if (hdim > 128) return {128, 64, 8, 1, false, 1, 2, hdim % 64 == 0};
+      return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2, 2, hdim % 64 == 0};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
     case TileVariant::warps8:
@@ -106,16 +121,25 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       return {64, 32, 4, 1, false, 2, 2};
     case TileVariant::m64n64:
       return {64, 64, 4, 1, false, 2, 1};
+    case TileVariant::padded: {
+      TileConfig c = tile_config(hdim, TileVariant::fast);
+      c.swizzled = false;
+      return c;
+    }
+    case TileVariant::m64n64sw:
+      return {64, 64, 4, 1, false, 2, 1, true};
   }
   return {};
 }
 
 constexpr int threads_of(const TileConfig& c) { return c.warps * 32; }
 
-// Q tile plus kv_buffers K and as many V tiles, rows hdim + kSmemPadElems wide.
+// Elements per shared-memory row of Q, K and V.
+constexpr int smem_row_elems(const TileConfig& c, int hdim) { return c.swizzled ? hdim : hdim + kSmemPadElems; }
+
+// Q tile plus kv_buffers K and as many V tiles.
 constexpr size_t smem_bytes(const TileConfig& c, int hdim, int elem_bytes) {
-  return static_cast<size_t>(c.block_m + 2 * c.kv_buffers * c.block_n) * (hdim + kSmemPadElems) *
-         elem_bytes;
+  return static_cast<size_t>(c.block_m + 2 * c.kv_buffers * c.block_n) * smem_row_elems(c, hdim) * elem_bytes;
 }
 
 // Query-row blocks of one (batch, head).
@@ -155,16 +179,6 @@ constexpr bool tile_needs_mask(TileConfig c, long long m0, long long n_block, lo
   return n0 <= p_last - window;
 }
 
-// ATTNPROF_FUSED_CONFIG: unset, "" or "fast" -> fast; "small", "warps8", "m64n32", "m64n64"; else nullopt.
-constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
-  if (text.empty() || text == "fast") return TileVariant::fast;
-  if (text == "small") return TileVariant::small;
-  if (text == "warps8") return TileVariant::warps8;
-  if (text == "m64n32") return TileVariant::m64n32;
-  if (text == "m64n64") return TileVariant::m64n64;
-  return std::nullopt;
-}
-
 constexpr std::string_view to_string(TileVariant v) {
   switch (v) {
     case TileVariant::fast: return "fast";
@@ -172,8 +186,18 @@ constexpr std::string_view to_string(TileVariant v) {
     case TileVariant::warps8: return "warps8";
     case TileVariant::m64n32: return "m64n32";
     case TileVariant::m64n64: return "m64n64";
+    case TileVariant::padded: return "padded";
+    case TileVariant::m64n64sw: return "m64n64sw";
   }
   return "?";
+}
+
+// ATTNPROF_FUSED_CONFIG: unset or "" -> fast; a variant's name (to_string); else nullopt.
+constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
+  if (text.empty()) return TileVariant::fast;
+  for (TileVariant v : kTileVariants)
+    if (text == to_string(v)) return v;
+  return std::nullopt;
 }
 
 }  // namespace attnprof::kernels::fused
