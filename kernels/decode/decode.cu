@@ -9,9 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <mutex>
 #include <string>
-#include <tuple>
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
@@ -73,34 +71,8 @@ void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) 
   });
 }
 
-// SMs x resident CTAs of the split kernel for this shape on the current device: the wave size the
-// split heuristic fills. Cached per (device, dtype, hdim, m-tiles, paged, layout).
-int64_t resident_slots(const core::Shape& s, int mt, decode::SmemLayout layout) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int, int, int64_t, int, bool, int>, int64_t> cache;
-  int device = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(device, static_cast<int>(s.dtype), s.hdim, mt, s.paged(), static_cast<int>(layout));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  int64_t slots = 0;
-  dispatch(s, mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
-    using T = decltype(tag);
-    constexpr auto kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>;
-    constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
-    allow_dynamic_smem<kernel>(smem);
-    int per_sm = 0;
-    ATTNPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, decode::kThreads, smem));
-    slots = static_cast<int64_t>(per_sm) * current_device().sms;
-  });
-  cache.emplace(key, slots);
-  return slots;
-}
-
-decode::Plan plan_for(const core::Shape& s, decode::SmemLayout layout) {
-  const int mt = decode::m_tiles(decode::packed_rows(s.seq_q, s.heads / s.kv_heads));
-  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, resident_slots(s, mt, layout),
-                      s.window);
+decode::Plan plan_for(const core::Shape& s) {
+  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, current_device().sms, s.window);
 }
 
 class DecodeKernel final : public Kernel {
@@ -121,7 +93,7 @@ class DecodeKernel final : public Kernel {
   std::string unsupported_reason(const core::Shape& s) const override {
     if (!configured_layout())
       return "ATTNPROF_DECODE_CONFIG='" + std::string(std::getenv("ATTNPROF_DECODE_CONFIG")) +
-             "' is not one of padded, swizzled";
+             "' is not one of swizzled, padded";
     if (s.dtype == core::DType::fp32) return "decode kernel supports fp16 and bf16 only (tensor cores)";
     if (const DeviceFacts d = current_device(); d.major > 0 && d.major < kMinComputeMajor)
       return "decode kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
@@ -142,13 +114,13 @@ class DecodeKernel final : public Kernel {
 
   size_t workspace_bytes(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return 0;
-    return decode::workspace_bytes(plan_for(s, *configured_layout()), s.hdim);
+    return decode::workspace_bytes(plan_for(s), s.hdim);
   }
 
   std::map<std::string, int64_t> plan(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
     const decode::SmemLayout layout = *configured_layout();
-    const decode::Plan p = plan_for(s, layout);
+    const decode::Plan p = plan_for(s);
     return {{"kv_splits", p.splits},       {"tiles_per_split", p.tiles_per_split}, {"first_key_tile", p.first_tile},
             {"block_m", decode::block_m(p.mt)}, {"block_n", decode::kBlockN},
             {"stages", decode::kStages},   {"warps", decode::kWarps},
@@ -158,14 +130,14 @@ class DecodeKernel final : public Kernel {
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
     const decode::SmemLayout layout = *configured_layout();
-    const decode::Plan p = plan_for(s, layout);
+    const decode::Plan p = plan_for(s);
     std::vector<LaunchInfo> out;
     dispatch(s, p.mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
       using T = decltype(tag);
       const std::string types = std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim.value);
       LaunchInfo split;
       split.kernel_name = "decode_split_kernel<" + types + ", m" + std::to_string(mtc.value) +
-                          (paged.value ? ", paged" : "") + (lay.value == decode::SmemLayout::swizzled ? ", swizzled>" : ">");
+                          (paged.value ? ", paged" : "") + (lay.value == decode::SmemLayout::padded ? ", padded>" : ">");
       split.func = reinterpret_cast<const void*>(
           &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>);
       split.grid_blocks = p.ctas;
@@ -181,7 +153,7 @@ class DecodeKernel final : public Kernel {
     if (const std::string why = support_reason(*this, s); !why.empty()) throw CudaError(why);
     if (s.paged() && a.block_table == nullptr) throw CudaError("decode kernel: a paged shape without a block table");
     const decode::SmemLayout layout = *configured_layout();  // support_reason: a known value
-    const decode::Plan plan = plan_for(s, layout);
+    const decode::Plan plan = plan_for(s);
     const size_t need = decode::workspace_bytes(plan, s.hdim);
     if (a.workspace_bytes < need)
       throw CudaError("decode kernel: workspace of " + std::to_string(a.workspace_bytes) + " bytes is smaller than the " +

@@ -36,12 +36,12 @@ constexpr int kMaxSplits = 128;
 // A split streams at least this many key tiles: fewer and the fixed cost of a CTA (Q load, warp
 // merge, the partial write and its combine) outweighs its share of the stream.
 constexpr int kMinTilesPerSplit = 2;
-// Split counts whose wave efficiency is within this share of the best are equivalent; the smallest
-// of them is taken (fewer partials to write and combine). The split kernel streams K and V from HBM,
-// so a resident-CTA slot left empty is a stream not drawn, and the combine costs the last split of a
-// row block only a read of the partials from L2: only counts within 1% of the best wave are taken
-// (FlashAttention's heuristic, which combines in a second launch, takes 85%).
-constexpr double kWaveEfficiencyShare = 0.99;
+// The split heuristic's cost model (choose_splits), in units of the time one SM takes to stream one
+// K/V tile at its share of the HBM bandwidth (about 1 us for 32 KB on the H200): a CTA's fixed cost
+// (Q load, pipeline fill, warp merge, the partial write) and, once the keys are split, the combine
+// by the last split of each row block. Fitted to H200 sweeps over kv_splits (docs/kernels.md).
+constexpr double kCtaFixedTiles = 2.0;
+constexpr double kCombineTiles = 1.5;
 
 constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
 
@@ -64,10 +64,11 @@ constexpr int64_t first_key_tile(int64_t seq_q, int64_t seq_k, int64_t window) {
   return first_key > 0 ? first_key / kBlockN : 0;
 }
 
-// How Q, K and V rows sit in shared memory. padded: rows hdim + kSmemPadElems wide (the 16-byte pad
-// makes ldmatrix conflict-free). swizzled: rows hdim wide, the 16-byte chunk c of row r stored at
-// chunk c ^ (r % 8) (conflict-free as well), so that each 128-byte line of the K/V stream lands in one
-// aligned 128-byte segment of shared memory. Chosen by ATTNPROF_DECODE_CONFIG (parse_layout).
+// How Q, K and V rows sit in shared memory. swizzled (the default): rows hdim wide, the 16-byte chunk
+// c of row r stored at chunk c ^ (r % 8), so that ldmatrix is conflict-free and each 128-byte line of
+// the K/V stream lands in one aligned 128-byte segment of shared memory: one L2 request per line.
+// padded: rows hdim + kSmemPadElems wide (conflict-free too, but each row shifts the lines by 16 bytes,
+// which splits most of them into two requests). Chosen by ATTNPROF_DECODE_CONFIG (parse_layout).
 enum class SmemLayout { padded, swizzled };
 
 constexpr int row_elems(int hdim, SmemLayout layout) {
@@ -76,7 +77,7 @@ constexpr int row_elems(int hdim, SmemLayout layout) {
 
 // Shared memory of one CTA: Q (block_m rows) and kStages K and V tiles. The warps' merge reuses the
 // K/V buffers.
-constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes, SmemLayout layout = SmemLayout::padded) {
+constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes, SmemLayout layout = SmemLayout::swizzled) {
   return static_cast<size_t>(block_m(mt) + 2 * kStages * kBlockN) * row_elems(hdim, layout) * elem_bytes;
 }
 // What the merge needs after Q: every warp's O rows (fp32), row max, row sum and weight, and per row
@@ -92,10 +93,10 @@ static_assert(merge_fits(128, SmemLayout::padded) && merge_fits(64, SmemLayout::
                   merge_fits(128, SmemLayout::swizzled) && merge_fits(64, SmemLayout::swizzled),
               "the merge fits in the K/V buffers");
 
-// ATTNPROF_DECODE_CONFIG: unset, "" or "padded" -> padded; "swizzled"; else nullopt.
+// ATTNPROF_DECODE_CONFIG: unset, "" or "swizzled" -> swizzled; "padded"; else nullopt.
 constexpr std::optional<SmemLayout> parse_layout(std::string_view text) {
-  if (text.empty() || text == "padded") return SmemLayout::padded;
-  if (text == "swizzled") return SmemLayout::swizzled;
+  if (text.empty() || text == "swizzled") return SmemLayout::swizzled;
+  if (text == "padded") return SmemLayout::padded;
   return std::nullopt;
 }
 constexpr std::string_view to_string(SmemLayout layout) {
@@ -113,27 +114,26 @@ constexpr int64_t effective_splits(int64_t tiles, int64_t splits) {
   return per == 0 ? 1 : (tiles + per - 1) / per;
 }
 
-// The split count for a shape on a device: `ctas` = batch * kv_heads * m_blocks CTAs per split,
-// `slots` = SMs x CTAs resident per SM. Each candidate s is scored by its wave efficiency
-// (waves / ceil(waves), waves = ctas * s / slots); the smallest s within kWaveEfficiencyShare of the
-// best wins. Capped so every split streams at least kMinTilesPerSplit tiles, and at kMaxSplits.
-constexpr int64_t choose_splits(int64_t ctas, int64_t tiles, int64_t slots) {
-  if (ctas <= 0 || tiles <= 0 || slots <= 0) return 1;
+// The split count for a shape on a device with `sms` SMs: `ctas` = batch * kv_heads * m_blocks CTAs
+// per split. The stream is memory-bound and one CTA per SM already draws that SM's share of the
+// bandwidth, so a split count s costs the busiest SM's work: ceil(ctas * s / sms) CTAs of
+// tiles_per_split tiles plus kCtaFixedTiles each, plus kCombineTiles when s > 1. The cheapest s wins
+// (the smallest of equals). Capped so every split streams at least kMinTilesPerSplit tiles, and at
+// kMaxSplits; only counts with no empty split are candidates.
+constexpr double split_cost(int64_t ctas, int64_t tiles, int64_t sms, int64_t s) {
+  const int64_t per_sm = (ctas * s + sms - 1) / sms;
+  return static_cast<double>(per_sm) * (static_cast<double>(tiles_per_split(tiles, s)) + kCtaFixedTiles) +
+         (s > 1 ? kCombineTiles : 0.0);
+}
+constexpr int64_t choose_splits(int64_t ctas, int64_t tiles, int64_t sms) {
+  if (ctas <= 0 || tiles <= 0 || sms <= 0) return 1;
   const int64_t by_tiles = tiles / kMinTilesPerSplit;
   const int64_t cap = by_tiles < 1 ? 1 : (by_tiles < kMaxSplits ? by_tiles : kMaxSplits);
-  // Already a full wave or more without splitting: splitting only adds partials to combine.
-  if (ctas >= slots) return 1;
-  const auto efficiency = [&](int64_t s) {
-    const double waves = static_cast<double>(ctas * s) / static_cast<double>(slots);
-    const double whole = static_cast<double>((ctas * s + slots - 1) / slots);
-    return waves / whole;
-  };
-  double best = 0;
-  for (int64_t s = 1; s <= cap; ++s)
-    if (effective_splits(tiles, s) == s && efficiency(s) > best) best = efficiency(s);
-  for (int64_t s = 1; s <= cap; ++s)
-    if (effective_splits(tiles, s) == s && efficiency(s) >= kWaveEfficiencyShare * best) return s;
-  return 1;
+  int64_t best = 1;
+  for (int64_t s = 2; s <= cap; ++s)
+    if (effective_splits(tiles, s) == s && split_cost(ctas, tiles, sms, s) < split_cost(ctas, tiles, sms, best) - 1e-9)
+      best = s;
+  return best;
 }
 
 // The whole launch plan of one call.
@@ -150,9 +150,10 @@ struct Plan {
   int64_t row_blocks = 0;     // (batch, kv head, row block) groups: one arrival counter each when split
 };
 
-// requested_splits: the shape's kv_splits (0 = choose_splits); window: the shape's (0 = none).
+// requested_splits: the shape's kv_splits (0 = choose_splits); sms: the device's SM count; window: the
+// shape's (0 = none).
 constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
-                    int64_t requested_splits, int64_t slots, int64_t window = 0) {
+                    int64_t requested_splits, int64_t sms, int64_t window = 0) {
   Plan p;
   const int64_t group = heads / kv_heads;
   p.rows = packed_rows(seq_q, group);
@@ -161,7 +162,7 @@ constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_
   p.first_tile = first_key_tile(seq_q, seq_k, window);
   p.tiles = key_tiles(seq_k) - p.first_tile;
   const int64_t base = batch * kv_heads * p.m_blocks;
-  const int64_t wanted = requested_splits > 0 ? requested_splits : choose_splits(base, p.tiles, slots);
+  const int64_t wanted = requested_splits > 0 ? requested_splits : choose_splits(base, p.tiles, sms);
   p.splits = effective_splits(p.tiles, wanted < p.tiles ? wanted : p.tiles);
   p.tiles_per_split = tiles_per_split(p.tiles, p.splits);
   p.ctas = base * p.splits;

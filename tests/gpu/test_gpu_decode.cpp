@@ -141,12 +141,14 @@ struct ScopedDecodeConfig {
   ~ScopedDecodeConfig() { unsetenv("ATTNPROF_DECODE_CONFIG"); }
 };
 
-TEST_CASE("decode with swizzled shared-memory rows matches float64: contiguous and paged, split and not") {
+TEST_CASE("decode with padded shared-memory rows matches float64: contiguous and paged, split and not") {
   const kernels::Kernel& decode = kernel_named("decode");
-  const ScopedDecodeConfig swizzled("swizzled");
-  CHECK(decode.plan(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16)).at("smem_swizzled") == 1);
-  CHECK(decode.launch_info(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16)).front().kernel_name.find("swizzled") !=
-        std::string::npos);
+  const Shape probe = make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16);
+  CHECK(decode.plan(probe).at("smem_swizzled") == 1);  // the default
+  CHECK(decode.launch_info(probe).front().kernel_name.find("padded") == std::string::npos);
+  const ScopedDecodeConfig padded("padded");
+  CHECK(decode.plan(probe).at("smem_swizzled") == 0);
+  CHECK(decode.launch_info(probe).front().kernel_name.find(", padded>") != std::string::npos);
   for (DType dtype : {DType::bf16, DType::fp16})
     for (int64_t hdim : {64, 128})
       for (bool causal : {false, true})
@@ -160,7 +162,7 @@ TEST_CASE("an unknown ATTNPROF_DECODE_CONFIG makes every decode point unsupporte
   const kernels::Kernel& decode = kernel_named("decode");
   const ScopedDecodeConfig bad("diagonal");
   const std::string why = kernels::support_reason(decode, make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16));
-  CHECK(why == "ATTNPROF_DECODE_CONFIG='diagonal' is not one of padded, swizzled");
+  CHECK(why == "ATTNPROF_DECODE_CONFIG='diagonal' is not one of swizzled, padded");
 }
 
 TEST_CASE("the reference gathers a paged cache and matches float64") {

@@ -16,7 +16,7 @@ namespace dec = attnprof::kernels::decode;
 namespace core = attnprof::core;
 
 namespace {
-constexpr int64_t kH200Slots = 132 * 2;  // 132 SMs, two CTAs each at hdim 128
+constexpr int64_t kH200Sms = 132;
 constexpr size_t kSmemPerSmBytes = 228 * 1024;
 constexpr size_t kReservedPerCtaBytes = 1024;
 }  // namespace
@@ -26,7 +26,7 @@ TEST_CASE("decode tiles fit two CTAs per SM at hdim 128 and the merge fits in th
     INFO("m-tiles " << mt);
     CHECK(2 * (dec::smem_bytes(mt, 128, 2) + kReservedPerCtaBytes) <= kSmemPerSmBytes);
     CHECK(dec::merge_bytes(mt, 128) + dec::block_m(mt) * (128 + dec::kSmemPadElems) * 2 <=
-          dec::smem_bytes(mt, 128, 2));
+          dec::smem_bytes(mt, 128, 2, dec::SmemLayout::padded));
   }
   CHECK(dec::m_tiles(1) == 1);
   CHECK(dec::m_tiles(16) == 1);   // decode with 16 query heads per kv head: one MMA tile
@@ -49,54 +49,69 @@ TEST_CASE("splits are whole key tiles, none empty, covering every tile once") {
   CHECK(dec::effective_splits(64, 3) == 3);
 }
 
-TEST_CASE("the split heuristic fills one wave at small batch and does not split a full grid") {
-  // Batch 1, 8 kv heads, 32k keys (512 tiles): 8 CTAs unsplit would use 3% of the H200.
-  const dec::Plan one = dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots);
-  CHECK(one.splits == 32);  // 256 of the H200's 264 slots: 33 splits would leave the last one empty (512 tiles)
-  CHECK(one.ctas <= kH200Slots);
-  CHECK(one.ctas == 256);
-  CHECK(one.combine_rows == 32);
-  // Batch 64 x 8 kv heads = 512 CTAs: about two waves already, no split.
-  const dec::Plan full = dec::plan(64, 32, 8, 1, 32768, 0, kH200Slots);
+TEST_CASE("the split heuristic gives every SM a CTA at small batch and does not split a grid that does") {
+  // Batch 1, 8 kv heads: 8 CTAs unsplit would stream from 8 of the H200's 132 SMs. 16 splits put one
+  // CTA on 128 SMs; 32 would put two on most of them for the same share of the stream each, plus a
+  // second CTA's fixed cost.
+  for (int64_t keys : {8192, 32768, 131072}) {
+    INFO("keys " << keys);
+    const dec::Plan one = dec::plan(1, 32, 8, 1, keys, 0, kH200Sms);
+    CHECK(one.splits == 16);
+    CHECK(one.ctas == 128);
+    CHECK(one.combine_rows == 32);
+  }
+  // Short context: never fewer than kMinTilesPerSplit tiles per split (16 tiles: 8 splits of 2).
+  const dec::Plan short_ctx = dec::plan(1, 32, 8, 1, 1024, 0, kH200Sms);
+  CHECK(short_ctx.tiles == 16);
+  CHECK(short_ctx.splits == 8);
+  CHECK(short_ctx.tiles_per_split == dec::kMinTilesPerSplit);
+  // Batch 16 x 8 kv heads = 128 CTAs: one per SM already at any context, no split and no combine.
+  for (int64_t keys : {1024, 8192, 32768, 131072}) CHECK(dec::plan(16, 32, 8, 1, keys, 0, kH200Sms).splits == 1);
+  // Batch 64 x 8 kv heads = 512 CTAs: about four per SM, no split.
+  const dec::Plan full = dec::plan(64, 32, 8, 1, 32768, 0, kH200Sms);
   CHECK(full.splits == 1);
   CHECK(full.combine_rows == 0);
   CHECK(dec::workspace_bytes(full, 128) == 0);
-  // Short context: never fewer than kMinTilesPerSplit tiles per split.
-  const dec::Plan short_ctx = dec::plan(1, 32, 8, 1, 1024, 0, kH200Slots);
-  CHECK(short_ctx.tiles == 16);
-  CHECK(short_ctx.tiles_per_split >= dec::kMinTilesPerSplit);
+  // A grid one CTA over the SM count: unsplit, one SM streams two whole ranges while the others idle
+  // through the second; splitting evens the SMs' work out.
+  CHECK(dec::choose_splits(133, 2048, kH200Sms) > 1);
+  CHECK(dec::split_cost(133, 2048, kH200Sms, dec::choose_splits(133, 2048, kH200Sms)) < 0.6 * dec::split_cost(133, 2048, kH200Sms, 1));
   // The axis overrides the heuristic (and is capped at the tile count).
-  CHECK(dec::plan(1, 32, 8, 1, 32768, 5, kH200Slots).splits == 5);
-  CHECK(dec::plan(1, 32, 8, 1, 100, 9, kH200Slots).splits == 2);
+  CHECK(dec::plan(1, 32, 8, 1, 32768, 5, kH200Sms).splits == 5);
+  CHECK(dec::plan(1, 32, 8, 1, 100, 9, kH200Sms).splits == 2);
   // Workspace: O and LSE of every query row per split, fp32, then one arrival counter per
   // (batch, kv head, row block): 2 x 8 x 1 here.
-  const dec::Plan four = dec::plan(2, 32, 8, 1, 32768, 4, kH200Slots);
+  const dec::Plan four = dec::plan(2, 32, 8, 1, 32768, 4, kH200Sms);
   CHECK(four.row_blocks == 16);
   CHECK(dec::partials_bytes(four, 128) == 4u * 2 * 32 * 1 * 129 * sizeof(float));
   CHECK(dec::workspace_bytes(four, 128) == 4u * 2 * 32 * 1 * 129 * sizeof(float) + 16 * sizeof(uint32_t));
   // Speculative decoding: 16 positions x a group of 8 = 128 packed rows, in row blocks of 32.
-  const dec::Plan spec = dec::plan(1, 64, 8, 16, 32768, 4, kH200Slots);
+  const dec::Plan spec = dec::plan(1, 64, 8, 16, 32768, 4, kH200Sms);
   CHECK(spec.m_blocks == 4);
   CHECK(spec.row_blocks == 1 * 8 * 4);
   CHECK(dec::workspace_bytes(spec, 64) == dec::partials_bytes(spec, 64) + 32 * sizeof(uint32_t));
 }
 
-TEST_CASE("the heuristic's choice is the smallest split count within the wave-efficiency share") {
-  for (int64_t ctas : {1, 7, 8, 33, 100, 263})
-    for (int64_t tiles : {4, 64, 2048}) {
+TEST_CASE("the heuristic's choice is the cheapest split count of the cost model, the smallest of equals") {
+  for (int64_t ctas : {1, 7, 8, 33, 100, 128, 131, 133, 263, 512})
+    for (int64_t tiles : {1, 4, 16, 64, 513, 2048}) {
       INFO("ctas " << ctas << " tiles " << tiles);
-      const int64_t s = dec::choose_splits(ctas, tiles, kH200Slots);
+      const int64_t s = dec::choose_splits(ctas, tiles, kH200Sms);
       CHECK(s >= 1);
-      CHECK(s <= std::max<int64_t>(1, tiles / dec::kMinTilesPerSplit));
-      const auto eff = [&](int64_t n) {
-        const double waves = static_cast<double>(ctas * n) / kH200Slots;
-        return waves / std::ceil(waves);
-      };
-      double best = 0;
-      for (int64_t n = 1; n <= std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit); ++n)
-        if (dec::effective_splits(tiles, n) == n) best = std::max(best, eff(n));
-      if (best > 0) CHECK(eff(s) >= dec::kWaveEfficiencyShare * best - 1e-12);
+      CHECK(s <= std::max<int64_t>(1, std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit)));
+      CHECK(dec::effective_splits(tiles, s) == s);  // no empty split
+      const double cost = dec::split_cost(ctas, tiles, kH200Sms, s);
+      for (int64_t n = 1; n <= std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit); ++n) {
+        if (dec::effective_splits(tiles, n) != n) continue;
+        CHECK(cost <= dec::split_cost(ctas, tiles, kH200Sms, n) + 1e-9);
+        if (n < s) CHECK(dec::split_cost(ctas, tiles, kH200Sms, n) > cost);
+      }
     }
+  // The model by hand: 8 CTAs, 512 tiles, 132 SMs. s = 16: 128 CTAs, one per SM, 32 tiles each;
+  // s = 32: two per SM on 124 SMs, 16 tiles each.
+  CHECK(dec::split_cost(8, 512, kH200Sms, 16) == 1 * (32 + dec::kCtaFixedTiles) + dec::kCombineTiles);
+  CHECK(dec::split_cost(8, 512, kH200Sms, 32) == 2 * (16 + dec::kCtaFixedTiles) + dec::kCombineTiles);
+  CHECK(dec::split_cost(8, 512, kH200Sms, 1) == 512 + dec::kCtaFixedTiles);
 }
 
 TEST_CASE("the shuffled block table is a permutation of the pool's pages, fixed by its seed") {
@@ -129,7 +144,7 @@ TEST_CASE("decode with a sliding window streams only the key tiles of the window
     for (int64_t seq_k : {1, 63, 64, 1000, 32768})
       for (int64_t window : {0, 1, 16, 64, 65, 4096, 100000})
         for (int64_t requested : {0, 1, 3, 8}) {
-          const dec::Plan p = dec::plan(2, 32, 8, seq_q, seq_k, requested, kH200Slots, window);
+          const dec::Plan p = dec::plan(2, 32, 8, seq_q, seq_k, requested, kH200Sms, window);
           INFO("seq " << seq_q << "x" << seq_k << " window " << window << " splits " << requested);
           core::Shape s;
           s.seq_q = seq_q;
@@ -156,14 +171,14 @@ TEST_CASE("decode with a sliding window streams only the key tiles of the window
         }
   // Decode at 32k context with a 4096-key window: 64 of 512 tiles, so the heuristic's split count
   // is sized to 64 tiles, not 512.
-  const dec::Plan local = dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots, 4096);
+  const dec::Plan local = dec::plan(1, 32, 8, 1, 32768, 0, kH200Sms, 4096);
   CHECK(local.first_tile == (32768 - 4096) / dec::kBlockN);
   CHECK(local.tiles == 4096 / dec::kBlockN);
-  CHECK(dec::plan(1, 32, 8, 1, 32768, 0, kH200Slots).tiles == 512);
+  CHECK(dec::plan(1, 32, 8, 1, 32768, 0, kH200Sms).tiles == 512);
 }
 
-TEST_CASE("decode's shared-memory layouts: padded rows by default, swizzled rows hdim wide, unknown names refused") {
-  CHECK(dec::parse_layout("") == dec::SmemLayout::padded);
+TEST_CASE("decode's shared-memory layouts: swizzled rows hdim wide by default, padded rows, unknown names refused") {
+  CHECK(dec::parse_layout("") == dec::SmemLayout::swizzled);
   CHECK(dec::parse_layout("padded") == dec::SmemLayout::padded);
   CHECK(dec::parse_layout("swizzled") == dec::SmemLayout::swizzled);
   CHECK_FALSE(dec::parse_layout("Swizzled").has_value());
@@ -171,8 +186,8 @@ TEST_CASE("decode's shared-memory layouts: padded rows by default, swizzled rows
   for (auto layout : {dec::SmemLayout::padded, dec::SmemLayout::swizzled})
     CHECK(dec::parse_layout(dec::to_string(layout)) == layout);
   // hdim 128, one m-tile, 2-byte elements: (16 + 2 x 3 x 64) rows of 136 or 128 elements.
-  CHECK(dec::smem_bytes(1, 128, 2) == 400u * 136 * 2);
-  CHECK(dec::smem_bytes(1, 128, 2, dec::SmemLayout::swizzled) == 400u * 128 * 2);
+  CHECK(dec::smem_bytes(1, 128, 2, dec::SmemLayout::padded) == 400u * 136 * 2);
+  CHECK(dec::smem_bytes(1, 128, 2) == 400u * 128 * 2);
   // Two CTAs of either layout fit the H200's 228 KB per SM (1 KB reserved per CTA).
   for (auto layout : {dec::SmemLayout::padded, dec::SmemLayout::swizzled})
     for (int mt : {1, 2}) CHECK(2 * (dec::smem_bytes(mt, 128, 2, layout) + 1024) <= 228u * 1024);
