@@ -88,37 +88,15 @@ struct DecodeTraits {
   }
 };
 
-// The page of each key row this thread copies in one tile (paged caches): read from the block table
-// one tile ahead of the copy that needs it, so that the table's latency overlaps a tile's compute
-// instead of stalling the copy. A page size that is a multiple of the tile puts the whole tile in one
-// page: one block-table read per tile.
-template <typename Tr>
-struct TilePages {
-  static constexpr int kRows = kBlockN * Tr::kChunksPerRow / kThreads;  // rows per thread and tile
-  int32_t page[kRows];
-};
-
-// Row (within its tile) of this thread's i-th 16-byte chunk, and the chunk within the row.
-template <typename Tr>
-__device__ __forceinline__ int copy_row(int i) { return (i * kThreads + static_cast<int>(threadIdx.x)) / Tr::kChunksPerRow; }
-template <typename Tr>
-__device__ __forceinline__ int copy_chunk(int i) { return (i * kThreads + static_cast<int>(threadIdx.x)) % Tr::kChunksPerRow; }
-
-template <typename Tr, bool kPaged>
-__device__ __forceinline__ void fetch_pages(TilePages<Tr>& out, const DecodeParams& p, int64_t batch, int n0) {
+// Address of the first element of key `key` (< seq_k) of kv head `kv_head` of sequence `batch`.
+template <typename T, bool kPaged>
+__device__ __forceinline__ const T* key_row(const T* base, const DecodeParams& p, int64_t batch, int kv_head,
+                                            int key, int hdim) {
   if constexpr (kPaged) {
-    const int32_t* table = p.block_table + batch * p.pages_per_seq;
-    if (p.page_size % kBlockN == 0) {
-      const int32_t page = n0 < p.seq_k ? __ldg(table + n0 / p.page_size) : 0;
-#pragma unroll
-      for (int i = 0; i < TilePages<Tr>::kRows; ++i) out.page[i] = page;
-    } else {
-#pragma unroll
-      for (int i = 0; i < TilePages<Tr>::kRows; ++i) {
-        const int key = n0 + copy_row<Tr>(i);
-        out.page[i] = key < p.seq_k ? __ldg(table + key / p.page_size) : 0;
-      }
-    }
+    const int64_t page = __ldg(p.block_table + batch * p.pages_per_seq + key / p.page_size);
+    return base + ((page * p.kv_heads + kv_head) * p.page_size + key % p.page_size) * hdim;
+  } else {
+    return base + ((batch * p.kv_heads + kv_head) * static_cast<int64_t>(p.seq_k) + key) * hdim;
   }
 }
 
@@ -128,26 +106,26 @@ __device__ __forceinline__ void cp_async_16_stream(uint32_t dst, const void* src
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
 
-// K and V rows [n0, n0 + kBlockN) into one stage buffer; rows past seq_k become zeros. `pages` holds
-// the pages of this thread's rows (paged caches; fetch_pages).
+// K and V rows [n0, n0 + kBlockN) into one stage buffer; rows past seq_k become zeros. A page size
+// that is a multiple of the tile puts the whole tile in one page: one block-table read per tile.
 template <typename Tr, bool kPaged, typename T>
 __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T* k, const T* v,
-                                             const DecodeParams& p, int64_t batch, int kv_head, int n0,
-                                             const TilePages<Tr>& pages) {
+                                             const DecodeParams& p, int64_t batch, int kv_head, int n0) {
+  constexpr int kChunks = kBlockN * Tr::kChunksPerRow;
   constexpr int kHd = Tr::kChunksPerRow * 8;
-  static_assert(kBlockN * Tr::kChunksPerRow % kThreads == 0, "every thread copies the same number of chunks");
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+  int64_t tile_base = 0;  // offset of key n0 when the tile lies in one page (or K/V are contiguous)
+  const bool one_page = !kPaged || p.page_size % kBlockN == 0;
+  if (one_page && n0 < p.seq_k) tile_base = key_row<T, kPaged>(k, p, batch, kv_head, n0, kHd) - k;
 #pragma unroll
-  for (int i = 0; i < TilePages<Tr>::kRows; ++i) {
-    const int row = copy_row<Tr>(i), chunk = copy_chunk<Tr>(i);
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int chunk_id = i * kThreads + static_cast<int>(threadIdx.x);
+    const int row = chunk_id / Tr::kChunksPerRow;
+    const int chunk = chunk_id % Tr::kChunksPerRow;
     const int key = n0 + row;
     const bool valid = key < p.seq_k;
     int64_t offset = 0;
-    if (valid) {
-      if constexpr (kPaged)
-        offset = ((static_cast<int64_t>(pages.page[i]) * p.kv_heads + kv_head) * p.page_size + key % p.page_size) * kHd;
-      else
-        offset = ((batch * p.kv_heads + kv_head) * static_cast<int64_t>(p.seq_k) + key) * kHd;
-    }
+    if (valid) offset = one_page ? tile_base + static_cast<int64_t>(row) * kHd : key_row<T, kPaged>(k, p, batch, kv_head, key, kHd) - k;
     const uint32_t dst = Tr::at(row, chunk);
     cp_async_16_stream(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
     cp_async_16_stream(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
@@ -263,17 +241,13 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
     const T* src = valid ? q + canonical_row(row0 + r) * kHeadDim + chunk * 8 : q;
     cp_async_16(s_q + Tr::at(r, chunk), src, valid ? 16 : 0);
   }
-  TilePages<Tr> pages;  // of the next tile to copy (paged caches)
 #pragma unroll
   for (int stage = 0; stage < kStages - 1; ++stage) {
-    if (stage < n_tiles) {
-      fetch_pages<Tr, kPaged>(pages, p, batch, (tile_begin + stage) * kBlockN);
+    if (stage < n_tiles)
       load_kv_tile<Tr, kPaged>(s_k + stage * Tr::kTileBytes, s_v + stage * Tr::kTileBytes, k, v, p, batch,
-                               kv_head, (tile_begin + stage) * kBlockN, pages);
-    }
+                               kv_head, (tile_begin + stage) * kBlockN);
     cp_async_commit();
   }
-  if (kStages - 1 < n_tiles) fetch_pages<Tr, kPaged>(pages, p, batch, (tile_begin + kStages - 1) * kBlockN);
 
   // Per-lane ldmatrix addresses: Q rows of the MMA tile, and this warp's 16 keys of a K or V buffer.
   // Step i (a k-step of Q K^T, a pair of n8 tiles of P V) reads chunk 2 i + half of the lane's row:
@@ -339,10 +313,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
       const int next = it + kStages - 1;
       if (next < n_tiles) {
         const uint32_t buffer = (next % kStages) * Tr::kTileBytes;
-        load_kv_tile<Tr, kPaged>(s_k + buffer, s_v + buffer, k, v, p, batch, kv_head, (tile_begin + next) * kBlockN,
-                                 pages);
-        // The pages of the tile after it: read now, used at the next tile.
-        if (next + 1 < n_tiles) fetch_pages<Tr, kPaged>(pages, p, batch, (tile_begin + next + 1) * kBlockN);
+        load_kv_tile<Tr, kPaged>(s_k + buffer, s_v + buffer, k, v, p, batch, kv_head, (tile_begin + next) * kBlockN);
       }
       cp_async_commit();
     }
