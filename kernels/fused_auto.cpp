@@ -36,7 +36,13 @@ std::string FusedAutoKernel::unsupported_reason(const core::Shape& s) const {
   const std::vector<const Kernel*> kernels = resolved();
   for (size_t i = 0; i < names_.size(); ++i) {
     why += why.empty() ? "" : "; ";
-    why += kernels[i] ? names_[i] + ": " + support_reason(*kernels[i], s) : names_[i] + ": not built into this binary";
+    if (!kernels[i]) {
+      why += names_[i] + ": not built into this binary";
+      continue;
+    }
+    // Reasons of the shape's own axes already start with the kernel's name.
+    const std::string reason = support_reason(*kernels[i], s);
+    why += reason.starts_with(names_[i]) ? reason : names_[i] + ": " + reason;
   }
   return "no fused kernel runs this shape here (" + why + ")";
 }

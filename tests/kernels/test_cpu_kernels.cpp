@@ -485,5 +485,7 @@ TEST_CASE("a kernel that does not run a distinct hdim_v never gets one; the buil
     CHECK(why.find("no fused kernel runs this shape") != std::string::npos);
     CHECK(why.find("fused-sm90: value head dim 128 differs") != std::string::npos);
     CHECK(why.find("fused: value head dim 128 differs") != std::string::npos);
+    for (const char* twice : {"decode: decode:", "fused-sm90: fused-sm90:", "fused: fused:"})
+      CHECK(why.find(twice) == std::string::npos);  // each choice named once
   }
 }
