@@ -1,6 +1,7 @@
 // Turning run-time choices into the compile-time arguments of a kernel template: an element type tag
-// (__half or __nv_bfloat16) for a dtype, and std::integral_constant<int, v> for one of a fixed set of
-// integers (head dims, tile widths). Callers' unsupported_reason() refuses anything else first.
+// (__half or __nv_bfloat16) for a dtype, and std::integral_constant<decltype(v), v> for one of a fixed
+// set of values (head dims, tile widths, enumerators). Callers' unsupported_reason() refuses anything
+// else first.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -18,16 +19,17 @@ void dispatch_dtype(core::DType dtype, Fn&& fn) {
   else fn(__half{});
 }
 
-// fn(std::integral_constant<int, v>) for the v of kValues that equals value; nothing when none does.
-template <int... kValues, typename Fn>
-void dispatch_int(int64_t value, Fn&& fn) {
-  (void)((value == kValues ? (fn(std::integral_constant<int, kValues>{}), true) : false) || ...);
+// fn(std::integral_constant<decltype(v), v>) for the v of kValues that equals value; nothing when none
+// does.
+template <auto... kValues, typename T, typename Fn>
+void dispatch_value(T value, Fn&& fn) {
+  (void)((value == kValues ? (fn(std::integral_constant<decltype(kValues), kValues>{}), true) : false) || ...);
 }
 
 // fn(element type tag, std::integral_constant<int, hdim>) for kernels instantiated at hdim 64 and 128.
 template <typename Fn>
 void dispatch_dtype_hdim(const core::Shape& s, Fn&& fn) {
-  dispatch_dtype(s.dtype, [&](auto tag) { dispatch_int<64, 128>(s.hdim, [&](auto hdim) { fn(tag, hdim); }); });
+  dispatch_dtype(s.dtype, [&](auto tag) { dispatch_value<64, 128>(s.hdim, [&](auto hdim) { fn(tag, hdim); }); });
 }
 
 }  // namespace attnprof::kernels

@@ -50,24 +50,17 @@ std::optional<decode::SmemLayout> configured_layout() {
   return decode::parse_layout(env == nullptr ? "" : env);
 }
 
-template <decode::SmemLayout kLayout>
-using LayoutConstant = std::integral_constant<decode::SmemLayout, kLayout>;
-
 // Calls fn(element tag, hdim constant, m-tiles constant, paged constant, layout constant) for a
 // supported shape and layout.
 template <typename Fn>
 void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) {
   dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
-    auto by_layout = [&](auto mtc, auto paged) {
-      if (layout == decode::SmemLayout::swizzled) fn(tag, hdim, mtc, paged, LayoutConstant<decode::SmemLayout::swizzled>{});
-      else fn(tag, hdim, mtc, paged, LayoutConstant<decode::SmemLayout::padded>{});
-    };
-    auto by_paged = [&](auto mtc) {
-      if (s.paged()) by_layout(mtc, std::true_type{});
-      else by_layout(mtc, std::false_type{});
-    };
-    if (mt == 1) by_paged(std::integral_constant<int, 1>{});
-    else by_paged(std::integral_constant<int, decode::kMaxMTiles>{});
+    dispatch_value<1, decode::kMaxMTiles>(mt, [&](auto mtc) {
+      dispatch_value<false, true>(s.paged(), [&](auto paged) {
+        dispatch_value<decode::SmemLayout::swizzled, decode::SmemLayout::padded>(
+            layout, [&](auto lay) { fn(tag, hdim, mtc, paged, lay); });
+      });
+    });
   });
 }
 

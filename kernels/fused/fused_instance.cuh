@@ -1,6 +1,8 @@
 // The definitions behind fused_launch.hpp for one head dim; fused_d<hdim>.cu instantiates them.
 #pragma once
+#include <iterator>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/dynamic_smem.cuh"
@@ -9,41 +11,17 @@
 
 namespace attnprof::kernels::fused {
 
-// Calls fn(element tag, variant constant) for the combinations instantiated at kHeadDim.
+// Calls fn(element tag, variant constant) for the combinations instantiated at kHeadDim: every
+// variant of kTileVariants that supported_variant() allows there.
 template <int kHeadDim, typename Fn>
 void dispatch_dtype_variant(core::DType dtype, TileVariant variant, Fn&& fn) {
-  auto by_variant = [&](auto tag) {
-    switch (variant) {
-      case TileVariant::fast:
-        fn(tag, std::integral_constant<TileVariant, TileVariant::fast>{});
-        return;
-      case TileVariant::small:
-        if constexpr (supported_variant(kHeadDim, TileVariant::small))
-          fn(tag, std::integral_constant<TileVariant, TileVariant::small>{});
-        return;
-      case TileVariant::warps8:
-        if constexpr (supported_variant(kHeadDim, TileVariant::warps8))
-          fn(tag, std::integral_constant<TileVariant, TileVariant::warps8>{});
-        return;
-      case TileVariant::m64n32:
-        if constexpr (supported_variant(kHeadDim, TileVariant::m64n32))
-          fn(tag, std::integral_constant<TileVariant, TileVariant::m64n32>{});
-        return;
-      case TileVariant::m64n64:
-        if constexpr (supported_variant(kHeadDim, TileVariant::m64n64))
-          fn(tag, std::integral_constant<TileVariant, TileVariant::m64n64>{});
-        return;
-      case TileVariant::padded:
-        if constexpr (supported_variant(kHeadDim, TileVariant::padded))
-          fn(tag, std::integral_constant<TileVariant, TileVariant::padded>{});
-        return;
-      case TileVariant::m64n64sw:
-        if constexpr (supported_variant(kHeadDim, TileVariant::m64n64sw))
-          fn(tag, std::integral_constant<TileVariant, TileVariant::m64n64sw>{});
-        return;
-    }
-  };
-  dispatch_dtype(dtype, by_variant);
+  dispatch_dtype(dtype, [&](auto tag) {
+    [&]<size_t... kI>(std::index_sequence<kI...>) {
+      dispatch_value<kTileVariants[kI]...>(variant, [&](auto var) {
+        if constexpr (supported_variant(kHeadDim, var.value)) fn(tag, var);
+      });
+    }(std::make_index_sequence<std::size(kTileVariants)>{});
+  });
 }
 
 template <int kHeadDim>

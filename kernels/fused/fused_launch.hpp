@@ -59,7 +59,7 @@ ATTNPROF_FUSED_DECLARE(256)
 // Calls fn(std::integral_constant<int, hdim>) for a supported head dim (kHeadDims).
 template <typename Fn>
 void dispatch_hdim(int hdim, Fn&& fn) {
-  dispatch_int<32, 64, 96, 128, 192, 256>(hdim, fn);
+  dispatch_value<32, 64, 96, 128, 192, 256>(hdim, fn);
 }
 
 }  // namespace attnprof::kernels::fused

@@ -51,7 +51,7 @@ ATTNPROF_SM90_DECLARE(256)
 // Calls fn(std::integral_constant<int, tile>) for a tile width with instantiated kernels.
 template <typename Fn>
 void dispatch_tile(int tile, Fn&& fn) {
-  dispatch_int<64, 128, 192, 256>(tile, fn);
+  dispatch_value<64, 128, 192, 256>(tile, fn);
 }
 
 }  // namespace attnprof::kernels::fused_sm90
