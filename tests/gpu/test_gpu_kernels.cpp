@@ -61,6 +61,32 @@ Verification run_case(const kernels::Kernel& kernel, const Shape& s, uint64_t se
   return problem.verify(seed, kMaxRowsChecked, nullptr);
 }
 
+// The cases one kernel has run in a test, and how many failed.
+struct CaseTally {
+  const char* kernel_name;
+  int cases = 0, failures = 0;
+};
+
+// Runs one case on fresh inputs from `seed`, prints its line and counts it, and checks it: compared with
+// the float64 reference on at least min_rows rows, every output element written (all are poisoned before
+// the call), within tolerance.
+void check_case(CaseTally& tally, const kernels::Kernel& kernel, const Shape& s, uint64_t seed, int q_scale_log2 = 0,
+                int64_t min_rows = 1) {
+  const Verification v = run_case(kernel, s, seed, q_scale_log2);
+  ++tally.cases;
+  tally.failures += v.passed ? 0 : 1;
+  std::printf("%-10s q x%-3d %-60s seed %llu  O max err %.3g (tol %.3g, naive %.3g)  LSE max err %.3g  rows %lld  "
+              "unwritten %lld  %s\n",
+              tally.kernel_name, 1 << q_scale_log2, s.label().c_str(), static_cast<unsigned long long>(seed),
+              v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err, v.lse_max_abs_err,
+              static_cast<long long>(v.rows_checked), static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
+  INFO(tally.kernel_name << " " << s.label() << " seed " << seed << " q scale 2^" << q_scale_log2);
+  CHECK(v.checked);
+  CHECK(v.rows_checked >= min_rows);
+  CHECK(v.unwritten == 0);
+  CHECK(v.passed);
+}
+
 // More work tiles than an H200 has SMs (132), so that every CTA of a persistent grid runs several,
 // some of them (causal, seq_k < seq_q) with no visible key.
 std::vector<Shape> many_tile_shapes(int64_t hdim, bool causal, DType dtype) {
@@ -91,7 +117,7 @@ void check_all_shapes(const char* kernel_name, bool many_tiles = false, int q_sc
                       std::span<const int64_t> hdims = kAllHdims) {
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
   REQUIRE(kernel != nullptr);
-  int cases = 0, failures = 0;
+  CaseTally tally{kernel_name};
   for (DType dtype : {DType::fp16, DType::bf16})
     for (int64_t hdim : hdims)
       for (bool causal : {false, true}) {
@@ -102,23 +128,10 @@ void check_all_shapes(const char* kernel_name, bool many_tiles = false, int q_sc
         }
         for (const Shape& s : shapes) {
           REQUIRE(kernel->unsupported_reason(s).empty());
-          const uint64_t seed = g_seed + static_cast<uint64_t>(cases);
-          const Verification v = run_case(*kernel, s, seed, q_scale_log2);
-          ++cases;
-          failures += v.passed ? 0 : 1;
-          std::printf("%-9s q x%-3d %-40s seed %llu  O max err %.3g (tol %.3g, naive %.3g)  LSE max err %.3g  "
-                      "unwritten %lld  %s\n",
-                      kernel_name, 1 << q_scale_log2, s.label().c_str(), static_cast<unsigned long long>(seed),
-                      v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err, v.lse_max_abs_err,
-                      static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
-          INFO(kernel_name << " " << s.label() << " seed " << seed << " q scale 2^" << q_scale_log2);
-          CHECK(v.checked);
-          CHECK(v.rows_checked > 0);
-          CHECK(v.unwritten == 0);
-          CHECK(v.passed);
+          check_case(tally, *kernel, s, g_seed + static_cast<uint64_t>(tally.cases), q_scale_log2);
         }
       }
-  std::printf("%s: %d cases, %d failed\n", kernel_name, cases, failures);
+  std::printf("%s: %d cases, %d failed\n", kernel_name, tally.cases, tally.failures);
 }
 
 struct ScopedEnv {
@@ -369,24 +382,15 @@ void check_window_shapes(const char* kernel_name, bool many_tiles = false,
                          std::span<const int64_t> hdims = kHdims64And128) {
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
   REQUIRE(kernel != nullptr);
-  int cases = 0, failures = 0;
+  CaseTally tally{kernel_name};
   for (DType dtype : {DType::fp16, DType::bf16})
     for (int64_t hdim : hdims)
       for (bool causal : {false, true})
         for (const Shape& s : window_shapes(hdim, causal, dtype, many_tiles)) {
           REQUIRE(kernels::support_reason(*kernel, s).empty());
-          const uint64_t seed = g_seed + 1000 + static_cast<uint64_t>(cases);
-          const Verification v = run_case(*kernel, s, seed, 0);
-          ++cases;
-          failures += v.passed ? 0 : 1;
-          std::printf("%-10s %-48s seed %llu  O max err %.3g (tol %.3g)  LSE max err %.3g  unwritten %lld  %s\n",
-                      kernel_name, s.label().c_str(), static_cast<unsigned long long>(seed), v.o_max_abs_err,
-                      v.tolerance, v.lse_max_abs_err, static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
-          INFO(kernel_name << " " << s.label() << " seed " << seed);
-          CHECK(v.unwritten == 0);
-          CHECK(v.passed);
+          check_case(tally, *kernel, s, g_seed + 1000 + static_cast<uint64_t>(tally.cases));
         }
-  std::printf("%s with windows: %d cases, %d failed\n", kernel_name, cases, failures);
+  std::printf("%s with windows: %d cases, %d failed\n", kernel_name, tally.cases, tally.failures);
 }
 
 TEST_CASE("sliding window: reference and fused (every tile variant) match float64") {
@@ -443,26 +447,17 @@ std::vector<Shape> varlen_shapes(int64_t hdim, bool causal, DType dtype) {
 void check_varlen_shapes(const char* kernel_name, std::span<const int64_t> hdims) {
   const kernels::Kernel* kernel = kernels::find(kernels::Backend::cuda, kernel_name);
   REQUIRE(kernel != nullptr);
-  int cases = 0, failures = 0;
+  CaseTally tally{kernel_name};
   for (DType dtype : {DType::fp16, DType::bf16})
     for (int64_t hdim : hdims)
       for (bool causal : {false, true})
         for (const Shape& s : varlen_shapes(hdim, causal, dtype)) {
           REQUIRE(kernels::support_reason(*kernel, s).empty());
-          const uint64_t seed = g_seed + 2000 + static_cast<uint64_t>(cases);
-          const Verification v = run_case(*kernel, s, seed, 0);
-          ++cases;
-          failures += v.passed ? 0 : 1;
-          std::printf("%-10s %-60s seed %llu  O max err %.3g (tol %.3g)  LSE max err %.3g  rows %lld  unwritten %lld  %s\n",
-                      kernel_name, s.label().c_str(), static_cast<unsigned long long>(seed), v.o_max_abs_err,
-                      v.tolerance, v.lse_max_abs_err, static_cast<long long>(v.rows_checked),
-                      static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
-          INFO(kernel_name << " " << s.label() << " seed " << seed);
-          CHECK(v.rows_checked >= std::min<int64_t>(2 * s.batch, s.lse_elems()));  // every sequence
-          CHECK(v.unwritten == 0);
-          CHECK(v.passed);
+          // Every sequence sampled: at least two rows of each, or all rows.
+          check_case(tally, *kernel, s, g_seed + 2000 + static_cast<uint64_t>(tally.cases), 0,
+                     std::min<int64_t>(2 * s.batch, s.lse_elems()));
         }
-  std::printf("%s on packed batches: %d cases, %d failed\n", kernel_name, cases, failures);
+  std::printf("%s on packed batches: %d cases, %d failed\n", kernel_name, tally.cases, tally.failures);
 }
 
 TEST_CASE("varlen: reference and fused (every tile variant) match float64 on packed batches") {
@@ -534,26 +529,17 @@ TEST_CASE("hdim_v: the reference kernel matches float64 at hdim 192 / hdim_v 128
   const kernels::Kernel* reference = kernels::find(kernels::Backend::cuda, "reference");
   REQUIRE(reference != nullptr);
   REQUIRE(reference->runs_distinct_hdim_v());
-  int cases = 0, failures = 0;
+  CaseTally tally{"reference"};
   constexpr std::pair<int64_t, int64_t> kDims[] = {{192, 128}, {64, 128}, {128, 64}};  // (hdim, hdim_v)
   for (const auto& [hdim, hdim_v] : kDims)
     for (DType dtype : {DType::fp16, DType::bf16})
       for (bool causal : {false, true})
         for (const Shape& s : hdim_v_shapes(hdim, hdim_v, causal, dtype)) {
           REQUIRE(kernels::support_reason(*reference, s).empty());
-          const uint64_t seed = g_seed + 4000 + static_cast<uint64_t>(cases);
-          const Verification v = run_case(*reference, s, seed, 0);
-          ++cases;
-          failures += v.passed ? 0 : 1;
-          std::printf("%-10s %-60s seed %llu  O max err %.3g (tol %.3g)  LSE max err %.3g  unwritten %lld  %s\n",
-                      "reference", s.label().c_str(), static_cast<unsigned long long>(seed), v.o_max_abs_err,
-                      v.tolerance, v.lse_max_abs_err, static_cast<long long>(v.unwritten), v.passed ? "ok" : "FAILED");
-          INFO("reference " << s.label() << " seed " << seed);
-          CHECK(v.rows_checked > 0);
-          CHECK(v.unwritten == 0);  // every element of the hdim_v-wide O (poisoned before the call)
-          CHECK(v.passed);
+          // Unwritten counts every element of the hdim_v-wide O.
+          check_case(tally, *reference, s, g_seed + 4000 + static_cast<uint64_t>(tally.cases));
         }
-  std::printf("reference with hdim_v: %d cases, %d failed\n", cases, failures);
+  std::printf("reference with hdim_v: %d cases, %d failed\n", tally.cases, tally.failures);
 }
 
 TEST_CASE("hdim_v: fused, fused-sm90, decode and fused-auto refuse with a reason; ignoring hdim_v fails verification") {

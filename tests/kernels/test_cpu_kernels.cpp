@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -18,6 +20,20 @@ using attnprof::core::Shape;
 namespace k = attnprof::kernels;
 
 namespace {
+
+// A CPU kernel that runs nothing and keeps every default trait of k::Kernel: what support_reason
+// decides for a kernel that declares nothing. Tests derive from it to override one trait.
+struct StubKernel : k::Kernel {
+  explicit StubKernel(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  k::Backend backend() const override { return k::Backend::cpu; }
+  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+  std::string description() const override { return "a test stub"; }
+  std::string unsupported_reason(const Shape&) const override { return {}; }
+  size_t workspace_bytes(const Shape&) const override { return 0; }
+  void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+  std::string name_;
+};
 
 struct HostProblem {
   std::vector<float> q, k, v, o, lse, workspace;
@@ -250,15 +266,7 @@ TEST_CASE("CPU kernels: a window of seq_q + seq_k or more is no window; a narrow
 }
 
 TEST_CASE("a kernel without a window mask never runs a windowed point", "[cpu-kernels][window]") {
-  struct NoWindow final : k::Kernel {
-    std::string name() const override { return "no-window"; }
-    k::Backend backend() const override { return k::Backend::cpu; }
-    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
-    std::string description() const override { return "full attention only"; }
-    std::string unsupported_reason(const Shape&) const override { return {}; }
-    size_t workspace_bytes(const Shape&) const override { return 0; }
-    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
-  } kernel;
+  const StubKernel kernel("no-window");
   Shape s{1, 1, 1, 64, 64, 64, true, DType::bf16};
   CHECK(k::support_reason(kernel, s).empty());
   s.window = 16;
@@ -271,14 +279,8 @@ TEST_CASE("a kernel without a window mask never runs a windowed point", "[cpu-ke
 TEST_CASE("support_reason gives a kernel's own words for a window or packed batch it is not given",
           "[cpu-kernels][window][varlen]") {
   // As a plugin kernel does (kernels/plugin): its ABI version, or the flag it does not declare.
-  struct Declares final : k::Kernel {
-    std::string name() const override { return "declares-nothing"; }
-    k::Backend backend() const override { return k::Backend::cpu; }
-    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
-    std::string description() const override { return "a plugin kernel without the flags"; }
-    std::string unsupported_reason(const Shape&) const override { return {}; }
-    size_t workspace_bytes(const Shape&) const override { return 0; }
-    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+  struct Declares final : StubKernel {
+    Declares() : StubKernel("declares-nothing") {}
     std::string no_window_reason() const override { return "no window flag"; }
     std::string no_varlen_reason() const override { return "no varlen flag"; }
   } kernel;
@@ -369,16 +371,11 @@ TEST_CASE("packed batches: the sampled check covers every sequence's first and l
 }
 
 TEST_CASE("a kernel that does not run packed batches never gets one", "[cpu-kernels][varlen]") {
-  struct DenseOnly final : k::Kernel {
-    std::string name() const override { return "dense-only"; }
-    k::Backend backend() const override { return k::Backend::cpu; }
-    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
-    std::string description() const override { return "dense batches"; }
+  struct DenseOnly final : StubKernel {
+    DenseOnly() : StubKernel("dense-only") {}
     std::string unsupported_reason(const Shape& s) const override {
       return s.hdim == 48 ? "dense-only has its own reason" : std::string();
     }
-    size_t workspace_bytes(const Shape&) const override { return 0; }
-    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
   } kernel;
   const Shape s = packed({4, 8}, 1, 1, 64, true, DType::bf16);
   CHECK(k::support_reason(kernel, s.padded()).empty());
@@ -454,15 +451,7 @@ TEST_CASE("hdim_v: a kernel that reads V as wide as K fails verification", "[cpu
 
 TEST_CASE("a kernel that does not run a distinct hdim_v never gets one; the built-in CUDA kernels say why",
           "[cpu-kernels][hdim_v]") {
-  struct OneWidth final : k::Kernel {
-    std::string name() const override { return "one-width"; }
-    k::Backend backend() const override { return k::Backend::cpu; }
-    attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
-    std::string description() const override { return "V as wide as K"; }
-    std::string unsupported_reason(const Shape&) const override { return {}; }
-    size_t workspace_bytes(const Shape&) const override { return 0; }
-    void launch(const k::AttentionArgs&, k::StageHook*) const override {}
-  } kernel;
+  const StubKernel kernel("one-width");
   Shape s{1, 16, 16, 4096, 4096, 192, true, DType::bf16};
   CHECK(k::support_reason(kernel, s).empty());
   s.hdim_v = 128;
