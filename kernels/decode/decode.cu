@@ -75,7 +75,7 @@ class DecodeKernel final : public Kernel {
   core::KernelKind kind() const override { return core::KernelKind::fused; }
   std::string description() const override {
     return "flash-decoding: seq_q 1-16, the query heads of a GQA group packed into the MMA rows, the keys "
-           "split across CTAs (split count from the wave heuristic, or kv_splits) and combined by LSE "
+           "split across CTAs (split count from a cost model of the busiest SM, or kv_splits) and combined by LSE "
            "by the last split in the same launch; "
            "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV";
   }
