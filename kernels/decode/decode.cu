@@ -65,7 +65,8 @@ void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) 
 }
 
 decode::Plan plan_for(const core::Shape& s) {
-  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, current_device().sms, s.window);
+  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, current_device().sms, s.window,
+                      s.paged() ? decode::KvCache::paged : decode::KvCache::contiguous);
 }
 
 class DecodeKernel final : public Kernel {
@@ -75,7 +76,7 @@ class DecodeKernel final : public Kernel {
   core::KernelKind kind() const override { return core::KernelKind::fused; }
   std::string description() const override {
     return "flash-decoding: seq_q 1-16, the query heads of a GQA group packed into the MMA rows, the keys "
-           "split across CTAs (split count from a cost model of the busiest SM, or kv_splits) and combined by LSE "
+           "split across CTAs (split count from a cost model of the busiest SM, paged or not, or kv_splits) and combined by LSE "
            "by the last split in the same launch; "
            "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV";
   }

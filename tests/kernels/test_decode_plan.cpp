@@ -114,6 +114,41 @@ TEST_CASE("the heuristic's choice is the cheapest split count of the cost model,
   CHECK(dec::split_cost(8, 512, kH200Sms, 1) == 512 + dec::kCtaFixedTiles);
 }
 
+TEST_CASE("a paged cache takes two CTAs per SM where the contiguous one takes one; otherwise the same splits") {
+  using dec::KvCache;
+  const auto splits = [](int64_t batch, int64_t keys, KvCache cache) {
+    return dec::plan(batch, 32, 8, 1, keys, 0, kH200Sms, 0, cache).splits;
+  };
+  // Batch 16 x 8 kv heads = 128 CTAs, one per SM: contiguous stays unsplit, paged splits in two.
+  for (int64_t keys : {8192, 32768, 131072}) {
+    CHECK(splits(16, keys, KvCache::contiguous) == 1);
+    CHECK(splits(16, keys, KvCache::paged) == 2);
+  }
+  // Batch 1 (8 CTAs): contiguous 16 splits, one CTA per SM; paged about 33, two per SM.
+  CHECK(splits(1, 131072, KvCache::contiguous) == 16);
+  const int64_t paged_b1 = splits(1, 131072, KvCache::paged);
+  CHECK(8 * paged_b1 > kH200Sms);
+  CHECK(8 * paged_b1 <= 2 * kH200Sms);
+  // From batch 64 (512 CTAs, several per SM) the cache does not change the choice.
+  for (int64_t keys : {1024, 8192, 32768}) CHECK(splits(64, keys, KvCache::paged) == splits(64, keys, KvCache::contiguous));
+  // The paged tile cost applies only while no SM runs two CTAs.
+  CHECK(dec::split_cost(128, 128, kH200Sms, 1, KvCache::paged) == 128 * dec::kPagedLoneTileCost + dec::kCtaFixedTiles);
+  CHECK(dec::split_cost(128, 128, kH200Sms, 2, KvCache::paged) == dec::split_cost(128, 128, kH200Sms, 2));
+  CHECK(dec::split_cost(256, 128, kH200Sms, 1, KvCache::paged) == dec::split_cost(256, 128, kH200Sms, 1));
+  CHECK(dec::kPagedLoneTileCost > 1.0);
+  // Still the cheapest split count of the model, the smallest of equals.
+  for (int64_t ctas : {1, 8, 64, 128, 133, 512})
+    for (int64_t tiles : {16, 128, 2048}) {
+      INFO("ctas " << ctas << " tiles " << tiles);
+      const int64_t s = dec::choose_splits(ctas, tiles, kH200Sms, KvCache::paged);
+      for (int64_t n = 1; n <= std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit); ++n) {
+        if (dec::effective_splits(tiles, n) != n) continue;
+        CHECK(dec::split_cost(ctas, tiles, kH200Sms, s, KvCache::paged) <=
+              dec::split_cost(ctas, tiles, kH200Sms, n, KvCache::paged) + 1e-9);
+      }
+    }
+}
+
 TEST_CASE("the shuffled block table is a permutation of the pool's pages, fixed by its seed") {
   core::Shape s;
   s.batch = 5;
