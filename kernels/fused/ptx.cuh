@@ -28,6 +28,19 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int s
 __device__ __forceinline__ void st_shared_zero_16(uint32_t dst) {
   asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst), "r"(0));
 }
+// 4 bytes to shared memory; 16 bytes from shared memory; 16 bytes to global memory (the epilogue's
+// staging of O).
+__device__ __forceinline__ void st_shared_32(uint32_t dst, uint32_t value) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(value) : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared_128(uint32_t src) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(src) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_global_128(void* dst, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {

@@ -117,6 +117,21 @@ TEST_CASE("the hdim-192/256 alternatives run two 64-row CTAs per SM") {
   CHECK(fused::variant_hdims_text(TileVariant::small) == "64 and 128");
 }
 
+TEST_CASE("fast stages O in shared memory at every head dim but 128, the other variants never") {
+  using fused::TileVariant;
+  for (int hdim : fused::kHeadDims) {
+    INFO("hdim " << hdim);
+    const fused::TileConfig f = fused::tile_config(hdim, TileVariant::fast);
+    CHECK(f.staged_o == (hdim != 128));
+    // The staging reuses the CTA's Q rows: each warp's own 16 x m-tiles rows, whole 16-byte chunks that
+    // the warp's 32 lanes share evenly.
+    CHECK(fused::kMmaRows * f.m_tiles_per_warp * (hdim / 8) % 32 == 0);
+    for (TileVariant v : fused::kTileVariants)
+      if (v != TileVariant::fast && v != TileVariant::padded && fused::supported_variant(hdim, v))
+        CHECK_FALSE(fused::tile_config(hdim, v).staged_o);
+  }
+}
+
 TEST_CASE("fast keeps rows of whole 128-byte lines swizzled; padded is its tile on padded rows") {
   using fused::TileVariant;
   for (int hdim : fused::kHeadDims) {
@@ -134,7 +149,8 @@ TEST_CASE("fast keeps rows of whole 128-byte lines swizzled; padded is its tile 
     p.swizzled = true;  // otherwise fast's tile
     CHECK((p.block_m == f.block_m && p.block_n == f.block_n && p.warps == f.warps &&
            p.m_tiles_per_warp == f.m_tiles_per_warp && p.q_in_registers == f.q_in_registers &&
-           p.min_blocks_per_sm == f.min_blocks_per_sm && p.kv_buffers == f.kv_buffers && p.swizzled == f.swizzled));
+           p.min_blocks_per_sm == f.min_blocks_per_sm && p.kv_buffers == f.kv_buffers && p.swizzled == f.swizzled &&
+           p.staged_o == f.staged_o));
   }
   // The comparison variants keep padded rows; m64n64sw is m64n64 on swizzled rows.
   for (TileVariant v : {TileVariant::small, TileVariant::warps8}) CHECK_FALSE(fused::tile_config(128, v).swizzled);

@@ -54,6 +54,9 @@ struct TileConfig {
   // Shared-memory rows hdim wide with XOR-swizzled 16-byte chunks (see TileVariant); else hdim +
   // kSmemPadElems wide.
   bool swizzled = false;
+  // The epilogue stages each warp's O rows in shared memory and writes them as whole 16-byte chunks;
+  // else every lane stores its fragments' 4-byte pairs straight to global memory.
+  bool staged_o = false;
 };
 
 constexpr int kMmaRows = 16;      // m16n8k16
@@ -111,8 +114,10 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // 128-row CTA (each K/V tile loaded from L2 once per 128 query rows) with hdim / 2 accumulator
       // registers per thread, one CTA per SM (registers and shared memory both allow only one), and
       // 64-key tiles: half the barriers and softmax passes per key of 32-key tiles.
-      if (hdim > 128) return {128, 64, 8, 1, false, 1, 2, hdim % 64 == 0};
-      return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2, 2, hdim % 64 == 0};
+      // O is staged in shared memory for the write except at hdim 128, where it was slower (H200 A/B
+      // in docs/kernels.md: staged 0-6% faster at the other head dims, 2% slower at 128).
+      if (hdim > 128) return {128, 64, 8, 1, false, 1, 2, hdim % 64 == 0, true};
+      return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2, 2, hdim % 64 == 0, hdim != 128};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
     case TileVariant::warps8:
