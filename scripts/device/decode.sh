@@ -5,9 +5,10 @@
 #   ncu    Nsight Compute on one decode call and on cuDNN's at the same shape (batch 64, 8k tokens of
 #          KV, 32 query heads over 8 KV heads, hdim 128, bf16): where each one's L2 traffic comes from
 #          (ncu-l2.txt);
-#   side   the Python bridge built there (docs/python.md) and the decode preset's contiguous shapes
-#          swept with decode beside torch:flash and torch:cudnn, counters and verification on every
-#          point; then the paged half with decode alone; the gap table (decode_table.txt).
+#   side   the Python bridge built there (docs/python.md) and contiguous decode shapes (32 query heads
+#          over 8 KV heads at batch 1-256 and 1k-128k tokens, 64 over 8 at batch 1-64 and 8k-32k) swept
+#          with decode beside torch:flash and torch:cudnn, counters and verification on every point;
+#          then the same shapes paged with decode alone; the gap table (decode_table.txt).
 #   layouts decode's shared-memory layouts (ATTNPROF_DECODE_CONFIG padded and swizzled, each swept in
 #          its own process, twice in alternating order) beside torch:cudnn at the side step's shapes, no
 #          counters; P50 per run and its ratio to the first padded run (layouts.txt, scripts/runs_table.py).
@@ -64,6 +65,7 @@ if want side || want layouts; then build_bridge "$out/python"; fi
 if want side; then
   axes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768;hdim=128;dtype=bf16"
   axes+=" | batch=1,16;heads=32;kv_heads=8;seq_q=1;seq_k=131072;hdim=128;dtype=bf16"
+  axes+=" | batch=1,16,64;heads=64;kv_heads=8;seq_q=1;seq_k=8192,32768;hdim=128;dtype=bf16"
   log "decode beside torch:flash and torch:cudnn, counters on"
   t0=$(now)
   timeout -s TERM "${ATTNPROF_DECODE_SECONDS:-200}" "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" \
@@ -73,7 +75,7 @@ if want side; then
   $checks statuses "$out/side/results.json"
   log "decode from 64-token shuffled pages, counters on"
   t0=$(now)
-  timeout -s TERM 90 "$bin/attnprof" sweep --kernels decode --axes "${axes//dtype=bf16/dtype=bf16;page_size=64}" --max-seconds 0.3 \
+  timeout -s TERM 120 "$bin/attnprof" sweep --kernels decode --axes "${axes//dtype=bf16/dtype=bf16;page_size=64}" --max-seconds 0.3 \
     --warmup-seconds 0.3 --out "$out/paged" >"$out/paged.txt" 2>"$out/paged.log"
   echo "paged sweep exit $? in $(since "$t0") s"
   $checks statuses "$out/paged/results.json"
@@ -87,19 +89,19 @@ def load(path):
         ok = r["status"] == "ok" and r["verification"].get("passed", False)
         c = r.get("counters") or {}
         dram = (c.get("total") or {}).get("dram__bytes_read.sum")
-        out[(s["batch"], s["seq_k"], r["kernel"])] = (r["latency"]["p50_us"] if ok else None, dram)
+        out[(s["heads"], s["batch"], s["seq_k"], r["kernel"])] = (r["latency"]["p50_us"] if ok else None, dram)
     return out
 side, paged = load(sys.argv[1]), load(sys.argv[2])
-print("batch    KV | decode  flash  cudnn  (P50 us) | decode/best vendor | paged64 us  paged/contig | DRAM TB/s contig/paged")
-for b, k in sorted({(b, k) for (b, k, _) in side}):
-    d, f, c = (side.get((b, k, n), (None, None))[0] for n in ("decode", "torch:flash", "torch:cudnn"))
-    p = paged.get((b, k, "decode"), (None, None))[0]
+print("heads batch    KV | decode  flash  cudnn  (P50 us) | decode/best vendor | paged64 us  paged/contig | DRAM TB/s contig/paged")
+for h, b, k in sorted({(h, b, k) for (h, b, k, _) in side}):
+    d, f, c = (side.get((h, b, k, n), (None, None))[0] for n in ("decode", "torch:flash", "torch:cudnn"))
+    p = paged.get((h, b, k, "decode"), (None, None))[0]
     vend = min(x for x in (f, c) if x) if (f or c) else None
     tb = lambda v: f"{v[1] / v[0] / 1e6:.2f}" if v[0] and v[1] else "-"
     fmt = lambda x: f"{x:7.1f}" if x else "      -"
-    print(f"{b:5d} {k:6d} | {fmt(d)} {fmt(f)} {fmt(c)} | {vend / d if d and vend else float('nan'):5.2f}x | "
-          f"{fmt(p)} {p / d - 1 if p and d else float('nan'):+7.1%} | {tb(side.get((b, k, 'decode'), (0, 0)))} / "
-          f"{tb(paged.get((b, k, 'decode'), (0, 0)))}")
+    print(f"{h:5d} {b:5d} {k:6d} | {fmt(d)} {fmt(f)} {fmt(c)} | {vend / d if d and vend else float('nan'):5.2f}x | "
+          f"{fmt(p)} {p / d - 1 if p and d else float('nan'):+7.1%} | {tb(side.get((h, b, k, 'decode'), (0, 0)))} / "
+          f"{tb(paged.get((h, b, k, 'decode'), (0, 0)))}")
 PY
 fi
 

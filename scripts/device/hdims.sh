@@ -14,11 +14,15 @@
 #              m64n64), causal and not, each swept in its own process (ATTNPROF_FUSED_CONFIG), swept twice in
 #              alternating order, FlashAttention-2 (torch:flash) beside them; ratios to torch:flash
 #              (ATTNPROF_HDIM_VARIANT_AXES replaces the axes, ATTNPROF_HDIM_PASSES="1" makes one pass);
+#   builds     fused from two builds, this one's and ATTNPROF_HDIM_BASE_BIN's attnprof, each swept twice in
+#              alternating order (base, this, this, base), fused alone, no counters, at
+#              ATTNPROF_HDIM_BUILD_AXES (default hdim 128, 192 and 256, causal and not, 16k tokens per
+#              batch); TFLOP/s per run and its ratio to the base's first run (builds.txt);
 #   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
 #              causal and not, 16k tokens per batch, fused and fused-sm90 beside torch:flash and
 #              torch:cudnn, every point verified; the gap table computed from it.
 # ATTNPROF_HDIM_SECONDS bounds the side-by-side sweep (default 420; every finished point is kept);
-# ATTNPROF_HDIM_AXES replaces its axes. Expects .devcarry/bin/attnprof and the GPU test binaries.
+# ATTNPROF_HDIM_AXES replaces its axes, ATTNPROF_HDIM_KERNELS its kernels. Expects .devcarry/bin/attnprof and the GPU test binaries.
 source "$(dirname "$0")/lib.sh"
 phase_begin hdims
 steps=" ${ATTNPROF_HDIM_STEPS:-tests calibrate windows varlen side} "
@@ -99,12 +103,24 @@ if want variants; then
     tee "$out/variants/variants.txt"
 fi
 
+if want builds; then
+  baxes=${ATTNPROF_HDIM_BUILD_AXES:-"tokens=16384;heads=16;seq=1024:8192:x2;hdim=128,192,256;causal=0,1;dtype=bf16"}
+  for run in base1 this1 this2 base2; do
+    exe="$bin/attnprof"; [[ $run == base* ]] && exe=$ATTNPROF_HDIM_BASE_BIN
+    log "fused, build $run"
+    timeout 120 "$exe" sweep --kernels fused --axes "$baxes" --no-counters --max-seconds 0.3 \
+      --out "$out/builds/$run" >/dev/null 2>"$out/builds-$run.log"
+    echo "exit $?"
+  done
+  python3 scripts/runs_table.py "$out/builds" base1 base2 this1 this2 --ratio-to base1 | tee "$out/builds.txt"
+fi
+
 if want side; then
   log "side by side: head dims"
   axes="${ATTNPROF_HDIM_AXES:-tokens=16384;heads=16;seq=1024:8192:x2;hdim=32,64,96,128,192,256;causal=0,1;dtype=bf16}"
   t0=$(now)
   timeout -s TERM "${ATTNPROF_HDIM_SECONDS:-420}" "$bin/attnprof" sweep --python-bridge "$out/python/attnprof_python.so" \
-    --kernels fused,fused-sm90,torch:flash,torch:cudnn --axes "$axes" --no-counters --max-seconds 0.3 \
+    --kernels "${ATTNPROF_HDIM_KERNELS:-fused,fused-sm90,torch:flash,torch:cudnn}" --axes "$axes" --no-counters --max-seconds 0.3 \
     --out "$out/side" --md "$out/side/summary.md" >"$out/side.txt" 2>"$out/side.log"
   echo "sweep exit $? in $(since "$t0") s"
   tail -n 3 "$out/side.log"
