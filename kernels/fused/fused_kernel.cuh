@@ -416,31 +416,41 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   cp_async_wait<0>();
 
   // Epilogue: O = acc / row_sum, LSE = ln(sum exp(scale * s)); rows that saw no key get 0 and -inf.
+  // Staged (TileConfig::staged_o): each warp puts its O rows in its own rows of the Q buffer (its last
+  // read of them is done), then writes them out as whole 16-byte chunks, the chunks of a row on
+  // adjacent lanes. Every thread copied a share of Q: a CTA that saw no key tile (and so passed no
+  // barrier since) waits for all of them first (n_blocks is the same for the whole CTA). Direct: each
+  // lane stores its fragments' pairs of elements.
   T* o = static_cast<T*>(p.o) + (q_row0 + m0) * kHeadDim;
   float* lse = p.lse + q_row0 + m0;
   if constexpr (Tr::kStagedO) {
-    // Staged (TileConfig::staged_o): each warp puts its O rows in its own rows of the Q buffer (its
-    // last read of them is done), then writes them out as whole 16-byte chunks, the chunks of a row on
-    // adjacent lanes. Every thread copied a share of Q: a CTA that saw no key tile (and so passed no
-    // barrier since) waits for all of them first (n_blocks is the same for the whole CTA).
     if (!Tr::kQInRegisters && n_blocks == 0) __syncthreads();
     __syncwarp();
+  }
 #pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
+  for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        float sum = row_sum[mt][half];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-        const int row = warp_row0 + mt * kMmaRows + quad_row + half * 8;  // inside the CTA tile
+    for (int half = 0; half < 2; ++half) {
+      float sum = row_sum[mt][half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+      const int row = warp_row0 + mt * kMmaRows + quad_row + half * 8;  // inside the CTA tile
+      const bool valid = m0 + row < seq_q;
+      if (Tr::kStagedO || valid) {
 #pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesO; ++nt)
-          st_shared_32(s_q + Tr::at(row, nt) + quad_col * 4,
-                       pack2<T>(acc_o[mt][nt][half * 2] * inv_sum, acc_o[mt][nt][half * 2 + 1] * inv_sum));
-        if (quad_col == 0 && m0 + row < seq_q)
-          lse[row] = sum > 0.f ? (row_max[2 * mt + half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+        for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
+          const uint32_t packed = pack2<T>(acc_o[mt][nt][half * 2] * inv_sum, acc_o[mt][nt][half * 2 + 1] * inv_sum);
+          if constexpr (Tr::kStagedO)
+            st_shared_32(s_q + Tr::at(row, nt) + quad_col * 4, packed);
+          else
+            *reinterpret_cast<uint32_t*>(o + static_cast<int64_t>(row) * kHeadDim + nt * 8 + quad_col * 2) = packed;
+        }
       }
+      if (quad_col == 0 && valid)
+        lse[row] = sum > 0.f ? (row_max[2 * mt + half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+    }
+  if constexpr (Tr::kStagedO) {
     __syncwarp();
     constexpr int kWarpChunks = Tr::kWarpRows * Tr::kChunksPerRow;
     static_assert(kWarpChunks % 32 == 0, "every lane writes the same number of chunks");
@@ -451,29 +461,6 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       if (m0 + row < seq_q)
         st_global_128(o + static_cast<int64_t>(row) * kHeadDim + chunk * 8, ld_shared_128(s_q + Tr::at(row, chunk)));
     }
-  } else {
-    // Direct: each lane stores its fragments' pairs of elements.
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        float sum = row_sum[mt][half];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-        const int row = warp_row0 + mt * kMmaRows + quad_row + half * 8;  // inside the CTA tile
-        if (m0 + row < seq_q) {
-          T* o_row = o + static_cast<int64_t>(row) * kHeadDim;
-#pragma unroll
-          for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
-            const uint32_t packed =
-                pack2<T>(acc_o[mt][nt][half * 2] * inv_sum, acc_o[mt][nt][half * 2 + 1] * inv_sum);
-            *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) = packed;
-          }
-          if (quad_col == 0)
-            lse[row] = sum > 0.f ? (row_max[2 * mt + half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
-        }
-      }
   }
 #endif
 }
