@@ -8,7 +8,8 @@
 //           K(n + 1) during softmax and P V (two barriers per tile, FlashAttention-2's schedule).
 //   warp    16 * m_tiles_per_warp rows; S = Q K^T and O += P V with mma.sync m16n8k16 (fp32 accum);
 //           A from Q (ldmatrix) or from P (the S accumulators, rounded, no shared-memory round trip);
-//           B from K (ldmatrix) and V (ldmatrix.trans).
+//           B from K (ldmatrix) and V (ldmatrix.trans); a step's shared-memory fragments are loaded
+//           fragment_lookahead MMA steps before it (0: right before its MMAs).
 //   quad    the 4 lanes holding one row's scores: online softmax in fp32 with exp2 and a lazy row max
 //           (reduced with two shuffles only when it must move); the row sum reduced once, at the end.
 // Shared memory rows are padded by 16 bytes (hdim + 8 elements): the 8 rows an 8x8 ldmatrix reads then
@@ -54,6 +55,7 @@ struct FusedTraits {
   static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K or V
   static constexpr bool kSwizzled = kConfig.swizzled;
   static constexpr bool kStagedO = kConfig.staged_o;
+  static constexpr int kAhead = kConfig.fragment_lookahead;
   static constexpr int kSmemStride = smem_row_elems(kConfig, kHeadDim);  // elements per shared-memory row
   static constexpr uint32_t kSmemRowBytes = kSmemStride * 2;
   static constexpr int kKSteps = kHeadDim / 16;       // k-steps of S = Q K^T
@@ -64,6 +66,8 @@ struct FusedTraits {
   static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
   static_assert(kKvBuffers == 1 || kKvBuffers == 2, "one or two K/V buffers");
   static_assert(!kSwizzled || kHeadDim % 64 == 0, "a swizzled row is whole 128-byte lines");
+  // A k-step's A fragments are loaded at most one k-step ahead: two buffers suffice.
+  static_assert(kAhead >= 0 && kAhead < kNTilesS / 2, "lookahead shorter than one k-step of S");
   // Byte offset of 16-byte chunk `chunk` of shared-memory row `row`.
   static __device__ __forceinline__ uint32_t at(int row, int chunk) {
     return static_cast<uint32_t>(row) * kSmemRowBytes + static_cast<uint32_t>(kSwizzled ? chunk ^ (row & 7) : chunk) * 16;
@@ -280,29 +284,41 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
-#pragma unroll
-    for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-      uint32_t a[kMTiles][4];
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        if constexpr (Tr::kQInRegisters) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) a[mt][e] = q_frag[mt][ks][e];
-        } else {
-          load_q_fragment(a[mt], mt, ks);
-        }
-      }
-#pragma unroll
-      for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
-        uint32_t b[4];
-        ldmatrix_x4(b, Tr::step(k_lane + buffer, ks) + nt2 * 16 * kRowBytes);
+    // Step j = (ks, nt2) of S: A from Q at k-step ks, B from K at k-step ks, keys nt2 * 16 .. + 15.
+    // The fragments of step j + kAhead are loaded before the MMAs of step j.
+    constexpr int kSSteps = Tr::kKSteps * (Tr::kNTilesS / 2);
+    uint32_t a_s[2][kMTiles][4];
+    uint32_t b_s[Tr::kAhead + 1][4];
+    auto load_s_step = [&](int j) {
+      const int ks = j / (Tr::kNTilesS / 2), nt2 = j % (Tr::kNTilesS / 2);
+      if (nt2 == 0) {
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
-          mma_16816<T>(acc_s[mt][2 * nt2], a[mt], b[0], b[1]);
-          mma_16816<T>(acc_s[mt][2 * nt2 + 1], a[mt], b[2], b[3]);
+          if constexpr (Tr::kQInRegisters) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) a_s[ks % 2][mt][e] = q_frag[mt][ks][e];
+          } else {
+            load_q_fragment(a_s[ks % 2][mt], mt, ks);
+          }
         }
       }
-    }
+      ldmatrix_x4(b_s[j % (Tr::kAhead + 1)], Tr::step(k_lane + buffer, ks) + nt2 * 16 * kRowBytes);
+    };
+#pragma unroll
+    for (int j = 0; j < Tr::kAhead; ++j) load_s_step(j);
+#pragma unroll
+    for (int ks = 0; ks < Tr::kKSteps; ++ks)
+#pragma unroll
+      for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
+        const int j = ks * (Tr::kNTilesS / 2) + nt2;
+        if (j + Tr::kAhead < kSSteps) load_s_step(j + Tr::kAhead);
+        const uint32_t(&b)[4] = b_s[j % (Tr::kAhead + 1)];
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<T>(acc_s[mt][2 * nt2], a_s[ks % 2][mt], b[0], b[1]);
+          mma_16816<T>(acc_s[mt][2 * nt2 + 1], a_s[ks % 2][mt], b[2], b[3]);
+        }
+      }
 
     if constexpr (!kDoubleBuffered) {
       // V(n_block) has landed, and every warp is done with K(n_block): its buffer takes K(n_block + 1)
@@ -390,9 +406,19 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       }
 
     // O += P V. Two adjacent n8 tiles of the S accumulators are exactly one k16 A fragment of P.
+    // Step j = (ks, dt2): keys ks * 16 .. + 15, O columns dt2 * 16 .. + 15; V's fragments of step
+    // j + kAhead are loaded before the MMAs of step j.
+    constexpr int kPvSteps = (kBlockN / 16) * (Tr::kNTilesO / 2);
+    uint32_t b_v[Tr::kAhead + 1][4];
+    auto load_v_step = [&](int j) {
+      const int ks = j / (Tr::kNTilesO / 2), dt2 = j % (Tr::kNTilesO / 2);
+      ldmatrix_x4_trans(b_v[j % (Tr::kAhead + 1)], Tr::step(v_lane + buffer, dt2) + ks * 16 * kRowBytes);
+    };
+#pragma unroll
+    for (int j = 0; j < Tr::kAhead; ++j) load_v_step(j);
+    uint32_t a[kMTiles][4];
 #pragma unroll
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
-      uint32_t a[kMTiles][4];
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         a[mt][0] = pack2<T>(acc_s[mt][2 * ks][0], acc_s[mt][2 * ks][1]);
@@ -402,8 +428,9 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
       }
 #pragma unroll
       for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, Tr::step(v_lane + buffer, dt2) + ks * 16 * kRowBytes);
+        const int j = ks * (Tr::kNTilesO / 2) + dt2;
+        if (j + Tr::kAhead < kPvSteps) load_v_step(j + Tr::kAhead);
+        const uint32_t(&b)[4] = b_v[j % (Tr::kAhead + 1)];
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
           mma_16816<T>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);

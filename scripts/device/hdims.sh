@@ -14,8 +14,9 @@
 #              m64n64), causal and not, each swept in its own process (ATTNPROF_FUSED_CONFIG), swept twice in
 #              alternating order, FlashAttention-2 (torch:flash) beside them; ratios to torch:flash
 #              (ATTNPROF_HDIM_VARIANT_AXES replaces the axes, ATTNPROF_HDIM_PASSES="1" makes one pass);
-#   builds     fused from two builds, this one's and ATTNPROF_HDIM_BASE_BIN's attnprof, each swept twice in
-#              alternating order (base, this, this, base), fused alone, no counters, at
+#   builds     fused from two builds, this one's and ATTNPROF_HDIM_BASE_BIN's attnprof (and any
+#              ATTNPROF_HDIM_EXTRA_BUILDS="NAME=PATH ..."), each swept twice, the second pass in reverse
+#              order (base, this, ..., ..., this, base), fused alone, no counters, at
 #              ATTNPROF_HDIM_BUILD_AXES (default hdim 128, 192 and 256, causal and not, 16k tokens per
 #              batch); TFLOP/s per run and its ratio to the base's first run (builds.txt);
 #   side       the Python bridge built there (docs/python.md) and the side-by-side sweep: hdim 32-256,
@@ -105,14 +106,23 @@ fi
 
 if want builds; then
   baxes=${ATTNPROF_HDIM_BUILD_AXES:-"tokens=16384;heads=16;seq=1024:8192:x2;hdim=128,192,256;causal=0,1;dtype=bf16"}
-  for run in base1 this1 this2 base2; do
-    exe="$bin/attnprof"; [[ $run == base* ]] && exe=$ATTNPROF_HDIM_BASE_BIN
+  declare -A exes=([base]=$ATTNPROF_HDIM_BASE_BIN [this]=$bin/attnprof)
+  names=(base this)
+  for extra in ${ATTNPROF_HDIM_EXTRA_BUILDS:-}; do  # NAME=PATH of a further attnprof
+    exes[${extra%%=*}]=${extra#*=}; names+=("${extra%%=*}")
+  done
+  runs=()
+  for name in "${names[@]}"; do runs+=("${name}1"); done
+  for ((i = ${#names[@]} - 1; i >= 0; i--)); do runs+=("${names[i]}2"); done
+  for run in "${runs[@]}"; do
     log "fused, build $run"
-    timeout 120 "$exe" sweep --kernels fused --axes "$baxes" --no-counters --max-seconds 0.3 \
+    timeout 120 "${exes[${run%?}]}" sweep --kernels fused --axes "$baxes" --no-counters --max-seconds 0.3 \
       --out "$out/builds/$run" >/dev/null 2>"$out/builds-$run.log"
     echo "exit $?"
   done
-  python3 scripts/runs_table.py "$out/builds" base1 base2 this1 this2 --ratio-to base1 | tee "$out/builds.txt"
+  table=()
+  for name in "${names[@]}"; do table+=("${name}1" "${name}2"); done
+  python3 scripts/runs_table.py "$out/builds" "${table[@]}" --ratio-to base1 | tee "$out/builds.txt"
 fi
 
 if want side; then

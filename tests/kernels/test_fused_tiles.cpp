@@ -132,6 +132,21 @@ TEST_CASE("fast stages O in shared memory at every head dim but 128, the other v
   }
 }
 
+TEST_CASE("fast loads fragments one MMA step ahead at hdim 128 only, within one k-step of S everywhere") {
+  using fused::TileVariant;
+  for (int hdim : fused::kHeadDims) {
+    INFO("hdim " << hdim);
+    CHECK(fused::tile_config(hdim, TileVariant::fast).fragment_lookahead == (hdim == 128 ? 1 : 0));
+    for (TileVariant v : fused::kTileVariants) {
+      if (!fused::supported_variant(hdim, v)) continue;
+      const fused::TileConfig c = fused::tile_config(hdim, v);
+      INFO("variant " << fused::to_string(v));
+      CHECK(c.fragment_lookahead >= 0);
+      CHECK(c.fragment_lookahead < c.block_n / 16);  // the A fragments' two buffers suffice
+    }
+  }
+}
+
 TEST_CASE("fast keeps rows of whole 128-byte lines swizzled; padded is its tile on padded rows") {
   using fused::TileVariant;
   for (int hdim : fused::kHeadDims) {
@@ -147,10 +162,7 @@ TEST_CASE("fast keeps rows of whole 128-byte lines swizzled; padded is its tile 
     CHECK_FALSE(p.swizzled);
     CHECK(fused::smem_row_elems(p, hdim) == hdim + fused::kSmemPadElems);
     p.swizzled = true;  // otherwise fast's tile
-    CHECK((p.block_m == f.block_m && p.block_n == f.block_n && p.warps == f.warps &&
-           p.m_tiles_per_warp == f.m_tiles_per_warp && p.q_in_registers == f.q_in_registers &&
-           p.min_blocks_per_sm == f.min_blocks_per_sm && p.kv_buffers == f.kv_buffers && p.swizzled == f.swizzled &&
-           p.staged_o == f.staged_o));
+    CHECK(p == f);
   }
   // The comparison variants keep padded rows; m64n64sw is m64n64 on swizzled rows.
   for (TileVariant v : {TileVariant::small, TileVariant::warps8}) CHECK_FALSE(fused::tile_config(128, v).swizzled);
