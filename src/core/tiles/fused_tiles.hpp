@@ -120,7 +120,7 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // 64-key tiles: half the barriers and softmax passes per key of 32-key tiles.
       // O is staged in shared memory for the write except at hdim 128, where it was slower (H200 A/B
       // in docs/kernels.md: staged 0-6% faster at the other head dims, 2% slower at 128).
-      // Fragments are loaded one MMA step ahead at hdim 128 only: 0.3-1.6% faster there, 1-5% slower
+      // Fragments are loaded one MMA step ahead at hdim 128 only: 0-1.3% faster there, 0.5-5% slower
       // at hdim 32 and 96, no change at 64, 192 and 256 (docs/kernels.md).
     {
       TileConfig c = hdim > 128 ? TileConfig{128, 64, 8, 1, false, 1, 2, hdim % 64 == 0, true}
