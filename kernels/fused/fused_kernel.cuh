@@ -416,9 +416,9 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
     };
 #pragma unroll
     for (int j = 0; j < Tr::kAhead; ++j) load_v_step(j);
-    uint32_t a[kMTiles][4];
 #pragma unroll
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
+      uint32_t a[kMTiles][4];
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         a[mt][0] = pack2<T>(acc_s[mt][2 * ks][0], acc_s[mt][2 * ks][1]);

@@ -122,12 +122,8 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // in docs/kernels.md: staged 0-6% faster at the other head dims, 2% slower at 128).
       // Fragments are loaded one MMA step ahead at hdim 128 only: 0-1.3% faster there, 0.5-5% slower
       // at hdim 32 and 96, no change at 64, 192 and 256 (docs/kernels.md).
-    {
-      TileConfig c = hdim > 128 ? TileConfig{128, 64, 8, 1, false, 1, 2, hdim % 64 == 0, true}
-                                : TileConfig{128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2, 2, hdim % 64 == 0, hdim != 128};
-      c.fragment_lookahead = hdim == 128 ? 1 : 0;
-      return c;
-    }
+      if (hdim > 128) return {128, 64, 8, 1, false, 1, 2, hdim % 64 == 0, true};
+      return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2, 2, hdim % 64 == 0, hdim != 128, hdim == 128 ? 1 : 0};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
     case TileVariant::warps8:
