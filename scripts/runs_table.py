@@ -4,8 +4,8 @@ each run named (a run is one process, e.g. one tile variant through ATTNPROF_FUS
 fused-sm90 schedule; a run whose verified records come from several kernels gets one column per kernel,
 `<run>:<kernel>`).
 Only verified ("ok", verification passed) records count; a missing point prints nan. With --ratio-to
-COLUMN, a second table gives every other column over that one. With --decode the rows are (batch,
-seq_k) and the figures P50 in us (decode shapes that differ only there, e.g. decode's shared-memory
+COLUMN, a second table gives every other column over that one. With --decode the rows are (heads,
+batch, seq_k) and the figures P50 in us (decode shapes that differ only there, e.g. decode's shared-memory
 layouts through ATTNPROF_DECODE_CONFIG).
 
 usage: python3 scripts/runs_table.py ROOT RUN [RUN ...] [--ratio-to COLUMN] [--decode]
@@ -21,7 +21,7 @@ import sys
 PREFILL = {"key": lambda s: (s["hdim"], int(bool(s["causal"])), s["seq_q"]), "header": "hdim causal   seq",
            "row": "{:4d} {:6d} {:5d}", "value": lambda r: r["cost"]["flops"] / r["latency"]["p50_us"] / 1e6,
            "digits": 0, "unit": "TFLOP/s"}
-DECODE = {"key": lambda s: (s["batch"], s["seq_k"]), "header": "batch     KV", "row": "{:5d} {:6d}",
+DECODE = {"key": lambda s: (s["heads"], s["batch"], s["seq_k"]), "header": "heads batch     KV", "row": "{:5d} {:5d} {:6d}",
           "value": lambda r: r["latency"]["p50_us"], "digits": 1, "unit": "P50 us"}
 
 

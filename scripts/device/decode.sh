@@ -12,6 +12,11 @@
 #   layouts decode's shared-memory layouts (ATTNPROF_DECODE_CONFIG padded and swizzled, each swept in
 #          its own process, twice in alternating order) beside torch:cudnn at the side step's shapes, no
 #          counters; P50 per run and its ratio to the first padded run (layouts.txt, scripts/runs_table.py).
+#   paged  paged (64-token shuffled pages) against contiguous at the side step's shapes, decode alone,
+#          each run one process, no counters, every point verified: this build's contiguous and paged
+#          runs (paged twice), paged at the contiguous split counts (kv_splits), and, with
+#          ATTNPROF_DECODE_BASE_BIN set, that build's contiguous and paged runs; P50 per run and its
+#          ratio to this build's contiguous run (paged.txt, scripts/runs_table.py).
 # ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 200; every finished point is kept).
 source "$(dirname "$0")/lib.sh"
 phase_begin decode
@@ -118,4 +123,33 @@ if want layouts; then
   done
   python3 scripts/runs_table.py "$out/layouts" padded1 padded2 swizzled1 swizzled2 cudnn --decode --ratio-to padded1 |
     tee "$out/layouts.txt"
+fi
+
+if want paged; then
+  shapes="batch=1,16,64,256;heads=32;kv_heads=8;seq_q=1;seq_k=1024,8192,32768;hdim=128;dtype=bf16"
+  shapes+=" | batch=1,16;heads=32;kv_heads=8;seq_q=1;seq_k=131072;hdim=128;dtype=bf16"
+  shapes+=" | batch=1,16,64;heads=64;kv_heads=8;seq_q=1;seq_k=8192,32768;hdim=128;dtype=bf16"
+  paged_shapes=${shapes//dtype=bf16/dtype=bf16;page_size=64}
+  # The split counts the contiguous plan takes where the paged one differs (batch 1 and 16).
+  g="kv_heads=8;seq_q=1;hdim=128;dtype=bf16;page_size=64"
+  csplit="batch=1;heads=32;seq_k=1024;kv_splits=8;$g | batch=1;heads=32,64;seq_k=8192,32768;kv_splits=16;$g"
+  csplit+=" | batch=1;heads=32;seq_k=131072;kv_splits=16;$g | batch=16;heads=32;seq_k=1024,8192,32768,131072;kv_splits=1;$g"
+  csplit+=" | batch=16;heads=64;seq_k=8192,32768;kv_splits=1;$g"
+  runs=(paged1 contig paged_csplit paged2)
+  declare -A exes=([paged1]=$bin/attnprof [contig]=$bin/attnprof [paged_csplit]=$bin/attnprof [paged2]=$bin/attnprof)
+  declare -A axes_of=([paged1]=$paged_shapes [contig]=$shapes [paged_csplit]=$csplit [paged2]=$paged_shapes)
+  if [[ -n ${ATTNPROF_DECODE_BASE_BIN:-} ]]; then
+    runs=(base_paged "${runs[@]}" base_contig)
+    exes[base_paged]=$ATTNPROF_DECODE_BASE_BIN exes[base_contig]=$ATTNPROF_DECODE_BASE_BIN
+    axes_of[base_paged]=$paged_shapes axes_of[base_contig]=$shapes
+  fi
+  for run in "${runs[@]}"; do
+    log "decode, $run"
+    t0=$(now)
+    timeout 150 "${exes[$run]}" sweep --kernels decode --axes "${axes_of[$run]}" --no-counters --max-seconds 0.3 \
+      --warmup-seconds 0.3 --out "$out/paged-ab/$run" >/dev/null 2>"$out/paged-ab-$run.log"
+    echo "$run exit $? in $(since "$t0") s"
+    $checks statuses "$out/paged-ab/$run/results.json"
+  done
+  python3 scripts/runs_table.py "$out/paged-ab" "${runs[@]}" --decode --ratio-to contig | tee "$out/paged.txt"
 fi
