@@ -61,7 +61,7 @@ def main():
 
     def decode_record(batch, seq_k, p50_us, passed=True):
         return {"kernel": "decode", "status": "ok", "verification": {"passed": passed},
-                "shape": {"batch": batch, "seq_k": seq_k, "hdim": 128, "causal": False, "seq_q": 1},
+                "shape": {"batch": batch, "heads": 32, "seq_k": seq_k, "hdim": 128, "causal": False, "seq_q": 1},
                 "cost": {"flops": 1e9}, "latency": {"p50_us": p50_us}}
     for run, records in {"padded": [decode_record(16, 8192, 133.5), decode_record(1, 32768, 45.5)],
                          "swizzled": [decode_record(16, 8192, 120.15), decode_record(1, 32768, 1.0, passed=False)]}.items():
@@ -71,10 +71,11 @@ def main():
                          capture_output=True, text=True, timeout=60)
     check(out.returncode == 0, f"--decode: exit {out.returncode}: {out.stderr}")
     lines = out.stdout.splitlines()
-    check(lines[0].split()[:4] == ["batch", "KV", "padded", "swizzled"] and "(P50 us)" in lines[0], f"--decode header: {lines[0]}")
-    check(lines[1].split() == ["1", "32768", "45.5", "nan"], f"--decode first row (batch 1): {lines[1]}")
-    check(lines[2].split() == ["16", "8192", "133.5", "120.2"], f"--decode second row: {lines[2]}")
-    check(lines[5].split() == ["1", "32768", "nan"] and lines[6].split() == ["16", "8192", "0.900"],
+    check(lines[0].split()[:5] == ["heads", "batch", "KV", "padded", "swizzled"] and "(P50 us)" in lines[0],
+          f"--decode header: {lines[0]}")
+    check(lines[1].split() == ["32", "1", "32768", "45.5", "nan"], f"--decode first row (batch 1): {lines[1]}")
+    check(lines[2].split() == ["32", "16", "8192", "133.5", "120.2"], f"--decode second row: {lines[2]}")
+    check(lines[5].split() == ["32", "1", "32768", "nan"] and lines[6].split() == ["32", "16", "8192", "0.900"],
           f"--decode ratio rows: {lines[5:7]}")
 
     for f in failures:
