@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "kernels/common/cuda_check.cuh"
@@ -40,21 +41,35 @@ std::string variant_text() {
   return env ? std::string(env) : std::string();
 }
 
+// The tile variant a shape runs: ATTNPROF_FUSED_CONFIG's, or by shape when it is unset
+// (fused::default_variant); nullopt for a name that is no variant.
+std::optional<TileVariant> variant_for(const core::Shape& s) {
+  const std::string text = variant_text();
+  if (!text.empty()) return fused::parse_variant(text);
+  return fused::default_variant(static_cast<int>(s.hdim), static_cast<int>(s.value_hdim()), s.causal, s.seq_k,
+                                s.windowed(), s.varlen());
+}
+
 class FusedKernel final : public Kernel {
  public:
   std::string name() const override { return "fused"; }
   Backend backend() const override { return Backend::cuda; }
   core::KernelKind kind() const override { return core::KernelKind::fused; }
   std::string description() const override {
-    const auto variant = fused::parse_variant(variant_text());
-    return "FlashAttention-2 style: one launch, mma.sync m16n8k16, online softmax in fp32, "
-           "cp.async double-buffered K/V; tile variant " +
-           std::string(variant ? fused::to_string(*variant) : "invalid");
-  }
-  std::string unsupported_reason(const core::Shape& s) const override {
     const std::string text = variant_text();
     const auto variant = fused::parse_variant(text);
+    // nvcc compiles this file: std::to_string rather than fmt's consteval format strings.
+    const std::string by_shape = "fast (m64n64sw with the causal mask at hdim 192 up to " +
+                                 std::to_string(fused::short_causal_keys(192)) + " keys, 256 up to " +
+                                 std::to_string(fused::short_causal_keys(256)) + ")";
+    const std::string chosen = text.empty() ? by_shape : std::string(variant ? fused::to_string(*variant) : "invalid");
+    return "FlashAttention-2 style: one launch, mma.sync m16n8k16, online softmax in fp32, "
+           "cp.async double-buffered K/V; tile variant " + chosen;
+  }
+  std::string unsupported_reason(const core::Shape& s) const override {
+    const auto variant = variant_for(s);
     if (!variant) {
+      const std::string text = variant_text();
       std::string names;
       for (fused::TileVariant v : fused::kTileVariants) names += (names.empty() ? "" : ", ") + std::string(fused::to_string(v));
       return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of " + names;
@@ -78,7 +93,7 @@ class FusedKernel final : public Kernel {
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
-    const TileVariant variant = *fused::parse_variant(variant_text());
+    const TileVariant variant = *variant_for(s);
     const int hdim = static_cast<int>(s.hdim);
     const fused::TileConfig c = fused::tile_config(hdim, variant);
     LaunchInfo info;
@@ -94,7 +109,7 @@ class FusedKernel final : public Kernel {
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
-    const TileVariant variant = *fused::parse_variant(variant_text());
+    const TileVariant variant = *variant_for(s);
     const ScopedNvtxRange range("fused " + s.label());
     if (hook) hook->before_stage(0);
     const int hdim = static_cast<int>(s.hdim);

@@ -117,7 +117,7 @@ TEST_CASE("the hdim-192/256 alternatives run two 64-row CTAs per SM") {
   CHECK(fused::variant_hdims_text(TileVariant::small) == "64 and 128");
 }
 
-TEST_CASE("fast stages O in shared memory at every head dim but 128, the other variants never") {
+TEST_CASE("fast stages O in shared memory at every head dim but 128, m64n64sw too, the other variants never") {
   using fused::TileVariant;
   for (int hdim : fused::kHeadDims) {
     INFO("hdim " << hdim);
@@ -126,9 +126,11 @@ TEST_CASE("fast stages O in shared memory at every head dim but 128, the other v
     // The staging reuses the CTA's Q rows: each warp's own 16 x m-tiles rows, whole 16-byte chunks that
     // the warp's 32 lanes share evenly.
     CHECK(fused::kMmaRows * f.m_tiles_per_warp * (hdim / 8) % 32 == 0);
-    for (TileVariant v : fused::kTileVariants)
-      if (v != TileVariant::fast && v != TileVariant::padded && fused::supported_variant(hdim, v))
-        CHECK_FALSE(fused::tile_config(hdim, v).staged_o);
+    for (TileVariant v : fused::kTileVariants) {
+      if (v == TileVariant::fast || v == TileVariant::padded || !fused::supported_variant(hdim, v)) continue;
+      INFO("variant " << fused::to_string(v));
+      CHECK(fused::tile_config(hdim, v).staged_o == (v == TileVariant::m64n64sw));
+    }
   }
 }
 
@@ -193,6 +195,27 @@ TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
   }
   CHECK_FALSE(fused::parse_variant("Small").has_value());
   CHECK_FALSE(fused::parse_variant("fastest").has_value());
+}
+
+TEST_CASE("the default variant is fast but m64n64sw with the causal mask at hdim 192 up to 2048 keys, 256 up to 4096") {
+  using fused::TileVariant;
+  static_assert(fused::short_causal_keys(256) == 4096 && fused::short_causal_keys(192) == 2048);
+  for (int hdim : fused::kHeadDims)
+    for (long long keys : {1LL, 1024LL, 2048LL, 2049LL, 4096LL, 4097LL, 8192LL})
+      for (bool causal : {false, true}) {
+        INFO("hdim " << hdim << ", keys " << keys << ", causal " << causal);
+        const bool short_causal = causal && ((hdim == 256 && keys <= 4096) || (hdim == 192 && keys <= 2048));
+        const TileVariant chosen = fused::default_variant(hdim, hdim, causal, keys, false, false);
+        CHECK(chosen == (short_causal ? TileVariant::m64n64sw : TileVariant::fast));
+        CHECK(fused::supported_variant(hdim, chosen));
+        // A window, a packed batch or a different value head dim keeps fast.
+        CHECK(fused::default_variant(hdim, hdim, causal, keys, true, false) == TileVariant::fast);
+        CHECK(fused::default_variant(hdim, hdim, causal, keys, false, true) == TileVariant::fast);
+        CHECK(fused::default_variant(hdim, 128, causal, keys, false, false) == TileVariant::fast);
+      }
+  // m64n64sw stages O as fast does at both head dims.
+  for (int hdim : {192, 256})
+    CHECK(fused::tile_config(hdim, TileVariant::m64n64sw).staged_o == fused::tile_config(hdim, TileVariant::fast).staged_o);
 }
 
 TEST_CASE("causal tile skipping and masking agree with the brute-force mask") {

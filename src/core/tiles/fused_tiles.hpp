@@ -32,7 +32,7 @@ namespace attnprof::kernels::fused {
 // request per line. Padded rows (hdim + 8 elements; fast at hdim 32 and 96, and the other variants)
 // shift every line by 16 bytes per row, which splits most lines into two requests.
 // padded (hdim 64-256): fast's tiles on padded rows, for the layout's A/B. m64n64sw (hdim 192, 256):
-// m64n64's tile on swizzled rows.
+// m64n64's tile on swizzled rows, O staged as fast's is.
 // New values go at the end: a demangled kernel name carries the enum's number (core/work_split.cpp).
 enum class TileVariant { fast, small, warps8, m64n32, m64n64, padded, m64n64sw };
 // Every variant, in the enum's order (a demangled name's number indexes it).
@@ -138,7 +138,7 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       return c;
     }
     case TileVariant::m64n64sw:
-      return {64, 64, 4, 1, false, 2, 1, true};
+      return {64, 64, 4, 1, false, 2, 1, true, true};
   }
   return {};
 }
@@ -203,12 +203,29 @@ constexpr std::string_view to_string(TileVariant v) {
   return "?";
 }
 
-// ATTNPROF_FUSED_CONFIG: unset or "" -> fast; a variant's name (to_string); else nullopt.
+// A variant's name (to_string) -> that variant; "" -> fast; else nullopt. (An unset or empty
+// ATTNPROF_FUSED_CONFIG runs default_variant's choice for the shape, below.)
 constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
   if (text.empty()) return TileVariant::fast;
   for (TileVariant v : kTileVariants)
     if (text == to_string(v)) return v;
   return std::nullopt;
+}
+
+// The longest key range at which `fused` runs m64n64sw rather than fast with the causal mask: 4096 keys
+// at hdim 256, 2048 at 192, none elsewhere (m64n64sw exists at 192 and 256 only).
+constexpr long long short_causal_keys(int hdim) { return hdim == 256 ? 4096 : hdim == 192 ? 2048 : 0; }
+
+// The variant `fused` runs when ATTNPROF_FUSED_CONFIG is unset: fast, except on a dense batch at hdim 192
+// or 256 (value head dim the same) with the causal mask, no window and at most short_causal_keys keys,
+// where m64n64sw's two 64-row CTAs per SM overlap one CTA's prologue and O write with the other's MMAs
+// and its diagonal tiles mask half as many scores. H200 (docs/kernels.md), m64n64sw against fast, causal:
+// hdim 256 1.05x at 1024 keys, 1.02x at 2048, 1.00-1.03x at 4096, 0.99x at 8192; hdim 192 1.05x at
+// 1024, 1.01x at 2048, 0.99-1.00x at 4096; without the mask 0.92-0.98x.
+constexpr TileVariant default_variant(int hdim, int value_hdim, bool causal, long long seq_k, bool windowed,
+                                      bool varlen) {
+  const bool short_causal = causal && !windowed && !varlen && seq_k <= short_causal_keys(hdim);
+  return value_hdim == hdim && short_causal ? TileVariant::m64n64sw : TileVariant::fast;
 }
 
 }  // namespace attnprof::kernels::fused
