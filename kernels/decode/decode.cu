@@ -50,23 +50,24 @@ std::optional<decode::SmemLayout> configured_layout() {
   return decode::parse_layout(env == nullptr ? "" : env);
 }
 
-// Calls fn(element tag, hdim constant, m-tiles constant, paged constant, layout constant) for a
+// Calls fn(element tag, hdim constant, m-tiles constant, addressing constant, layout constant) for a
 // supported shape and layout.
 template <typename Fn>
 void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) {
+  using decode::KvAddressing;
   dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
     dispatch_value<1, decode::kMaxMTiles>(mt, [&](auto mtc) {
-      dispatch_value<false, true>(s.paged(), [&](auto paged) {
-        dispatch_value<decode::SmemLayout::swizzled, decode::SmemLayout::padded>(
-            layout, [&](auto lay) { fn(tag, hdim, mtc, paged, lay); });
-      });
+      dispatch_value<KvAddressing::contiguous, KvAddressing::page_tiles, KvAddressing::page_rows>(
+          decode::addressing(s.page_size), [&](auto addr) {
+            dispatch_value<decode::SmemLayout::swizzled, decode::SmemLayout::padded>(
+                layout, [&](auto lay) { fn(tag, hdim, mtc, addr, lay); });
+          });
     });
   });
 }
 
 decode::Plan plan_for(const core::Shape& s) {
-  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, current_device().sms, s.window,
-                      s.paged() ? decode::KvCache::paged : decode::KvCache::contiguous);
+  return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, current_device().sms, s.window);
 }
 
 class DecodeKernel final : public Kernel {
@@ -126,14 +127,15 @@ class DecodeKernel final : public Kernel {
     const decode::SmemLayout layout = *configured_layout();
     const decode::Plan p = plan_for(s);
     std::vector<LaunchInfo> out;
-    dispatch(s, p.mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
+    dispatch(s, p.mt, layout, [&](auto tag, auto hdim, auto mtc, auto addr, auto lay) {
       using T = decltype(tag);
       const std::string types = std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim.value);
       LaunchInfo split;
       split.kernel_name = "decode_split_kernel<" + types + ", m" + std::to_string(mtc.value) +
-                          (paged.value ? ", paged" : "") + (lay.value == decode::SmemLayout::padded ? ", padded>" : ">");
+                          (addr.value == decode::KvAddressing::contiguous ? "" : ", paged") +
+                          (lay.value == decode::SmemLayout::padded ? ", padded>" : ">");
       split.func = reinterpret_cast<const void*>(
-          &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>);
+          &decode::decode_split_kernel<T, hdim.value, mtc.value, addr.value, lay.value>);
       split.grid_blocks = p.ctas;
       split.block_threads = decode::kThreads;
       split.dynamic_smem_bytes = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
@@ -177,9 +179,9 @@ class DecodeKernel final : public Kernel {
     p.tiles = static_cast<int>(plan.tiles);
     p.tiles_per_split = static_cast<int>(plan.tiles_per_split);
 
-    dispatch(s, plan.mt, layout, [&](auto tag, auto hdim, auto mtc, auto paged, auto lay) {
+    dispatch(s, plan.mt, layout, [&](auto tag, auto hdim, auto mtc, auto addr, auto lay) {
       using T = decltype(tag);
-      constexpr auto split_kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, paged.value, lay.value>;
+      constexpr auto split_kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, addr.value, lay.value>;
       constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
       allow_dynamic_smem<split_kernel>(smem);
       if (hook) hook->before_stage(0);

@@ -7,8 +7,8 @@
 //           each sequence are cut into `splits` ranges of whole tiles so that the grid fills the GPU
 //           even at batch 1.
 //   CTA     streams its key range through kStages cp.async buffers of kBlockN keys (K and V), rows
-//           padded or swizzled (SmemLayout); with a paged cache every key row's address comes from
-//           the block table.
+//           padded or swizzled (SmemLayout); with a paged cache the block table gives each tile's
+//           page (pages of whole tiles, KvAddressing::page_tiles) or each row's (smaller pages).
 //   warp    takes kKeysPerWarp keys of every tile: S = Q K^T and O += P V with mma.sync m16n8k16
 //           (fp32 accumulate), P straight from the S accumulators, an online softmax of its own with
 //           the lazy row max (kernels/common/device_math.cuh).
@@ -88,17 +88,57 @@ struct DecodeTraits {
   }
 };
 
-// Address of the first element of key `key` (< seq_k) of kv head `kv_head` of sequence `batch`.
-template <typename T, bool kPaged>
-__device__ __forceinline__ const T* key_row(const T* base, const DecodeParams& p, int64_t batch, int kv_head,
-                                            int key, int hdim) {
-  if constexpr (kPaged) {
-    const int64_t page = __ldg(p.block_table + batch * p.pages_per_seq + key / p.page_size);
-    return base + ((page * p.kv_heads + kv_head) * p.page_size + key % p.page_size) * hdim;
+// Element offset (from K's or V's base) of key `key` (< seq_k) of kv head `kv_head` of sequence
+// `batch`: contiguous, or through the block table (one read, one division by page_size).
+template <KvAddressing kAddr>
+__device__ __forceinline__ int64_t key_offset(const DecodeParams& p, int64_t batch, int kv_head, int key, int hdim) {
+  if constexpr (kAddr == KvAddressing::contiguous) {
+    return ((batch * p.kv_heads + kv_head) * static_cast<int64_t>(p.seq_k) + key) * hdim;
   } else {
-    return base + ((batch * p.kv_heads + kv_head) * static_cast<int64_t>(p.seq_k) + key) * hdim;
+    const int64_t page = __ldg(p.block_table + batch * p.pages_per_seq + key / p.page_size);
+    return ((page * p.kv_heads + kv_head) * p.page_size + key % p.page_size) * hdim;
   }
 }
+
+// The key tiles of one CTA in order, from `tile` on: each next() gives the element offset of the
+// tile's first key. Contiguous tiles are a fixed stride apart. With page_tiles the cursor keeps the
+// tile's block-table slot and its place in the page, so that a tile costs one table read and no
+// division (the division is done once, here). page_rows has no per-tile offset (load_kv_tile reads
+// the table per row).
+template <KvAddressing kAddr>
+struct TileCursor {
+  int64_t offset = 0;             // contiguous: the next tile's
+  const int32_t* slot = nullptr;  // page_tiles: the next tile's block-table entry
+  int in_page = 0;                // page_tiles: the next tile's place in its page
+  __device__ TileCursor(const DecodeParams& p, int64_t batch, int kv_head, int tile, int hdim) {
+    if constexpr (kAddr == KvAddressing::contiguous) {
+      offset = key_offset<kAddr>(p, batch, kv_head, tile * kBlockN, hdim);
+    } else if constexpr (kAddr == KvAddressing::page_tiles) {
+      slot = p.block_table + batch * p.pages_per_seq + tile / tiles_per_page(p);
+      in_page = tile % tiles_per_page(p);
+    }
+  }
+  static __device__ __forceinline__ int tiles_per_page(const DecodeParams& p) {
+    return static_cast<int>(static_cast<unsigned>(p.page_size) / kBlockN);
+  }
+  __device__ __forceinline__ int64_t next(const DecodeParams& p, int kv_head, int hdim) {
+    if constexpr (kAddr == KvAddressing::contiguous) {
+      const int64_t at = offset;
+      offset += static_cast<int64_t>(kBlockN) * hdim;
+      return at;
+    } else if constexpr (kAddr == KvAddressing::page_tiles) {
+      const int64_t page = __ldg(slot);
+      const int64_t at = ((page * p.kv_heads + kv_head) * p.page_size + in_page * kBlockN) * hdim;
+      if (++in_page == tiles_per_page(p)) {
+        in_page = 0;
+        ++slot;
+      }
+      return at;
+    } else {
+      return 0;
+    }
+  }
+};
 
 // cp.async of 16 bytes of the K/V stream, L1 bypassed, with L2's hint to fetch the whole 128-byte
 // line on a miss (the stream reads every byte of it).
@@ -106,17 +146,14 @@ __device__ __forceinline__ void cp_async_16_stream(uint32_t dst, const void* src
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
 
-// K and V rows [n0, n0 + kBlockN) into one stage buffer; rows past seq_k become zeros. A page size
-// that is a multiple of the tile puts the whole tile in one page: one block-table read per tile.
-template <typename Tr, bool kPaged, typename T>
+// K and V rows [n0, n0 + kBlockN) into one stage buffer; rows past seq_k become zeros. `base` is the
+// element offset of key n0 (TileCursor); with page_rows every row's comes from the block table.
+template <typename Tr, KvAddressing kAddr, typename T>
 __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T* k, const T* v,
-                                             const DecodeParams& p, int64_t batch, int kv_head, int n0) {
+                                             const DecodeParams& p, int64_t batch, int kv_head, int n0, int64_t base) {
   constexpr int kChunks = kBlockN * Tr::kChunksPerRow;
   constexpr int kHd = Tr::kChunksPerRow * 8;
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
-  int64_t tile_base = 0;  // offset of key n0 when the tile lies in one page (or K/V are contiguous)
-  const bool one_page = !kPaged || p.page_size % kBlockN == 0;
-  if (one_page && n0 < p.seq_k) tile_base = key_row<T, kPaged>(k, p, batch, kv_head, n0, kHd) - k;
 #pragma unroll
   for (int i = 0; i < kChunks / kThreads; ++i) {
     const int chunk_id = i * kThreads + static_cast<int>(threadIdx.x);
@@ -125,7 +162,12 @@ __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T
     const int key = n0 + row;
     const bool valid = key < p.seq_k;
     int64_t offset = 0;
-    if (valid) offset = one_page ? tile_base + static_cast<int64_t>(row) * kHd : key_row<T, kPaged>(k, p, batch, kv_head, key, kHd) - k;
+    if (valid) {
+      if constexpr (kAddr == KvAddressing::page_rows)
+        offset = key_offset<kAddr>(p, batch, kv_head, key, kHd);
+      else
+        offset = base + static_cast<int64_t>(row) * kHd;
+    }
     const uint32_t dst = Tr::at(row, chunk);
     cp_async_16_stream(s_k + dst, k + offset + chunk * 8, valid ? 16 : 0);
     cp_async_16_stream(s_v + dst, v + offset + chunk * 8, valid ? 16 : 0);
@@ -188,7 +230,7 @@ __device__ __forceinline__ void combine_splits(const DecodeParams& p, unsigned c
   }
 }
 
-template <typename T, int kHeadDim, int kMTiles, bool kPaged, SmemLayout kLayout>
+template <typename T, int kHeadDim, int kMTiles, KvAddressing kAddr, SmemLayout kLayout>
 __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
@@ -241,11 +283,12 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
     const T* src = valid ? q + canonical_row(row0 + r) * kHeadDim + chunk * 8 : q;
     cp_async_16(s_q + Tr::at(r, chunk), src, valid ? 16 : 0);
   }
+  TileCursor<kAddr> tiles(p, batch, kv_head, tile_begin, kHeadDim);
 #pragma unroll
   for (int stage = 0; stage < kStages - 1; ++stage) {
     if (stage < n_tiles)
-      load_kv_tile<Tr, kPaged>(s_k + stage * Tr::kTileBytes, s_v + stage * Tr::kTileBytes, k, v, p, batch,
-                               kv_head, (tile_begin + stage) * kBlockN);
+      load_kv_tile<Tr, kAddr>(s_k + stage * Tr::kTileBytes, s_v + stage * Tr::kTileBytes, k, v, p, batch, kv_head,
+                              (tile_begin + stage) * kBlockN, tiles.next(p, kv_head, kHeadDim));
     cp_async_commit();
   }
 
@@ -313,7 +356,8 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
       const int next = it + kStages - 1;
       if (next < n_tiles) {
         const uint32_t buffer = (next % kStages) * Tr::kTileBytes;
-        load_kv_tile<Tr, kPaged>(s_k + buffer, s_v + buffer, k, v, p, batch, kv_head, (tile_begin + next) * kBlockN);
+        load_kv_tile<Tr, kAddr>(s_k + buffer, s_v + buffer, k, v, p, batch, kv_head, (tile_begin + next) * kBlockN,
+                                tiles.next(p, kv_head, kHeadDim));
       }
       cp_async_commit();
     }

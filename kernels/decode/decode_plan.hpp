@@ -42,14 +42,14 @@ constexpr int kMinTilesPerSplit = 2;
 // by the last split of each row block. Fitted to H200 sweeps over kv_splits (docs/kernels.md).
 constexpr double kCtaFixedTiles = 2.0;
 constexpr double kCombineTiles = 1.5;
-// A paged cache streamed by one CTA per SM: each tile of a CTA comes from its own shuffled page and the
-// CTA's stages do not hide that, so its tiles take this much longer than contiguous ones; with two CTAs
-// per SM paged streams as fast as contiguous within a few percent. Fitted to the same sweeps (paged
-// against contiguous at one CTA per SM: 1.19-1.34x at batch 1 and 16 from 8k tokens).
-constexpr double kPagedLoneTileCost = 1.3;
-
-// How K and V lie in memory: one range per (sequence, kv head), or pages through a block table.
-enum class KvCache { contiguous, paged };
+// How the kernel finds the rows of a key tile, a compile-time choice: contiguous; page_tiles (pages of
+// a multiple of kBlockN keys: every tile lies in one page, one block-table read per tile, its rows at
+// a fixed stride); page_rows (smaller pages: one block-table read per row).
+enum class KvAddressing { contiguous, page_tiles, page_rows };
+constexpr KvAddressing addressing(int64_t page_size) {
+  if (page_size <= 0) return KvAddressing::contiguous;
+  return page_size % kBlockN == 0 ? KvAddressing::page_tiles : KvAddressing::page_rows;
+}
 
 constexpr bool supported_hdim(int hdim) { return hdim == 64 || hdim == 128; }
 
@@ -125,24 +125,23 @@ constexpr int64_t effective_splits(int64_t tiles, int64_t splits) {
 // The split count for a shape on a device with `sms` SMs: `ctas` = batch * kv_heads * m_blocks CTAs
 // per split. The stream is memory-bound and one CTA per SM already draws that SM's share of the
 // bandwidth, so a split count s costs the busiest SM's work: ceil(ctas * s / sms) CTAs of
-// tiles_per_split tiles plus kCtaFixedTiles each, plus kCombineTiles when s > 1; a paged cache's tiles
-// cost kPagedLoneTileCost each when no SM runs two CTAs (ctas * s <= sms). The cheapest s wins
+// tiles_per_split tiles plus kCtaFixedTiles each, plus kCombineTiles when s > 1. The cheapest s wins
 // (the smallest of equals). Capped so every split streams at least kMinTilesPerSplit tiles, and at
-// kMaxSplits; only counts with no empty split are candidates.
-constexpr double split_cost(int64_t ctas, int64_t tiles, int64_t sms, int64_t s, KvCache cache = KvCache::contiguous) {
+// kMaxSplits; only counts with no empty split are candidates. A paged cache streams as fast as a
+// contiguous one at the same split count (within 3.4% on the H200, docs/kernels.md), so the model is
+// the same for both.
+constexpr double split_cost(int64_t ctas, int64_t tiles, int64_t sms, int64_t s) {
   const int64_t per_sm = (ctas * s + sms - 1) / sms;
-  const double tile = cache == KvCache::paged && ctas * s <= sms ? kPagedLoneTileCost : 1.0;
-  return static_cast<double>(per_sm) * (static_cast<double>(tiles_per_split(tiles, s)) * tile + kCtaFixedTiles) +
+  return static_cast<double>(per_sm) * (static_cast<double>(tiles_per_split(tiles, s)) + kCtaFixedTiles) +
          (s > 1 ? kCombineTiles : 0.0);
 }
-constexpr int64_t choose_splits(int64_t ctas, int64_t tiles, int64_t sms, KvCache cache = KvCache::contiguous) {
+constexpr int64_t choose_splits(int64_t ctas, int64_t tiles, int64_t sms) {
   if (ctas <= 0 || tiles <= 0 || sms <= 0) return 1;
   const int64_t by_tiles = tiles / kMinTilesPerSplit;
   const int64_t cap = by_tiles < 1 ? 1 : (by_tiles < kMaxSplits ? by_tiles : kMaxSplits);
   int64_t best = 1;
   for (int64_t s = 2; s <= cap; ++s)
-    if (effective_splits(tiles, s) == s &&
-        split_cost(ctas, tiles, sms, s, cache) < split_cost(ctas, tiles, sms, best, cache) - 1e-9)
+    if (effective_splits(tiles, s) == s && split_cost(ctas, tiles, sms, s) < split_cost(ctas, tiles, sms, best) - 1e-9)
       best = s;
   return best;
 }
@@ -162,9 +161,9 @@ struct Plan {
 };
 
 // requested_splits: the shape's kv_splits (0 = choose_splits); sms: the device's SM count; window: the
-// shape's (0 = none); cache: contiguous or paged K/V.
+// shape's (0 = none).
 constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k,
-                    int64_t requested_splits, int64_t sms, int64_t window = 0, KvCache cache = KvCache::contiguous) {
+                    int64_t requested_splits, int64_t sms, int64_t window = 0) {
   Plan p;
   const int64_t group = heads / kv_heads;
   p.rows = packed_rows(seq_q, group);
@@ -173,7 +172,7 @@ constexpr Plan plan(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_
   p.first_tile = first_key_tile(seq_q, seq_k, window);
   p.tiles = key_tiles(seq_k) - p.first_tile;
   const int64_t base = batch * kv_heads * p.m_blocks;
-  const int64_t wanted = requested_splits > 0 ? requested_splits : choose_splits(base, p.tiles, sms, cache);
+  const int64_t wanted = requested_splits > 0 ? requested_splits : choose_splits(base, p.tiles, sms);
   p.splits = effective_splits(p.tiles, wanted < p.tiles ? wanted : p.tiles);
   p.tiles_per_split = tiles_per_split(p.tiles, p.splits);
   p.ctas = base * p.splits;

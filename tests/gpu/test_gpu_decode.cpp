@@ -94,6 +94,8 @@ TEST_CASE("decode matches float64 at every forced split count, including one spl
   for (int64_t splits : {1, 2, 3, 7, 64, 128}) {
     check_case(decode, make_shape(2, 32, 8, 1, 8191, 128, true, DType::bf16, 0, splits));
     check_case(decode, make_shape(1, 16, 2, 4, 3000, 64, true, DType::fp16, 64, splits));
+    // Pages of four tiles: most splits start inside a page.
+    check_case(decode, make_shape(1, 16, 2, 4, 3000, 64, true, DType::fp16, 256, splits));
   }
   // The plan records what ran: the forced count (capped by the tiles), else the heuristic's.
   CHECK(decode.plan(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16, 0, 5)).at("kv_splits") == 5);
@@ -220,7 +222,7 @@ TEST_CASE("decode with a sliding window matches float64, contiguous and paged, i
   const kernels::Kernel& decode = kernel_named("decode");
   for (bool causal : {false, true})
     for (int64_t window : {1, 64, 100, 4096, 40000})
-      for (int64_t page : {0, 16, 100}) {
+      for (int64_t page : {0, 16, 100, 256}) {
         check_case(decode, make_shape(3, 32, 8, 1, 1000, 128, causal, DType::bf16, page, 0, window));
         check_case(decode, make_shape(2, 16, 4, 3, 777, 64, causal, DType::fp16, page, 0, window));
         check_case(decode, make_shape(1, 64, 8, 16, 2049, 128, causal, DType::bf16, page, 0, window));

@@ -93,51 +93,25 @@ TEST_CASE("the split heuristic gives every SM a CTA at small batch and does not 
 }
 
 TEST_CASE("the heuristic's choice is the cheapest split count of the cost model, the smallest of equals") {
-  for (dec::KvCache cache : {dec::KvCache::contiguous, dec::KvCache::paged})
-    for (int64_t ctas : {1, 7, 8, 33, 64, 100, 128, 131, 133, 263, 512})
-      for (int64_t tiles : {1, 4, 16, 64, 128, 513, 2048}) {
-        INFO((cache == dec::KvCache::paged ? "paged" : "contiguous") << " ctas " << ctas << " tiles " << tiles);
-        const int64_t s = dec::choose_splits(ctas, tiles, kH200Sms, cache);
-        CHECK(s >= 1);
-        CHECK(s <= std::max<int64_t>(1, std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit)));
-        CHECK(dec::effective_splits(tiles, s) == s);  // no empty split
-        const double cost = dec::split_cost(ctas, tiles, kH200Sms, s, cache);
-        for (int64_t n = 1; n <= std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit); ++n) {
-          if (dec::effective_splits(tiles, n) != n) continue;
-          CHECK(cost <= dec::split_cost(ctas, tiles, kH200Sms, n, cache) + 1e-9);
-          if (n < s) CHECK(dec::split_cost(ctas, tiles, kH200Sms, n, cache) > cost);
-        }
+  for (int64_t ctas : {1, 7, 8, 33, 64, 100, 128, 131, 133, 263, 512})
+    for (int64_t tiles : {1, 4, 16, 64, 128, 513, 2048}) {
+      INFO("ctas " << ctas << " tiles " << tiles);
+      const int64_t s = dec::choose_splits(ctas, tiles, kH200Sms);
+      CHECK(s >= 1);
+      CHECK(s <= std::max<int64_t>(1, std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit)));
+      CHECK(dec::effective_splits(tiles, s) == s);  // no empty split
+      const double cost = dec::split_cost(ctas, tiles, kH200Sms, s);
+      for (int64_t n = 1; n <= std::min<int64_t>(dec::kMaxSplits, tiles / dec::kMinTilesPerSplit); ++n) {
+        if (dec::effective_splits(tiles, n) != n) continue;
+        CHECK(cost <= dec::split_cost(ctas, tiles, kH200Sms, n) + 1e-9);
+        if (n < s) CHECK(dec::split_cost(ctas, tiles, kH200Sms, n) > cost);
       }
+    }
   // The model by hand: 8 CTAs, 512 tiles, 132 SMs. s = 16: 128 CTAs, one per SM, 32 tiles each;
   // s = 32: two per SM on 124 SMs, 16 tiles each.
   CHECK(dec::split_cost(8, 512, kH200Sms, 16) == 1 * (32 + dec::kCtaFixedTiles) + dec::kCombineTiles);
   CHECK(dec::split_cost(8, 512, kH200Sms, 32) == 2 * (16 + dec::kCtaFixedTiles) + dec::kCombineTiles);
   CHECK(dec::split_cost(8, 512, kH200Sms, 1) == 512 + dec::kCtaFixedTiles);
-}
-
-TEST_CASE("a paged cache takes two CTAs per SM where the contiguous one takes one; otherwise the same splits") {
-  using dec::KvCache;
-  const auto splits = [](int64_t batch, int64_t keys, KvCache cache) {
-    return dec::plan(batch, 32, 8, 1, keys, 0, kH200Sms, 0, cache).splits;
-  };
-  // Batch 16 x 8 kv heads = 128 CTAs, one per SM: contiguous stays unsplit, paged splits in two.
-  for (int64_t keys : {8192, 32768, 131072}) {
-    CHECK(splits(16, keys, KvCache::contiguous) == 1);
-    CHECK(splits(16, keys, KvCache::paged) == 2);
-  }
-  // Batch 1 (8 CTAs): contiguous 16 splits, one CTA per SM; paged about 33, two per SM.
-  CHECK(splits(1, 131072, KvCache::contiguous) == 16);
-  const int64_t paged_b1 = splits(1, 131072, KvCache::paged);
-  CHECK(8 * paged_b1 > kH200Sms);
-  CHECK(8 * paged_b1 <= 2 * kH200Sms);
-  // From batch 64 (512 CTAs, several per SM) the cache does not change the choice.
-  for (int64_t keys : {1024, 8192, 32768}) CHECK(splits(64, keys, KvCache::paged) == splits(64, keys, KvCache::contiguous));
-  // The paged tile cost applies only while no SM runs two CTAs.
-  CHECK(dec::split_cost(128, 128, kH200Sms, 1, KvCache::paged) == 128 * dec::kPagedLoneTileCost + dec::kCtaFixedTiles);
-  CHECK(dec::split_cost(128, 128, kH200Sms, 2, KvCache::paged) == dec::split_cost(128, 128, kH200Sms, 2));
-  CHECK(dec::split_cost(256, 128, kH200Sms, 1, KvCache::paged) == dec::split_cost(256, 128, kH200Sms, 1));
-  CHECK(dec::kPagedLoneTileCost > 1.0);
-  // That the paged choice is the model's cheapest: the heuristic's test above, for both caches.
 }
 
 TEST_CASE("the shuffled block table is a permutation of the pool's pages, fixed by its seed") {
@@ -218,4 +192,15 @@ TEST_CASE("decode's shared-memory layouts: swizzled rows hdim wide by default, p
   for (auto layout : {dec::SmemLayout::padded, dec::SmemLayout::swizzled})
     for (int mt : {1, 2}) CHECK(2 * (dec::smem_bytes(mt, 128, 2, layout) + 1024) <= 228u * 1024);
   CHECK(dec::merge_fits(128, dec::SmemLayout::swizzled));
+}
+
+TEST_CASE("the kernel's addressing: contiguous, one page per tile for pages of whole tiles, else per row") {
+  using dec::KvAddressing;
+  CHECK(dec::addressing(0) == KvAddressing::contiguous);
+  for (int64_t page : {64, 128, 256, 1024}) CHECK(dec::addressing(page) == KvAddressing::page_tiles);
+  for (int64_t page : {1, 16, 32, 48, 96, 100}) {
+    INFO("page " << page);
+    CHECK(dec::addressing(page) == KvAddressing::page_rows);
+  }
+  static_assert(dec::kBlockN == 64, "page_tiles needs pages of a multiple of the key tile");
 }
