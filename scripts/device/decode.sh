@@ -14,9 +14,9 @@
 #          counters; P50 per run and its ratio to the first padded run (layouts.txt, scripts/runs_table.py).
 #   paged  paged (64-token shuffled pages) against contiguous at the side step's shapes, decode alone,
 #          each run one process, no counters, every point verified: this build's contiguous and paged
-#          runs (paged twice), paged at the contiguous split counts (kv_splits), and, with
-#          ATTNPROF_DECODE_BASE_BIN set, that build's contiguous and paged runs; P50 per run and its
-#          ratio to this build's contiguous run (paged.txt, scripts/runs_table.py).
+#          runs (paged twice) and, with ATTNPROF_DECODE_BASE_BIN set, that build's contiguous and paged
+#          runs; P50 per run and its ratio to this build's contiguous run (paged.txt,
+#          scripts/runs_table.py).
 # ATTNPROF_DECODE_SECONDS bounds the side-by-side sweep (default 200; every finished point is kept).
 source "$(dirname "$0")/lib.sh"
 phase_begin decode
@@ -130,14 +130,9 @@ if want paged; then
   shapes+=" | batch=1,16;heads=32;kv_heads=8;seq_q=1;seq_k=131072;hdim=128;dtype=bf16"
   shapes+=" | batch=1,16,64;heads=64;kv_heads=8;seq_q=1;seq_k=8192,32768;hdim=128;dtype=bf16"
   paged_shapes=${shapes//dtype=bf16/dtype=bf16;page_size=64}
-  # The split counts the contiguous plan takes where the paged one differs (batch 1 and 16).
-  g="kv_heads=8;seq_q=1;hdim=128;dtype=bf16;page_size=64"
-  csplit="batch=1;heads=32;seq_k=1024;kv_splits=8;$g | batch=1;heads=32,64;seq_k=8192,32768;kv_splits=16;$g"
-  csplit+=" | batch=1;heads=32;seq_k=131072;kv_splits=16;$g | batch=16;heads=32;seq_k=1024,8192,32768,131072;kv_splits=1;$g"
-  csplit+=" | batch=16;heads=64;seq_k=8192,32768;kv_splits=1;$g"
-  runs=(paged1 contig paged_csplit paged2)
-  declare -A exes=([paged1]=$bin/attnprof [contig]=$bin/attnprof [paged_csplit]=$bin/attnprof [paged2]=$bin/attnprof)
-  declare -A axes_of=([paged1]=$paged_shapes [contig]=$shapes [paged_csplit]=$csplit [paged2]=$paged_shapes)
+  runs=(paged1 contig paged2)
+  declare -A exes=([paged1]=$bin/attnprof [contig]=$bin/attnprof [paged2]=$bin/attnprof)
+  declare -A axes_of=([paged1]=$paged_shapes [contig]=$shapes [paged2]=$paged_shapes)
   if [[ -n ${ATTNPROF_DECODE_BASE_BIN:-} ]]; then
     runs=(base_paged "${runs[@]}" base_contig)
     exes[base_paged]=$ATTNPROF_DECODE_BASE_BIN exes[base_contig]=$ATTNPROF_DECODE_BASE_BIN
