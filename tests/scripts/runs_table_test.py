@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/runs_table.py on made-up sweeps: one column per run (per run and kernel when a run swept
-several), TFLOP/s from cost.flops / P50, unverified and failed records left out (nan), the ratio table
+several), rows per (hdim, causal, seq, batch), TFLOP/s from cost.flops / P50, unverified and failed records left out (nan), the ratio table
 against the chosen column, an unknown --ratio-to refused, and --decode's (batch, seq_k) rows of P50.
 
 usage: runs_table_test.py SOURCE_DIR WORK_DIR
@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 
-def record(kernel, hdim, causal, seq, p50_us, status="ok", passed=True):
+def record(kernel, hdim, causal, seq, p50_us, status="ok", passed=True, batch=16):
     return {"kernel": kernel, "status": status, "verification": {"passed": passed},
-            "shape": {"hdim": hdim, "causal": causal, "seq_q": seq},
+            "shape": {"hdim": hdim, "causal": causal, "seq_q": seq, "batch": batch},
             "cost": {"flops": 2e12}, "latency": {"p50_us": p50_us}}
 
 
@@ -26,6 +26,8 @@ def main():
         "flash": [record("torch:flash", 256, False, 1024, 5000.0), record("torch:flash", 256, True, 1024, 6400.0),
                   record("torch:cudnn", 256, False, 1024, 2500.0, status="failed")],
         "both": [record("torch:flash", 256, False, 1024, 5000.0), record("torch:cudnn", 256, False, 1024, 4000.0)],
+        # Two token counts with the same seq: one row each, not the last one over the first.
+        "tokens": [record("fused", 256, True, 1024, 10000.0, batch=16), record("fused", 256, True, 1024, 2000.0, batch=4)],
     }
     for run, records in runs.items():
         os.makedirs(os.path.join(work, run), exist_ok=True)
@@ -41,19 +43,25 @@ def main():
                          capture_output=True, text=True, timeout=60)
     check(out.returncode == 0, f"exit {out.returncode}: {out.stderr}")
     lines = out.stdout.splitlines()
-    check(lines[0].split()[3:6] == ["flash", "fast", "m64n64"], f"header: {lines[0]}")
+    check(lines[0].split()[4:7] == ["flash", "fast", "m64n64"], f"header: {lines[0]}")
     # 2e12 FLOPs in 5000 us: 400 TFLOP/s; 8000 us: 250; 6250 us: 320. Causal: 312.5 (prints 312), 200, nan.
-    check(lines[1].split() == ["256", "0", "1024", "400", "250", "320"], f"non-causal row: {lines[1]}")
-    check(lines[2].split() == ["256", "1", "1024", "312", "200", "nan"], f"causal row: {lines[2]}")
-    check(lines[4].split()[3:6] == ["fast", "m64n64", "(/"], f"ratio header: {lines[4]}")
-    check(lines[5].split() == ["256", "0", "1024", "0.625", "0.800"], f"ratio row: {lines[5]}")
-    check(lines[6].split() == ["256", "1", "1024", "0.640", "nan"], f"causal ratio row: {lines[6]}")
+    check(lines[1].split() == ["256", "0", "1024", "16", "400", "250", "320"], f"non-causal row: {lines[1]}")
+    check(lines[2].split() == ["256", "1", "1024", "16", "312", "200", "nan"], f"causal row: {lines[2]}")
+    check(lines[4].split()[4:7] == ["fast", "m64n64", "(/"], f"ratio header: {lines[4]}")
+    check(lines[5].split() == ["256", "0", "1024", "16", "0.625", "0.800"], f"ratio row: {lines[5]}")
+    check(lines[6].split() == ["256", "1", "1024", "16", "0.640", "nan"], f"causal ratio row: {lines[6]}")
+
+    out = subprocess.run([sys.executable, script, work, "tokens"], capture_output=True, text=True, timeout=60)
+    rows = out.stdout.splitlines()[1:]
+    check(out.returncode == 0 and [r.split() for r in rows] == [["256", "1", "1024", "4", "1000"],
+                                                                  ["256", "1", "1024", "16", "200"]],
+          f"two batches of one seq: {out.stdout}")
 
     out = subprocess.run([sys.executable, script, work, "both"], capture_output=True, text=True, timeout=60)
     check(out.returncode == 0, f"exit {out.returncode}: {out.stderr}")
-    check(out.stdout.splitlines()[0].split()[3:5] == ["both:torch:flash", "both:torch:cudnn"],
+    check(out.stdout.splitlines()[0].split()[4:6] == ["both:torch:flash", "both:torch:cudnn"],
           f"a run of two kernels: {out.stdout}")
-    check(out.stdout.splitlines()[1].split() == ["256", "0", "1024", "400", "500"], f"two kernels' row: {out.stdout}")
+    check(out.stdout.splitlines()[1].split() == ["256", "0", "1024", "16", "400", "500"], f"two kernels' row: {out.stdout}")
 
     out = subprocess.run([sys.executable, script, work, "fast", "--ratio-to", "nope"], capture_output=True,
                          text=True, timeout=60)
