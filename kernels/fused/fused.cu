@@ -59,9 +59,8 @@ class FusedKernel final : public Kernel {
     const std::string text = variant_text();
     const auto variant = fused::parse_variant(text);
     // nvcc compiles this file: std::to_string rather than fmt's consteval format strings.
-    const std::string by_shape = "fast (m64n64sw with the causal mask at hdim 192 up to " +
-                                 std::to_string(fused::short_causal_keys(192)) + " keys, 256 up to " +
-                                 std::to_string(fused::short_causal_keys(256)) + ")";
+    const std::string by_shape = "fast (m64n64sw at hdim 192 and 256 with the causal mask, or up to " +
+                                 std::to_string(fused::kTwoCtaUnmaskedKeys) + " keys without it)";
     const std::string chosen = text.empty() ? by_shape : std::string(variant ? fused::to_string(*variant) : "invalid");
     return "FlashAttention-2 style: one launch, mma.sync m16n8k16, online softmax in fp32, "
            "cp.async double-buffered K/V; tile variant " + chosen;

@@ -91,18 +91,57 @@ enum class TailFill { cp_async, store };
 
 // Copies rows [0, kRows) of a row-major, hdim-wide global tile into shared memory; rows at or past
 // rows_valid become zeros.
+// Rows of whole 128-byte lines (hdim 64, 128, 192, 256) are copied line by line (copy_by_lines): thread t copies
+// chunk t % 8 of a line of row t / 8 + a multiple of kThreads / 8, the lines of a tile one after the
+// other. That row's row % 8 is the thread's own (kThreads / 8 is a multiple of 8), so every copy's
+// shared and global addresses are one per-thread base plus a compile-time offset, and a warp copies
+// four whole lines per instruction. Otherwise, and for rows of 4 or 12 chunks (hdim 32, 96), each
+// thread takes the tile's chunks in order, kThreads apart.
 template <typename Traits, int kRows, TailFill kTail = TailFill::cp_async, typename T>
 __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, int rows_valid) {
   constexpr int kChunks = kRows * Traits::kChunksPerRow;
   static_assert(kChunks % Traits::kThreads == 0, "every thread copies the same number of chunks");
-  if (rows_valid >= kRows) {  // a whole tile (every tile but a tail): no per-row test
+  constexpr int kRowElems = Traits::kChunksPerRow * 8;
+  constexpr int kRowsPerPass = Traits::kThreads / 8;
+  if constexpr (Traits::kConfig.copy_by_lines && Traits::kChunksPerRow % 8 == 0 && kRows % kRowsPerPass == 0) {
+    static_assert(kRowsPerPass % 8 == 0, "a thread's rows share row % 8");
+    // One 16-byte copy: its shared-memory address, its source and its row (a zero fill at or past
+    // rows_valid).
+    auto copy = [&](uint32_t dst, const T* src, int row) {
+      const bool valid = row < rows_valid;
+      if constexpr (kTail == TailFill::store) {
+        if (valid) cp_async_16(dst, src, 16); else st_shared_zero_16(dst);
+      } else {
+        cp_async_16(dst, valid ? src : global, valid ? 16 : 0);
+      }
+    };
+    constexpr int kPassesPerLine = kRows / kRowsPerPass, kLines = Traits::kChunksPerRow / 8;
+    const int row0 = static_cast<int>(threadIdx.x) / 8, chunk0 = static_cast<int>(threadIdx.x) % 8;
+    const uint32_t dst0 = smem + Traits::at(row0, chunk0);
+    const T* src0 = global + row0 * kRowElems + chunk0 * 8;
+    auto copy_all = [&](auto&& copy_one) {
+#pragma unroll
+      for (int line = 0; line < kLines; ++line)
+#pragma unroll
+        for (int pass = 0; pass < kPassesPerLine; ++pass) {
+          const int rows = pass * kRowsPerPass;
+          copy_one(dst0 + static_cast<uint32_t>(rows) * Traits::kSmemRowBytes + line * 128,
+                   src0 + rows * kRowElems + line * 64, row0 + rows);
+        }
+    };
+    if (rows_valid >= kRows)  // a whole tile (every tile but a tail): no per-row test
+      copy_all([](uint32_t dst, const T* src, int) { cp_async_16(dst, src, 16); });
+    else
+      copy_all(copy);
+    return;
+  }
+  if (rows_valid >= kRows) {  // a whole tile: no per-row test
 #pragma unroll
     for (int i = 0; i < kChunks / Traits::kThreads; ++i) {
       const int chunk_id = i * Traits::kThreads + static_cast<int>(threadIdx.x);
       const int row = chunk_id / Traits::kChunksPerRow;
       const int chunk = chunk_id % Traits::kChunksPerRow;
-      cp_async_16(smem + Traits::at(row, chunk),
-                  global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8, 16);
+      cp_async_16(smem + Traits::at(row, chunk), global + static_cast<int64_t>(row) * kRowElems + chunk * 8, 16);
     }
     return;
   }
@@ -115,12 +154,11 @@ __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, 
     if constexpr (kTail == TailFill::store) {
       const uint32_t dst = smem + Traits::at(row, chunk);
       if (valid)
-        cp_async_16(dst, global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8, 16);
+        cp_async_16(dst, global + static_cast<int64_t>(row) * kRowElems + chunk * 8, 16);
       else
         st_shared_zero_16(dst);
     } else {
-      const T* src = valid ? global + static_cast<int64_t>(row) * (Traits::kChunksPerRow * 8) + chunk * 8
-                           : global;
+      const T* src = valid ? global + static_cast<int64_t>(row) * kRowElems + chunk * 8 : global;
       cp_async_16(smem + Traits::at(row, chunk), src, valid ? 16 : 0);
     }
   }

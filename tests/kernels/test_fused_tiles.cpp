@@ -134,6 +134,26 @@ TEST_CASE("fast stages O in shared memory at every head dim but 128, m64n64sw to
   }
 }
 
+TEST_CASE("tiles are copied by lines everywhere but fast's tile at hdim 256, and the kernel can do so") {
+  using fused::TileVariant;
+  for (int hdim : fused::kHeadDims) {
+    for (TileVariant v : fused::kTileVariants) {
+      if (!fused::supported_variant(hdim, v)) continue;
+      const fused::TileConfig c = fused::tile_config(hdim, v);
+      INFO("hdim " << hdim << ", variant " << fused::to_string(v));
+      const bool fast_tile = v == TileVariant::fast || v == TileVariant::padded;
+      CHECK(c.copy_by_lines == !(fast_tile && hdim == 256));
+      if (!c.copy_by_lines || hdim % 64 != 0) continue;  // hdim 32 and 96: rows of 4 or 12 chunks
+      // load_tile_async's line order: threads / 8 rows per pass, a multiple of 8 (a thread's rows share
+      // row % 8, so its swizzled addresses are one base plus constants), dividing Q's and K/V's rows.
+      const int rows_per_pass = fused::threads_of(c) / 8;
+      CHECK(rows_per_pass % 8 == 0);
+      CHECK(c.block_m % rows_per_pass == 0);
+      CHECK(c.block_n % rows_per_pass == 0);
+    }
+  }
+}
+
 TEST_CASE("fast loads fragments one MMA step ahead at hdim 128 only, within one k-step of S everywhere") {
   using fused::TileVariant;
   for (int hdim : fused::kHeadDims) {
@@ -197,16 +217,16 @@ TEST_CASE("ATTNPROF_FUSED_CONFIG values parse") {
   CHECK_FALSE(fused::parse_variant("fastest").has_value());
 }
 
-TEST_CASE("the default variant is fast but m64n64sw with the causal mask at hdim 192 up to 2048 keys, 256 up to 4096") {
+TEST_CASE("the default variant is m64n64sw at hdim 192 and 256 with the causal mask or up to 2048 keys, else fast") {
   using fused::TileVariant;
-  static_assert(fused::short_causal_keys(256) == 4096 && fused::short_causal_keys(192) == 2048);
+  static_assert(fused::kTwoCtaUnmaskedKeys == 2048);
   for (int hdim : fused::kHeadDims)
-    for (long long keys : {1LL, 1024LL, 2048LL, 2049LL, 4096LL, 4097LL, 8192LL})
+    for (long long keys : {1LL, 1024LL, 2048LL, 2049LL, 4096LL, 8192LL, 32768LL})
       for (bool causal : {false, true}) {
         INFO("hdim " << hdim << ", keys " << keys << ", causal " << causal);
-        const bool short_causal = causal && ((hdim == 256 && keys <= 4096) || (hdim == 192 && keys <= 2048));
+        const bool two_ctas = (hdim == 192 || hdim == 256) && (causal || keys <= 2048);
         const TileVariant chosen = fused::default_variant(hdim, hdim, causal, keys, false, false);
-        CHECK(chosen == (short_causal ? TileVariant::m64n64sw : TileVariant::fast));
+        CHECK(chosen == (two_ctas ? TileVariant::m64n64sw : TileVariant::fast));
         CHECK(fused::supported_variant(hdim, chosen));
         // A window, a packed batch or a different value head dim keeps fast.
         CHECK(fused::default_variant(hdim, hdim, causal, keys, true, false) == TileVariant::fast);

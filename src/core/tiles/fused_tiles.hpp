@@ -60,6 +60,10 @@ struct TileConfig {
   // MMA steps of S = Q K^T and O += P V whose shared-memory fragments are loaded ahead of the step
   // they feed (0: each step loads its own fragments right before its MMAs).
   int fragment_lookahead = 0;
+  // Q, K and V tiles of whole 128-byte rows are copied a line at a time (thread t: chunk t % 8 of a
+  // line of row t / 8 + a multiple of threads / 8, so each copy is a per-thread base plus a constant);
+  // else each thread copies consecutive chunks of the tile in order (the only order for hdim 32 and 96).
+  bool copy_by_lines = true;
   constexpr bool operator==(const TileConfig&) const = default;
 };
 
@@ -122,7 +126,9 @@ constexpr TileConfig tile_config(int hdim, TileVariant variant) {
       // in docs/kernels.md: staged 0-6% faster at the other head dims, 2% slower at 128).
       // Fragments are loaded one MMA step ahead at hdim 128 only: 0-1.3% faster there, 0.5-5% slower
       // at hdim 32 and 96, no change at 64, 192 and 256 (docs/kernels.md).
-      if (hdim > 128) return {128, 64, 8, 1, false, 1, 2, hdim % 64 == 0, true};
+      // Tiles are copied by lines except at hdim 256, where it was 1% slower for this tile (by lines
+      // 1.3-4% faster at hdim 64, 128 and 192, docs/kernels.md).
+      if (hdim > 128) return {128, 64, 8, 1, false, 1, 2, hdim % 64 == 0, true, 0, hdim != 256};
       return {128, hdim <= 96 ? 64 : 32, 4, 2, hdim <= 64, 2, 2, hdim % 64 == 0, hdim != 128, hdim == 128 ? 1 : 0};
     case TileVariant::small:
       return {64, 32, 4, 1, true, 2};
@@ -212,20 +218,26 @@ constexpr std::optional<TileVariant> parse_variant(std::string_view text) {
   return std::nullopt;
 }
 
-// The longest key range at which `fused` runs m64n64sw rather than fast with the causal mask: 4096 keys
-// at hdim 256, 2048 at 192, none elsewhere (m64n64sw exists at 192 and 256 only).
-constexpr long long short_causal_keys(int hdim) { return hdim == 256 ? 4096 : hdim == 192 ? 2048 : 0; }
+// The longest key range at which `fused` runs m64n64sw rather than fast without a mask (with the causal
+// mask it runs m64n64sw at any length).
+inline constexpr long long kTwoCtaUnmaskedKeys = 2048;
+
+// Whether a shape's head dims have m64n64sw (192 or 256, the value head dim the same).
+constexpr bool has_two_cta_tile(int hdim, int value_hdim) {
+  return value_hdim == hdim && supported_variant(hdim, TileVariant::m64n64sw);
+}
 
 // The variant `fused` runs when ATTNPROF_FUSED_CONFIG is unset: fast, except on a dense batch at hdim 192
-// or 256 (value head dim the same) with the causal mask, no window and at most short_causal_keys keys,
-// where m64n64sw's two 64-row CTAs per SM overlap one CTA's prologue and O write with the other's MMAs
-// and its diagonal tiles mask half as many scores. H200 (docs/kernels.md), m64n64sw against fast, causal:
-// hdim 256 1.05x at 1024 keys, 1.02x at 2048, 1.00-1.03x at 4096, 0.99x at 8192; hdim 192 1.05x at
-// 1024, 1.01x at 2048, 0.99-1.00x at 4096; without the mask 0.92-0.98x.
+// or 256 (value head dim the same) without a window, with the causal mask or at most
+// kTwoCtaUnmaskedKeys keys, where m64n64sw's two 64-row CTAs per SM overlap one CTA's prologue, softmax
+// and O write with the other's MMAs, and its diagonal tiles mask half as many scores. H200
+// (docs/kernels.md), m64n64sw against fast: causal 1.01-1.12x at hdim 192 and 1.00-1.11x at 256 over
+// 1k-8k keys; without a mask 1.01-1.03x at 192 and 1.01-1.02x at 256 up to 2048 keys, 0.98-1.01x at
+// 4096, 0.94x at 8192.
 constexpr TileVariant default_variant(int hdim, int value_hdim, bool causal, long long seq_k, bool windowed,
                                       bool varlen) {
-  const bool short_causal = causal && !windowed && !varlen && seq_k <= short_causal_keys(hdim);
-  return value_hdim == hdim && short_causal ? TileVariant::m64n64sw : TileVariant::fast;
+  const bool two_ctas = (causal || seq_k <= kTwoCtaUnmaskedKeys) && !windowed && !varlen;
+  return has_two_cta_tile(hdim, value_hdim) && two_ctas ? TileVariant::m64n64sw : TileVariant::fast;
 }
 
 }  // namespace attnprof::kernels::fused
