@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""TFLOP/s per (hdim, causal, seq, batch) and run, from one attnprof sweep per run: ROOT/<run>/results.json for
-each run named (a run is one process, e.g. one tile variant through ATTNPROF_FUSED_CONFIG or one
+"""TFLOP/s per (hdim, causal, seq, batch) and run, from one attnprof sweep per run: ROOT/<run>/results.json
+for each run named (a run is one process, e.g. one tile variant through ATTNPROF_FUSED_CONFIG or one
 fused-sm90 schedule; a run whose verified records come from several kernels gets one column per kernel,
 `<run>:<kernel>`).
 Only verified ("ok", verification passed) records count; a missing point prints nan. With --ratio-to
@@ -19,8 +19,8 @@ import sys
 
 # What a table shows: its row key and header, the figure of a record, how it prints, and its unit.
 PREFILL = {"key": lambda s: (s["hdim"], int(bool(s["causal"])), s["seq_q"], s["batch"]),
-           "header": "hdim causal   seq batch", "row": "{:4d} {:6d} {:5d} {:5d}", "value": lambda r: r["cost"]["flops"] / r["latency"]["p50_us"] / 1e6,
-           "digits": 0, "unit": "TFLOP/s"}
+           "header": "hdim causal   seq batch", "row": "{:4d} {:6d} {:5d} {:5d}",
+           "value": lambda r: r["cost"]["flops"] / r["latency"]["p50_us"] / 1e6, "digits": 0, "unit": "TFLOP/s"}
 DECODE = {"key": lambda s: (s["heads"], s["batch"], s["seq_k"]), "header": "heads batch     KV", "row": "{:5d} {:5d} {:6d}",
           "value": lambda r: r["latency"]["p50_us"], "digits": 1, "unit": "P50 us"}
 

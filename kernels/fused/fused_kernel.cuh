@@ -91,12 +91,12 @@ enum class TailFill { cp_async, store };
 
 // Copies rows [0, kRows) of a row-major, hdim-wide global tile into shared memory; rows at or past
 // rows_valid become zeros.
-// Rows of whole 128-byte lines (hdim 64, 128, 192, 256) are copied line by line (copy_by_lines): thread t copies
-// chunk t % 8 of a line of row t / 8 + a multiple of kThreads / 8, the lines of a tile one after the
-// other. That row's row % 8 is the thread's own (kThreads / 8 is a multiple of 8), so every copy's
-// shared and global addresses are one per-thread base plus a compile-time offset, and a warp copies
-// four whole lines per instruction. Otherwise, and for rows of 4 or 12 chunks (hdim 32, 96), each
-// thread takes the tile's chunks in order, kThreads apart.
+// With copy_by_lines, rows of whole 128-byte lines (hdim 64, 128, 192, 256) are copied line by line:
+// thread t copies chunk t % 8 of a line of row t / 8 + a multiple of kThreads / 8, the lines of a tile
+// one after the other. That row's row % 8 is the thread's own (kThreads / 8 is a multiple of 8), so
+// every copy's shared and global addresses are one per-thread base plus a compile-time offset, and a
+// warp copies four whole lines per instruction. Otherwise, and for rows of 4 or 12 chunks (hdim 32,
+// 96), each thread takes the tile's chunks in order, kThreads apart.
 template <typename Traits, int kRows, TailFill kTail = TailFill::cp_async, typename T>
 __device__ __forceinline__ void load_tile_async(uint32_t smem, const T* global, int rows_valid) {
   constexpr int kChunks = kRows * Traits::kChunksPerRow;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/runs_table.py on made-up sweeps: one column per run (per run and kernel when a run swept
-several), rows per (hdim, causal, seq, batch), TFLOP/s from cost.flops / P50, unverified and failed records left out (nan), the ratio table
-against the chosen column, an unknown --ratio-to refused, and --decode's (batch, seq_k) rows of P50.
+several), rows per (hdim, causal, seq, batch), TFLOP/s from cost.flops / P50, unverified and failed
+records left out (nan), the ratio table against the chosen column, an unknown --ratio-to refused, and
+--decode's (batch, seq_k) rows of P50.
 
 usage: runs_table_test.py SOURCE_DIR WORK_DIR
 """
@@ -27,7 +28,8 @@ def main():
                   record("torch:cudnn", 256, False, 1024, 2500.0, status="failed")],
         "both": [record("torch:flash", 256, False, 1024, 5000.0), record("torch:cudnn", 256, False, 1024, 4000.0)],
         # Two token counts with the same seq: one row each, not the last one over the first.
-        "tokens": [record("fused", 256, True, 1024, 10000.0, batch=16), record("fused", 256, True, 1024, 2000.0, batch=4)],
+        "tokens": [record("fused", 256, True, 1024, 10000.0, batch=16),
+                   record("fused", 256, True, 1024, 2000.0, batch=4)],
     }
     for run, records in runs.items():
         os.makedirs(os.path.join(work, run), exist_ok=True)
@@ -61,7 +63,8 @@ def main():
     check(out.returncode == 0, f"exit {out.returncode}: {out.stderr}")
     check(out.stdout.splitlines()[0].split()[4:6] == ["both:torch:flash", "both:torch:cudnn"],
           f"a run of two kernels: {out.stdout}")
-    check(out.stdout.splitlines()[1].split() == ["256", "0", "1024", "16", "400", "500"], f"two kernels' row: {out.stdout}")
+    check(out.stdout.splitlines()[1].split() == ["256", "0", "1024", "16", "400", "500"],
+          f"two kernels' row: {out.stdout}")
 
     out = subprocess.run([sys.executable, script, work, "fast", "--ratio-to", "nope"], capture_output=True,
                          text=True, timeout=60)
