@@ -35,18 +35,11 @@ std::string reason_of(const Kernel& k, const core::Shape& s) {
 
 }  // namespace
 
-void to_json(nlohmann::json& j, const CatalogueEntry& e) {
-  j = {{"name", e.name},     {"backend", e.backend},   {"origin", e.origin},
-       {"description", e.description}, {"layout", e.layout}, {"flags", e.flags},
-       {"hdims", e.hdims},   {"dtypes", e.dtypes},     {"causal", e.causal},
-       {"gqa", e.gqa},       {"seq_q_ne_seq_k", e.seq_q_ne_seq_k}, {"window", e.window},
-       {"varlen", e.varlen}, {"hdim_v", e.hdim_v},
-       {"example_refusal", e.example_refusal}};
-}
+std::vector<CatalogueEntry> catalogue() { return catalogue(all_registered()); }
 
-std::vector<CatalogueEntry> catalogue() {
+std::vector<CatalogueEntry> catalogue(const std::vector<const Kernel*>& kernels) {
   std::vector<CatalogueEntry> out;
-  for (const Kernel* k : all_registered()) {
+  for (const Kernel* k : kernels) {
     CatalogueEntry e;
     e.name = k->name();
     e.backend = std::string(to_string(k->backend()));

@@ -19,8 +19,12 @@ struct CatalogueEntry {
   bool causal = false, gqa = false, seq_q_ne_seq_k = false, window = false, varlen = false, hdim_v = false;
   std::string example_refusal;     // one probe shape's reason, when some probe is refused
 };
-void to_json(nlohmann::json&, const CatalogueEntry&);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CatalogueEntry, name, backend, origin, description, layout, flags, hdims, dtypes,
+                                   causal, gqa, seq_q_ne_seq_k, window, varlen, hdim_v, example_refusal)
 
+class Kernel;
+// The entries of `kernels`, in their order; catalogue() is every registered kernel's.
+std::vector<CatalogueEntry> catalogue(const std::vector<const Kernel*>& kernels);
 std::vector<CatalogueEntry> catalogue();
 
 }  // namespace attnprof::kernels

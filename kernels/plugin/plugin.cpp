@@ -285,16 +285,23 @@ void validate_kernel(const std::string& path, uint32_t abi_version, uint32_t ind
 
 }  // namespace
 
-PluginInfo load_plugin(const std::string& given_path) {
+PluginInfo load_plugin(const std::string& path_as_given, const std::string& expected_sha256) {
+  // Messages name the path as given, escaped (it may hold any byte); dlopen takes its bytes.
+  const std::string given_path = core::escape::one_line(path_as_given);
   std::error_code ec;
-  const fs::path absolute = fs::absolute(given_path, ec);
-  const std::string path = ec ? given_path : absolute.lexically_normal().string();
+  const fs::path absolute = fs::absolute(path_as_given, ec);
+  const std::string path = ec ? path_as_given : absolute.lexically_normal().string();
   if (!fs::exists(path, ec)) throw InputError(fmt::format("plugin '{}': no such file", given_path));
   if (!fs::is_regular_file(path, ec)) throw InputError(fmt::format("plugin '{}': not a regular file", given_path));
 
   PluginInfo info;
   info.path = path;
   info.sha256 = core::sha256_file(path);
+  if (!expected_sha256.empty() && info.sha256 != expected_sha256)
+    throw PluginChanged(fmt::format("plugin '{}' changed on disk during the sweep (sha256 {} at its start, {} now): "
+                                    "its points were not measured with another build's code",
+                                    given_path, expected_sha256.substr(0, 16),
+                                    info.sha256.substr(0, 16)));
   // RTLD_LOCAL: two plugins may define the same symbols. Never closed: its kernels live in the registry.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr)
@@ -332,16 +339,52 @@ PluginInfo load_plugin(const std::string& given_path) {
     const std::string name = k.name;
     if (const Kernel* taken = find_any(name))
       throw InputError(fmt::format("plugin '{}': kernel name '{}' is already taken ({})", given_path, name,
-                                         taken->origin()));
+                                   core::escape::one_line(taken->origin())));
     if (std::find(names.begin(), names.end(), name) != names.end())
       throw InputError(fmt::format("plugin '{}' declares the kernel '{}' twice", given_path, name));
     names.push_back(name);
   }
-  const std::string origin = fmt::format("plugin {} {} ({})", info.name, info.version, path);
+  const std::string origin = fmt::format("plugin {} {} ({})", info.name, info.version, core::escape::one_line(path));
   for (uint32_t i = 0; i < table->kernel_count; ++i)
     register_owned(std::make_unique<PluginKernel>(table->kernels[i], origin, table->abi_version));
   info.kernels = names;
   return info;
+}
+
+namespace {
+
+class DescribedKernel final : public Kernel {
+ public:
+  explicit DescribedKernel(PluginKernelInfo info) : info_(std::move(info)) {}
+  std::string name() const override { return info_.name; }
+  Backend backend() const override { return info_.backend == "cuda" ? Backend::cuda : Backend::cpu; }
+  core::KernelKind kind() const override { return core::KernelKind::fused; }
+  std::string description() const override { return info_.description; }
+  std::string origin() const override { return info_.origin; }
+  std::string unsupported_reason(const core::Shape&) const override { refuse("supports()"); }
+  size_t workspace_bytes(const core::Shape&) const override { refuse("workspace_bytes()"); }
+  void launch(const AttentionArgs&, StageHook*) const override { refuse("launch()"); }
+
+ private:
+  [[noreturn]] void refuse(const char* what) const {
+    throw std::logic_error(fmt::format("{}: {} runs only in a worker process, where the plugin is loaded", info_.name, what));
+  }
+  PluginKernelInfo info_;
+};
+
+}  // namespace
+
+PluginKernelInfo info_of(std::string_view kernel_name) {
+  const Kernel* k = find_any(kernel_name);
+  if (k == nullptr) throw std::logic_error(fmt::format("no registered kernel '{}'", kernel_name));
+  return {k->name(), std::string(to_string(k->backend())), k->description(), k->origin()};
+}
+
+void register_described(const PluginKernelInfo& info) {
+  if (!valid_name(info.name)) throw InputError(fmt::format("a plugin kernel has the invalid name '{}'", core::escape::one_line(info.name)));
+  if (const Kernel* taken = find_any(info.name))
+    throw InputError(fmt::format("kernel name '{}' is already taken ({})", info.name, core::escape::one_line(taken->origin())));
+  register_owned(std::make_unique<DescribedKernel>(info));
 }
 
 bool is_python_kernel(const std::string& name) { return name.starts_with("torch:") || name.starts_with("py:"); }
@@ -378,12 +421,6 @@ void configure_python_bridge(const std::vector<std::string>& kernel_names, const
     if (n.starts_with("py:")) names += (names.empty() ? "" : ",") + n;
   ::setenv("ATTNPROF_PYTHON_KERNELS", names.c_str(), 1);
   ::setenv("ATTNPROF_PYTHON_BACKEND", backend.c_str(), 1);
-}
-
-std::vector<PluginInfo> load_plugins(const std::vector<std::string>& paths) {
-  std::vector<PluginInfo> out;
-  for (const auto& path : paths) out.push_back(load_plugin(path));
-  return out;
 }
 
 }  // namespace attnprof::kernels

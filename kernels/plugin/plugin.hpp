@@ -4,7 +4,9 @@
 // (kernels/registry.hpp) behind the same Kernel interface as the built-in ones, so that the
 // measurement, the reports and the gate never know the difference. Every bad plugin is an InputError (exit 2) with one line naming the file.
 #pragma once
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,10 +26,33 @@ struct PluginInfo {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PluginInfo, path, name, version, sha256, abi_version, kernels)
 
 // Loads `path` and registers its kernels; throws InputError for every defect listed in
-// docs/plugins.md ("Errors"). A plugin stays loaded for the life of the process.
-PluginInfo load_plugin(const std::string& path);
-// Loads each path in order (the order of --plugin options).
-std::vector<PluginInfo> load_plugins(const std::vector<std::string>& paths);
+// docs/plugins.md ("Errors"). A plugin stays loaded for the life of the process. Plugin code runs
+// here (its constructors, its entry point): attnprof calls this only in a child process, the plugin
+// probe (src/run/plugin_probe.hpp) and the workers, never in the process that owns the results.
+// With `expected_sha256`, the file's bytes are hashed before anything of it is loaded, and a file
+// whose hash differs is not loaded: PluginChanged is thrown instead.
+PluginInfo load_plugin(const std::string& path, const std::string& expected_sha256 = "");
+
+// A pinned plugin whose file no longer holds the bytes the sweep started with (it was rebuilt).
+struct PluginChanged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What the process that owns the results knows of a plugin kernel: data from the probe, not code.
+struct PluginKernelInfo {
+  std::string name;
+  std::string backend;  // "cpu" or "cuda"
+  std::string description;
+  std::string origin;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PluginKernelInfo, name, backend, description, origin)
+
+// The info of a registered kernel (a loaded plugin's), as the probe sends it.
+PluginKernelInfo info_of(std::string_view kernel_name);
+// Registers a kernel known only by its info: it lists, plans and names its points like any other
+// kernel, and throws std::logic_error if asked to support, plan or run a shape (workers do that).
+// InputError when the name is already taken.
+void register_described(const PluginKernelInfo& info);
 
 // Kernels of attnprof's Python bridge (docs/python.md): torch:BACKEND and py:MODULE:FUNCTION.
 bool is_python_kernel(const std::string& name);

@@ -10,7 +10,10 @@
 
 #include "cli/commands.hpp"
 #include "kernels/catalogue.hpp"
-#include "kernels/plugin/plugin.hpp"
+#include "cli/validators.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
+#include "run/plugin_probe.hpp"
 
 namespace attnprof::cli {
 
@@ -40,20 +43,29 @@ void print_table(const std::vector<kernels::CatalogueEntry>& entries, std::ostre
 void add_kernels(CLI::App& app, Run& run) {
   struct Args {
     std::vector<std::string> plugins;
+    double plugin_timeout_s = run::kDefaultPluginTimeoutS;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("kernels", "List every kernel (built-in and --plugin), its backend and what it supports");
   cmd->add_option("--plugin", args->plugins, "Shared library of your own kernels (docs/plugins.md); repeatable");
+  cmd->add_option("--plugin-timeout", args->plugin_timeout_s,
+                  "Time limit for loading and asking the --plugin libraries, in the probe process [s]")
+      ->capture_default_str()
+      ->check(kFinite & CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->callback([args, &run] {
-    const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(args->plugins);
-    const auto entries = kernels::catalogue();
+    // Built-in kernels are asked here; plugin kernels in the probe process (src/run/plugin_probe.hpp).
+    const run::PluginProbe probe = run::probe_plugins(args->plugins, true, args->plugin_timeout_s);
+    std::vector<kernels::CatalogueEntry> entries = kernels::catalogue();
+    entries.insert(entries.end(), probe.catalogue.begin(), probe.catalogue.end());
     if (args->json) {
-      std::cout << nlohmann::json{{"kernels", entries}, {"plugins", plugins}}.dump(2) << "\n";
+      std::cout << core::dump_json(nlohmann::json{{"kernels", entries}, {"plugins", probe.plugins}}, 2) << "\n";
     } else {
-      for (const auto& p : plugins)
-        std::cout << fmt::format("plugin {} {} ({}, sha256 {})\n", p.name, p.version, p.path, p.sha256.substr(0, 16));
+      for (const auto& p : probe.plugins)
+        std::cout << core::escape::one_line(fmt::format("plugin {} {} ({}, sha256 {})", p.name, p.version, p.path,
+                                                        p.sha256.substr(0, 16)))
+                  << "\n";
       print_table(entries, std::cout);
     }
     run.exit_code = 0;

@@ -1,6 +1,7 @@
 // attnprof sweep: declares the options, builds a run::SweepRequest, calls run::run_sweep, and hands
 // the results it returns to the renderers (report::write_outputs, the terminal table). The hidden
-// `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp).
+// `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp), and
+// `--plugin-probe` the process that loads plugins for the others (src/run/plugin_probe.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "core/sweep_spec.hpp"
 #include "run/sweep_runner.hpp"
 #include "report/report.hpp"
+#include "run/plugin_probe.hpp"
 #include "run/worker.hpp"
 
 namespace attnprof::cli {
@@ -39,6 +41,8 @@ struct SweepArgs {
   OutputPaths outputs;
   std::string shard;
   bool resume = false, overwrite = false, warm = false, no_counters = false, no_verify = false, worker = false;
+  bool plugin_probe = false;
+  double plugin_timeout_s = run::kDefaultPluginTimeoutS;
   std::vector<std::string> metrics;
   measure::MeasureOptions options;
 };
@@ -66,6 +70,10 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
     run.exit_code = run::worker_main();
     return;
   }
+  if (a.plugin_probe) {
+    run.exit_code = run::plugin_probe_main();
+    return;
+  }
   run::SweepRequest req;
   if (!a.axes.empty()) {
     req.spec = core::parse_axes(a.axes);
@@ -81,6 +89,7 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.kernel_names = a.kernels;
   req.plugins = a.plugins;
   req.python_bridge = a.python_bridge;
+  req.plugin_timeout_s = a.plugin_timeout_s;
   req.backend = a.backend;
   req.devices = a.devices;
   req.out_dir = a.out_dir;
@@ -129,6 +138,10 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_option("--plugin", args->plugins,
                   "Shared library of your own kernels (include/attnprof/plugin.h, docs/plugins.md); repeatable")
       ->allow_extra_args(false);
+  cmd->add_option("--plugin-timeout", args->plugin_timeout_s,
+                  "Time limit for loading the --plugin libraries (and the Python bridge) in the probe process [s]")
+      ->capture_default_str()
+      ->check(kFinite & CLI::PositiveNumber);
   cmd->add_option("--python-bridge", args->python_bridge,
                   "attnprof's Python bridge for torch: and py: kernels (docs/python.md); default: beside attnprof");
   cmd->add_option("--backend", args->backend, "auto (CUDA if a GPU is present, else CPU), cuda, cpu")
@@ -197,6 +210,8 @@ void add_sweep(CLI::App& app, Run& run) {
       ->check(kFinite & CLI::PositiveNumber);
   // The worker process of the failure isolation; not for people.
   cmd->add_flag("--worker", args->worker)->group("");
+  // The plugin probe (src/run/plugin_probe.hpp); not for people.
+  cmd->add_flag("--plugin-probe", args->plugin_probe)->group("");
   cmd->callback([args, &run] { run_sweep_command(*args, run); });
 }
 

@@ -52,6 +52,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasureOptions, warmup_calls, warmup_seconds,
                                    counters, extra_metrics, verify, verify_rows, seed, point_timeout_s,
                                    counter_batch)
 
+// What a fresh worker found when it checked its device after a killed point.
+struct SettleReport {
+  bool checked = false;  // false: nothing to check (the CPU backend)
+  bool idle = true;      // the device ran this process's work alone within the limit
+  double waited_s = 0;
+  std::string detail;    // the figures the check rests on
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -69,6 +77,10 @@ class Backend {
   // counters say "unavailable"); throws EnvironmentError when the device is lost (sticky error).
   // A backend without counters marks them "not_collected".
   virtual void collect_counters(std::vector<core::Record>& records, const MeasureOptions&);
+  // After a point was killed (its process may leave work on the device): waits, at most limit_s,
+  // until the device runs this process's work alone, and says how long that took. The CPU backend
+  // has nothing to wait for.
+  virtual SettleReport settle(double /*limit_s*/) { return {}; }
 };
 
 // which: "auto" (CUDA when a GPU is present, else CPU with a notice), "cuda", "cpu".

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "core/stats.hpp"
 
@@ -49,6 +52,10 @@ SampleSet sample_adaptively(const SampleFn& fn, const MeasureOptions& options) {
     if (set.total_us.empty()) set.stage_us.resize(sample.size() - 1);
     if (sample.size() - 1 != set.stage_us.size())
       throw std::runtime_error("sampling: samples disagree on the number of stages");
+    // A duration is finite and not negative; anything else is a broken measurement, never a record.
+    for (double us : sample)
+      if (!std::isfinite(us) || us < 0)
+        throw std::runtime_error(fmt::format("sampling: a sample of {} us cannot be a duration", us));
     set.total_us.push_back(sample[0]);
     for (size_t s = 1; s < sample.size(); ++s) set.stage_us[s - 1].push_back(sample[s]);
 

@@ -28,6 +28,7 @@
 #include "run/counter_phase.hpp"
 #include "run/estimate.hpp"
 #include "run/journal.hpp"
+#include "run/plugin_probe.hpp"
 #include "run/worker_pool.hpp"
 
 namespace attnprof::run {
@@ -205,16 +206,17 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   const std::string expected_backend =
       req.backend == "auto" ? (measure::cuda_available() ? "cuda" : "cpu") : req.backend;
 
-  // Plugins first: a bad one stops the sweep before any device work (exit 2). Workers load them too.
+  // Plugins first: a bad one stops the sweep before any device work (exit 2). They are loaded in the
+  // probe process and in the workers, never here; this process knows their kernels as data.
   // torch: and py: kernels bring attnprof's Python bridge.
   std::vector<std::string> plugin_paths = req.plugins;
   if (std::any_of(req.kernel_names.begin(), req.kernel_names.end(), kernels::is_python_kernel)) {
     kernels::configure_python_bridge(req.kernel_names, expected_backend);
     plugin_paths.push_back(kernels::find_python_bridge(req.python_bridge));
   }
-  const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(plugin_paths);
-  plugin_paths.clear();
-  for (const auto& p : plugins) plugin_paths.push_back(p.path);
+  const PluginProbe probe = probe_plugins(plugin_paths, false, req.plugin_timeout_s);
+  for (const auto& k : probe.kernels) kernels::register_described(k);
+  const std::vector<kernels::PluginInfo>& plugins = probe.plugins;
   auto devices = resolve_devices(req.devices, expected_backend);
   auto backend = measure::make_backend(req.backend, devices.front(), &notices);
   const std::string backend_name = backend->name();
@@ -354,7 +356,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
                             backend_name, req.options));
   backend.reset();  // the workers own the device from here
 
-  PoolConfig pool_config{backend_name, devices, req.options, "", plugin_paths};
+  PoolConfig pool_config{backend_name, devices, req.options, "", probe.pinned()};
   PoolEvents events;
   events.finished = [&](const Point& p, core::Record record) {
     journal.append(record);
@@ -377,6 +379,10 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   events.counters_finished = [&](const Point& p, core::Record record) {
     journal.append(record);
     done.insert_or_assign(p.key, std::move(record));
+  };
+  events.notice = [&](const std::string& text) {
+    progress.message("attnprof: notice: " + text);
+    ctx.notices.push_back(text);
   };
   events.signalled = [&](int count) {
     progress.message(count == 1 ? "attnprof: interrupted: finishing the point in flight (signal again "

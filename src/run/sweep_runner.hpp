@@ -11,6 +11,7 @@
 #include "core/sweep_spec.hpp"
 #include "measure/backend.hpp"
 #include "run/plan.hpp"
+#include "run/plugin_probe.hpp"
 
 namespace attnprof::run {
 
@@ -28,6 +29,7 @@ struct SweepRequest {
   std::vector<std::string> kernel_names;   // empty: every kernel of the backend
   std::vector<std::string> plugins;        // shared libraries of kernels (include/attnprof/plugin.h)
   std::string python_bridge;               // for torch: and py: kernels; empty: found beside attnprof
+  double plugin_timeout_s = kDefaultPluginTimeoutS;  // the plugin probe's time limit (run/plugin_probe.hpp)
   std::string backend = "auto";            // auto | cuda | cpu
   DeviceSelection devices;                 // --devices: 0,1 or all
   std::string out_dir = "reports/latest";

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "core/errors.hpp"
 #include "core/files.hpp"
 #include "kernels/plugin/plugin.hpp"
+#include "run/subprocess.hpp"
 
 namespace attnprof::run {
 
@@ -51,15 +53,7 @@ class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
   void send(const json& message) {
-    // A byte that is not UTF-8 (in a reason a plugin or a library wrote) cannot break the protocol.
-    const std::string line = core::dump_json(message) + '\n';
-    size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) std::_Exit(3);  // the parent is gone: nothing left to report to
-      done += static_cast<size_t>(n);
-    }
+    if (!send_line(fd_, message)) std::_Exit(3);  // the parent is gone: nothing left to report to
   }
 
  private:
@@ -116,11 +110,21 @@ int worker_main() {
   std::unique_ptr<measure::Backend> backend;
   measure::MeasureOptions options;
   int device = 0;
+  bool settle = false;
+  // Kernels of a plugin rebuilt since the sweep started, with why: their points fail, the rest run.
+  std::map<std::string, std::string> changed_plugins;
   try {
     const auto config = json::parse(line).get<WorkerConfig>();
     device = config.device;
     options = config.options;
-    kernels::load_plugins(config.plugins);
+    settle = config.settle;
+    for (const auto& plugin : config.plugins) {
+      try {
+        kernels::load_plugin(plugin.path, plugin.sha256);
+      } catch (const kernels::PluginChanged& e) {
+        for (const auto& name : plugin.kernels) changed_plugins[name] = e.what();
+      }
+    }
     std::vector<std::string> notices;
     backend = measure::make_backend(config.backend, device, &notices);
   } catch (const std::exception& e) {
@@ -130,7 +134,17 @@ int worker_main() {
   const auto kernels = backend->kernels();
   json names = json::array();
   for (const auto* k : kernels) names.push_back(k->name());
-  out.send({{"ready", true}, {"kernels", names}});
+  json ready = {{"ready", true}, {"kernels", names}};
+  if (settle) {
+    try {
+      const measure::SettleReport r = backend->settle(kSettleLimitS);
+      if (r.checked) ready["settled"] = {{"idle", r.idle}, {"waited_s", r.waited_s}, {"detail", r.detail}};
+    } catch (const std::exception& e) {
+      out.send({{"fatal", fmt::format("checking that the device is idle after a lost point: {}", e.what())}});
+      return kExitEnvironment;
+    }
+  }
+  out.send(ready);
 
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
@@ -156,7 +170,10 @@ int worker_main() {
       record.shape = shape;
       record.kernel = kernel_name;
       record.status = core::Status::failed;
-      record.reason = fmt::format("kernel '{}' is not in the {} backend", kernel_name, backend->name());
+      const auto changed = changed_plugins.find(kernel_name);
+      record.reason = changed != changed_plugins.end()
+                          ? changed->second
+                          : fmt::format("kernel '{}' is not in the {} backend", kernel_name, backend->name());
     } else {
       try {
         record = backend->measure(shape, *kernel, options);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,9 +17,8 @@
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "run/subprocess.hpp"
 #include "run/worker.hpp"
-
-extern char** environ;
 
 namespace attnprof::run {
 
@@ -46,22 +44,6 @@ constexpr double kWorkerStartTimeoutS = 120;
 // Consecutive workers of one device that die without finishing a point before the sweep gives up.
 constexpr int kMaxConsecutiveLosses = 3;
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return fmt::format("signal {} ({})", sig, ::strsignal(sig));
-  }
-  if (WIFEXITED(status)) return fmt::format("exit code {}", WEXITSTATUS(status));
-  return "unknown status";
-}
-
-std::string self_executable() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw EnvironmentError("cannot find this program's path (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 struct Worker {
   enum class State { starting, idle, busy };
   pid_t pid = -1;
@@ -81,6 +63,7 @@ class Pool {
       : config_(config), queue_(std::move(queue)), events_(events) {
     exe_ = config.executable.empty() ? self_executable() : config.executable;
     losses_.assign(config.devices.size(), 0);
+    settle_next_.assign(config.devices.size(), false);
     workers_.resize(config.devices.size());
   }
 
@@ -160,63 +143,25 @@ class Pool {
   }
 
   std::unique_ptr<Worker> spawn(int device) {
-    int to_child[2], from_child[2];
-    if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
-      throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
-    // Blocked from birth until the worker ignores them: a Ctrl-C during start-up must not kill it.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t blocked;
-    sigemptyset(&blocked);
-    sigaddset(&blocked, SIGINT);
-    sigaddset(&blocked, SIGTERM);
-    posix_spawnattr_setsigmask(&attr, &blocked);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::string arg0 = exe_, arg1 = "sweep", arg2 = "--worker";
-    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-    pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, exe_.c_str(), &actions, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    ::close(to_child[0]);
-    ::close(from_child[1]);
-    if (rc != 0) {
-      ::close(to_child[1]);
-      ::close(from_child[0]);
-      throw EnvironmentError(fmt::format("cannot start a worker '{}': {}", exe_, std::strerror(rc)));
-    }
+    const Child child = spawn_child(exe_, {"sweep", "--worker"});
     auto w = std::make_unique<Worker>();
-    w->pid = pid;
-    w->to_fd = to_child[1];
-    w->from_fd = from_child[0];
+    w->pid = child.pid;
+    w->to_fd = child.to_fd;
+    w->from_fd = child.from_fd;
     w->device = device;
     w->state = Worker::State::starting;
     w->since = Clock::now();
     w->deadline = w->since + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(kWorkerStartTimeoutS));
-    send(*w, json(WorkerConfig{config_.backend, device, config_.options, config_.plugins}));
+    const size_t slot = static_cast<size_t>(std::find(config_.devices.begin(), config_.devices.end(), device) -
+                                            config_.devices.begin());
+    send(*w, json(WorkerConfig{config_.backend, device, config_.options, config_.plugins, settle_next_[slot]}));
+    settle_next_[slot] = false;
     return w;
   }
 
-  bool send(Worker& w, const json& message) {
-    const std::string line = message.dump() + '\n';
-    size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(w.to_fd, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return false;  // EPIPE: the worker died; its EOF is handled by the loop
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  }
+  // False when the worker died (EPIPE); its EOF is handled by the loop.
+  bool send(Worker& w, const json& message) { return send_line(w.to_fd, message); }
 
   void hand_out(Worker& w, const Point& p) {
     w.point = p;
@@ -335,6 +280,7 @@ class Pool {
       fail_group(*w, what);
     } else if (w->state == Worker::State::busy) {
       losses_[slot] = 0;  // it got as far as a point: the point is to blame, not the device
+      settle_next_[slot] = true;  // its work may still hold the device
       finish(*w, failure_record(*w, what));
     } else if (++losses_[slot] >= kMaxConsecutiveLosses || w->state == Worker::State::starting) {
       outcome_.fatal = fmt::format("the worker for {} device {} could not start: {}", config_.backend,
@@ -410,6 +356,13 @@ class Pool {
     }
     if (message.contains("ready")) {
       w->state = Worker::State::idle;
+      if (message.contains("settled") && events_.notice) {
+        const json& s = message.at("settled");
+        events_.notice(fmt::format(
+            "{} device {}, after a lost point: {} after {:.2f} s ({})", config_.backend, w->device,
+            s.value("idle", false) ? "idle" : fmt::format("still busy at the {:g} s limit", kSettleLimitS),
+            s.value("waited_s", 0.0), s.value("detail", std::string())));
+      }
       return;
     }
     if (message.contains("counters_for")) {
@@ -488,6 +441,7 @@ class Pool {
   std::string exe_;
   std::vector<std::unique_ptr<Worker>> workers_;  // one slot per device
   std::vector<int> losses_;
+  std::vector<bool> settle_next_;  // per slot: the next worker checks that its device is idle first
   PoolOutcome outcome_;
   bool stopping_ = false;
   int signals_handled_ = 0;

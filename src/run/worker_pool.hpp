@@ -17,6 +17,7 @@
 #include "core/results.hpp"
 #include "measure/backend.hpp"
 #include "run/plan.hpp"
+#include "run/plugin_probe.hpp"
 
 namespace attnprof::run {
 
@@ -25,7 +26,7 @@ struct PoolConfig {
   std::vector<int> devices;
   measure::MeasureOptions options;
   std::string executable;              // this binary; empty: /proc/self/exe
-  std::vector<std::string> plugins;    // --plugin paths, loaded by every worker
+  std::vector<PinnedPlugin> plugins;   // --plugin libraries, loaded by every worker if unchanged
 };
 
 // A counter group (--counter-batch): points already timed whose counters one worker collects in one
@@ -45,6 +46,9 @@ struct PoolEvents {
   // One per point of a finished counter group, its record with counters filled in (or "unavailable"
   // when the worker was lost meanwhile).
   std::function<void(const Point&, core::Record)> counters_finished;
+  // A line for the results' notices: what a fresh worker found when it checked its device after a
+  // lost point (the wait, and whether the device was idle).
+  std::function<void(const std::string&)> notice;
 };
 
 struct PoolOutcome {

@@ -1,6 +1,7 @@
 // The shared sampling loop (src/measure/sampling.cpp) driven by fake measurements.
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -155,4 +156,25 @@ TEST_CASE("sampling: without a timed warm-up, exactly warmup_calls untimed calls
   const auto set = sample_adaptively([] { return std::vector<double>{1.0}; }, o);
   CHECK(set.warmup_calls == 4);
   CHECK(set.total_us.size() == 3);
+}
+
+TEST_CASE("sampling: a sample that cannot be a duration fails the point, never reaches the record", "[sampling]") {
+  const MeasureOptions o = by_count(0, 5, 40);
+  for (double bad : {-2.835, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    int calls = 0;
+    const auto run = [&] {
+      return sample_adaptively(
+          [&] {
+            ++calls;
+            return std::vector<double>{calls == 3 ? bad : 100.0};
+          },
+          o);
+    };
+    CHECK_THROWS_WITH(run(), Catch::Contains("cannot be a duration"));
+  }
+  // A stage's sample is checked too.
+  CHECK_THROWS_WITH(sample_adaptively([] { return std::vector<double>{100.0, -1.0}; }, o),
+                    Catch::Contains("cannot be a duration"));
+  // Zero is a duration (a clock's resolution).
+  CHECK_NOTHROW(sample_adaptively([] { return std::vector<double>{0.0}; }, o));
 }

@@ -1,10 +1,13 @@
 // A CPU plugin kernel that misbehaves in one way, chosen at build time (tests/plugins/CMakeLists.txt):
-// throws from launch(), crashes (SIGSEGV), hangs, returns an error, writes wrong numbers, or writes
-// nothing. The sweep
+// throws from launch(), crashes (SIGSEGV), hangs, returns an error, writes wrong numbers, writes
+// nothing, or is "rebuilt" during the sweep (its first launch appends a byte to its own file, as a
+// rebuild at the same path would change it, and crashes so that a fresh worker loads it again). The sweep
 // must record that one point's failure and go on; the first two variants also test that the worker
 // isolation holds for code attnprof has never seen.
 #include <attnprof/plugin.h>
 
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -37,6 +40,13 @@ int launch(void* state, attnprof_stream, char* error, size_t size) {
   std::raise(SIGSEGV);
 #elif defined(MODE_HANG)
   for (;;) ::pause();
+#elif defined(MODE_REBUILD)
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&launch), &self) != 0 && self.dli_fname != nullptr) {
+    const int fd = ::open(self.dli_fname, O_WRONLY | O_APPEND);
+    if (fd >= 0 && ::write(fd, "x", 1) == 1) ::close(fd);
+  }
+  std::raise(SIGSEGV);
 #elif defined(MODE_FAIL)
   snprintf(error, size, "the plugin reports a launch failure on purpose");
   return 3;

@@ -60,16 +60,29 @@ TEST_CASE("MeasureOptions: every field is required on read") {
 }
 
 TEST_CASE("WorkerConfig: the first protocol line, written and read back") {
-  const run::WorkerConfig config{"cpu", 1, odd_options(), {"/opt/a.so", "/opt/b.so"}};
+  // A path is bytes: one that is not UTF-8 travels as hex and comes back the same.
+  const std::string odd_path = "/opt/odd\xff\x1b.so";
+  const run::WorkerConfig config{"cpu", 1, odd_options(), {{"/opt/a.so", std::string(64, 'a'), {"a"}},
+                                                             {odd_path, std::string(64, 'b'), {"b1", "b2"}}}, true};
   const json j = config;
   CHECK(j.dump() == std::string(R"({"backend":"cpu","device":1,"options":)") + kOddOptionsJson +
-                        R"(,"plugins":["/opt/a.so","/opt/b.so"]})");
+                        R"(,"plugins":[{"kernels":["a"],"path_hex":"2f6f70742f612e736f","sha256":")" +
+                        std::string(64, 'a') +
+                        R"("},{"kernels":["b1","b2"],"path_hex":"2f6f70742f6f6464ff1b2e736f","sha256":")" +
+                        std::string(64, 'b') + R"("}],"settle":true})");
   const auto back = json::parse(j.dump()).get<run::WorkerConfig>();
   CHECK(back.backend == "cpu");
   CHECK(back.device == 1);
-  CHECK(back.plugins == config.plugins);
+  REQUIRE(back.plugins.size() == 2);
+  CHECK(back.plugins[1].path == odd_path);
+  CHECK(back.plugins[1].sha256 == std::string(64, 'b'));
+  CHECK(back.plugins[1].kernels == std::vector<std::string>{"b1", "b2"});
+  CHECK(back.settle);
   CHECK(json(back.options) == json(config.options));
   json missing = j;
   missing.erase("backend");
   CHECK_THROWS_AS(missing.get<run::WorkerConfig>(), json::out_of_range);
+  json bad_hex = j;
+  bad_hex["plugins"][0]["path_hex"] = "2f6";
+  CHECK_THROWS(bad_hex.get<run::WorkerConfig>());
 }

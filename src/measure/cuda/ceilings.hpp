@@ -18,5 +18,8 @@ namespace attnprof::measure {
 // Runs the probes on the current device (about two seconds). Throws kernels::CudaError, and
 // kernels::DeviceOutOfMemory when the bandwidth buffers do not fit.
 core::MeasuredCeilings measure_ceilings();
+// GPU time of one of many back-to-back empty launches [us], the median of a few repetitions: the
+// ceilings' launch_latency_us. Another context busy on the GPU (time-slicing) shows in it at once.
+double measure_empty_launch_us();
 
 }  // namespace attnprof::measure

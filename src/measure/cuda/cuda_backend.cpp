@@ -11,6 +11,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -38,6 +39,11 @@ namespace attnprof::measure {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// The settle check after a killed point: an empty launch within this factor of the recorded one (or
+// this many us above it, for a latency of a few us) is an idle GPU; polled at this interval.
+constexpr double kSettleLaunchFactor = 2.0;
+constexpr double kSettleLaunchSlackUs = 2.0;
+constexpr int kSettlePollMs = 100;
 
 // The achieved occupancy of `launch`: the sm__warps_active counter of its range, found by name, else
 // by position when every launch of the call has a range.
@@ -132,6 +138,30 @@ class CudaBackend final : public Backend {
   }
 
   core::Record measure(const core::Shape& shape, const kernels::Kernel& kernel, const MeasureOptions& options) override;
+
+  // Idle: back-to-back empty launches cost what the ceilings recorded (within kSettleLaunchFactor),
+  // which they do not while another context time-slices the GPU.
+  SettleReport settle(double limit_s) override {
+    check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");
+    const double recorded_us = ceilings(false).launch_latency_us;
+    SettleReport report;
+    report.checked = true;
+    const auto start = std::chrono::steady_clock::now();
+    const auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    const double bound_us = std::max(recorded_us * kSettleLaunchFactor, recorded_us + kSettleLaunchSlackUs);
+    double now_us = 0;
+    for (;;) {
+      now_us = measure_empty_launch_us();
+      report.idle = recorded_us <= 0 || now_us <= bound_us;
+      if (report.idle || waited() >= limit_s) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(kSettlePollMs));
+    }
+    report.waited_s = waited();
+    report.detail = recorded_us <= 0 ? "no recorded launch latency to compare with"
+                                     : fmt::format("an empty launch took {:.2f} us, {:.2f} us recorded, {:.2f} us allowed",
+                                                   now_us, recorded_us, bound_us);
+    return report;
+  }
 
   void collect_counters(std::vector<core::Record>& records, const MeasureOptions& options) override {
     check_cuda(cudaSetDevice(device_index_), "cudaSetDevice");

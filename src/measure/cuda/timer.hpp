@@ -25,6 +25,9 @@ namespace attnprof::measure {
 
 inline constexpr double kGraphThresholdUs = 20;      // below: launch gaps would pollute GPU time
 inline constexpr int kClockBatchSamples = 10;        // SM clock measured once per this many calls
+// A graph-replay sample is the calls' graph minus the flushes' graph; one that comes out <= 0 (the GPU
+// ran something else meanwhile) is taken again this many times before the point fails.
+inline constexpr int kGraphSampleAttempts = 3;
 
 // One call of the code under test, enqueued on `stream`; `hook` (may be null) marks stage
 // boundaries. Must not synchronise (it is captured into a CUDA graph for short calls).
