@@ -43,8 +43,11 @@ struct SweepArgs {
   measure::MeasureOptions options;
 };
 
-// --devices after CLI11 has split it and checked each entry (kDeviceId): `all` alone, or distinct ids.
-run::DeviceSelection device_selection(const std::vector<std::string>& entries) {
+// --devices, each value checked whole by kDeviceList: `all` alone, or distinct ids.
+run::DeviceSelection device_selection(const std::vector<std::string>& values) {
+  std::vector<std::string> entries;
+  for (const auto& value : values)
+    for (auto& entry : device_entries(value)) entries.push_back(std::move(entry));
   run::DeviceSelection selection{.all = false, .ids = {}};
   for (const auto& entry : entries) {
     if (entry == "all") {
@@ -135,11 +138,10 @@ void add_sweep(CLI::App& app, Run& run) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   cmd->add_option_function<std::vector<std::string>>(
-         "--devices", [args](const std::vector<std::string>& entries) { args->devices = device_selection(entries); },
+         "--devices", [args](const std::vector<std::string>& values) { args->devices = device_selection(values); },
          "Device ids, e.g. 0,1, or all: one worker per device")
-      ->delimiter(',')
       ->allow_extra_args(false)
-      ->check(kDeviceId)
+      ->check(kDeviceList)
       ->default_str("0");
   cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
       ->capture_default_str()

@@ -167,7 +167,7 @@ case_bad_values() {
   for v in "--target-ci nan" "--max-seconds inf" "--point-timeout inf" "--max-seconds nan" "--warmup-seconds -1" \
            "--min-seconds inf" "--max-samples 0" "--max-samples 1000000000" "--counter-batch 0" "--verify-rows 0" \
            "--point-timeout -5" "--target-ci 2" "--devices x" "--devices -1" "--devices 0,0" "--devices all,1" \
-           "--devices 99999"; do
+           "--devices 99999" "--devices 0," "--devices 0,,1" "--devices ,1"; do
     # shellcheck disable=SC2086
     run sweep --axes "$tiny" --backend cpu --out "$tmp/bad" $v; expect 2 "see --help" || echo "  (option: $v)"
   done
