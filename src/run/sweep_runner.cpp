@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -142,6 +143,21 @@ json sweep_identity(const json& sweep, const std::string& backend, const std::st
   return identity;
 }
 
+// A py: kernel is py:MODULE:FUNCTION, split at its colons by the bridge (kernels/python/attnprof_py.py,
+// _split). The bridge registers any py: name it is given, so a malformed one would otherwise run a
+// sweep of points all `unsupported` and exit 0; torch: names are checked by the kernel lookup, as
+// the bridge lists the four it has.
+void check_python_kernel_name(const std::string& name) {
+  if (!name.starts_with("py:")) return;
+  const std::string_view rest = std::string_view(name).substr(3);
+  const size_t colon = rest.find(':');
+  const bool well_formed = colon != std::string_view::npos && colon > 0 && colon + 1 < rest.size() &&
+                           rest.find(':', colon + 1) == std::string_view::npos;
+  if (!well_formed)
+    throw InputError(fmt::format("kernel '{}' is not py:MODULE:FUNCTION (a Python module and a function in it, "
+                                 "e.g. py:mymod:attention; docs/python.md)", core::escape::one_line(name)));
+}
+
 }  // namespace
 
 std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
@@ -207,6 +223,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
 
   // Plugins first: a bad one stops the sweep before any device work (exit 2). Workers load them too.
   // torch: and py: kernels bring attnprof's Python bridge.
+  for (const auto& name : req.kernel_names) check_python_kernel_name(name);
   std::vector<std::string> plugin_paths = req.plugins;
   if (std::any_of(req.kernel_names.begin(), req.kernel_names.end(), kernels::is_python_kernel)) {
     kernels::configure_python_bridge(req.kernel_names, expected_backend);

@@ -243,6 +243,20 @@ r = copy.deepcopy(d["records"][0]); r["shape"]["seq_q"] = r["shape"]["seq_k"] = 
   [[ ! -e "$tmp/e" ]] || fail "a refused sweep created its folder"
 }
 
+case_python_kernel_names() {
+  # A py: name the bridge cannot split into MODULE and FUNCTION is refused before any work, bridge or
+  # not (a missing bridge would be exit 2 too, but naming the bridge, not the form).
+  local k
+  for k in "py:" "py::attn" "py:mod:" "py:mod:attn:extra" "py:mod" "py:::"; do
+    run sweep --axes "$tiny" "${fast[@]}" --kernels "$k,fused" --python-bridge /nonexistent/bridge.so --out "$tmp/py"
+    expect 2 "'$k' is not py:MODULE:FUNCTION" || echo "  (kernel: $k)"
+  done
+  [[ ! -e "$tmp/py" ]] || fail "a refused sweep created its folder"
+  # A well-formed name gets past the check (to the missing bridge).
+  run sweep --axes "$tiny" "${fast[@]}" --kernels "py:mod:attn" --python-bridge /nonexistent/bridge.so --out "$tmp/py"
+  expect 2 "--python-bridge '/nonexistent/bridge.so': no such file"
+}
+
 case_cuda_without_gpu() {
   if "$bin" devices 2>/dev/null | grep -q '"backend": "cuda"'; then echo "skip [$current]: a GPU is present"; return; fi
   run sweep --axes "$tiny" --backend cuda --out "$tmp/cuda"; expect 4 "environment error: .*cuda"
@@ -348,7 +362,7 @@ PY
   run merge "$out/results.json" -o "$tmp/dvm.json"; expect 0 ""
 }
 
-all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance cuda_without_gpu
+all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance python_kernel_names cuda_without_gpu
      output_lock other_sweep missing_points_fail varlen hdim_v)
 for current in "${@:-${all[@]}}"; do
   before=$failures
