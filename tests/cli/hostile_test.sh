@@ -158,6 +158,17 @@ for r in rows:
         if v.startswith("-"):
             float(v)  # a negative number stays a number
 PY
+  # history's terminal table: a revision and a kernel with a newline, a CR and ESC stay on their lines.
+  mutate "$x" "$tmp/h1.json" '
+d["context"]["git_revision"] = "rev\none\r\x1b[2J"
+for r in d["records"]:
+    r["kernel"] = "k\x1b[31m\n" + r["kernel"]'
+  mutate "$tmp/h1.json" "$tmp/h2.json" 'd["context"]["git_revision"] = "rev\rtwo"'
+  run history "$tmp/h1.json" "$tmp/h2.json" --md "$tmp/h.md" --html "$tmp/h.html"; expect 0 ""
+  grep -q $'[\x1b\r]' "$tmp/out" && fail "an ESC or CR byte in history's terminal table"
+  grep -qF '  run 1: ' "$tmp/out" && grep -qF 'revision rev\none\r\x1b[2J' "$tmp/out" ||
+    fail "history does not show the revision's escapes visibly: $(head -c 300 "$tmp/out")"
+  grep -F '  run 2: ' "$tmp/out" | grep -qF 'revision rev\rtwo' || fail "history's run lines were broken: $(head -c 300 "$tmp/out")"
   # Error messages: one line, no raw newline or ESC, whatever the path holds.
   run report "$tmp/no"$'\n'"such"$'\x1b'"[31m.json"; expect 2 'no\\nsuch\\x1b\[31m'
 }
