@@ -19,6 +19,7 @@
 #include "core/escape.hpp"
 #include "core/results.hpp"
 #include "core/sweep_spec.hpp"
+#include "run/interrupt.hpp"
 #include "run/sweep_runner.hpp"
 #include "report/report.hpp"
 #include "run/worker.hpp"
@@ -69,6 +70,8 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
     run.exit_code = run::worker_main();
     return;
   }
+  // From here to the last report written, a signal is exit 130, never a kill (run/interrupt.hpp).
+  const run::InterruptScope interrupts;
   run::SweepRequest req;
   if (!a.axes.empty()) {
     req.spec = core::parse_axes(a.axes);

@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -28,6 +30,7 @@
 #include "kernels/plugin/plugin.hpp"
 #include "run/counter_phase.hpp"
 #include "run/estimate.hpp"
+#include "run/interrupt.hpp"
 #include "run/journal.hpp"
 #include "run/worker_pool.hpp"
 
@@ -158,6 +161,15 @@ void check_python_kernel_name(const std::string& name) {
                                  "e.g. py:mymod:attention; docs/python.md)", core::escape::one_line(name)));
 }
 
+// The test hook kTestHoldStartEnv: the sweep's start held that many seconds, as long ceilings
+// measurements hold it, without looking at signals meanwhile (a step that cannot be cut short).
+void hold_for_test() {
+  const char* env = std::getenv(kTestHoldStartEnv);
+  if (env == nullptr || *env == '\0') return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::atof(env));
+  while (std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 }  // namespace
 
 std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
@@ -191,6 +203,8 @@ std::vector<int> resolve_devices(const DeviceSelection& selection, const std::st
 }
 
 SweepOutcome run_sweep(const SweepRequest& req) {
+  // First, so that a signal at any step is exit 130 rather than a kill (run/interrupt.hpp).
+  const InterruptScope interrupts;
   const auto sweep_start = std::chrono::steady_clock::now();
   const auto in_out = [&](const char* name) { return (fs::path(req.out_dir) / name).string(); };
   std::vector<core::NamedPath> outputs = {
@@ -230,6 +244,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
     plugin_paths.push_back(kernels::find_python_bridge(req.python_bridge));
   }
   const std::vector<kernels::PluginInfo> plugins = kernels::load_plugins(plugin_paths);
+  throw_if_interrupted("opening the backend");
   plugin_paths.clear();
   for (const auto& p : plugins) plugin_paths.push_back(p.path);
   auto devices = resolve_devices(req.devices, expected_backend);
@@ -274,7 +289,10 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   ctx.host = host_name();
   ctx.backend = backend->kind();
   ctx.device = backend->device_info();
+  throw_if_interrupted("measuring the device's ceilings");
+  hold_for_test();
   ctx.ceilings = backend->ceilings(false);
+  throw_if_interrupted("opening the output folder");
   json kernel_names = json::array();
   for (const auto& k : kernels) kernel_names.push_back(k.name);
   ctx.sweep = {{"spec", req.spec.text},
@@ -303,6 +321,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   const std::string journal_path = (fs::path(req.out_dir) / kJournalFile).string();
   const std::string results_path = (fs::path(req.out_dir) / kResultsFile).string();
 
+  throw_if_interrupted("reading the journal");
   // Points already done (--resume), by key.
   const json identity = sweep_identity(ctx.sweep, backend_name, ctx.device.name, plugins);
   std::map<std::string, core::Record> done;
@@ -352,6 +371,8 @@ SweepOutcome run_sweep(const SweepRequest& req) {
       progress.message(fmt::format("attnprof: --overwrite: replacing another sweep's results in '{}'", req.out_dir));
     }
   }
+  // The last step that may stop with nothing written: the journal is replaced next.
+  throw_if_interrupted("writing the journal");
   std::vector<core::Record> existing;
   for (const auto& p : points)
     if (auto it = done.find(p.key); it != done.end()) existing.push_back(it->second);
@@ -370,6 +391,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
                    describe(estimate_sweep({queue.begin(), queue.end()}, req.options, backend_name, ctx.ceilings),
                             backend_name, req.options));
   backend.reset();  // the workers own the device from here
+  throw_if_interrupted("the first point");
 
   PoolConfig pool_config{backend_name, devices, req.options, "", plugin_paths};
   PoolEvents events;

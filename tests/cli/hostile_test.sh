@@ -268,6 +268,49 @@ case_python_kernel_names() {
   expect 2 "--python-bridge '/nonexistent/bridge.so': no such file"
 }
 
+# Starts a sweep in the background with its start held (the test hook ATTNPROF_TEST_HOLD_START_S, as
+# long ceilings measurements hold it), sends it SIGNAL after each DELAY, and waits for it: sets rc.
+# early_sweep OUT HOLD_S SIGNAL DELAY...
+early_sweep() {
+  local out="$1" hold="$2" sig="$3"; shift 3
+  ATTNPROF_CACHE_DIR="$tmp/early-cache" ATTNPROF_TEST_HOLD_START_S="$hold" \
+    "$bin" sweep --axes "$tiny" "${fast[@]}" --out "$out" >"$tmp/out" 2>"$tmp/err" &
+  local pid=$! delay
+  bg_pids+=("$pid")
+  for delay in "$@"; do sleep "$delay"; kill -"$sig" "$pid" 2>/dev/null; done
+  local i; for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { fail "the interrupted sweep still runs after 60 s"; kill -KILL "$pid"; }
+  wait "$pid"; rc=$?; bg_pids=()
+}
+
+case_early_signal() {
+  # A signal before the worker pool starts (plugins, the device's ceilings, the journal) is exit 130
+  # with one line, as later, and leaves the results already in --out as they were.
+  local out="$tmp/early"
+  run sweep --axes "$tiny" "${fast[@]}" --out "$out"; expect 0 ""
+  local results journal sig
+  results=$(sha "$out/results.json"); journal=$(sha "$out/results.journal.jsonl")
+  for sig in TERM INT; do
+    SECONDS=0
+    early_sweep "$out" 2 "$sig" 0.3
+    [[ $rc == 130 ]] || fail "SIG$sig at the start: exit $rc, expected 130: $(tail -c 300 "$tmp/err")"
+    [[ $(grep -c "interrupted" "$tmp/err") == 1 ]] && tail -n 1 "$tmp/err" | grep -q "^attnprof: interrupted: stopped before" ||
+      fail "SIG$sig at the start: not one 'interrupted' line: $(tail -c 300 "$tmp/err")"
+    grep -q "error" "$tmp/err" && fail "SIG$sig at the start: an error line: $(tail -c 300 "$tmp/err")"
+    [[ $(sha "$out/results.json") == "$results" && $(sha "$out/results.journal.jsonl") == "$journal" ]] ||
+      fail "SIG$sig at the start: the results or the journal in --out changed"
+    (( SECONDS < 30 )) || fail "SIG$sig at the start: took ${SECONDS} s to stop"
+  done
+  # A second signal while a step still runs ends the sweep at once, with exit 130 too.
+  SECONDS=0
+  early_sweep "$out" 60 TERM 0.3 0.3
+  [[ $rc == 130 ]] || fail "two SIGTERMs at the start: exit $rc, expected 130: $(tail -c 300 "$tmp/err")"
+  (( SECONDS < 30 )) || fail "two SIGTERMs at the start: took ${SECONDS} s to stop"
+  tail -n 1 "$tmp/err" | grep -q "^attnprof: interrupted again" || fail "two SIGTERMs: no message: $(tail -c 300 "$tmp/err")"
+  [[ $(sha "$out/results.json") == "$results" ]] || fail "two SIGTERMs at the start: results.json changed"
+  no_tmp_left "$out"
+}
+
 case_cuda_without_gpu() {
   if "$bin" devices 2>/dev/null | grep -q '"backend": "cuda"'; then echo "skip [$current]: a GPU is present"; return; fi
   run sweep --axes "$tiny" --backend cuda --out "$tmp/cuda"; expect 4 "environment error: .*cuda"
@@ -374,7 +417,7 @@ PY
 }
 
 all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance python_kernel_names cuda_without_gpu
-     output_lock other_sweep missing_points_fail varlen hdim_v)
+     output_lock other_sweep missing_points_fail varlen hdim_v early_signal)
 for current in "${@:-${all[@]}}"; do
   before=$failures
   "case_$current"
