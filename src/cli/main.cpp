@@ -1,7 +1,8 @@
 // attnprof: why attention kernels are as fast or slow as they are.
 // Registers every subcommand and owns the one catch that maps errors to exit codes
-// (docs/exit-codes.md): 0 ok, 1 regression, 2 bad input, 3 inconclusive, 4 environment. Every
-// message is escaped to one line: it may quote a path or a name with newlines or terminal escapes.
+// (docs/exit-codes.md): 0 ok, 1 regression, 2 bad input, 3 inconclusive, 4 environment, 130
+// interrupted. Every message is escaped to one line: it may quote a path or a name with newlines or
+// terminal escapes.
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     fmt::print(stderr, "attnprof: error: {}\n", core::escape::one_line(e.what()));
     return kExitBadInput;
+  } catch (const InterruptedError& e) {
+    fmt::print(stderr, "attnprof: interrupted: {}\n", core::escape::one_line(e.what()));
+    return kExitInterrupted;
   } catch (const EnvironmentError& e) {
     fmt::print(stderr, "attnprof: environment error: {}\n", core::escape::one_line(e.what()));
     return kExitEnvironment;

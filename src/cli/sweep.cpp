@@ -20,6 +20,7 @@
 #include "core/escape.hpp"
 #include "core/results.hpp"
 #include "core/sweep_spec.hpp"
+#include "run/interrupt.hpp"
 #include "run/sweep_runner.hpp"
 #include "report/report.hpp"
 #include "run/plugin_probe.hpp"
@@ -47,8 +48,11 @@ struct SweepArgs {
   measure::MeasureOptions options;
 };
 
-// --devices after CLI11 has split it and checked each entry (kDeviceId): `all` alone, or distinct ids.
-run::DeviceSelection device_selection(const std::vector<std::string>& entries) {
+// --devices, each value checked whole by kDeviceList: `all` alone, or distinct ids.
+run::DeviceSelection device_selection(const std::vector<std::string>& values) {
+  std::vector<std::string> entries;
+  for (const auto& value : values)
+    for (auto& entry : device_entries(value)) entries.push_back(std::move(entry));
   run::DeviceSelection selection{.all = false, .ids = {}};
   for (const auto& entry : entries) {
     if (entry == "all") {
@@ -74,6 +78,8 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
     run.exit_code = run::plugin_probe_main();
     return;
   }
+  // From here to the last report written, a signal is exit 130, never a kill (run/interrupt.hpp).
+  const run::InterruptScope interrupts;
   run::SweepRequest req;
   if (!a.axes.empty()) {
     req.spec = core::parse_axes(a.axes);
@@ -148,11 +154,10 @@ void add_sweep(CLI::App& app, Run& run) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   cmd->add_option_function<std::vector<std::string>>(
-         "--devices", [args](const std::vector<std::string>& entries) { args->devices = device_selection(entries); },
+         "--devices", [args](const std::vector<std::string>& values) { args->devices = device_selection(values); },
          "Device ids, e.g. 0,1, or all: one worker per device")
-      ->delimiter(',')
       ->allow_extra_args(false)
-      ->check(kDeviceId)
+      ->check(kDeviceList)
       ->default_str("0");
   cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
       ->capture_default_str()

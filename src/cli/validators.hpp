@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -42,8 +44,8 @@ inline const CLI::Validator kGateThreshold(
     },
     "[0,10)", "gate threshold");
 
-// One entry of --devices (after CLI11 splits the list at commas): a device id, or "all". Whether the
-// backend has that device is checked when the sweep starts (run::resolve_devices).
+// One entry of --devices: a device id, or "all". Whether the backend has that device is checked when
+// the sweep starts (run::resolve_devices).
 inline constexpr int kMaxDeviceId = 1023;
 inline const CLI::Validator kDeviceId(
     [](std::string& input) -> std::string {
@@ -56,5 +58,31 @@ inline const CLI::Validator kDeviceId(
       return {};
     },
     "ID|all", "device id");
+
+// The entries of a --devices value, split at every comma; an empty entry ("0,", "0,,1", ",1") stays,
+// as an empty string, for kDeviceList to refuse.
+inline std::vector<std::string> device_entries(std::string_view list) {
+  std::vector<std::string> entries;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = list.find(',', start);
+    entries.emplace_back(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return entries;
+    start = comma + 1;
+  }
+}
+
+// A whole --devices value: comma-separated kDeviceId entries, none empty. Checked whole rather than
+// through CLI11's delimiter, which drops empty entries and so would take "0,,1" for "0,1" and "0," for
+// "0" (a typo'd list then runs on devices nobody asked for).
+inline const CLI::Validator kDeviceList(
+    [](std::string& input) -> std::string {
+      for (const auto& entry : device_entries(input)) {
+        if (entry.empty()) return "'" + input + "' has an empty entry (expected 0,1,... or all)";
+        if (std::string why = kDeviceId(entry); !why.empty()) return why;
+      }
+      return {};
+    },
+    "ID,...|all", "device list");
 
 }  // namespace attnprof::cli

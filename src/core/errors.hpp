@@ -12,7 +12,7 @@ enum ExitCode : int {
   kExitBadInput = 2,      // usage, malformed spec, unreadable / wrong-version JSON, impossible shape
   kExitInconclusive = 3,  // compare: noisy points and no regression
   kExitEnvironment = 4,   // no device, CUDA error, counters not permitted where they were required
-  kExitInterrupted = 130, // SIGINT/SIGTERM: results so far were written
+  kExitInterrupted = 130, // SIGINT/SIGTERM: results so far were written (none before the first point)
 };
 
 // Bad input from the user: exit 2. The message is one line and names the offending token.
@@ -22,6 +22,11 @@ struct InputError : std::runtime_error {
 
 // The environment cannot do what was asked (no GPU, driver too old, CUDA error): exit 4.
 struct EnvironmentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A SIGINT/SIGTERM stopped a sweep before it measured a point: exit 130, nothing written.
+struct InterruptedError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -547,6 +548,17 @@ void from_json(const json& j, Results& r) {
   r.records = j.at("records").get<std::vector<Record>>();
   if (minor < 5)
     for (auto& rec : r.records) upgrade_cost_before_1_5(rec);
+  // A sweep measures each point once and merge keeps one record per point, so two records of one
+  // point are a file edited or concatenated by hand. Which one is the point's measurement cannot be
+  // told: every reader refuses the file rather than pick one (the gate), show both (the tables) or
+  // export two series that a strict OpenMetrics parser rejects whole.
+  std::map<std::string, size_t> first_index;
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    const auto [it, fresh] = first_index.emplace(point_key(r.records[i]), i);
+    if (!fresh)
+      throw InputError(fmt::format("point '{}' is in the file twice (records {} and {}); a results file holds "
+                                   "each point once", escape::one_line(it->first), it->second, i));
+  }
 }
 
 namespace {

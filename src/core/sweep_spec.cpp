@@ -346,6 +346,42 @@ void reject_repeats(const std::vector<Shape>& shapes, const Parser& parser) {
     if (!seen.insert(s.label()).second) parser.fail(fmt::format("point '{}' appears twice", s.label()));
 }
 
+// Lengths as a label writes them (5/1/9), the first few only: a packed batch may hold 65536.
+std::string lengths_text(const std::vector<int64_t>& lens) {
+  constexpr size_t kShown = 8;
+  std::string out;
+  for (size_t b = 0; b < std::min(lens.size(), kShown); ++b) out += fmt::format("{}{}", b == 0 ? "" : "/", lens[b]);
+  if (lens.size() > kShown) out += fmt::format("/... ({} lengths)", lens.size());
+  return out;
+}
+
+// A file's packed shape carries the lengths it runs (seq_lens) and the distribution its label names
+// (lengths, lengths_seed); they must agree, or its points are labelled with a draw they did not run.
+// They agree when seq_lens are the list, or the seed's draw of as many lengths (a batch), or its draw
+// to their sum (a tokens budget, the last length clipped).
+void check_drawn_from(const Shape& shape, const LengthDistribution& d) {
+  const std::vector<int64_t>& lens = shape.seq_lens;
+  std::vector<int64_t> drawn;
+  if (d.is_list()) {
+    if (lens == d.list) return;
+    drawn = d.list;
+  } else {
+    const auto seed = static_cast<uint64_t>(shape.lengths_seed);
+    drawn = draw_lengths(d, static_cast<int64_t>(lens.size()), seed);
+    if (lens == drawn) return;
+    try {
+      if (lens == draw_lengths_to_tokens(d, shape.tokens_q(), seed)) return;
+    } catch (const InputError&) {
+      // a budget the distribution cannot fill within the sequence limit: not its draw either
+    }
+  }
+  throw InputError(fmt::format(
+      "shape '{}': seq_lens {} contradict lengths '{}'{} (which {} {}): drop \"lengths\" to run these lengths "
+      "as a list, or \"seq_lens\" to draw them",
+      shape.label(), lengths_text(lens), d.text, d.is_list() ? "" : fmt::format(" seed {}", shape.lengths_seed),
+      d.is_list() ? "lists" : fmt::format("draws, for {} sequences,", lens.size()), lengths_text(drawn)));
+}
+
 struct PresetDef {
   std::string_view name;
   std::string_view axes;
@@ -521,11 +557,14 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
         same("batch", shape.batch);
         same("seq_q", shape.seq_q);
         same("seq_k", shape.seq_k);
+        if (obj.contains("lengths_seed")) shape.lengths_seed = json_int<int64_t>(obj.at("lengths_seed"), "lengths_seed");
         if (obj.contains("lengths")) {
           if (!obj.at("lengths").is_string()) throw InputError("\"lengths\" is not a length distribution");
-          shape.lengths = parse_lengths(obj.at("lengths").get<std::string>()).text;
+          const LengthDistribution d = parse_lengths(obj.at("lengths").get<std::string>());
+          shape.lengths = d.text;
+          if (!d.is_list() && !obj.contains("lengths_seed")) shape.lengths_seed = kDefaultLengthsSeed;
+          check_drawn_from(shape, d);
         }
-        if (obj.contains("lengths_seed")) shape.lengths_seed = json_int<int64_t>(obj.at("lengths_seed"), "lengths_seed");
       }
       out.shapes.push_back(std::move(shape));
     } catch (const InputError& e) {

@@ -192,9 +192,13 @@ std::string render_history_html(const History& h) {
 }
 
 std::string render_history_terminal(const History& h, size_t max_points) {
+  // File names, revisions, dates, shapes and kernel names come from the files: a newline, CR or ESC
+  // in one would break the table's lines or drive the terminal.
+  const auto term = [](std::string_view s) { return core::escape::terminal(s); };
   std::string out = fmt::format("attnprof history: {} runs, {} points\n", h.runs.size(), h.points.size());
   for (size_t i = 0; i < h.runs.size(); ++i)
-    out += fmt::format("  run {}: {} (revision {}, {})\n", i + 1, h.runs[i].label, h.runs[i].revision, h.runs[i].date);
+    out += fmt::format("  run {}: {} (revision {}, {})\n", i + 1, term(h.runs[i].label), term(h.runs[i].revision),
+                       term(h.runs[i].date));
   out += fmt::format("change points: {} slower, {} faster ({})\n", count_steps(h, Verdict::slower),
                      count_steps(h, Verdict::faster), rule_text(h));
   size_t shown = 0;
@@ -205,7 +209,7 @@ std::string render_history_terminal(const History& h, size_t max_points) {
     for (size_t i = 0; i < p.values.size(); ++i)
       if (p.values[i].step == Verdict::slower)
         steps += fmt::format("{}run {} {}", steps.empty() ? "" : ", ", i + 1, step_text(p.values[i]));
-    out += fmt::format("  {} | {}: {}; last / first {:.3f}x\n", p.shape, p.kernel, steps, p.overall_ratio);
+    out += fmt::format("  {} | {}: {}; last / first {:.3f}x\n", term(p.shape), term(p.kernel), steps, p.overall_ratio);
   }
   return out;
 }

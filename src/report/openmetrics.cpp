@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/formats.hpp"
 #include "report/report.hpp"
@@ -50,21 +51,39 @@ std::string label_set(const std::vector<Label>& labels) {
   return out + "}";
 }
 
+// Every field of the shape's label (core::Shape::label) is a label here, so that two points never share
+// a label set (a strict parser rejects a repeated one, and with it the whole text). The fields most
+// points lack (a value head dim of its own, a paged cache, KV splits, a window, a packed batch) are
+// labels only where set: a query without them (window="") selects the points without them, and the
+// series of the other points keep the labels they always had.
 std::vector<Label> point_labels(const core::Results& results, const detail::Row& row) {
   const auto& s = row.record->shape;
   const auto& ctx = results.context;
-  return {{"kernel", row.kernel},
-          {"batch", std::to_string(s.batch)},
-          {"heads", std::to_string(s.heads)},
-          {"kv_heads", std::to_string(s.kv_heads)},
-          {"seq_q", std::to_string(s.seq_q)},
-          {"seq_k", std::to_string(s.seq_k)},
-          {"hdim", std::to_string(s.hdim)},
-          {"causal", s.causal ? "1" : "0"},
-          {"dtype", std::string(core::to_string(s.dtype))},
-          {"device", ctx.device.name},
-          {"backend", std::string(core::to_string(ctx.backend))},
-          {"revision", ctx.git_revision}};
+  std::vector<Label> labels = {{"kernel", row.kernel},
+                               {"batch", std::to_string(s.batch)},
+                               {"heads", std::to_string(s.heads)},
+                               {"kv_heads", std::to_string(s.kv_heads)},
+                               {"seq_q", std::to_string(s.seq_q)},
+                               {"seq_k", std::to_string(s.seq_k)},
+                               {"hdim", std::to_string(s.hdim)},
+                               {"causal", s.causal ? "1" : "0"},
+                               {"dtype", std::string(core::to_string(s.dtype))}};
+  if (s.distinct_hdim_v()) labels.push_back({"hdim_v", std::to_string(s.hdim_v)});
+  if (s.page_size > 0) labels.push_back({"page_size", std::to_string(s.page_size)});
+  if (s.kv_splits > 0) labels.push_back({"kv_splits", std::to_string(s.kv_splits)});
+  if (s.window > 0) labels.push_back({"window", std::to_string(s.window)});
+  if (s.varlen()) {
+    // As the shape's label: a list (or a shape without its distribution's text) by its lengths.
+    std::string lengths = s.lengths;
+    if (lengths.empty() || lengths.starts_with("list:")) lengths = fmt::format("list:{}", fmt::join(s.seq_lens, "/"));
+    labels.push_back({"lengths", lengths});
+    labels.push_back({"lengths_seed", std::to_string(s.lengths_seed)});
+    labels.push_back({"tokens", std::to_string(s.tokens_q())});
+  }
+  labels.push_back({"device", ctx.device.name});
+  labels.push_back({"backend", std::string(core::to_string(ctx.backend))});
+  labels.push_back({"revision", ctx.git_revision});
+  return labels;
 }
 
 struct Family {

@@ -12,9 +12,12 @@
 #include <filesystem>
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +30,7 @@
 #include "kernels/plugin/plugin.hpp"
 #include "run/counter_phase.hpp"
 #include "run/estimate.hpp"
+#include "run/interrupt.hpp"
 #include "run/journal.hpp"
 #include "run/plugin_probe.hpp"
 #include "run/worker_pool.hpp"
@@ -143,6 +147,30 @@ json sweep_identity(const json& sweep, const std::string& backend, const std::st
   return identity;
 }
 
+// A py: kernel is py:MODULE:FUNCTION, split at its colons by the bridge (kernels/python/attnprof_py.py,
+// _split). The bridge registers any py: name it is given, so a malformed one would otherwise run a
+// sweep of points all `unsupported` and exit 0; torch: names are checked by the kernel lookup, as
+// the bridge lists the four it has.
+void check_python_kernel_name(const std::string& name) {
+  if (!name.starts_with("py:")) return;
+  const std::string_view rest = std::string_view(name).substr(3);
+  const size_t colon = rest.find(':');
+  const bool well_formed = colon != std::string_view::npos && colon > 0 && colon + 1 < rest.size() &&
+                           rest.find(':', colon + 1) == std::string_view::npos;
+  if (!well_formed)
+    throw InputError(fmt::format("kernel '{}' is not py:MODULE:FUNCTION (a Python module and a function in it, "
+                                 "e.g. py:mymod:attention; docs/python.md)", core::escape::one_line(name)));
+}
+
+// The test hook kTestHoldStartEnv: the sweep's start held that many seconds, as long ceilings
+// measurements hold it, without looking at signals meanwhile (a step that cannot be cut short).
+void hold_for_test() {
+  const char* env = std::getenv(kTestHoldStartEnv);
+  if (env == nullptr || *env == '\0') return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::atof(env));
+  while (std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 }  // namespace
 
 std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
@@ -176,6 +204,8 @@ std::vector<int> resolve_devices(const DeviceSelection& selection, const std::st
 }
 
 SweepOutcome run_sweep(const SweepRequest& req) {
+  // First, so that a signal at any step is exit 130 rather than a kill (run/interrupt.hpp).
+  const InterruptScope interrupts;
   const auto sweep_start = std::chrono::steady_clock::now();
   const auto in_out = [&](const char* name) { return (fs::path(req.out_dir) / name).string(); };
   std::vector<core::NamedPath> outputs = {
@@ -209,12 +239,20 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   // Plugins first: a bad one stops the sweep before any device work (exit 2). They are loaded in the
   // probe process and in the workers, never here; this process knows their kernels as data.
   // torch: and py: kernels bring attnprof's Python bridge.
+  for (const auto& name : req.kernel_names) check_python_kernel_name(name);
   std::vector<std::string> plugin_paths = req.plugins;
   if (std::any_of(req.kernel_names.begin(), req.kernel_names.end(), kernels::is_python_kernel)) {
     kernels::configure_python_bridge(req.kernel_names, expected_backend);
     plugin_paths.push_back(kernels::find_python_bridge(req.python_bridge));
   }
-  const PluginProbe probe = probe_plugins(plugin_paths, false, req.plugin_timeout_s);
+  PluginProbe probe;
+  try {
+    probe = probe_plugins(plugin_paths, false, req.plugin_timeout_s);
+  } catch (const InputError&) {
+    throw_if_interrupted("opening the backend");  // the signal reached the probe too: not its plugin's fault
+    throw;
+  }
+  throw_if_interrupted("opening the backend");
   for (const auto& k : probe.kernels) kernels::register_described(k);
   const std::vector<kernels::PluginInfo>& plugins = probe.plugins;
   auto devices = resolve_devices(req.devices, expected_backend);
@@ -259,7 +297,10 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   ctx.host = host_name();
   ctx.backend = backend->kind();
   ctx.device = backend->device_info();
+  throw_if_interrupted("measuring the device's ceilings");
+  hold_for_test();
   ctx.ceilings = backend->ceilings(false);
+  throw_if_interrupted("opening the output folder");
   json kernel_names = json::array();
   for (const auto& k : kernels) kernel_names.push_back(k.name);
   ctx.sweep = {{"spec", req.spec.text},
@@ -288,6 +329,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   const std::string journal_path = (fs::path(req.out_dir) / kJournalFile).string();
   const std::string results_path = (fs::path(req.out_dir) / kResultsFile).string();
 
+  throw_if_interrupted("reading the journal");
   // Points already done (--resume), by key.
   const json identity = sweep_identity(ctx.sweep, backend_name, ctx.device.name, plugins);
   std::map<std::string, core::Record> done;
@@ -337,6 +379,8 @@ SweepOutcome run_sweep(const SweepRequest& req) {
       progress.message(fmt::format("attnprof: --overwrite: replacing another sweep's results in '{}'", req.out_dir));
     }
   }
+  // The last step that may stop with nothing written: the journal is replaced next.
+  throw_if_interrupted("writing the journal");
   std::vector<core::Record> existing;
   for (const auto& p : points)
     if (auto it = done.find(p.key); it != done.end()) existing.push_back(it->second);
@@ -355,6 +399,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
                    describe(estimate_sweep({queue.begin(), queue.end()}, req.options, backend_name, ctx.ceilings),
                             backend_name, req.options));
   backend.reset();  // the workers own the device from here
+  throw_if_interrupted("the first point");
 
   PoolConfig pool_config{backend_name, devices, req.options, "", probe.pinned()};
   PoolEvents events;

@@ -52,7 +52,12 @@ struct SweepOutcome {
   std::string fatal;   // set when the workers could not go on: the caller reports it (exit 4)
 };
 
-// Runs the sweep. Throws InputError / EnvironmentError for what stops a sweep before any point. Before
+// Test hook: the sweep's start (before the device's ceilings are measured) is held this many seconds,
+// signals or not, so that tests/run can interrupt the phase before the worker pool for certain.
+inline constexpr const char* kTestHoldStartEnv = "ATTNPROF_TEST_HOLD_START_S";
+
+// Runs the sweep. Throws InputError / EnvironmentError for what stops a sweep before any point, and
+// InterruptedError for a SIGINT/SIGTERM before the first point (run/interrupt.hpp: nothing written). Before
 // any work it refuses (InputError) outputs that name the spec file, each other or the files in --out,
 // and an --out folder whose lock another running sweep holds.
 SweepOutcome run_sweep(const SweepRequest&);

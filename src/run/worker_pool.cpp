@@ -17,6 +17,7 @@
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "run/interrupt.hpp"
 #include "run/subprocess.hpp"
 #include "run/worker.hpp"
 
@@ -26,18 +27,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Signals reach the event loop through a pipe, so poll() wakes at once.
-volatile sig_atomic_t g_signal_count = 0;
-int g_signal_pipe_write = -1;
-
-void on_signal(int) {
-  g_signal_count = g_signal_count + 1;
-  if (g_signal_pipe_write >= 0) {
-    const char byte = 's';
-    [[maybe_unused]] ssize_t n = ::write(g_signal_pipe_write, &byte, 1);
-  }
-}
 
 // A worker gets this long to open its backend (CUDA context creation, a first cuBLAS handle).
 constexpr double kWorkerStartTimeoutS = 120;
@@ -92,7 +81,7 @@ class Pool {
 
  private:
   void handle_signals_seen() {
-    const int count = g_signal_count;
+    const int count = interrupt_count();
     if (count == signals_handled_) return;
     signals_handled_ = count;
     if (events_.signalled) events_.signalled(count);
@@ -447,45 +436,30 @@ class Pool {
   int signals_handled_ = 0;
 };
 
-class SignalScope {
+// A dead worker's pipe must not kill the parent: SIGPIPE is ignored while the pool runs.
+class IgnoreSigpipe {
  public:
-  SignalScope() {
-    if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
-      throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-    g_signal_count = 0;
-    g_signal_pipe_write = pipe_[1];
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
-    ::sigaction(SIGINT, &sa, &old_int_);
-    ::sigaction(SIGTERM, &sa, &old_term_);
+  IgnoreSigpipe() {
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
-    ::sigaction(SIGPIPE, &ignore, &old_pipe_);  // a dead worker's pipe must not kill the parent
+    ::sigaction(SIGPIPE, &ignore, &old_pipe_);
   }
-  ~SignalScope() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
-    g_signal_pipe_write = -1;
-    ::close(pipe_[0]);
-    ::close(pipe_[1]);
-  }
-  int read_fd() const { return pipe_[0]; }
+  ~IgnoreSigpipe() { ::sigaction(SIGPIPE, &old_pipe_, nullptr); }
 
  private:
-  int pipe_[2] = {-1, -1};
-  struct sigaction old_int_ {}, old_term_ {}, old_pipe_ {};
+  struct sigaction old_pipe_ {};
 };
 
 }  // namespace
 
 PoolOutcome run_points(const PoolConfig& config, std::deque<Point> queue, const PoolEvents& events) {
   if (config.devices.empty()) throw InputError("no device to run on");
-  SignalScope signals;
+  // The sweep's scope when it has one (run_sweep installs it before its first step), else this one.
+  const InterruptScope interrupts;
+  const PoolSignals pool_signals;
+  const IgnoreSigpipe ignore_sigpipe;
   Pool pool(config, std::move(queue), events);
-  return pool.run(signals.read_fd());
+  return pool.run(interrupt_wake_fd());
 }
 
 }  // namespace attnprof::run

@@ -57,8 +57,9 @@ struct PoolOutcome {
   std::string fatal;                   // a worker could not start: why (the sweep must stop)
 };
 
-// Runs `queue` to completion, then the counter groups (or until a signal / a fatal start failure). Installs SIGINT/SIGTERM
-// handlers for its duration and restores the previous ones after.
+// Runs `queue` to completion, then the counter groups (or until a signal / a fatal start failure).
+// Owns the reaction to SIGINT/SIGTERM for its duration, through the sweep's InterruptScope when there
+// is one (run/interrupt.hpp), else one of its own.
 PoolOutcome run_points(const PoolConfig&, std::deque<Point> queue, const PoolEvents&);
 
 }  // namespace attnprof::run

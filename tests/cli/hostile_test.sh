@@ -158,6 +158,17 @@ for r in rows:
         if v.startswith("-"):
             float(v)  # a negative number stays a number
 PY
+  # history's terminal table: a revision and a kernel with a newline, a CR and ESC stay on their lines.
+  mutate "$x" "$tmp/h1.json" '
+d["context"]["git_revision"] = "rev\none\r\x1b[2J"
+for r in d["records"]:
+    r["kernel"] = "k\x1b[31m\n" + r["kernel"]'
+  mutate "$tmp/h1.json" "$tmp/h2.json" 'd["context"]["git_revision"] = "rev\rtwo"'
+  run history "$tmp/h1.json" "$tmp/h2.json" --md "$tmp/h.md" --html "$tmp/h.html"; expect 0 ""
+  grep -q $'[\x1b\r]' "$tmp/out" && fail "an ESC or CR byte in history's terminal table"
+  grep -qF '  run 1: ' "$tmp/out" && grep -qF 'revision rev\none\r\x1b[2J' "$tmp/out" ||
+    fail "history does not show the revision's escapes visibly: $(head -c 300 "$tmp/out")"
+  grep -F '  run 2: ' "$tmp/out" | grep -qF 'revision rev\rtwo' || fail "history's run lines were broken: $(head -c 300 "$tmp/out")"
   # Error messages: one line, no raw newline or ESC, whatever the path holds.
   run report "$tmp/no"$'\n'"such"$'\x1b'"[31m.json"; expect 2 'no\\nsuch\\x1b\[31m'
 }
@@ -167,7 +178,7 @@ case_bad_values() {
   for v in "--target-ci nan" "--max-seconds inf" "--point-timeout inf" "--max-seconds nan" "--warmup-seconds -1" \
            "--min-seconds inf" "--max-samples 0" "--max-samples 1000000000" "--counter-batch 0" "--verify-rows 0" \
            "--point-timeout -5" "--target-ci 2" "--devices x" "--devices -1" "--devices 0,0" "--devices all,1" \
-           "--devices 99999"; do
+           "--devices 99999" "--devices 0," "--devices 0,,1" "--devices ,1"; do
     # shellcheck disable=SC2086
     run sweep --axes "$tiny" --backend cpu --out "$tmp/bad" $v; expect 2 "see --help" || echo "  (option: $v)"
   done
@@ -241,6 +252,63 @@ r = copy.deepcopy(d["records"][0]); r["shape"]["seq_q"] = r["shape"]["seq_k"] = 
   run merge "$tmp/extra3.json" -o "$tmp/m3.json"; expect 2 "not in the sweep"
   run merge "$tmp/s3/results.json" -o "$tmp/m3.json"; expect 0 ""
   [[ ! -e "$tmp/e" ]] || fail "a refused sweep created its folder"
+}
+
+case_python_kernel_names() {
+  # A py: name the bridge cannot split into MODULE and FUNCTION is refused before any work, bridge or
+  # not (a missing bridge would be exit 2 too, but naming the bridge, not the form).
+  local k
+  for k in "py:" "py::attn" "py:mod:" "py:mod:attn:extra" "py:mod" "py:::"; do
+    run sweep --axes "$tiny" "${fast[@]}" --kernels "$k,fused" --python-bridge /nonexistent/bridge.so --out "$tmp/py"
+    expect 2 "'$k' is not py:MODULE:FUNCTION" || echo "  (kernel: $k)"
+  done
+  [[ ! -e "$tmp/py" ]] || fail "a refused sweep created its folder"
+  # A well-formed name gets past the check (to the missing bridge).
+  run sweep --axes "$tiny" "${fast[@]}" --kernels "py:mod:attn" --python-bridge /nonexistent/bridge.so --out "$tmp/py"
+  expect 2 "--python-bridge '/nonexistent/bridge.so': no such file"
+}
+
+# Starts a sweep in the background with its start held (the test hook ATTNPROF_TEST_HOLD_START_S, as
+# long ceilings measurements hold it), sends it SIGNAL after each DELAY, and waits for it: sets rc.
+# early_sweep OUT HOLD_S SIGNAL DELAY...
+early_sweep() {
+  local out="$1" hold="$2" sig="$3"; shift 3
+  ATTNPROF_CACHE_DIR="$tmp/early-cache" ATTNPROF_TEST_HOLD_START_S="$hold" \
+    "$bin" sweep --axes "$tiny" "${fast[@]}" --out "$out" >"$tmp/out" 2>"$tmp/err" &
+  local pid=$! delay
+  bg_pids+=("$pid")
+  for delay in "$@"; do sleep "$delay"; kill -"$sig" "$pid" 2>/dev/null; done
+  local i; for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { fail "the interrupted sweep still runs after 60 s"; kill -KILL "$pid"; }
+  wait "$pid"; rc=$?; bg_pids=()
+}
+
+case_early_signal() {
+  # A signal before the worker pool starts (plugins, the device's ceilings, the journal) is exit 130
+  # with one line, as later, and leaves the results already in --out as they were.
+  local out="$tmp/early"
+  run sweep --axes "$tiny" "${fast[@]}" --out "$out"; expect 0 ""
+  local results journal sig
+  results=$(sha "$out/results.json"); journal=$(sha "$out/results.journal.jsonl")
+  for sig in TERM INT; do
+    SECONDS=0
+    early_sweep "$out" 2 "$sig" 0.3
+    [[ $rc == 130 ]] || fail "SIG$sig at the start: exit $rc, expected 130: $(tail -c 300 "$tmp/err")"
+    [[ $(grep -c "interrupted" "$tmp/err") == 1 ]] && tail -n 1 "$tmp/err" | grep -q "^attnprof: interrupted: stopped before" ||
+      fail "SIG$sig at the start: not one 'interrupted' line: $(tail -c 300 "$tmp/err")"
+    grep -q "error" "$tmp/err" && fail "SIG$sig at the start: an error line: $(tail -c 300 "$tmp/err")"
+    [[ $(sha "$out/results.json") == "$results" && $(sha "$out/results.journal.jsonl") == "$journal" ]] ||
+      fail "SIG$sig at the start: the results or the journal in --out changed"
+    (( SECONDS < 30 )) || fail "SIG$sig at the start: took ${SECONDS} s to stop"
+  done
+  # A second signal while a step still runs ends the sweep at once, with exit 130 too.
+  SECONDS=0
+  early_sweep "$out" 60 TERM 0.3 0.3
+  [[ $rc == 130 ]] || fail "two SIGTERMs at the start: exit $rc, expected 130: $(tail -c 300 "$tmp/err")"
+  (( SECONDS < 30 )) || fail "two SIGTERMs at the start: took ${SECONDS} s to stop"
+  tail -n 1 "$tmp/err" | grep -q "^attnprof: interrupted again" || fail "two SIGTERMs: no message: $(tail -c 300 "$tmp/err")"
+  [[ $(sha "$out/results.json") == "$results" ]] || fail "two SIGTERMs at the start: results.json changed"
+  no_tmp_left "$out"
 }
 
 case_cuda_without_gpu() {
@@ -348,8 +416,8 @@ PY
   run merge "$out/results.json" -o "$tmp/dvm.json"; expect 0 ""
 }
 
-all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance cuda_without_gpu
-     output_lock other_sweep missing_points_fail varlen hdim_v)
+all=(output_is_input write_failures non_utf8_path escaping bad_values limits silent_acceptance python_kernel_names cuda_without_gpu
+     output_lock other_sweep missing_points_fail varlen hdim_v early_signal)
 for current in "${@:-${all[@]}}"; do
   before=$failures
   "case_$current"

@@ -26,15 +26,30 @@ TEST_CASE("kDeviceId: an id in range or all") {
   }
 }
 
-TEST_CASE("kDeviceId on a delimited option checks every entry") {
+TEST_CASE("kDeviceList: every entry a device id, none empty") {
+  for (const char* good : {"0", "all", "0,2", "0,2,all", "1,1023"}) {
+    INFO(good);
+    CHECK(check(kDeviceList, good).empty());
+  }
+  // CLI11's delimiter would drop the empty entries of "0," and "0,,1" and let them through.
+  for (const char* bad : {"", ",", "0,", ",0", "0,,1", "0,x", "0, 1", "x"}) {
+    INFO(bad);
+    CHECK_FALSE(check(kDeviceList, bad).empty());
+  }
+  CHECK(check(kDeviceList, "0,,1").find("empty entry") != std::string::npos);
+  CHECK(device_entries("0,,1") == std::vector<std::string>{"0", "", "1"});
+  CHECK(device_entries("0,") == std::vector<std::string>{"0", ""});
+}
+
+TEST_CASE("kDeviceList on an option refuses a list with an empty entry while parsing") {
   CLI::App app;
   std::vector<std::string> devices;
-  app.add_option("--devices", devices)->delimiter(',')->check(kDeviceId);
+  app.add_option("--devices", devices)->allow_extra_args(false)->check(kDeviceList);
   app.parse("--devices 0,2,all", false);  // the combination rule is the sweep command's (cli/sweep.cpp)
-  CHECK(devices == std::vector<std::string>{"0", "2", "all"});
+  CHECK(devices == std::vector<std::string>{"0,2,all"});
   CHECK_THROWS_AS(app.parse("--devices 0,x", false), CLI::ValidationError);
-  app.parse("--devices 0,,1", false);  // CLI11 drops the empty entry
-  CHECK(devices == std::vector<std::string>{"0", "1"});
+  CHECK_THROWS_AS(app.parse("--devices 0,,1", false), CLI::ValidationError);
+  CHECK_THROWS_AS(app.parse("--devices 0,", false), CLI::ValidationError);
 }
 
 TEST_CASE("kOpenUnitInterval and kGateThreshold") {

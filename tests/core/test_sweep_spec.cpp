@@ -351,6 +351,40 @@ TEST_CASE("lengths: shape JSON round trip; a results file's shape object is acce
   wrong = j;
   wrong["seq_lens"] = {1, "2"};
   CHECK_THROWS_AS(parse_sweep_file(nlohmann::json{{"shapes", {wrong}}}.dump(), "r.json"), InputError);
+  // seq_lens that no draw of the named distribution gives would run under its label: refused, one line
+  // naming the shape and both sides.
+  const auto contradiction = [](const nlohmann::json& shape, const std::string& token) {
+    try {
+      parse_sweep_file(nlohmann::json{{"shapes", {shape}}}.dump(), "r.json");
+      FAIL("no InputError for " << shape.dump());
+    } catch (const InputError& e) {
+      const std::string why = e.what();
+      INFO("message: " << why);
+      CHECK(why.find("r.json' shapes[0]: shape 'b") != std::string::npos);
+      CHECK(why.find("contradict lengths") != std::string::npos);
+      CHECK(why.find(token) != std::string::npos);
+      CHECK(why.find('\n') == std::string::npos);
+    }
+  };
+  nlohmann::json edited = j;
+  edited["seq_lens"][0] = edited["seq_lens"][0].get<int64_t>() + 1;  // no longer the seed's draw
+  contradiction(edited, "'uniform:100:300' seed 5");
+  edited = j;
+  edited["lengths_seed"] = 6;  // another seed's label for seed 5's lengths
+  contradiction(edited, "seed 6");
+  contradiction({{"heads", 2}, {"hdim", 32}, {"seq_lens", {500, 7}}, {"lengths", "uniform:100:300"}}, "seq_lens 500/7");
+  contradiction({{"heads", 2}, {"hdim", 32}, {"seq_lens", {4, 8}}, {"lengths", "list:4/9"}}, "which lists 4/9");
+  // Lengths that are the distribution's draw, with a batch or a tokens budget, or its list, are taken.
+  const auto drawn = draw_lengths(parse_lengths("zipf:1.2:8:64"), 5, 3);
+  CHECK(parse_sweep_file(nlohmann::json{{"shapes", {{{"heads", 2}, {"hdim", 32}, {"seq_lens", drawn},
+                                                     {"lengths", "zipf:1.2:8:64"}, {"lengths_seed", 3}}}}}.dump(),
+                         "r.json").shapes.at(0).seq_lens == drawn);
+  // Without lengths_seed the seed is the grammar's default, 1.
+  const auto seed1 = draw_lengths(parse_lengths("uniform:4:8"), 3, 1);
+  const auto defaulted = parse_sweep_file(nlohmann::json{{"shapes", {{{"heads", 2}, {"hdim", 32}, {"seq_lens", seed1},
+                                                                      {"lengths", "uniform:4:8"}}}}}.dump(), "r.json");
+  CHECK(defaulted.shapes.at(0).lengths_seed == 1);
+  CHECK_NOTHROW(parse_sweep_file(R"({"shapes": [{"heads": 2, "hdim": 32, "seq_lens": [4, 9], "lengths": "list:4/9"}]})", "r.json"));
   // A sweep file may name the distribution as the axes do.
   const auto named = parse_sweep_file(R"({"shapes": [{"batch": 3, "heads": 2, "lengths": "uniform:4:8", "lengths_seed": 2}]})", "n.json");
   CHECK(named.shapes.at(0).seq_lens == draw_lengths(parse_lengths("uniform:4:8"), 3, 2));

@@ -269,6 +269,56 @@ def main():
             except Invalid as e:
                 failures.append(f"{sweep_file}: {e}")
 
+    # Points that differ only in a field beyond the common labels (a window, a paged cache, a value head
+    # dim of its own, a packed batch's lengths) are distinct series: a sweep of them exports a text both
+    # parsers accept, with one status sample per point.
+    variants_dir = os.path.join(out_dir, "variants")
+    variants_file = os.path.join(variants_dir, "points.prom")
+    axes = " | ".join(["batch=1;heads=2;seq=64;hdim=32;dtype=fp32;window=0,16",
+                       "batch=1;heads=2;seq_q=1;seq_k=64;hdim=32;dtype=fp32;page_size=0,16;kv_splits=0,2",
+                       "batch=1;heads=2;seq=48;hdim=32;dtype=fp32;hdim_v=16,32",
+                       "batch=2;heads=2;hdim=32;dtype=fp32;lengths=uniform:8:40;lengths_seed=1,2",
+                       "heads=2;hdim=32;dtype=fp32;lengths=list:8/40,list:40/8"])
+    r = subprocess.run([binary, "sweep", "--backend", "cpu", "--axes", axes, "--out", variants_dir, "--kernels", "reference",
+                        "--openmetrics", variants_file, "--max-seconds", "0.02", "--min-seconds", "0",
+                        "--warmup-seconds", "0", "--no-counters"], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0 or not os.path.exists(variants_file):
+        failures.append(f"attnprof sweep --openmetrics of shape variants failed ({r.returncode}): {r.stderr[-1000:]}")
+    else:
+        with open(variants_file, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            status = parse(text).get("attnprof_point_status", {}).get("samples", [])
+            if len(status) != 12:
+                failures.append(f"{variants_file}: {len(status)} status samples for the 12 points")
+            print(f"openmetrics: shape variants: {len(status)} points, strict parser ok")
+        except Invalid as e:
+            failures.append(f"{variants_file}: {e}")
+        if official:
+            try:
+                list(official(text))
+            except Exception as e:
+                failures.append(f"{variants_file}: prometheus_client rejected it: {e}")
+
+    # A results file holding one point twice is refused (exit 2, one line naming the point), as compare
+    # and merge refuse it, rather than exported as two series of one label set.
+    import json
+    with open(results[0]) as f:
+        doubled = json.load(f)
+    doubled["records"].append(doubled["records"][0])
+    doubled_path = os.path.join(out_dir, "doubled.json")
+    with open(doubled_path, "w") as f:
+        json.dump(doubled, f)
+    doubled_prom = os.path.join(out_dir, "doubled.prom")
+    for command in (["report", doubled_path, "--openmetrics", doubled_prom, "--quiet"],
+                    ["compare", doubled_path, results[0]], ["merge", doubled_path, "-o", os.path.join(out_dir, "m.json")]):
+        r = subprocess.run([binary, *command], capture_output=True, text=True, timeout=120)
+        lines = r.stderr.strip().split("\n")
+        if r.returncode != 2 or len(lines) != 1 or "is in the file twice" not in lines[0] or "doubled.json" not in lines[0]:
+            failures.append(f"attnprof {command[0]} of a point twice: exit {r.returncode}, stderr {r.stderr[-400:]!r}")
+    if os.path.exists(doubled_prom):
+        failures.append("report wrote an export of a results file holding a point twice")
+
     # The dashboard and the alert rules of the docs query only what the export writes.
     docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
     samples = set()
