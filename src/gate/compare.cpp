@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <random>
 #include <set>
 #include <utility>
 
@@ -12,6 +11,7 @@
 #include "core/errors.hpp"
 #include "core/metric_names.hpp"
 #include "core/escape.hpp"
+#include "gate/bootstrap.hpp"
 #include "gate/mann_whitney.hpp"
 
 namespace attnprof::gate {
@@ -29,12 +29,22 @@ uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-std::vector<double> finite_only(const std::vector<double>& v) {
+// The finite samples of a record, sorted: every statistic of a point is computed from sorted samples
+// (the medians of resamples are order statistics, the test ranks them anyway).
+std::vector<double> sorted_finite(const std::vector<double>& v) {
   std::vector<double> out;
   out.reserve(v.size());
   for (double x : v)
     if (std::isfinite(x)) out.push_back(x);
+  std::sort(out.begin(), out.end());
   return out;
+}
+
+// Type-7 median of sorted values (core::median without its copy and sort).
+double sorted_median(std::span<const double> sorted) {
+  const size_t mid = (sorted.size() - 1) / 2;
+  if (sorted.size() % 2 == 1) return sorted[mid];
+  return sorted[mid] + 0.5 * (sorted[mid + 1] - sorted[mid]);
 }
 
 double rel_stddev(std::span<const double> v) {
@@ -47,18 +57,17 @@ std::string pct(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fracti
 
 std::string p_text(double p) { return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
 
-// Medians of independent resamples of each side; ratios[b] = median(candidate*) / median(baseline*).
+// Medians of independent resamples of each side (sorted); ratios[b] = median(candidate*) /
+// median(baseline*). gate/bootstrap.hpp draws each resample's median without building the resample.
 std::vector<double> bootstrap_ratios(std::span<const double> baseline, std::span<const double> candidate,
                                      int resamples, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<size_t> pick_b(0, baseline.size() - 1), pick_c(0, candidate.size() - 1);
-  std::vector<double> rb(baseline.size()), rc(candidate.size()), ratios;
+  BootstrapRng rng(seed);
+  std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(resamples));
   for (int i = 0; i < resamples; ++i) {
-    for (auto& v : rb) v = baseline[pick_b(rng)];
-    for (auto& v : rc) v = candidate[pick_c(rng)];
-    const double mb = core::median(rb);
-    ratios.push_back(mb > 0 ? core::median(rc) / mb : 1.0);
+    const double mb = resampled_median(baseline, rng);
+    const double mc = resampled_median(candidate, rng);
+    ratios.push_back(mb > 0 ? mc / mb : 1.0);
   }
   return ratios;
 }
@@ -246,11 +255,11 @@ std::string status_text(const core::Record& r) {
 
 // First stage of a point that is ok on both sides: the statistics, which do not depend on the other
 // points. `ratios` receives the bootstrap resamples of the median ratio (empty when the point could
-// not be compared); sb and sc its finite samples.
+// not be compared); sb and sc its finite samples, sorted.
 void measure_point(const core::Record& b, const core::Record& c, const Options& o, PointComparison& pc,
                    std::vector<double>& ratios, std::vector<double>& sb, std::vector<double>& sc) {
-  sb = finite_only(b.samples_us);
-  sc = finite_only(c.samples_us);
+  sb = sorted_finite(b.samples_us);
+  sc = sorted_finite(c.samples_us);
   pc.baseline_n = static_cast<int64_t>(sb.size());
   pc.candidate_n = static_cast<int64_t>(sc.size());
   pc.baseline_throttled_samples = b.clock.throttled_samples;
@@ -267,8 +276,8 @@ void measure_point(const core::Record& b, const core::Record& c, const Options& 
     return;
   }
   pc.compared = true;
-  pc.baseline_median_us = core::median(sb);
-  pc.candidate_median_us = core::median(sc);
+  pc.baseline_median_us = sorted_median(sb);
+  pc.candidate_median_us = sorted_median(sc);
   if (!(pc.baseline_median_us > 0)) {
     pc.compared = false;
     pc.verdict = Verdict::noisy;
@@ -436,7 +445,10 @@ std::pair<std::string, double> parse_name_value(const std::string& token) {
 core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<const double> candidate,
                                   double confidence, int resamples, uint64_t seed) {
   if (baseline.empty() || candidate.empty() || resamples < 1) return {1, 1};
-  const std::vector<double> ratios = bootstrap_ratios(baseline, candidate, resamples, seed);
+  std::vector<double> sb(baseline.begin(), baseline.end()), sc(candidate.begin(), candidate.end());
+  std::sort(sb.begin(), sb.end());
+  std::sort(sc.begin(), sc.end());
+  const std::vector<double> ratios = bootstrap_ratios(sb, sc, resamples, seed);
   return percentile_interval(ratios, confidence);
 }
 

@@ -146,7 +146,8 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
 void confirm(Comparison& first, const Comparison& rerun, const std::string& rerun_label);
 
 // Percentile bootstrap interval of median(candidate) / median(baseline): each side is resampled
-// independently with replacement. Seeded, so equal inputs give equal intervals.
+// independently with replacement (drawn as in gate/bootstrap.hpp: O(n log n + resamples)). Seeded,
+// so equal inputs give equal intervals.
 core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<const double> candidate,
                                   double confidence, int resamples, uint64_t seed);
 
