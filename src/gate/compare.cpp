@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -47,10 +48,30 @@ double sorted_median(std::span<const double> sorted) {
   return sorted[mid] + 0.5 * (sorted[mid + 1] - sorted[mid]);
 }
 
-double rel_stddev(std::span<const double> v) {
-  if (v.size() < 2) return 0;
-  const double m = core::mean(v);
-  return m > 0 ? core::stddev(v) / m : 0;
+// stddev / mean, computed on the samples divided by the largest magnitude: the ratio is the same, and
+// no sum can overflow however large the samples are (1e308 us is a finite double).
+double rel_stddev(std::span<const double> sorted) {
+  if (sorted.size() < 2) return 0;
+  const double scale = std::max(std::abs(sorted.front()), std::abs(sorted.back()));
+  if (!(scale > 0)) return 0;
+  std::vector<double> scaled(sorted.begin(), sorted.end());
+  for (double& x : scaled) x /= scale;
+  const double m = core::mean(scaled);
+  return m > 0 ? core::stddev(scaled) / m : 0;
+}
+
+// Every ratio of medians the point can produce (its own, a resample's) is a ratio of two of its
+// samples, so when the largest sample over the smallest positive one is not a double, no ratio of the
+// point can be computed: such a file does not hold latencies in microseconds. Bad input, one line.
+void check_ratio_range(const std::string& key, std::span<const double> sb, std::span<const double> sc) {
+  const double largest = std::max(sb.back(), sc.back());
+  double smallest = std::numeric_limits<double>::infinity();
+  for (auto side : {sb, sc})
+    if (auto it = std::upper_bound(side.begin(), side.end(), 0.0); it != side.end()) smallest = std::min(smallest, *it);
+  if (!std::isfinite(smallest) || std::isfinite(largest / smallest)) return;
+  throw InputError(fmt::format("point '{}': latency samples from {:g} to {:g} us are too far apart for a ratio of "
+                               "two of them to be a number, so the point cannot be compared",
+                               core::escape::one_line(key), smallest, largest));
 }
 
 std::string pct(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
@@ -255,7 +276,8 @@ std::string status_text(const core::Record& r) {
 
 // First stage of a point that is ok on both sides: the statistics, which do not depend on the other
 // points. `ratios` receives the bootstrap resamples of the median ratio (empty when the point could
-// not be compared); sb and sc its finite samples, sorted.
+// not be compared); sb and sc its finite samples, sorted. Throws InputError when the samples' range
+// leaves no ratio computable.
 void measure_point(const core::Record& b, const core::Record& c, const Options& o, PointComparison& pc,
                    std::vector<double>& ratios, std::vector<double>& sb, std::vector<double>& sc) {
   sb = sorted_finite(b.samples_us);
@@ -275,6 +297,7 @@ void measure_point(const core::Record& b, const core::Record& c, const Options& 
                             sb.size(), sc.size());
     return;
   }
+  check_ratio_range(pc.key, sb, sc);
   pc.compared = true;
   pc.baseline_median_us = sorted_median(sb);
   pc.candidate_median_us = sorted_median(sc);

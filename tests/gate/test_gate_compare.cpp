@@ -555,3 +555,24 @@ TEST_CASE("confirm: shifts between processes at single points no longer fail a 1
   CHECK(first.points[7].verdict == Verdict::slower);
   CHECK(first.exit_code == kExitRegression);
 }
+
+TEST_CASE("samples too far apart for any ratio are bad input, not an internal error") {
+  auto tiny = make_record("fused", std::vector<double>(10, 5e-324));
+  auto huge = make_record("fused", std::vector<double>(10, 1e308));
+  CHECK_THROWS_AS(compare_one(tiny, huge), InputError);
+  CHECK_THROWS_AS(compare_one(huge, tiny), InputError);
+  // Extreme but within a double's range of each other: compared, every number finite.
+  std::vector<double> big, bigger;
+  for (int i = 0; i < 30; ++i) {
+    big.push_back(1e307 * (1 + 0.001 * i));
+    bigger.push_back(1.5e307 * (1 + 0.001 * i));
+  }
+  const auto cmp = compare_one(make_record("fused", big), make_record("fused", bigger));
+  const auto& p = cmp.points[0];
+  INFO(p.reason);
+  CHECK(p.verdict == Verdict::slower);
+  CHECK(p.ratio == Approx(1.5));
+  CHECK(std::isfinite(p.baseline_rel_stddev));
+  CHECK(p.baseline_rel_stddev < 0.01);
+  CHECK(std::isfinite(cmp.geomean_ci.high));
+}
