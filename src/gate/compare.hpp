@@ -93,6 +93,10 @@ struct PointComparison {
   double baseline_median_us = 0, candidate_median_us = 0;
   double ratio = 1;                    // candidate median / baseline median
   core::Interval ratio_ci{1, 1};       // bootstrap percentile interval of `ratio`
+  // The interval the verdict rests on where it rests on one (a spread over the ceiling, throttled
+  // samples): ratio_ci, widened for the throttled samples (docs/ci-gate.md). High may be infinite
+  // (every baseline sample throttled).
+  core::Interval judged_ci{1, 1};
   double p_slower = 1, p_faster = 1;   // one-sided Mann-Whitney p-values
   double p_slower_cutoff = 0, p_faster_cutoff = 0;  // significant when p <= this (the family's cutoffs)
   bool exact_p = false;
