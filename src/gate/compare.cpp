@@ -462,6 +462,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::noisy: return "noisy";
     case Verdict::counter_regression: return "counter-regression";
     case Verdict::error: return "error";
+    case Verdict::unsupported: return "unsupported";
     case Verdict::missing: return "missing";
     case Verdict::added: return "new";
     case Verdict::unconfirmed: return "unconfirmed";
@@ -580,6 +581,13 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
     }
     const core::Record& c = *it->second;
     pc.candidate_status = c.status;
+    if (b.status == core::Status::unsupported && c.status == core::Status::unsupported) {
+      // The kernel has never run this shape: nothing to compare and nothing broken.
+      pc.verdict = Verdict::unsupported;
+      pc.reason = fmt::format("unsupported in both runs{}", c.reason.empty() ? "" : " (" + c.reason + ")");
+      cmp.points.push_back(std::move(pc));
+      continue;
+    }
     if (b.status != core::Status::ok || c.status != core::Status::ok) {
       pc.verdict = Verdict::error;
       // A point that worked before and does not now is a regression; one broken on both sides (or

@@ -25,7 +25,8 @@ enum class Verdict {
   slower,              // significantly slower by more than the threshold: a regression
   noisy,               // an interval too wide to decide, throttled clocks or too few samples
   counter_regression,  // --counters: DRAM bytes, tensor ops or achieved occupancy got worse
-  error,               // a non-ok status on either side
+  error,               // a non-ok status on either side (but not `unsupported` on both)
+  unsupported,         // the kernel does not support the shape in either run: never fails
   missing,             // in the baseline only
   added,               // in the candidate only (printed "new")
   unconfirmed,         // slower in the candidate, not in a re-run of it (confirm()): does not fail

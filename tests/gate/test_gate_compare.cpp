@@ -656,6 +656,28 @@ TEST_CASE("a reason describes the interval from its numbers, not from the verdic
         std::string::npos);
 }
 
+TEST_CASE("a point unsupported in both runs is its own verdict and never fails") {
+  std::mt19937_64 rng(73);
+  const auto ok_b = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
+  const auto ok_c = make_record("fused", latency_samples(rng, 30, 100.0, 0.01), 1024);
+  auto unsupported = make_record("fused-sm90", {}, 1024);
+  unsupported.status = core::Status::unsupported;
+  unsupported.reason = "hdim 512 is not supported";
+  auto cmp = gate::compare(make_results({ok_b, unsupported}), make_results({ok_c, unsupported}), {});
+  REQUIRE(cmp.points.size() == 2);
+  CHECK(cmp.points[1].verdict == Verdict::unsupported);
+  CHECK_FALSE(cmp.points[1].fails);
+  CHECK(cmp.points[1].reason == "unsupported in both runs (hdim 512 is not supported)");
+  CHECK(cmp.counts[Verdict::unsupported] == 1);
+  CHECK(cmp.counts.count(Verdict::error) == 0);
+  CHECK(cmp.exit_code == kExitOk);
+  // Unsupported now, ok before: still an error that fails.
+  cmp = gate::compare(make_results({ok_b, make_record("fused-sm90", ok_b.samples_us, 1024)}),
+                      make_results({ok_c, unsupported}), {});
+  CHECK(cmp.points[1].verdict == Verdict::error);
+  CHECK(cmp.points[1].fails);
+}
+
 TEST_CASE("samples too far apart for any ratio are bad input, not an internal error") {
   auto tiny = make_record("fused", std::vector<double>(10, 5e-324));
   auto huge = make_record("fused", std::vector<double>(10, 1e308));
