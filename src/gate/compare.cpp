@@ -273,23 +273,23 @@ std::span<const double> unthrottled(std::span<const double> sorted, int64_t thro
 }
 
 // The interval of the ratio widened for throttled samples: without the candidate's throttled samples
-// the ratio is at its lowest, without the baseline's at its highest; the widened interval spans the
-// bootstrap intervals of all three. An end stays open (0 or infinity) when a side has fewer than
+// the ratio is at its lowest, without the baseline's at its highest. The widened interval runs from
+// the lower end of the first's bootstrap interval to the upper end of the second's, and contains the
+// interval of all the samples. An end stays open (0 or infinity) when a side has fewer than
 // kMinSamplesToCompare unthrottled samples.
 core::Interval widened_for_throttling(std::span<const double> sb, std::span<const double> sc, const PointComparison& pc,
                                       const Options& o, uint64_t seed) {
+  const auto interval = [&](std::span<const double> base, std::span<const double> cand) {
+    return percentile_interval(bootstrap_ratios(base, cand, o.bootstrap_resamples, seed), o.confidence);
+  };
   core::Interval w = pc.ratio_ci;
   if (pc.candidate_throttled_samples > 0) {
     const auto fast_c = unthrottled(sc, pc.candidate_throttled_samples);
-    w.low = fast_c.empty() ? 0.0
-                           : std::min(w.low, percentile_interval(bootstrap_ratios(sb, fast_c, o.bootstrap_resamples, seed),
-                                                                 o.confidence).low);
+    w.low = fast_c.empty() ? 0.0 : std::min(w.low, interval(sb, fast_c).low);
   }
   if (pc.baseline_throttled_samples > 0) {
     const auto fast_b = unthrottled(sb, pc.baseline_throttled_samples);
-    w.high = fast_b.empty() ? std::numeric_limits<double>::infinity()
-                            : std::max(w.high, percentile_interval(bootstrap_ratios(fast_b, sc, o.bootstrap_resamples, seed),
-                                                                   o.confidence).high);
+    w.high = fast_b.empty() ? std::numeric_limits<double>::infinity() : std::max(w.high, interval(fast_b, sc).high);
   }
   return w;
 }

@@ -25,9 +25,11 @@ constexpr double kBoundSeconds = 20;
 
 core::Results big_run(std::mt19937_64& rng, double factor) {
   std::vector<core::Record> records;
-  for (int i = 0; i < kPoints; ++i)
+  for (int i = 0; i < kPoints; ++i) {
+    const double median_us = (50.0 + 100.0 * i) * factor;
     records.push_back(test::make_record("k" + std::to_string(i),
-                                        test::latency_samples(rng, kSamplesPerSide, (50.0 + 100.0 * i) * factor, 0.02)));
+                                        test::latency_samples(rng, kSamplesPerSide, median_us, 0.02)));
+  }
   return test::make_results(std::move(records));
 }
 
