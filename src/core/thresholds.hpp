@@ -33,9 +33,10 @@ inline constexpr double kGateMaxRelStddev = 0.10;   // gate: --max-rel-stddev's 
 // A point whose sampling spent its whole time budget with the P50's 95% CI half-width above this share
 // of the P50 (core::median_ci) is noisy too: the 1% to which the A/A target asks P50s to repeat.
 inline constexpr double kNoisyP50CiHalfWidth = 0.01;
-// The gate keeps a point's verdict despite throttled samples only while at most this share of each
-// side's samples are throttled (and the verdict without that many slowest samples is the same): past a
-// quarter, the throttled samples are the point's typical state, not its exceptions.
+// The gate judges a point with throttled samples on its ratio's interval widened for them (the
+// slowest that many of a side taken away); past this share of a side, the throttled samples are the
+// point's typical state, not its exceptions, and only a slowdown that clears the widened interval is
+// decided (`same` and `faster` read `noisy`).
 inline constexpr double kGateThrottledShareMax = 0.25;
 
 // ---- Diagnosis: speed-of-light margins (Nsight Compute's rules) --------------------------------------

@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <random>
+#include <limits>
 #include <set>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/errors.hpp"
 #include "core/metric_names.hpp"
 #include "core/escape.hpp"
+#include "gate/bootstrap.hpp"
 #include "gate/mann_whitney.hpp"
 
 namespace attnprof::gate {
@@ -29,36 +31,68 @@ uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-std::vector<double> finite_only(const std::vector<double>& v) {
+// Fewer finite samples than this on a side and a point is not compared (no spread, no test).
+constexpr size_t kMinSamplesToCompare = 2;
+
+// The finite samples of a record, sorted: every statistic of a point is computed from sorted samples
+// (the medians of resamples are order statistics, the test ranks them anyway).
+std::vector<double> sorted_finite(const std::vector<double>& v) {
   std::vector<double> out;
   out.reserve(v.size());
   for (double x : v)
     if (std::isfinite(x)) out.push_back(x);
+  std::sort(out.begin(), out.end());
   return out;
 }
 
-double rel_stddev(std::span<const double> v) {
-  if (v.size() < 2) return 0;
-  const double m = core::mean(v);
-  return m > 0 ? core::stddev(v) / m : 0;
+// Type-7 median of sorted values (core::median without its copy and sort).
+double sorted_median(std::span<const double> sorted) {
+  const size_t mid = (sorted.size() - 1) / 2;
+  if (sorted.size() % 2 == 1) return sorted[mid];
+  return sorted[mid] + 0.5 * (sorted[mid + 1] - sorted[mid]);
+}
+
+// stddev / mean, computed on the samples divided by the largest magnitude: the ratio is the same, and
+// no sum can overflow however large the samples are (1e308 us is a finite double).
+double rel_stddev(std::span<const double> sorted) {
+  if (sorted.size() < kMinSamplesToCompare) return 0;
+  const double scale = std::max(std::abs(sorted.front()), std::abs(sorted.back()));
+  if (!(scale > 0)) return 0;
+  std::vector<double> scaled(sorted.begin(), sorted.end());
+  for (double& x : scaled) x /= scale;
+  const double m = core::mean(scaled);
+  return m > 0 ? core::stddev(scaled) / m : 0;
+}
+
+// Every ratio of medians the point can produce (its own, a resample's) is a ratio of two of its
+// samples, so when the largest sample over the smallest positive one is not a double, no ratio of the
+// point can be computed: such a file does not hold latencies in microseconds. Bad input, one line.
+void check_ratio_range(const std::string& key, std::span<const double> sb, std::span<const double> sc) {
+  const double largest = std::max(sb.back(), sc.back());
+  double smallest = std::numeric_limits<double>::infinity();
+  for (auto side : {sb, sc})
+    if (auto it = std::upper_bound(side.begin(), side.end(), 0.0); it != side.end()) smallest = std::min(smallest, *it);
+  if (!std::isfinite(smallest) || std::isfinite(largest / smallest)) return;
+  throw InputError(fmt::format("point '{}': latency samples from {:g} to {:g} us are too far apart for a ratio of "
+                               "two of them to be a number, so the point cannot be compared",
+                               core::escape::one_line(key), smallest, largest));
 }
 
 std::string pct(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
 
 std::string p_text(double p) { return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
 
-// Medians of independent resamples of each side; ratios[b] = median(candidate*) / median(baseline*).
+// Medians of independent resamples of each side (sorted); ratios[b] = median(candidate*) /
+// median(baseline*). gate/bootstrap.hpp draws each resample's median without building the resample.
 std::vector<double> bootstrap_ratios(std::span<const double> baseline, std::span<const double> candidate,
                                      int resamples, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<size_t> pick_b(0, baseline.size() - 1), pick_c(0, candidate.size() - 1);
-  std::vector<double> rb(baseline.size()), rc(candidate.size()), ratios;
+  BootstrapRng rng(seed);
+  std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(resamples));
   for (int i = 0; i < resamples; ++i) {
-    for (auto& v : rb) v = baseline[pick_b(rng)];
-    for (auto& v : rc) v = candidate[pick_c(rng)];
-    const double mb = core::median(rb);
-    ratios.push_back(mb > 0 ? core::median(rc) / mb : 1.0);
+    const double mb = resampled_median(baseline, rng);
+    const double mc = resampled_median(candidate, rng);
+    ratios.push_back(mb > 0 ? mc / mb : 1.0);
   }
   return ratios;
 }
@@ -210,32 +244,54 @@ Verdict latency_rule(double ratio, double p_slower, double p_faster, const Cutof
   return Verdict::same;
 }
 
-// The rule applied to two sample sets.
-Verdict latency_verdict(const std::vector<double>& sb, const std::vector<double>& sc, const Cutoffs& cut,
-                        double threshold) {
-  const double mb = core::median(sb);
-  if (sb.empty() || sc.empty() || !(mb > 0)) return Verdict::same;
-  const MannWhitney mw = mann_whitney_u(sc, sb);  // x = candidate: "greater" means slower
-  return latency_rule(core::median(sc) / mb, mw.p_greater, mw.p_less, cut, threshold);
-}
-
-// The rule for a point whose spread is over the ceiling: the point estimate alone could be moved by
-// the spread, so the whole interval of the ratio must clear the threshold (or lie within it).
+// The rule for a point judged on an interval (a spread over the ceiling, throttled samples): the
+// point estimate alone could be moved by the spread or the clocks, so the whole interval the point is
+// judged on must clear the threshold (or lie within it).
 Verdict interval_rule(const PointComparison& pc, const Cutoffs& cut) {
   const double up = 1.0 + pc.threshold, down = 1.0 / (1.0 + pc.threshold);
-  if (pc.p_slower <= cut.slower && pc.ratio_ci.low > up) return Verdict::slower;
-  if (pc.p_faster <= cut.faster && pc.ratio_ci.high < down) return Verdict::faster;
-  if (pc.ratio_ci.low >= down && pc.ratio_ci.high <= up) return Verdict::same;
+  if (pc.p_slower <= cut.slower && pc.judged_ci.low > up) return Verdict::slower;
+  if (pc.p_faster <= cut.faster && pc.judged_ci.high < down) return Verdict::faster;
+  if (pc.judged_ci.low >= down && pc.judged_ci.high <= up) return Verdict::same;
   return Verdict::noisy;
 }
 
-// The samples without their `drop` slowest: a throttled sample is one whose clock was under
-// core::kThrottledClockFraction of the maximum, so the slowest are where the throttled ones are, or the
-// worst case if not.
-std::vector<double> without_slowest(std::vector<double> v, int64_t drop) {
-  std::sort(v.begin(), v.end());
-  v.resize(v.size() - static_cast<size_t>(std::clamp<int64_t>(drop, 0, static_cast<int64_t>(v.size()))));
-  return v;
+// Where an interval of the ratio lies against the threshold, from its numbers alone.
+const char* interval_position(const core::Interval& ci, double threshold) {
+  const double up = 1.0 + threshold, down = 1.0 / (1.0 + threshold);
+  if (ci.low > up || ci.high < down) return "clears the threshold";
+  if (ci.low >= down && ci.high <= up) return "lies within the threshold";
+  return "reaches past the threshold without clearing it";
+}
+
+// The samples of a side that were not throttled, taken to be its fastest: throttling (a clock under
+// core::kThrottledClockFraction of the maximum) only slows a call, so the throttled samples are its
+// slowest, or the worst case if not. Empty when fewer than kMinSamplesToCompare remain.
+std::span<const double> unthrottled(std::span<const double> sorted, int64_t throttled_samples) {
+  const auto drop = static_cast<size_t>(std::clamp<int64_t>(throttled_samples, 0, static_cast<int64_t>(sorted.size())));
+  const size_t keep = sorted.size() - drop;
+  return keep < kMinSamplesToCompare ? std::span<const double>{} : sorted.first(keep);
+}
+
+// The interval of the ratio widened for throttled samples: without the candidate's throttled samples
+// the ratio is at its lowest, without the baseline's at its highest. The widened interval runs from
+// the lower end of the first's bootstrap interval to the upper end of the second's, and contains the
+// interval of all the samples. An end stays open (0 or infinity) when a side has fewer than
+// kMinSamplesToCompare unthrottled samples.
+core::Interval widened_for_throttling(std::span<const double> sb, std::span<const double> sc, const PointComparison& pc,
+                                      const Options& o, uint64_t seed) {
+  const auto interval = [&](std::span<const double> base, std::span<const double> cand) {
+    return percentile_interval(bootstrap_ratios(base, cand, o.bootstrap_resamples, seed), o.confidence);
+  };
+  core::Interval w = pc.ratio_ci;
+  if (pc.candidate_throttled_samples > 0) {
+    const auto fast_c = unthrottled(sc, pc.candidate_throttled_samples);
+    w.low = fast_c.empty() ? 0.0 : std::min(w.low, interval(sb, fast_c).low);
+  }
+  if (pc.baseline_throttled_samples > 0) {
+    const auto fast_b = unthrottled(sb, pc.baseline_throttled_samples);
+    w.high = fast_b.empty() ? std::numeric_limits<double>::infinity() : std::max(w.high, interval(fast_b, sc).high);
+  }
+  return w;
 }
 
 std::string status_text(const core::Record& r) {
@@ -246,11 +302,11 @@ std::string status_text(const core::Record& r) {
 
 // First stage of a point that is ok on both sides: the statistics, which do not depend on the other
 // points. `ratios` receives the bootstrap resamples of the median ratio (empty when the point could
-// not be compared); sb and sc its finite samples.
+// not be compared). Throws InputError when the samples' range leaves no ratio computable.
 void measure_point(const core::Record& b, const core::Record& c, const Options& o, PointComparison& pc,
-                   std::vector<double>& ratios, std::vector<double>& sb, std::vector<double>& sc) {
-  sb = finite_only(b.samples_us);
-  sc = finite_only(c.samples_us);
+                   std::vector<double>& ratios) {
+  const std::vector<double> sb = sorted_finite(b.samples_us);
+  const std::vector<double> sc = sorted_finite(c.samples_us);
   pc.baseline_n = static_cast<int64_t>(sb.size());
   pc.candidate_n = static_cast<int64_t>(sc.size());
   pc.baseline_throttled_samples = b.clock.throttled_samples;
@@ -260,15 +316,16 @@ void measure_point(const core::Record& b, const core::Record& c, const Options& 
   auto kt = o.kernel_threshold.find(c.kernel);
   pc.threshold = kt != o.kernel_threshold.end() ? kt->second : o.threshold;
 
-  if (sb.size() < 2 || sc.size() < 2) {
+  if (sb.size() < kMinSamplesToCompare || sc.size() < kMinSamplesToCompare) {
     pc.verdict = Verdict::noisy;
     pc.reason = fmt::format("too few finite latency samples to compare (baseline {}, candidate {})",
                             sb.size(), sc.size());
     return;
   }
+  check_ratio_range(pc.key, sb, sc);
   pc.compared = true;
-  pc.baseline_median_us = core::median(sb);
-  pc.candidate_median_us = core::median(sc);
+  pc.baseline_median_us = sorted_median(sb);
+  pc.candidate_median_us = sorted_median(sc);
   if (!(pc.baseline_median_us > 0)) {
     pc.compared = false;
     pc.verdict = Verdict::noisy;
@@ -280,8 +337,10 @@ void measure_point(const core::Record& b, const core::Record& c, const Options& 
   pc.p_slower = mw.p_greater;
   pc.p_faster = mw.p_less;
   pc.exact_p = mw.exact;
-  ratios = bootstrap_ratios(sb, sc, o.bootstrap_resamples, o.seed ^ fnv1a(pc.key));
+  const uint64_t seed = o.seed ^ fnv1a(pc.key);
+  ratios = bootstrap_ratios(sb, sc, o.bootstrap_resamples, seed);
   pc.ratio_ci = percentile_interval(ratios, o.confidence);
+  pc.judged_ci = widened_for_throttling(sb, sc, pc, o, seed);
   pc.baseline_rel_stddev = rel_stddev(sb);
   pc.candidate_rel_stddev = rel_stddev(sc);
 }
@@ -294,43 +353,52 @@ std::string significance_text(double p, double cutoff, bool significant, const O
   return fmt::format("p = {} {} {}{}", p_text(p), significant ? "<=" : ">", p_text(cutoff), how);
 }
 
-// Second stage: the verdict, from the point's statistics and the family's cutoffs.
-void decide_point(const core::Record& b, const core::Record& c, const Options& o, const Cutoffs& cut,
-                  int64_t family, const std::vector<double>& sb, const std::vector<double>& sc,
-                  PointComparison& pc) {
-  pc.p_slower_cutoff = cut.slower;
-  pc.p_faster_cutoff = cut.faster;
-  const double change = pc.ratio - 1.0;
-  const bool wide = pc.baseline_rel_stddev > o.max_rel_stddev || pc.candidate_rel_stddev > o.max_rel_stddev;
-  const Verdict estimate = latency_rule(pc.ratio, pc.p_slower, pc.p_faster, cut, pc.threshold);
-  const Verdict latency = wide ? interval_rule(pc, cut) : estimate;
-  const bool toward_slower = change >= 0;
+// What the median and the test say, from their numbers (not from the verdict, which may rest on an
+// interval or be overruled by noise).
+std::string change_reason(const PointComparison& pc, const Cutoffs& cut, const Options& o, int64_t family) {
+  const double up = 1.0 + pc.threshold, down = 1.0 / (1.0 + pc.threshold);
+  const bool toward_slower = pc.ratio >= 1.0;
   const double p = toward_slower ? pc.p_slower : pc.p_faster;
   const double cutoff = toward_slower ? cut.slower : cut.faster;
-  const std::string significance = significance_text(p, cutoff, p <= cutoff, o, family);
-  if (latency == Verdict::slower) {
-    pc.reason = fmt::format("median {} ({}, over the {} threshold)", pct(change), significance, pct(pc.threshold));
-  } else if (latency == Verdict::faster) {
-    pc.reason = fmt::format("median {} ({})", pct(change), significance);
-  } else if (p <= cutoff) {
-    pc.reason = fmt::format("median {} is significant ({}) but within the {} threshold", pct(change), significance,
-                            pct(pc.threshold));
-  } else {
-    pc.reason = fmt::format("median {} is not significant ({})", pct(change), significance);
-  }
-  if (wide) {
-    // Spread widens the interval the point is judged on; it vetoes nothing by itself.
-    std::string spread;
+  const bool significant = p <= cutoff;
+  const std::string change = pct(pc.ratio - 1.0), significance = significance_text(p, cutoff, significant, o, family);
+  if (!significant) return fmt::format("median {} is not significant ({})", change, significance);
+  if (toward_slower && pc.ratio > up)
+    return fmt::format("median {} ({}, over the {} threshold)", change, significance, pct(pc.threshold));
+  if (!toward_slower && pc.ratio < down)
+    return fmt::format("median {} ({}, beyond the {} threshold)", change, significance, pct(down - 1.0));
+  return fmt::format("median {} is significant ({}) but within the {} threshold", change, significance,
+                     pct(toward_slower ? pc.threshold : down - 1.0));
+}
+
+// Second stage: the verdict, from the point's statistics and the family's cutoffs.
+void decide_point(const core::Record& b, const core::Record& c, const Options& o, const Cutoffs& cut,
+                  int64_t family, PointComparison& pc) {
+  pc.p_slower_cutoff = cut.slower;
+  pc.p_faster_cutoff = cut.faster;
+  const bool wide = pc.baseline_rel_stddev > o.max_rel_stddev || pc.candidate_rel_stddev > o.max_rel_stddev;
+  const bool throttled = pc.baseline_throttled_samples > 0 || pc.candidate_throttled_samples > 0;
+  const Verdict estimate = latency_rule(pc.ratio, pc.p_slower, pc.p_faster, cut, pc.threshold);
+  // Spread and throttled samples widen the interval the point is judged on; neither vetoes a change
+  // that lies beyond it.
+  const Verdict latency = wide || throttled ? interval_rule(pc, cut) : estimate;
+  pc.reason = change_reason(pc, cut, o, family);
+  if (wide || throttled) {
+    std::vector<std::string> why;
     if (pc.baseline_rel_stddev > o.max_rel_stddev)
-      spread = fmt::format("baseline spread {:.1f}%", 100 * pc.baseline_rel_stddev);
+      why.push_back(fmt::format("baseline spread {:.1f}%", 100 * pc.baseline_rel_stddev));
     if (pc.candidate_rel_stddev > o.max_rel_stddev)
-      spread += fmt::format("{}candidate spread {:.1f}%", spread.empty() ? "" : ", ", 100 * pc.candidate_rel_stddev);
-    const char* what = latency == Verdict::noisy ? "reaches past the threshold without clearing it"
-                       : latency == Verdict::same ? "lies within the threshold"
-                                                  : "clears the threshold";
-    pc.reason = fmt::format("{} > {:.1f}%: judged on the {:.0f}% interval of the ratio [{:.3f}, {:.3f}], which {}; {}",
-                            spread, 100 * o.max_rel_stddev, 100 * o.confidence, pc.ratio_ci.low, pc.ratio_ci.high,
-                            what, pc.reason);
+      why.push_back(fmt::format("candidate spread {:.1f}%", 100 * pc.candidate_rel_stddev));
+    std::string joined = fmt::format("{}", fmt::join(why, ", "));
+    if (wide) joined += fmt::format(" > {:.1f}%", 100 * o.max_rel_stddev);
+    if (throttled)
+      joined += fmt::format("{}throttled in {} of {} baseline and {} of {} candidate samples", wide ? "; " : "",
+                            pc.baseline_throttled_samples, pc.baseline_n, pc.candidate_throttled_samples,
+                            pc.candidate_n);
+    pc.reason = fmt::format("{}: judged on the {:.0f}% interval of the ratio{} [{:.3f}, {:.3f}], which {}; {}", joined,
+                            100 * o.confidence, throttled ? " widened for the throttled samples" : "",
+                            pc.judged_ci.low, pc.judged_ci.high, interval_position(pc.judged_ci, pc.threshold),
+                            pc.reason);
   }
   pc.latency_verdict = std::string(to_string(latency == Verdict::noisy ? estimate : latency));
   pc.verdict = latency;
@@ -341,37 +409,27 @@ void decide_point(const core::Record& b, const core::Record& c, const Options& o
                              pc.candidate_sm_mhz);
   }
 
-  // Measurements that cannot be trusted make the point inconclusive, whatever latency says.
+  // What keeps a point from being decided, whatever latency says.
   std::vector<std::string> noise;
-  // Throttled samples (a clock under core::kThrottledClockFraction of the maximum) make the point
-  // inconclusive unless they could not have decided it: at most core::kGateThrottledShareMax of either
-  // side's samples, the verdict the same without each side's that many slowest samples, and not
-  // `slower` (a slower candidate on a throttling GPU is for a re-run to confirm). Otherwise an A/A on a GPU that dips under its power cap now and then could
-  // never pass, and a throttled baseline could hide a regression.
-  if (b.clock.throttled_samples > 0 || c.clock.throttled_samples > 0) {
-    const std::string throttled =
-        fmt::format("throttled in {} of {} baseline and {} of {} candidate samples", b.clock.throttled_samples,
-                    sb.size(), c.clock.throttled_samples, sc.size());
-    const auto few_of = [](int64_t throttled_samples, size_t samples) {
-      return static_cast<double>(throttled_samples) <= core::kGateThrottledShareMax * static_cast<double>(samples);
-    };
-    const bool few = few_of(b.clock.throttled_samples, sb.size()) && few_of(c.clock.throttled_samples, sc.size());
-    const bool robust = few && latency != Verdict::slower && latency != Verdict::noisy &&
-                        latency_verdict(without_slowest(sb, b.clock.throttled_samples),
-                                        without_slowest(sc, c.clock.throttled_samples), cut,
-                                        pc.threshold) == latency;
-    if (robust)
-      pc.reason += fmt::format("; {}: the same verdict without that many of each side's slowest", throttled);
-    else
-      noise.push_back(throttled);
-  }
-  if (mann_whitney_min_p(pc.candidate_n, pc.baseline_n) >= o.alpha)
-    noise.push_back(fmt::format("{} vs {} samples cannot reach p < {}", pc.baseline_n, pc.candidate_n, o.alpha));
+  // Past core::kGateThrottledShareMax of a side, throttled samples are the point's typical state, not
+  // its exceptions: only a slowdown that clears even the widened interval is decided.
+  const auto share = [](int64_t throttled_samples, int64_t samples) {
+    return static_cast<double>(throttled_samples) / static_cast<double>(std::max<int64_t>(samples, 1));
+  };
+  const double worst_share = std::max(share(pc.baseline_throttled_samples, pc.baseline_n),
+                                      share(pc.candidate_throttled_samples, pc.candidate_n));
+  if (worst_share > core::kGateThrottledShareMax && latency != Verdict::slower)
+    noise.push_back(fmt::format("{:.0f}% of a side's samples throttled (over {:.0f}%): only a slowdown beyond the "
+                                "widened interval is decided",
+                                100 * worst_share, 100 * core::kGateThrottledShareMax));
+  // A test that cannot reach the cutoff actually applied (the family's, under Benjamini-Hochberg)
+  // cannot see a slowdown of any size: such a point is undecided, not `same`.
+  if (const double min_p = mann_whitney_min_p(pc.candidate_n, pc.baseline_n); min_p > cut.slower)
+    noise.push_back(fmt::format("{} vs {} samples cannot reach p <= {} (their smallest p is {})", pc.baseline_n,
+                                pc.candidate_n, p_text(cut.slower), p_text(min_p)));
   if (!noise.empty()) {
     pc.verdict = Verdict::noisy;
-    std::string joined;
-    for (const auto& n : noise) joined += (joined.empty() ? "" : "; ") + n;
-    pc.reason = fmt::format("{}; latency alone: {}, {}", joined, pc.latency_verdict, pc.reason);
+    pc.reason = fmt::format("{}; latency alone: {}, {}", fmt::join(noise, "; "), pc.latency_verdict, pc.reason);
   }
 
   if (o.counters) {
@@ -404,6 +462,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::noisy: return "noisy";
     case Verdict::counter_regression: return "counter-regression";
     case Verdict::error: return "error";
+    case Verdict::unsupported: return "unsupported";
     case Verdict::missing: return "missing";
     case Verdict::added: return "new";
     case Verdict::unconfirmed: return "unconfirmed";
@@ -436,7 +495,10 @@ std::pair<std::string, double> parse_name_value(const std::string& token) {
 core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<const double> candidate,
                                   double confidence, int resamples, uint64_t seed) {
   if (baseline.empty() || candidate.empty() || resamples < 1) return {1, 1};
-  const std::vector<double> ratios = bootstrap_ratios(baseline, candidate, resamples, seed);
+  std::vector<double> sb(baseline.begin(), baseline.end()), sc(candidate.begin(), candidate.end());
+  std::sort(sb.begin(), sb.end());
+  std::sort(sc.begin(), sc.end());
+  const std::vector<double> ratios = bootstrap_ratios(sb, sc, resamples, seed);
   return percentile_interval(ratios, confidence);
 }
 
@@ -495,11 +557,10 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
   for (const auto& r : candidate.records) cand_by_key.emplace(core::point_key(r), &r);
   std::set<std::string> seen;
   std::vector<std::vector<double>> log_ratio_resamples;  // per compared point
-  // A compared point waiting for the family's cutoffs: its records, its place and its samples.
+  // A compared point waiting for the family's cutoffs: its records and its place.
   struct Pending {
     const core::Record *b, *c;
     size_t index;
-    std::vector<double> sb, sc;
   };
   std::vector<Pending> to_decide;
 
@@ -520,6 +581,13 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
     }
     const core::Record& c = *it->second;
     pc.candidate_status = c.status;
+    if (b.status == core::Status::unsupported && c.status == core::Status::unsupported) {
+      // The kernel has never run this shape: nothing to compare and nothing broken.
+      pc.verdict = Verdict::unsupported;
+      pc.reason = fmt::format("unsupported in both runs{}", c.reason.empty() ? "" : " (" + c.reason + ")");
+      cmp.points.push_back(std::move(pc));
+      continue;
+    }
     if (b.status != core::Status::ok || c.status != core::Status::ok) {
       pc.verdict = Verdict::error;
       // A point that worked before and does not now is a regression; one broken on both sides (or
@@ -530,12 +598,11 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
       continue;
     }
     std::vector<double> ratios;
-    Pending pending{&b, &c, cmp.points.size(), {}, {}};
-    measure_point(b, c, o, pc, ratios, pending.sb, pending.sc);
+    measure_point(b, c, o, pc, ratios);
     if (pc.compared && !ratios.empty()) {
       for (double& r : ratios) r = std::log(r);
       log_ratio_resamples.push_back(std::move(ratios));
-      to_decide.push_back(std::move(pending));
+      to_decide.push_back({&b, &c, cmp.points.size()});
     }
     cmp.points.push_back(std::move(pc));
   }
@@ -553,7 +620,7 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
   cmp.family_size = static_cast<int64_t>(to_decide.size());
   cmp.p_slower_cutoff = cut.slower;
   cmp.p_faster_cutoff = cut.faster;
-  for (const auto& d : to_decide) decide_point(*d.b, *d.c, o, cut, cmp.family_size, d.sb, d.sc, cmp.points[d.index]);
+  for (const auto& d : to_decide) decide_point(*d.b, *d.c, o, cut, cmp.family_size, cmp.points[d.index]);
   for (const auto& c : candidate.records) {
     PointComparison pc;
     pc.key = core::point_key(c);
@@ -642,6 +709,9 @@ void to_json(nlohmann::json& j, const PointComparison& p) {
                     {"ratio", p.ratio},
                     {"ratio_ci_low", p.ratio_ci.low},
                     {"ratio_ci_high", p.ratio_ci.high},
+                    {"judged_ci_low", p.judged_ci.low},
+                    {"judged_ci_high", std::isfinite(p.judged_ci.high) ? nlohmann::json(p.judged_ci.high)
+                                                                       : nlohmann::json("inf")},
                     {"p_slower", p.p_slower},
                     {"p_faster", p.p_faster},
                     {"p_slower_cutoff", p.p_slower_cutoff},

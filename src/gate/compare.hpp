@@ -25,7 +25,8 @@ enum class Verdict {
   slower,              // significantly slower by more than the threshold: a regression
   noisy,               // an interval too wide to decide, throttled clocks or too few samples
   counter_regression,  // --counters: DRAM bytes, tensor ops or achieved occupancy got worse
-  error,               // a non-ok status on either side
+  error,               // a non-ok status on either side (but not `unsupported` on both)
+  unsupported,         // the kernel does not support the shape in either run: never fails
   missing,             // in the baseline only
   added,               // in the candidate only (printed "new")
   unconfirmed,         // slower in the candidate, not in a re-run of it (confirm()): does not fail
@@ -93,6 +94,10 @@ struct PointComparison {
   double baseline_median_us = 0, candidate_median_us = 0;
   double ratio = 1;                    // candidate median / baseline median
   core::Interval ratio_ci{1, 1};       // bootstrap percentile interval of `ratio`
+  // The interval the verdict rests on where it rests on one (a spread over the ceiling, throttled
+  // samples): ratio_ci, widened for the throttled samples (docs/ci-gate.md). High may be infinite
+  // (every baseline sample throttled).
+  core::Interval judged_ci{1, 1};
   double p_slower = 1, p_faster = 1;   // one-sided Mann-Whitney p-values
   double p_slower_cutoff = 0, p_faster_cutoff = 0;  // significant when p <= this (the family's cutoffs)
   bool exact_p = false;
@@ -146,7 +151,8 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
 void confirm(Comparison& first, const Comparison& rerun, const std::string& rerun_label);
 
 // Percentile bootstrap interval of median(candidate) / median(baseline): each side is resampled
-// independently with replacement. Seeded, so equal inputs give equal intervals.
+// independently with replacement (drawn as in gate/bootstrap.hpp: O(n log n + resamples)). Seeded,
+// so equal inputs give equal intervals.
 core::Interval bootstrap_ratio_ci(std::span<const double> baseline, std::span<const double> candidate,
                                   double confidence, int resamples, uint64_t seed);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -25,6 +26,21 @@ HistoryValue value_of(const core::Record& r) {
   v.p50_us = r.latency.p50_us;
   v.ci_low_us = r.latency.p50_ci_low_us;
   v.ci_high_us = r.latency.p50_ci_high_us;
+  // The P50's interval in a results file is the wider of a bootstrap and a batch-median interval
+  // (docs/statistics.md); the latter, a mean +- t x spread, can reach past the samples (below zero
+  // with few, scattered samples). A median lies within its samples, and a latency is never negative:
+  // the interval shown is clamped to that.
+  double lowest = 0, highest = std::numeric_limits<double>::infinity();
+  bool any = false;
+  for (double s : r.samples_us) {
+    if (!std::isfinite(s)) continue;
+    lowest = any ? std::min(lowest, s) : s;
+    highest = any ? std::max(highest, s) : s;
+    any = true;
+  }
+  lowest = std::max(lowest, 0.0);
+  v.ci_low_us = std::clamp(v.ci_low_us, lowest, std::max(lowest, highest));
+  v.ci_high_us = std::clamp(v.ci_high_us, lowest, std::max(lowest, highest));
   return v;
 }
 

@@ -61,6 +61,7 @@ const std::vector<std::string> kHeader = {"shape", "kernel", "base p50 us", "can
                                           "CI of ratio", "p", "spread b/c", "verdict"};
 
 // Failures first, then inconclusive and errors, then other changes, then the unchanged.
+constexpr int kSeverityUnchanged = 6;
 int severity(const PointComparison& p) {
   if (p.fails) return 0;
   switch (p.verdict) {
@@ -70,7 +71,7 @@ int severity(const PointComparison& p) {
     case Verdict::missing: return 3;
     case Verdict::added: return 4;
     case Verdict::faster: return 5;
-    default: return 6;
+    default: return kSeverityUnchanged;
   }
 }
 
@@ -113,6 +114,15 @@ std::string options_line(const Comparison& c) {
   return s;
 }
 
+// Points unsupported in both runs are folded out of the PR tables into this one line: a kernel that
+// never ran a shape is no news (the JSON and JUnit list each one). Empty when there are none.
+std::string unsupported_line(const Comparison& c) {
+  const auto it = c.counts.find(Verdict::unsupported);
+  if (it == c.counts.end() || it->second == 0) return "";
+  return fmt::format("{} point{} unsupported by {} kernel in both runs, not compared", it->second,
+                     it->second == 1 ? "" : "s", it->second == 1 ? "its" : "their");
+}
+
 std::string mismatch_line(const Comparison& c) {
   std::string joined;
   for (const auto& d : c.device_differences) joined += (joined.empty() ? "" : ", ") + d;
@@ -124,6 +134,7 @@ std::string mismatch_line(const Comparison& c) {
 std::string render_terminal(const Comparison& c) {
   std::vector<std::vector<std::string>> rows{kHeader};
   for (const auto& p : c.points) {
+    if (p.verdict == Verdict::unsupported) continue;
     auto row = cells(p);
     for (auto& cell : row) cell = tty(cell);
     rows.push_back(std::move(row));
@@ -150,12 +161,13 @@ std::string render_terminal(const Comparison& c) {
   // Reasons for everything that is not plainly unchanged.
   bool header = false;
   for (const auto& p : c.points) {
-    if (p.verdict == Verdict::same && p.counters_note.empty()) continue;
+    if ((p.verdict == Verdict::same && p.counters_note.empty()) || p.verdict == Verdict::unsupported) continue;
     if (!header) out += "\n";
     header = true;
     out += fmt::format("{:<18} {}: {}{}\n", verdict_text(p), tty(p.key), tty(p.reason),
                        p.counters_note.empty() ? "" : " [" + tty(p.counters_note) + "]");
   }
+  if (const std::string folded = unsupported_line(c); !folded.empty()) out += "\n" + folded + "\n";
   out += "\n" + tty(c.summary) + "\n";
   return out;
 }
@@ -172,7 +184,8 @@ std::string render_markdown(const Comparison& c) {
   if (!c.device_differences.empty()) out += "\n> **" + md_cell(mismatch_line(c)) + "**\n";
 
   std::vector<const PointComparison*> changed, unchanged;
-  for (const auto& p : c.points) (severity(p) < 6 ? changed : unchanged).push_back(&p);
+  for (const auto& p : c.points)
+    if (p.verdict != Verdict::unsupported) (severity(p) < kSeverityUnchanged ? changed : unchanged).push_back(&p);
   std::stable_sort(changed.begin(), changed.end(),
                    [](const auto* a, const auto* b) { return severity(*a) < severity(*b); });
   if (!changed.empty()) {
@@ -186,6 +199,7 @@ std::string render_markdown(const Comparison& c) {
   if (!unchanged.empty())
     out += fmt::format("\n<details><summary>{} unchanged point{}</summary>\n\n{}\n</details>\n", unchanged.size(),
                        unchanged.size() == 1 ? "" : "s", md_table(unchanged));
+  if (const std::string folded = unsupported_line(c); !folded.empty()) out += "\n" + folded + ".\n";
   return out;
 }
 

@@ -65,6 +65,11 @@ class Fixture {
     future["schema_version"] = "2.0";
     std::ofstream(path("future.json")) << future.dump();
     std::ofstream(path("garbage.json")) << "{ not json";
+    // Finite samples whose ratio is not: the smallest positive double against nearly the largest.
+    auto tiny = results(std::vector<double>(30, 5e-324), other_same);
+    core::write_results(tiny, path("tiny.json"));
+    auto huge = results(std::vector<double>(30, 1e308), other_same);
+    core::write_results(huge, path("huge.json"));
   }
   ~Fixture() {
     std::error_code ec;
@@ -191,5 +196,13 @@ TEST_CASE("attnprof compare: exit codes 0, 1, 2, 3 through the real binary") {
     CHECK(r.err.find("'l2'") != std::string::npos);
     r = f.run(base);
     CHECK(r.exit_code == 2);
+  }
+  SECTION("samples too far apart for their ratio to be a number: 2 and one line, not an internal error") {
+    const auto r = f.run(f.path("tiny.json") + " " + f.path("huge.json"));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("too far apart") != std::string::npos);
+    CHECK(r.err.find("internal error") == std::string::npos);
   }
 }

@@ -129,3 +129,31 @@ TEST_CASE("history: the terminal table shows control characters of the files as 
   CHECK(text.find("run 2: b.json (revision rev\\rtwo\\x1b]0;title\\x07, 2026-01-02)") != std::string::npos);
   CHECK(text.find("| fu\\x1b[31msed\\nx: run 2 slower") != std::string::npos);
 }
+
+TEST_CASE("history: a P50 interval is shown within the samples it came from, never below zero") {
+  std::mt19937_64 rng(5);
+  std::vector<core::Results> runs = {run(rng, 100, 400, "a", "d1"), run(rng, 100, 400, "b", "d2")};
+  // A batch-median interval over scattered samples: mean - t x spread reaches below zero.
+  auto& scattered = runs[1].records[0];
+  scattered.latency.p50_ci_low_us = -532.9;
+  scattered.latency.p50_ci_high_us = 1e6;
+  // A file without samples keeps what it says, but not below zero.
+  runs[1].records[1].samples_us.clear();
+  runs[1].records[1].latency.p50_ci_low_us = -1;
+  const History h = build_history(runs, {"a.json", "b.json"}, Options{});
+  for (const auto& p : h.points) {
+    const auto& v = p.values[1];
+    INFO(p.key);
+    CHECK(v.ci_low_us >= 0);
+    if (p.shape.find("s1024") != std::string::npos) {
+      const auto [lowest, highest] = std::minmax_element(scattered.samples_us.begin(), scattered.samples_us.end());
+      CHECK(v.ci_low_us == *lowest);
+      CHECK(v.ci_high_us == *highest);
+    } else {
+      CHECK(v.ci_low_us == 0);
+    }
+  }
+  const std::string md = render_history_markdown(h);
+  CHECK(md.find("-532.9") == std::string::npos);
+  CHECK(md.find("[-") == std::string::npos);
+}

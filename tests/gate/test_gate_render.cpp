@@ -154,3 +154,42 @@ TEST_CASE("Markdown and terminal: markup and escapes from the results are inert"
   CHECK(t.find('\x1b') == std::string::npos);
   CHECK(t.find("\\x1b[2J") != std::string::npos);
 }
+
+TEST_CASE("points unsupported in both runs: one line in the PR outputs, every one in JSON and JUnit") {
+  std::mt19937_64 rng(23);
+  constexpr int kUnsupported = 24;
+  std::vector<core::Record> base, cand;
+  base.push_back(make_record("fused", latency_samples(rng, 30, 100.0, 0.01)));
+  cand.push_back(make_record("fused", latency_samples(rng, 30, 100.0, 0.01)));
+  for (int i = 0; i < kUnsupported; ++i) {
+    auto r = make_record("fused-sm90", {}, 64 * (i + 1));
+    r.status = core::Status::unsupported;
+    r.reason = "no sm90 path for this shape";
+    base.push_back(r);
+    cand.push_back(r);
+  }
+  const auto cmp = gate::compare(make_results(base), make_results(cand), {});
+  CHECK(cmp.exit_code == kExitOk);
+  CHECK(cmp.counts.at(Verdict::unsupported) == kUnsupported);
+
+  const std::string md = gate::render_markdown(cmp);
+  INFO(md);
+  CHECK(md.find("fused-sm90") == std::string::npos);  // no row, no reason line
+  CHECK(md.find("24 points unsupported by their kernel in both runs, not compared") != std::string::npos);
+  CHECK(md.find("No point changed.") != std::string::npos);
+  const std::string t = gate::render_terminal(cmp);
+  CHECK(t.find("fused-sm90") == std::string::npos);
+  CHECK(t.find("24 points unsupported by their kernel in both runs") != std::string::npos);
+
+  const auto j = nlohmann::json::parse(gate::render_json(cmp));
+  REQUIRE(j.at("points").size() == kUnsupported + 1);
+  CHECK(j["points"][1]["verdict"] == "unsupported");
+  CHECK(j["points"][1]["fails"] == false);
+  CHECK(j["counts"]["unsupported"] == kUnsupported);
+  const std::string xml = gate::render_junit(cmp);
+  const auto check = test::check_xml(xml);
+  REQUIRE(check.ok);
+  CHECK(check.elements.at("testcase") == kUnsupported + 1);
+  CHECK(check.elements.at("skipped") == kUnsupported);
+  CHECK(check.elements.count("failure") == 0);
+}
