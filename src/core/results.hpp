@@ -19,8 +19,8 @@ namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
 inline constexpr int kSchemaMinor = 9;
-// Most latency samples per point a reader accepts (5x sweep's default --max-samples): the gate's
-// bootstrap costs resamples x samples, so millions per point would run for minutes.
+// Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
+// default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
 
 enum class Status { ok, skipped, unsupported, oom, failed, incorrect };

@@ -127,6 +127,13 @@ Interval median_ci(std::span<const double> xs) {
     const Interval b = batch_median_ci(xs, kCiBatches);
     if (b.high - b.low > ci.high - ci.low) ci = b;
   }
+  // The batch interval is mean +- t x spread of the batch medians: over scattered samples it can reach
+  // past the samples (below zero for a latency). No median of these samples lies outside them.
+  if (!xs.empty() && std::isfinite(ci.low)) {
+    const auto [lowest, highest] = std::minmax_element(xs.begin(), xs.end());
+    ci.low = std::max(ci.low, *lowest);
+    ci.high = std::min(ci.high, *highest);
+  }
   return ci;
 }
 
