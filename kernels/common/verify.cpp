@@ -359,7 +359,10 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     const RowCoord c = index.coord(rows[p]);
     groups[{c.b, kv_head_of(s, c.h)}].push_back(p);
   }
-  for (const auto& [key, positions] : groups) {
+  for (const auto& group : groups) {
+    // Not a structured binding: the lambda below captures these (clang 14 cannot capture a binding).
+    const auto& key = group.first;
+    const auto& positions = group.second;
     // The keys any row of the group sees: from the lowest begin to the highest end (rows that see no
     // key add nothing).
     core::KeyRange keys{s.seq_k, 0};

@@ -127,13 +127,6 @@ Interval median_ci(std::span<const double> xs) {
     const Interval b = batch_median_ci(xs, kCiBatches);
     if (b.high - b.low > ci.high - ci.low) ci = b;
   }
-  // The batch interval is mean +- t x spread of the batch medians: over scattered samples it can reach
-  // past the samples (below zero for a latency). No median of these samples lies outside them.
-  if (!xs.empty() && std::isfinite(ci.low)) {
-    const auto [lowest, highest] = std::minmax_element(xs.begin(), xs.end());
-    ci.low = std::max(ci.low, *lowest);
-    ci.high = std::min(ci.high, *highest);
-  }
   return ci;
 }
 
@@ -157,8 +150,11 @@ LatencySummary summarize(std::span<const double> samples_us) {
   s.p99_us = sorted_quantile(sorted, 0.99);
   s.max_us = sorted.back();
   const Interval ci = median_ci(samples_us);  // in sample order: the batch interval needs it
-  s.p50_ci_low_us = ci.low;
-  s.p50_ci_high_us = ci.high;
+  // The batch interval is the median +- t x spread of the batch medians (its width is what sampling
+  // converges on): over scattered samples it reaches past them, below zero for a latency. The interval
+  // recorded is what the samples allow: no median of them lies outside them.
+  s.p50_ci_low_us = std::isfinite(ci.low) ? std::max(ci.low, sorted.front()) : ci.low;
+  s.p50_ci_high_us = std::isfinite(ci.high) ? std::min(ci.high, sorted.back()) : ci.high;
   return s;
 }
 
