@@ -167,6 +167,10 @@ void check_python_kernel_name(const std::string& name) {
 void hold_for_test() {
   const char* env = std::getenv(kTestHoldStartEnv);
   if (env == nullptr || *env == '\0') return;
+  // Said first, so that a test sends its signals once the handlers are in place: a binary that links
+  // the CUDA libraries can take longer to reach main() than a test's fixed delay.
+  fmt::print(stderr, "attnprof: test hook: holding the start for {} s\n", core::escape::one_line(env));
+  std::fflush(stderr);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::atof(env));
   while (std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }

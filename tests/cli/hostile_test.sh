@@ -275,10 +275,13 @@ early_sweep() {
   local out="$1" hold="$2" sig="$3"; shift 3
   ATTNPROF_CACHE_DIR="$tmp/early-cache" ATTNPROF_TEST_HOLD_START_S="$hold" \
     "$bin" sweep --axes "$tiny" "${fast[@]}" --out "$out" >"$tmp/out" 2>"$tmp/err" &
-  local pid=$! delay
+  local pid=$! delay i
   bg_pids+=("$pid")
+  # The delays count from the hold's start, once the sweep's handlers are in place (a CUDA build takes
+  # a while to load its libraries before main()).
+  for i in $(seq 300); do grep -q "holding the start" "$tmp/err" 2>/dev/null && break; sleep 0.1; done
   for delay in "$@"; do sleep "$delay"; kill -"$sig" "$pid" 2>/dev/null; done
-  local i; for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$pid" 2>/dev/null && { fail "the interrupted sweep still runs after 60 s"; kill -KILL "$pid"; }
   wait "$pid"; rc=$?; bg_pids=()
 }
