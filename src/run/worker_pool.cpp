@@ -33,10 +33,9 @@ constexpr double kWorkerStartTimeoutS = 120;
 // Consecutive workers of one device that die without finishing a point before the sweep gives up.
 constexpr int kMaxConsecutiveLosses = 3;
 
-struct Worker {
+// A worker process (its pid and pipes: Child) and what the pool knows of it.
+struct Worker : Child {
   enum class State { starting, idle, busy };
-  pid_t pid = -1;
-  int to_fd = -1, from_fd = -1;
   int device = 0;
   State state = State::starting;
   std::string buffer;
@@ -134,9 +133,7 @@ class Pool {
   std::unique_ptr<Worker> spawn(int device) {
     const Child child = spawn_child(exe_, {"sweep", "--worker"});
     auto w = std::make_unique<Worker>();
-    w->pid = child.pid;
-    w->to_fd = child.to_fd;
-    w->from_fd = child.from_fd;
+    static_cast<Child&>(*w) = child;
     w->device = device;
     w->state = Worker::State::starting;
     w->since = Clock::now();
@@ -206,16 +203,7 @@ class Pool {
     return status;
   }
 
-  void kill_and_reap(Worker& w) {
-    if (w.pid > 0) {
-      ::kill(w.pid, SIGKILL);
-      int status = 0;
-      while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      w.pid = -1;
-    }
-    close_fds(w);
-  }
+  static void kill_and_reap(Worker& w) { run::kill_and_reap(w); }
 
   static void close_fds(Worker& w) {
     if (w.to_fd >= 0) ::close(w.to_fd), w.to_fd = -1;
