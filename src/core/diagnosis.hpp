@@ -42,9 +42,4 @@ Diagnosis diagnose(const Record&, const Context&);
 // Fills Record::diagnosis for every ok/incorrect record; sets it to null for the others.
 void annotate(Results&);
 
-// Reference (materialised) vs fused at each shape where both ran ok: one object per shape with
-// speedup, DRAM bytes saved, intensity shift, and how much of the latency gain the removed S/P
-// traffic explains (sp_bytes / peak bandwidth against the P50 delta). Ordered as the records are.
-nlohmann::json compare_kernels(const Results&);
-
 }  // namespace attnprof::core

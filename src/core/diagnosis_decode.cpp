@@ -7,20 +7,15 @@
 #include <fmt/format.h>
 
 #include "core/decode_terms.hpp"
+#include "core/text.hpp"
 
 namespace attnprof::core {
 
 namespace {
 
-// 3 significant digits in the unit that fits: "2.15 GB", "33.6 MB", "512 kB".
-std::string bytes_text(double v) {
-  if (std::abs(v) >= 1e9) return fmt::format("{:.3g} GB", v / 1e9);
-  if (std::abs(v) >= 1e6) return fmt::format("{:.3g} MB", v / 1e6);
-  if (std::abs(v) >= 1e3) return fmt::format("{:.3g} kB", v / 1e3);
-  return fmt::format("{:.3g} B", v);
-}
-std::string tera_bytes(double v) { return fmt::format("{:.3g} TB/s", v / 1e12); }
-std::string us_text(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+using text::tera_bytes;
+std::string bytes_text(double v) { return text::bytes(v); }
+std::string us_text(double v) { return text::human(v); }
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string out;

@@ -1,0 +1,26 @@
+// How numbers read in evidence sentences and tables: 3 significant digits in the unit that fits.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace attnprof::core::text {
+
+// 3 significant digits, but never an exponent for the values a reader meets here (17250 us).
+inline std::string human(double v) {
+  return std::abs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+inline std::string giga(double v) { return fmt::format("{:.3g} G", v / 1e9); }
+inline std::string tera_flops(double v) { return fmt::format("{:.3g} TFLOP/s", v / 1e12); }
+inline std::string tera_bytes(double v) { return fmt::format("{:.3g} TB/s", v / 1e12); }
+inline std::string pct(double v) { return fmt::format("{:.0f}%", v); }
+// "2.15 GB", "33.6 MB", "512 kB", "80 B".
+inline std::string bytes(double v) {
+  if (std::abs(v) >= 1e9) return fmt::format("{:.3g} GB", v / 1e9);
+  if (std::abs(v) >= 1e6) return fmt::format("{:.3g} MB", v / 1e6);
+  if (std::abs(v) >= 1e3) return fmt::format("{:.3g} kB", v / 1e3);
+  return fmt::format("{:.3g} B", v);
+}
+
+}  // namespace attnprof::core::text
