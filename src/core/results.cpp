@@ -104,6 +104,14 @@ std::string_view to_string(Status s) { return name_of(s); }
 std::string_view to_string(CounterStatus s) { return name_of(s); }
 std::string_view to_string(BackendKind b) { return name_of(b); }
 std::string_view to_string(TimingMode m) { return name_of(m); }
+std::string_view to_string(DramSource d) { return name_of(d); }
+
+DramSource dram_source_of(const Counters& c) {
+  if (c.dram_source != DramSource::none || c.status != CounterStatus::ok) return c.dram_source;
+  const bool replayed = c.reason.find("kernel replay") != std::string::npos ||
+                        c.reason.starts_with("batched session not used");
+  return replayed ? DramSource::replayed : DramSource::ranges;
+}
 
 template <class E>
 E parse_enum(std::string_view s) {
@@ -119,6 +127,7 @@ template Status parse_enum<Status>(std::string_view);
 template CounterStatus parse_enum<CounterStatus>(std::string_view);
 template BackendKind parse_enum<BackendKind>(std::string_view);
 template TimingMode parse_enum<TimingMode>(std::string_view);
+template DramSource parse_enum<DramSource>(std::string_view);
 
 TimingMode graph_replayed(TimingMode mode) {
   switch (mode) {
@@ -211,6 +220,7 @@ void to_json(json& j, const Counters& c) {
   j = {{"status", c.status},   {"reason", c.reason}, {"per_kernel", c.per_kernel},
        {"total", num_map(c.total)}, {"passes", c.passes}, {"profiling_ms", num(c.profiling_ms)},
        {"dram_write_tail_bytes", c.dram_write_tail_bytes ? num(*c.dram_write_tail_bytes) : json(nullptr)},
+       {"dram_source", to_string(c.dram_source)},
        {"session", c.session ? json(*c.session) : json(nullptr)}};
 }
 void from_json(const json& j, Counters& c) {
@@ -222,6 +232,7 @@ void from_json(const json& j, Counters& c) {
   c.profiling_ms = get_num(j, "profiling_ms");
   if (j.contains("dram_write_tail_bytes") && !j.at("dram_write_tail_bytes").is_null())
     c.dram_write_tail_bytes = get_num(j, "dram_write_tail_bytes");
+  c.dram_source = parse_enum<DramSource>(get_or<std::string>(j, "dram_source", ""));
   if (j.contains("session") && j.at("session").is_object()) c.session = j.at("session").get<CounterSession>();
 }
 

@@ -18,7 +18,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 9;
+inline constexpr int kSchemaMinor = 10;
 // Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
 // default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -34,6 +34,13 @@ enum class BackendKind { none, cuda, cpu };
 // replayed from a CUDA graph of many calls; none ("") where a point was never timed in a file that
 // names no mode.
 enum class TimingMode { none, cold, warm, cold_graph, warm_graph };
+// Where a point's DRAM byte counts come from. "ranges": the ranges of its counter session, each pass
+// run as the timed call runs. "single-pass": a session of the DRAM counters alone, in one pass, taken
+// because the other counters came from passes that add DRAM traffic the call never made (kernel
+// replay restores memory between passes; a fallback session of its own). "replayed": those passes'
+// own counts, no single-pass session to replace them: the writes are not the call's. None ("") in
+// files that predate the field: dram_source_of() infers it from the counters' reason.
+enum class DramSource { none, ranges, single_pass, replayed };
 
 // Each enum's JSON strings, one table per enum: to_string, parse_enum and the JSON conversions all
 // read it, so a results file keeps the strings it always had.
@@ -56,6 +63,14 @@ struct EnumNames<CounterStatus> {
       {CounterStatus::pending, "pending"}};
 };
 template <>
+struct EnumNames<DramSource> {
+  static constexpr std::string_view what = "DRAM source";
+  static constexpr std::pair<DramSource, std::string_view> names[] = {{DramSource::none, ""},
+                                                                      {DramSource::ranges, "ranges"},
+                                                                      {DramSource::single_pass, "single-pass"},
+                                                                      {DramSource::replayed, "replayed"}};
+};
+template <>
 struct EnumNames<BackendKind> {
   static constexpr std::string_view what = "backend";
   static constexpr std::pair<BackendKind, std::string_view> names[] = {
@@ -75,6 +90,7 @@ std::string_view to_string(Status);
 std::string_view to_string(CounterStatus);
 std::string_view to_string(BackendKind);
 std::string_view to_string(TimingMode);
+std::string_view to_string(DramSource);
 // The enum value a string names; throws InputError naming the string and every accepted one.
 template <class E>
 E parse_enum(std::string_view);
@@ -82,6 +98,7 @@ extern template Status parse_enum<Status>(std::string_view);
 extern template CounterStatus parse_enum<CounterStatus>(std::string_view);
 extern template BackendKind parse_enum<BackendKind>(std::string_view);
 extern template TimingMode parse_enum<TimingMode>(std::string_view);
+extern template DramSource parse_enum<DramSource>(std::string_view);
 inline Status parse_status(std::string_view s) { return parse_enum<Status>(s); }
 // The graph-replayed mode of `mode` (cold -> cold+graph, warm -> warm+graph).
 TimingMode graph_replayed(TimingMode mode);
@@ -129,8 +146,18 @@ struct Counters {
   // when its last range ended, which no range of the call counts. Cold timing only (the flush is
   // what reads it); absent otherwise.
   std::optional<double> dram_write_tail_bytes;
+  DramSource dram_source = DramSource::none;
   std::optional<CounterSession> session;
 };
+
+// A point's DRAM source, inferred for files without Counters::dram_source: counters that name kernel
+// replay or a fallback session of their own were replayed.
+DramSource dram_source_of(const Counters&);
+// True when the counted DRAM writes are the call's own (ranges or a single-pass session).
+inline bool dram_writes_trusted(const Counters& c) {
+  const DramSource s = dram_source_of(c);
+  return s == DramSource::ranges || s == DramSource::single_pass;
+}
 
 struct Occupancy {
   std::string kernel;                     // which launch this describes (the dominant one)

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "core/stats.hpp"
 #include "report/html_assets.hpp"

@@ -2,6 +2,7 @@
 // text from the results is entity-escaped, and '|' is escaped so it cannot split a table cell.
 #include <fmt/format.h>
 
+#include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "core/escape.hpp"
 #include "report/formats.hpp"

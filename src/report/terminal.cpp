@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "core/results.hpp"
 #include "core/work_split.hpp"
