@@ -247,6 +247,58 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
               100 * (kernel_replay.total.at("dram__bytes_write.sum") / kBytes - 1),
               static_cast<long long>(kernel_replay.passes), kernel_replay.profiling_ms);
   REQUIRE(kernel_replay.total.at("dram__bytes_read.sum") == Approx(double(kBytes)).epsilon(0.01));
+  // Its writes are recounted by one pass of the DRAM counters alone: the copy's bytes, range and tail.
+  REQUIRE(kernel_replay.dram_source == core::DramSource::replayed);
+  core::Counters recounted = kernel_replay;
+  profiler.recount_dram(
+      recounted, [&] { flusher.flush(stream.get()); },
+      [&] { attnprof::test::launch_copy(src.get(), dst.get(), kBytes, copy_blocks(), stream.get()); }, stream.get(),
+      m::L2Flusher::kLaunches);
+  INFO("recount: " << recounted.reason);
+  REQUIRE(recounted.dram_source == core::DramSource::single_pass);
+  REQUIRE(recounted.dram_write_tail_bytes.has_value());
+  REQUIRE(recounted.total.at("dram__bytes_read.sum") == Approx(double(kBytes)).epsilon(0.01));
+  REQUIRE(recounted.total.at("dram__bytes_write.sum") + *recounted.dram_write_tail_bytes ==
+          Approx(double(kBytes)).epsilon(0.01));
+  REQUIRE(recounted.total.at("gpu__time_duration.sum") == kernel_replay.total.at("gpu__time_duration.sum"));
+}
+
+// Kernel replay restores device memory between passes, and those restores reach DRAM during the
+// call's ranges: the writes a point records come from a single-pass recount, within its outputs and
+// the lines it left dirty in L2, at a prefill and at a decode shape.
+TEST_CASE("replayed counters: a point's DRAM writes are its outputs, not the replay's restores", "[gpu][replay]") {
+  auto backend = m::make_cuda_backend(0);
+  m::MeasureOptions options;
+  options.min_samples = 10;
+  options.max_samples = 30;
+  options.counter_batch = 1;
+  const std::pair<const char*, core::Shape> points[] = {
+      {"fused", core::Shape{2, 8, 8, 1024, 1024, 64, false, core::DType::bf16}},
+      {"decode", core::Shape{1, 32, 8, 1, 1024, 128, false, core::DType::bf16}},
+      {"fused", core::Shape{1, 32, 8, 1, 1024, 128, false, core::DType::bf16}}};
+  m::CounterProfiler::instance().use_kernel_replay(true);
+  for (const auto& [name, shape] : points) {
+    const kernels::Kernel* kernel = nullptr;
+    for (const kernels::Kernel* k : backend->kernels())
+      if (k->name() == name) kernel = k;
+    REQUIRE(kernel != nullptr);
+    const core::Record rec = backend->measure(shape, *kernel, options);
+    INFO(name << " " << shape.label() << ": " << rec.reason << " / " << rec.counters.reason);
+    REQUIRE(rec.status == core::Status::ok);
+    REQUIRE(rec.counters.status == core::CounterStatus::ok);
+    REQUIRE(rec.counters.dram_source == core::DramSource::single_pass);
+    REQUIRE(rec.counters.dram_write_tail_bytes.has_value());
+    const double written = rec.counters.total.at("dram__bytes_write.sum") + *rec.counters.dram_write_tail_bytes;
+    const double read = rec.counters.total.at("dram__bytes_read.sum");
+    std::printf("MEASURE replay %s %s: read %.4g B (min %.4g), written %.4g B incl. tail %.4g B (min %.4g)\n", name,
+                shape.label().c_str(), read, rec.cost.min_bytes_read, written, *rec.counters.dram_write_tail_bytes,
+                rec.cost.min_bytes_write);
+    // Whole 32-byte sectors and the LSE's partial lines: at most 10% and 1 MiB over the outputs.
+    REQUIRE(written <= 1.1 * rec.cost.min_bytes_write + (1 << 20));
+    REQUIRE(written >= 0.98 * rec.cost.min_bytes_write);
+    REQUIRE(read >= 0.98 * rec.cost.min_bytes_read);
+  }
+  m::CounterProfiler::instance().use_kernel_replay(false);
 }
 
 TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM clock", "[gpu]") {

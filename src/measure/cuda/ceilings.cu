@@ -35,6 +35,19 @@ struct GridShape {
   int blocks_per_sm, threads;
 };
 constexpr GridShape kGridShapes[] = {{2, 1024}, {4, 512}, {8, 256}};
+// Blocks per SM and chunk size of the bulk-copy read (kBulkStages chunks of shared memory per block).
+struct BulkShape {
+  int blocks_per_sm;
+  uint32_t chunk_bytes;
+};
+constexpr BulkShape kBulkShapes[] = {{1, 32 * 1024}, {2, 16 * 1024}, {4, 8 * 1024}, {8, 4 * 1024}};
+
+bool bulk_supported() {
+  int device = 0, major = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  return major >= 9;
+}
 
 struct ProbeTime {
   double ms = 0;
@@ -190,6 +203,15 @@ void measure_hbm(int sm_count, ClockedTimer& timer, core::MeasuredCeilings& m) {
       const double fill_ms = best_ms(timer, [&] { probes::launch_fill(dst.get(), bytes, blocks, g.threads, nullptr); });
       consider(static_cast<double>(bytes) / (fill_ms * 1e-3), "fill " + size + ", " + grid);
     }
+    if (bulk_supported()) {
+      for (const BulkShape b : kBulkShapes) {
+        const int blocks = sm_count * b.blocks_per_sm;
+        size_t read = 0;
+        const double ms = best_ms(timer, [&] { read = probes::launch_read_bulk(src.get(), bytes, 1, b.chunk_bytes, blocks, nullptr); });
+        consider(static_cast<double>(read) / (ms * 1e-3),
+                 "bulk read " + size + ", " + std::to_string(blocks) + " x " + std::to_string(b.chunk_bytes / 1024) + " kB chunks");
+      }
+    }
     if (bytes < wanted) break;  // the larger size did not fit
   }
 }
@@ -207,6 +229,14 @@ double measure_l2(int sm_count, int64_t l2_bytes, ClockedTimer& timer) {
       probes::launch_read(src.get(), bytes, kL2Passes, static_cast<uint32_t*>(sink.get()), blocks, g.threads, nullptr);
     });
     best = std::max(best, static_cast<double>(bytes) * kL2Passes / (ms * 1e-3));
+  }
+  if (bulk_supported()) {
+    for (const BulkShape b : kBulkShapes) {
+      const int blocks = sm_count * b.blocks_per_sm;
+      size_t read = 0;
+      const double ms = best_ms(timer, [&] { read = probes::launch_read_bulk(src.get(), bytes, kL2Passes, b.chunk_bytes, blocks, nullptr); });
+      best = std::max(best, static_cast<double>(read) * kL2Passes / (ms * 1e-3));
+    }
   }
   return best;
 }

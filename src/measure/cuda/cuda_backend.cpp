@@ -208,12 +208,27 @@ class CudaBackend final : public Backend {
       }
     }
     members = std::move(pure_members);
-    const auto groups = form_batches(pure_items, kBatchMemoryShare * static_cast<double>(free_bytes), kMaxBatchRanges,
-                                     options.counter_batch);
-    for (const auto& group : groups) {
-      std::vector<BatchMember> batch;
-      for (size_t i : group) batch.push_back(members[i]);
-      collect_group(batch, options);
+    // Groups of one kernel each: a call CUPTI cannot profile under user replay (a PyTorch call on the
+    // H200) fails its whole group, which then falls back to a session per point.
+    std::vector<std::string> kernel_order;
+    for (const BatchMember& m : members)
+      if (std::find(kernel_order.begin(), kernel_order.end(), m.kernel->name()) == kernel_order.end())
+        kernel_order.push_back(m.kernel->name());
+    for (const std::string& name : kernel_order) {
+      std::vector<size_t> of_kernel;
+      std::vector<BatchItem> kernel_items;
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (members[i].kernel->name() != name) continue;
+        of_kernel.push_back(i);
+        kernel_items.push_back(pure_items[i]);
+      }
+      const auto groups = form_batches(kernel_items, kBatchMemoryShare * static_cast<double>(free_bytes),
+                                       kMaxBatchRanges, options.counter_batch);
+      for (const auto& group : groups) {
+        std::vector<BatchMember> batch;
+        for (size_t i : group) batch.push_back(members[of_kernel[i]]);
+        collect_group(batch, options);
+      }
     }
   }
 
@@ -267,6 +282,14 @@ class CudaBackend final : public Backend {
           ranges += batch_ranges(launches_per_call(*m.rec, *m.kernel), options.cold_l2);
         counters = profiler.collect_batch(points, stream, options.extra_metrics,
                                           static_cast<size_t>(std::min(ranges, kMaxBatchRanges)));
+      }
+      // Counters from kernel replay count the DRAM traffic of the memory it restores between passes:
+      // the call's own bytes come from one more pass of the DRAM counters alone.
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const std::function<void()> before =
+            options.cold_l2 || points.size() > 1 ? points[i].before_pass : std::function<void()>([] {});
+        profiler.recount_dram(counters[i], before, points[i].call, stream,
+                              options.cold_l2 ? L2Flusher::kLaunches : 0);
       }
       for (size_t i = 0; i < batch.size(); ++i) {
         core::Record& rec = *batch[i].rec;
@@ -415,6 +438,16 @@ class CudaPoint final : public PointSteps {
             call_->launch();
           },
           stream_, options.extra_metrics, options.cold_l2 ? L2Flusher::kLaunches : 0, !kernel_.pure());
+      CounterProfiler::instance().recount_dram(
+          rec.counters,
+          [&] {
+            if (options.cold_l2) b_.flusher_->flush(stream_);
+          },
+          [&] {
+            before_call();
+            call_->launch();
+          },
+          stream_, options.cold_l2 ? L2Flusher::kLaunches : 0);
     } else if (options.counters) {
       if (const core::Counters* failure = CounterProfiler::instance().init_failure()) {
         rec.counters = *failure;  // unavailable in this process: nothing to collect later

@@ -397,6 +397,9 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
       counters.total = total_of(counters.per_kernel);
     }
   }
+  // A session of its own over several passes counts DRAM writes the call did not make (tens of MB on
+  // the H200, where a batched session's ranges count none): its DRAM bytes are recounted in one pass.
+  if (counters.status == core::CounterStatus::ok && counters.passes > 1) counters.dram_source = core::DramSource::replayed;
   counters.profiling_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return counters;
 }
@@ -408,7 +411,7 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
   core::Counters counters;
   try {
     const Config& config = config_for(metrics);
-    if (!user_replay_refused_ && !force_kernel_replay_) {
+    if (!kernel_replay_chosen_ && !force_kernel_replay_) {
       try {
         counters = collect_with(true, config, before_pass, call, stream, max_ranges);
       } catch (const CuptiFailure& failure) {
@@ -417,9 +420,9 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
             !may_switch_replay) {
           throw;
         }
-        // Kernel replay next; user replay is given up for the process only if kernel replay works.
+        // Kernel replay next, for this session only: user replay is refused for some calls (on the
+        // H200, a PyTorch call's, at cuptiRangeProfilerStop) and still works for the others.
         counters = collect_with(false, config, before_pass, call, stream, max_ranges);
-        user_replay_refused_ = true;
         counters.reason = fmt::format("user replay refused ({} failed: {}); {}", failure.during,
                                       result_name(failure.result), counters.reason);
       }
@@ -628,7 +631,53 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   if (!user_replay) {
     counters.reason += std::string(counters.reason.empty() ? "" : "; ") + "kernel replay";
   }
+  counters.dram_source = user_replay ? core::DramSource::ranges : core::DramSource::replayed;
   return counters;
+}
+
+void CounterProfiler::recount_dram(core::Counters& counters, const std::function<void()>& before,
+                                   const std::function<void()>& call, cudaStream_t stream, int before_launches) {
+  if (counters.status != core::CounterStatus::ok || counters.dram_source != core::DramSource::replayed) return;
+  const std::vector<std::string> metrics = {core::kMetricDramRead, core::kMetricDramWrite};
+  const auto drop = static_cast<size_t>(std::max(before_launches, 0));
+  std::string why;
+  try {
+    const Config& config = config_for(metrics);
+    core::Counters single;
+    if (config.passes != 1) {
+      why = fmt::format("the DRAM counters need {} passes", config.passes);
+    } else if (drop > 0) {
+      single = collect_with(true, config, [] {}, [&] {
+        before();
+        call();
+        before();
+      }, stream, kMaxRanges);
+    } else {
+      single = collect_with(true, config, before, call, stream, kMaxRanges);
+    }
+    auto& ranges = single.per_kernel;
+    if (why.empty() && ranges.size() != counters.per_kernel.size() + 2 * drop) {
+      why = fmt::format("it recorded {} ranges for the call's {}", ranges.size() - std::min(ranges.size(), 2 * drop),
+                        counters.per_kernel.size());
+    }
+    if (why.empty()) {
+      std::optional<double> tail;
+      if (drop > 0) {
+        tail = 0.0;
+        for (size_t i = ranges.size() - drop; i < ranges.size(); ++i) *tail += ranges[i].metrics[core::kMetricDramWrite];
+      }
+      for (size_t i = 0; i < counters.per_kernel.size(); ++i)
+        for (const std::string& name : metrics) counters.per_kernel[i].metrics[name] = ranges[i + drop].metrics[name];
+      counters.total = total_of(counters.per_kernel);
+      if (tail) counters.dram_write_tail_bytes = tail;
+      counters.dram_source = core::DramSource::single_pass;
+      return;
+    }
+  } catch (const CuptiFailure& failure) {
+    why = fmt::format("{} failed: {}", failure.during, result_name(failure.result));
+  }
+  counters.reason += fmt::format("{}DRAM bytes from the replayed passes (a single-pass recount failed: {})",
+                                 counters.reason.empty() ? "" : "; ", why);
 }
 
 }  // namespace attnprof::measure

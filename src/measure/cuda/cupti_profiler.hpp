@@ -85,17 +85,26 @@ class CounterProfiler {
   std::vector<core::Counters> collect_batch(const std::vector<BatchPoint>& points, cudaStream_t stream,
                                             const std::vector<std::string>& extra_metrics, size_t max_ranges);
 
+  // The call's DRAM reads and writes counted again by a session of those two counters alone, in one
+  // user-replay pass: for counters from kernel replay, whose passes restore device memory and so add
+  // DRAM traffic the call never made. `before` and before_launches as for collect() (the L2 flush,
+  // also run after the call for the L2 tail, when cold). On success the DRAM metrics of every range
+  // and of the total, and the L2 tail, are the single pass's, and dram_source is single_pass; else
+  // they stay, dram_source stays replayed and the reason says why the recount failed.
+  void recount_dram(core::Counters& counters, const std::function<void()>& before, const std::function<void()>& call,
+                    cudaStream_t stream, int before_launches);
+
   // Passes CUPTI plans for the default set plus `extra_metrics` (config image of this device).
   int64_t planned_passes(const std::vector<std::string>& extra_metrics);
-  // Kernel replay instead of user replay from now on (what a refusal of user replay also does).
-  void use_kernel_replay(bool on) { user_replay_refused_ = on; }
+  // Kernel replay instead of user replay from now on.
+  void use_kernel_replay(bool on) { kernel_replay_chosen_ = on; }
 
  private:
   CounterProfiler();
   struct Config;
   const Config& config_for(const std::vector<std::string>& metrics);
   // One session; CUPTI failures become "unavailable" (the CUPTI result in *cupti_error). When user
-  // replay is refused and may_switch_replay, kernel replay is tried and kept for the process.
+  // replay is refused and may_switch_replay, the session is run again under kernel replay.
   core::Counters session(const std::vector<std::string>& metrics, const std::function<void()>& before_pass,
                          const std::function<void()>& call, cudaStream_t stream, size_t max_ranges,
                          bool may_switch_replay, int* cupti_error = nullptr);
@@ -106,7 +115,7 @@ class CounterProfiler {
   std::string chip_name_;
   std::vector<uint8_t> availability_;
   std::map<std::string, std::unique_ptr<Config>> configs_;
-  bool user_replay_refused_ = false;
+  bool kernel_replay_chosen_ = false;
   bool force_kernel_replay_ = false;  // for the collect() in progress
 };
 

@@ -34,6 +34,51 @@ __global__ void read_kernel(const uint4* __restrict__ src, size_t n, int passes,
   if (acc == kImpossibleXor) sink[0] = acc;
 }
 
+// The bulk-copy read: one thread per CTA streams chunks through a ring of kBulkStages shared-memory
+// buffers with cp.async.bulk (the Hopper copy engine a TMA kernel's loads use), each completion on
+// its stage's mbarrier; the data is never read from shared memory, so the only traffic is the loads.
+// Chunk j of the pass-repeated sequence is chunk j % chunks of the buffer; CTAs take chunks
+// round-robin.
+__global__ void read_bulk_kernel(const char* __restrict__ src, size_t chunks, uint32_t chunk_bytes, int passes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char ring[];
+  __shared__ __align__(8) uint64_t full[kBulkStages];
+  if (threadIdx.x != 0) return;
+  const auto bar_addr = [&](int s) { return static_cast<uint32_t>(__cvta_generic_to_shared(&full[s])); };
+  for (int s = 0; s < kBulkStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_addr(s)));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  const size_t total = chunks * static_cast<size_t>(passes);
+  size_t issued = 0;
+  for (size_t j = blockIdx.x; j < total; j += gridDim.x, ++issued) {
+    const int s = static_cast<int>(issued % kBulkStages);
+    if (issued >= kBulkStages) {  // the stage's previous chunk must have landed before it is reused
+      const uint32_t parity = static_cast<uint32_t>((issued / kBulkStages - 1) & 1);
+      uint32_t done = 0;
+      while (!done)
+        asm volatile(
+            "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+            : "=r"(done) : "r"(bar_addr(s)), "r"(parity) : "memory");
+    }
+    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(ring + static_cast<size_t>(s) * chunk_bytes));
+    const char* from = src + (j % chunks) * chunk_bytes;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_addr(s)), "r"(chunk_bytes) : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+        "l"(from), "r"(chunk_bytes), "r"(bar_addr(s))
+        : "memory");
+  }
+  // Drain: every stage still in flight completes before the CTA exits.
+  for (size_t k = issued > kBulkStages ? issued - kBulkStages : 0; k < issued; ++k) {
+    const int s = static_cast<int>(k % kBulkStages);
+    const uint32_t parity = static_cast<uint32_t>((k / kBulkStages) & 1);
+    uint32_t done = 0;
+    while (!done)
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(bar_addr(s)), "r"(parity) : "memory");
+  }
+#endif
+}
+
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n, int passes) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   const size_t first = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -153,6 +198,17 @@ __global__ void __launch_bounds__(kRegisterHeavyThreads, 1)
 void launch_read(const void* src, size_t bytes, int passes, uint32_t* sink, int blocks, int threads, cudaStream_t stream) {
   read_kernel<<<blocks, threads, 0, stream>>>(static_cast<const uint4*>(src), bytes / sizeof(uint4), passes, sink);
   check_cuda(cudaGetLastError(), "read probe launch");
+}
+
+size_t launch_read_bulk(const void* src, size_t bytes, int passes, uint32_t chunk_bytes, int blocks,
+                        cudaStream_t stream) {
+  const size_t smem = static_cast<size_t>(kBulkStages) * chunk_bytes;
+  check_cuda(cudaFuncSetAttribute(read_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+             "cudaFuncSetAttribute (bulk read probe)");
+  const size_t chunks = bytes / chunk_bytes;
+  read_bulk_kernel<<<blocks, 32, smem, stream>>>(static_cast<const char*>(src), chunks, chunk_bytes, passes);
+  check_cuda(cudaGetLastError(), "bulk read probe launch");
+  return chunks * chunk_bytes;
 }
 
 void launch_copy(const void* src, void* dst, size_t bytes, int passes, int blocks, int threads, cudaStream_t stream) {

@@ -21,6 +21,13 @@ inline constexpr int kRegisterHeavyThreads = 256;
 // bypassed; `passes` > 1 reads it that many times (an L2-resident buffer: the L2 bandwidth). The
 // XOR of what was read goes to sink[0] only if it equals an impossible value, so nothing is written.
 void launch_read(const void* src, size_t bytes, int passes, uint32_t* sink, int blocks, int threads, cudaStream_t stream);
+// Shared-memory stages of the bulk read probe.
+inline constexpr int kBulkStages = 4;
+// Reads `bytes` `passes` times with cp.async.bulk (Hopper's bulk copy, sm_90+; an older build runs an
+// empty kernel) in chunks of chunk_bytes (a multiple of 16; kBulkStages of them must fit in shared
+// memory), one issuing thread per block. Returns the bytes one pass reads (whole chunks).
+size_t launch_read_bulk(const void* src, size_t bytes, int passes, uint32_t chunk_bytes, int blocks,
+                        cudaStream_t stream);
 // Copies `bytes` (a multiple of 16) from src to dst, `passes` times, 16 bytes per thread and step;
 // passes > 1 bypasses L1 (an L2-resident pair of buffers).
 void launch_copy(const void* src, void* dst, size_t bytes, int passes, int blocks, int threads, cudaStream_t stream);
