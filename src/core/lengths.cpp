@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/strings.hpp"
 
 namespace attnprof::core {
 
@@ -20,23 +21,6 @@ uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t pos = s.find(sep, start);
-    parts.push_back(trim(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
-    if (pos == std::string_view::npos) return parts;
-    start = pos + 1;
-  }
 }
 
 struct LengthParser {
@@ -105,8 +89,9 @@ LengthDistribution parse_lengths(std::string_view raw) {
   d.text = std::string(text);
   const size_t colon = text.find(':');
   const std::string_view kind = colon == std::string_view::npos ? text : text.substr(0, colon);
-  const std::vector<std::string_view> fields =
-      colon == std::string_view::npos ? std::vector<std::string_view>{} : split(text.substr(colon + 1), ':');
+  std::vector<std::string_view> fields;
+  if (colon != std::string_view::npos)
+    for (std::string_view field : split(text.substr(colon + 1), ':')) fields.push_back(trim(field));
   if (kind == "uniform") {
     d.kind = LengthDistribution::Kind::uniform;
     if (fields.size() != 2) p.fail("expected uniform:LO:HI");
@@ -132,7 +117,7 @@ LengthDistribution parse_lengths(std::string_view raw) {
     for (std::string_view item : split(fields[0], '/')) {
       if (static_cast<int64_t>(d.list.size()) >= kMaxVarlenSequences)
         p.fail(fmt::format("more than {} lengths", kMaxVarlenSequences));
-      d.list.push_back(p.length(item, "length"));
+      d.list.push_back(p.length(trim(item), "length"));
     }
   } else {
     p.fail(fmt::format("unknown distribution '{}' (expected uniform:LO:HI, zipf:S:LO:HI or list:A/B/C)", kind));

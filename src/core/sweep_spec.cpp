@@ -16,6 +16,7 @@
 #include "core/escape.hpp"
 #include "core/files.hpp"
 #include "core/lengths.hpp"
+#include "core/strings.hpp"
 
 namespace attnprof::core {
 
@@ -80,25 +81,6 @@ std::string known_axes() {
   std::string out;
   for (const auto& n : kAxes) out += fmt::format("{}{}", out.empty() ? "" : ", ", n.name);
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t pos = s.find(sep, start);
-    parts.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return parts;
 }
 
 // One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.

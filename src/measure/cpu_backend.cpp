@@ -20,6 +20,7 @@
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/stats.hpp"
+#include "core/strings.hpp"
 #include "kernels/common/layout.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
@@ -45,20 +46,15 @@ constexpr int64_t kMinStreamBufferBytes = int64_t{128} << 20;
 constexpr int kProbeRepeats = 5;
 constexpr double kFmaSecondsPerRun = 0.1;
 
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
 // "key : value" lines of /proc/cpuinfo or /proc/meminfo; first occurrence of `key`.
 std::string proc_field(const char* path, const std::string& key) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    if (trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+    const std::string_view text = line;
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos) continue;
+    if (core::trim(text.substr(0, colon)) == key) return std::string(core::trim(text.substr(colon + 1)));
   }
   return {};
 }
