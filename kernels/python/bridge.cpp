@@ -279,7 +279,7 @@ void build(Table& t) {
   while (start < list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string name = list.substr(start, comma - start);
-    if (name.rfind("py:", 0) == 0)
+    if (name.starts_with("py:"))
       add_kernel(t, name, backend, "the Python callable " + name.substr(3) + " (through attnprof's Python bridge)");
     start = comma + 1;
   }

@@ -88,7 +88,7 @@ void write_file(const std::string& given, std::string_view content) {
   // to), not files to replace: written where they are.
   std::error_code ec;
   const std::string absolute = fs::absolute(fs::path(given), ec).lexically_normal().string();
-  if (absolute.rfind("/dev/", 0) == 0 || absolute.rfind("/proc/", 0) == 0) return write_in_place(given, content);
+  if (absolute.starts_with("/dev/") || absolute.starts_with("/proc/")) return write_in_place(given, content);
   // Through a symbolic link the target is replaced, not the link (which rename alone would do).
   std::string path = given;
   struct stat lst {};

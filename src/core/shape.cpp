@@ -37,7 +37,7 @@ std::string Shape::label() const {
   if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
   if (window > 0) out += fmt::format(" win{}", window);
   if (varlen()) {
-    if (lengths.empty() || lengths.rfind("list:", 0) == 0) {
+    if (lengths.empty() || lengths.starts_with("list:")) {
       out += " varlen list:";
       for (size_t b = 0; b < seq_lens.size(); ++b) out += fmt::format("{}{}", b == 0 ? "" : "/", seq_lens[b]);
     } else {
