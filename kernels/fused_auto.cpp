@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 namespace attnprof::kernels {
 
 FusedAutoKernel::FusedAutoKernel(std::vector<std::string> candidates) : names_(std::move(candidates)) {}
@@ -24,27 +26,25 @@ const Kernel* FusedAutoKernel::choose(const core::Shape& s) const {
 }
 
 std::string FusedAutoKernel::description() const {
-  std::string order;
-  for (const std::string& name : names_) order += (order.empty() ? "" : ", else ") + name;
-  return "the fastest fused kernel for the shape on this device: " + order +
-         " (the first that runs the shape; the launch's kernel name in the counters says which ran)";
+  return fmt::format("the fastest fused kernel for the shape on this device: {} (the first that runs the shape; "
+                     "the launch's kernel name in the counters says which ran)",
+                     fmt::join(names_, ", else "));
 }
 
 std::string FusedAutoKernel::unsupported_reason(const core::Shape& s) const {
   if (choose(s)) return {};
-  std::string why;
+  std::vector<std::string> why;  // one per candidate
   const std::vector<const Kernel*> kernels = resolved();
   for (size_t i = 0; i < names_.size(); ++i) {
-    why += why.empty() ? "" : "; ";
     if (!kernels[i]) {
-      why += names_[i] + ": not built into this binary";
+      why.push_back(names_[i] + ": not built into this binary");
       continue;
     }
     // Reasons of the shape's own axes already start with the kernel's name.
     const std::string reason = support_reason(*kernels[i], s);
-    why += reason.starts_with(names_[i]) ? reason : names_[i] + ": " + reason;
+    why.push_back(reason.starts_with(names_[i]) ? reason : names_[i] + ": " + reason);
   }
-  return "no fused kernel runs this shape here (" + why + ")";
+  return fmt::format("no fused kernel runs this shape here ({})", fmt::join(why, "; "));
 }
 
 size_t FusedAutoKernel::workspace_bytes(const core::Shape& s) const {

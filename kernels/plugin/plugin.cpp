@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <ranges>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -416,9 +417,8 @@ std::string find_python_bridge(const std::string& given) {
 }
 
 void configure_python_bridge(const std::vector<std::string>& kernel_names, const std::string& backend) {
-  std::string names;
-  for (const auto& n : kernel_names)
-    if (n.starts_with("py:")) names += (names.empty() ? "" : ",") + n;
+  const auto python = [](const std::string& n) { return n.starts_with("py:"); };
+  const std::string names = fmt::format("{}", fmt::join(kernel_names | std::views::filter(python), ","));
   ::setenv("ATTNPROF_PYTHON_KERNELS", names.c_str(), 1);
   ::setenv("ATTNPROF_PYTHON_BACKEND", backend.c_str(), 1);
 }

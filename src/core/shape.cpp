@@ -38,8 +38,7 @@ std::string Shape::label() const {
   if (window > 0) out += fmt::format(" win{}", window);
   if (varlen()) {
     if (lengths.empty() || lengths.starts_with("list:")) {
-      out += " varlen list:";
-      for (size_t b = 0; b < seq_lens.size(); ++b) out += fmt::format("{}{}", b == 0 ? "" : "/", seq_lens[b]);
+      out += fmt::format(" varlen list:{}", fmt::join(seq_lens, "/"));
     } else {
       out += fmt::format(" varlen {} seed{} tokens{}", lengths, lengths_seed, tokens_q());
     }

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <optional>
+#include <ranges>
 #include <set>
 
 #include <fmt/format.h>
@@ -78,9 +79,7 @@ std::string_view name_of(Axis a) {
 }
 
 std::string known_axes() {
-  std::string out;
-  for (const auto& n : kAxes) out += fmt::format("{}{}", out.empty() ? "" : ", ", n.name);
-  return out;
+  return fmt::format("{}", fmt::join(kAxes | std::views::transform(&AxisName::name), ", "));
 }
 
 // One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.
@@ -331,8 +330,7 @@ void reject_repeats(const std::vector<Shape>& shapes, const Parser& parser) {
 // Lengths as a label writes them (5/1/9), the first few only: a packed batch may hold 65536.
 std::string lengths_text(const std::vector<int64_t>& lens) {
   constexpr size_t kShown = 8;
-  std::string out;
-  for (size_t b = 0; b < std::min(lens.size(), kShown); ++b) out += fmt::format("{}{}", b == 0 ? "" : "/", lens[b]);
+  std::string out = fmt::format("{}", fmt::join(lens | std::views::take(kShown), "/"));
   if (lens.size() > kShown) out += fmt::format("/... ({} lengths)", lens.size());
   return out;
 }
@@ -438,9 +436,7 @@ SweepSpec preset(std::string_view name) {
     spec.preset = std::string(p.name);
     return spec;
   }
-  std::string known;
-  for (const auto& p : kPresets) known += fmt::format("{}{}", known.empty() ? "" : ", ", p.name);
-  throw InputError(fmt::format("unknown preset '{}' (known: {})", name, known));
+  throw InputError(fmt::format("unknown preset '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
 }
 
 SweepSpec load_sweep_file(const std::string& path) {
@@ -487,17 +483,15 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
     // back (a tokens budget clipped the last one): they become the list, and the spec text and seed
     // they came from are kept for the label. batch, seq_q and seq_k then follow from them.
     const bool packed = obj.contains("seq_lens");
-    std::string text;
+    std::vector<std::string> axes;  // "name=value", joined into the shape's text form
     if (packed) {
       const json& lens = obj.at("seq_lens");
       if (!lens.is_array() || lens.empty() || static_cast<int64_t>(lens.size()) > kMaxVarlenSequences)
         throw InputError(fmt::format("{}: \"seq_lens\" must be an array of 1 to {} lengths", where, kMaxVarlenSequences));
-      text = "lengths=list:";
-      for (size_t b = 0; b < lens.size(); ++b) {
+      for (size_t b = 0; b < lens.size(); ++b)
         if (!lens[b].is_number_integer())
           throw InputError(fmt::format("{}: seq_lens[{}] {} is not an integer", where, b, dump_json(lens[b])));
-        text += fmt::format("{}{}", b == 0 ? "" : "/", lens[b].get<int64_t>());
-      }
+      axes.push_back(fmt::format("lengths=list:{}", fmt::join(lens.get<std::vector<int64_t>>(), "/")));
     }
     for (const auto& [k, v] : obj.items()) {
       if (packed && (k == "seq_lens" || k == "lengths" || k == "lengths_seed" || k == "batch" || k == "seq_q" ||
@@ -527,8 +521,9 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
                                                 : "an integer";
         throw InputError(fmt::format("{}: value {} of '{}' is not {}", where, dump_json(v), k, expected));
       }
-      text += fmt::format("{}{}={}", text.empty() ? "" : ",", k, item);
+      axes.push_back(fmt::format("{}={}", k, item));
     }
+    const std::string text = fmt::format("{}", fmt::join(axes, ","));
     try {
       Shape shape = parse_shape(text);
       if (packed) {

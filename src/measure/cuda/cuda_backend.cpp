@@ -326,13 +326,11 @@ class CudaBackend final : public Backend {
 
   void validate_extra_metrics(const std::vector<std::string>& extra) {
     if (extra.empty()) return;
-    std::string key;
-    for (const auto& name : extra) key += name + ";";
-    if (validated_.count(key)) return;
+    if (validated_.contains(extra)) return;
     CounterProfiler& profiler = CounterProfiler::instance();
     if (profiler.init_failure()) return;  // counters unavailable anyway: reported per point
     validate_metrics(extra, profiler.chip_name());
-    validated_.insert(key);
+    validated_.insert(extra);
   }
 
   // Device memory one point needs: the cost model's footprint, or the tensors plus the kernel's
@@ -349,7 +347,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<L2Flusher> flusher_;
   std::mt19937_64 seed_rng_;
-  std::set<std::string> validated_;
+  std::set<std::vector<std::string>> validated_;  // metric lists already checked
 };
 
 // One point on the GPU: device buffers through the testbed, launch records, the event timer (cold

@@ -328,9 +328,7 @@ CounterProfiler::~CounterProfiler() {
 }
 
 const CounterProfiler::Config& CounterProfiler::config_for(const std::vector<std::string>& metrics) {
-  std::string key;
-  for (const auto& name : metrics) key += name + ";";
-  auto& slot = configs_[key];
+  auto& slot = configs_[metrics];
   if (!slot) {
     auto config = std::make_unique<Config>();
     config->names = metrics;

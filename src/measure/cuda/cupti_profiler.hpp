@@ -114,7 +114,7 @@ class CounterProfiler {
   std::unique_ptr<core::Counters> init_failure_;
   std::string chip_name_;
   std::vector<uint8_t> availability_;
-  std::map<std::string, std::unique_ptr<Config>> configs_;
+  std::map<std::vector<std::string>, std::unique_ptr<Config>> configs_;  // one per metric list
   bool kernel_replay_chosen_ = false;
   bool force_kernel_replay_ = false;  // for the collect() in progress
 };
