@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -114,6 +115,19 @@ void write_file(const std::string& given, std::string_view content) {
     ::unlink(tmp.c_str());
     write_failed(path, error);
   }
+}
+
+AppendFile::AppendFile(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd_ < 0) write_failed(path_, errno);
+}
+
+AppendFile::~AppendFile() { ::close(fd_); }
+
+void AppendFile::append(std::string_view content) {
+  int error = write_all(fd_, content);
+  if (error == 0 && ::fsync(fd_) != 0) error = errno;
+  if (error != 0) write_failed(path_, error);
 }
 
 std::string read_file(const std::string& path, std::string_view what, size_t max_bytes) {

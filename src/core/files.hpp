@@ -32,6 +32,25 @@ inline constexpr size_t kMaxSpecFileBytes = size_t{4} << 20;
 // at `path` is bad input (InputError, exit 2). A symbolic link is followed: its target is replaced.
 void write_file(const std::string& path, std::string_view content);
 
+// A file written a record at a time (a journal): opened for appending, each append() written whole,
+// every write checked, and fsynced before it returns, so that a crash loses at most the record being
+// written. EnvironmentError (exit 4) names the path and the OS's reason. Create the file first with
+// write_file.
+class AppendFile {
+ public:
+  explicit AppendFile(std::string path);
+  ~AppendFile();
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  void append(std::string_view content);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // The whole of a text file of at most `max_bytes`, read by at most max_bytes + 1 bytes so that an
 // endless file (/dev/zero) is refused early. InputError when it is missing, a folder, unreadable
 // or too large. `what` names the file in messages ("sweep file").

@@ -1,12 +1,5 @@
 #include "run/journal.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -20,18 +13,15 @@ using nlohmann::json;
 
 namespace {
 
-void write_all(int fd, const std::string& text, const std::string& path) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw EnvironmentError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-    done += static_cast<size_t>(n);
-  }
-}
+std::string record_line(const core::Record& record) { return core::dump_json(json(record)) + '\n'; }
 
-std::string header_line(const json& identity) {
-  return core::dump_json(json{{"attnprof_journal", kJournalVersion}, {"identity", identity}}) + '\n';
+// Replaces `path` (core::write_file: atomic, every write checked) with the header and `existing`;
+// returns `path`, ready to append to.
+std::string rewritten(std::string path, const json& identity, const std::vector<core::Record>& existing) {
+  std::string text = core::dump_json(json{{"attnprof_journal", kJournalVersion}, {"identity", identity}}) + '\n';
+  for (const auto& r : existing) text += record_line(r);
+  core::write_file(path, text);
+  return path;
 }
 
 }  // namespace
@@ -90,37 +80,9 @@ Journal read_journal(const std::string& path) {
 
 JournalWriter::JournalWriter(std::string path, const json& identity,
                              const std::vector<core::Record>& existing)
-    : path_(std::move(path)) {
-  const std::string tmp = path_ + ".tmp";
-  {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw EnvironmentError(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));
-    std::string text = header_line(identity);
-    for (const auto& r : existing) text += core::dump_json(json(r)) + '\n';
-    try {
-      write_all(fd, text, tmp);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::fsync(fd);
-    ::close(fd);
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0)
-    throw EnvironmentError(fmt::format("cannot rename '{}' to '{}': {}", tmp, path_, std::strerror(errno)));
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd_ < 0) throw EnvironmentError(fmt::format("cannot open '{}': {}", path_, std::strerror(errno)));
-}
+    : file_(rewritten(std::move(path), identity, existing)) {}
 
-JournalWriter::~JournalWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void JournalWriter::append(const core::Record& record) {
-  // One write of the whole line: a kill leaves at most a torn last line, which the reader drops.
-  write_all(fd_, core::dump_json(json(record)) + '\n', path_);
-  if (::fsync(fd_) != 0)
-    throw EnvironmentError(fmt::format("cannot sync '{}': {}", path_, std::strerror(errno)));
-}
+// One write of the whole line: a kill leaves at most a torn last line, which the reader drops.
+void JournalWriter::append(const core::Record& record) { file_.append(record_line(record)); }
 
 }  // namespace attnprof::run

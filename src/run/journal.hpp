@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/files.hpp"
 #include "core/results.hpp"
 
 namespace attnprof::run {
@@ -29,20 +30,17 @@ Journal parse_journal(std::istream& in, const std::string& name);
 
 class JournalWriter {
  public:
-  // Rewrites `path` atomically with the header and `existing` records, then keeps it open for append.
+  // Rewrites `path` atomically (core::write_file) with the header and `existing` records, then keeps
+  // it open for append.
   JournalWriter(std::string path, const nlohmann::json& identity,
                 const std::vector<core::Record>& existing);
-  ~JournalWriter();
-  JournalWriter(const JournalWriter&) = delete;
-  JournalWriter& operator=(const JournalWriter&) = delete;
 
   // Appends one line and fsyncs it; throws EnvironmentError when the disk refuses.
   void append(const core::Record&);
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  std::string path_;
-  int fd_ = -1;
+  core::AppendFile file_;
 };
 
 }  // namespace attnprof::run

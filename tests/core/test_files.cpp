@@ -1,4 +1,4 @@
-// core::write_file, the readers' limits, the output collision check and core::escape.
+// core::write_file and AppendFile, the readers' limits, the output collision check and core::escape.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -64,6 +64,22 @@ TEST_CASE("write_file failures are EnvironmentErrors naming the file, and nothin
   CHECK(fs::is_symlink(s / "full"));
   CHECK(fs::is_symlink(s / "null"));
   CHECK(s.entries() == 3);
+}
+
+TEST_CASE("AppendFile appends each text whole after what write_file wrote") {
+  Scratch s;
+  write_file(s / "j.jsonl", "header\n");
+  {
+    AppendFile file(s / "j.jsonl");
+    file.append("one\n");
+    file.append("two\n");
+    CHECK(file.path() == s / "j.jsonl");
+  }
+  CHECK(slurp(s / "j.jsonl") == "header\none\ntwo\n");
+  CHECK_THROWS_AS(AppendFile(s / "missing.jsonl"), EnvironmentError);
+  fs::create_symlink("/dev/full", s / "full");
+  AppendFile full(s / "full");
+  CHECK_THROWS_WITH(full.append("x"), Catch::Contains("full'") && Catch::Contains("No space left"));
 }
 
 TEST_CASE("write_file through a symbolic link replaces the link's target") {
