@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvtx3.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +17,6 @@
 #include "kernels/common/dispatch.cuh"
 #include "kernels/common/dynamic_smem.cuh"
 #include "kernels/common/launch_params.hpp"
-#include "kernels/common/nvtx_range.hpp"
 #include "kernels/decode/decode_kernel.cuh"
 #include "kernels/decode/decode_plan.hpp"
 #include "kernels/registry.hpp"
@@ -154,7 +154,7 @@ class DecodeKernel final : public Kernel {
     if (a.workspace_bytes < need)
       throw CudaError("decode kernel: workspace of " + std::to_string(a.workspace_bytes) + " bytes is smaller than the " +
                       std::to_string(need) + " needed");
-    const ScopedNvtxRange range("decode " + s.label());
+    const nvtx3::scoped_range range("decode " + s.label());
     auto stream = static_cast<cudaStream_t>(a.stream);
 
     decode::DecodeParams p{};

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvtx3.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -11,7 +12,6 @@
 #include <string>
 
 #include "kernels/common/cuda_check.cuh"
-#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/launch_params.hpp"
 #include "kernels/fused/fused_launch.hpp"
 #include "core/tiles/fused_tiles.hpp"
@@ -109,7 +109,7 @@ class FusedKernel final : public Kernel {
     const core::Shape& s = a.shape;
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const TileVariant variant = *variant_for(s);
-    const ScopedNvtxRange range("fused " + s.label());
+    const nvtx3::scoped_range range("fused " + s.label());
     if (hook) hook->before_stage(0);
     const int hdim = static_cast<int>(s.hdim);
     const fused::TileConfig c = fused::tile_config(hdim, variant);

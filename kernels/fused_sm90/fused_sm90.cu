@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvtx3.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -15,7 +16,6 @@
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
-#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/launch_params.hpp"
 #include "kernels/fused_sm90/fused_sm90_launch.hpp"
 #include "core/tiles/fused_sm90_tiles.hpp"
@@ -183,7 +183,7 @@ class FusedSm90Kernel final : public Kernel {
     const core::Shape& s = a.shape;
     if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const Schedule schedule = schedule_for(s);
-    const ScopedNvtxRange range("fused-sm90 " + s.label());
+    const nvtx3::scoped_range range("fused-sm90 " + s.label());
     const int tile = tile_of(s);
     const auto block_n = static_cast<uint32_t>(f3::block_n(tile));
     f3::Sm90Maps maps;

@@ -17,6 +17,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvtx3.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,6 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.cuh"
-#include "kernels/common/nvtx_range.hpp"
 #include "kernels/common/paged.hpp"
 #include "kernels/registry.hpp"
 
@@ -447,7 +447,7 @@ class ReferenceKernel final : public Kernel {
     if (a.workspace_bytes < workspace_bytes(s))
       throw CudaError("reference kernel: workspace of " + std::to_string(a.workspace_bytes) +
                       " bytes is smaller than the " + std::to_string(workspace_bytes(s)) + " needed");
-    const ScopedNvtxRange range("reference " + s.label());
+    const nvtx3::scoped_range range("reference " + s.label());
     if (s.dtype == core::DType::bf16)
       run<__nv_bfloat16>(a, hook, CUDA_R_16BF);
     else
