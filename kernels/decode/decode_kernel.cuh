@@ -11,7 +11,7 @@
 //           page (pages of whole tiles, KvAddressing::page_tiles) or each row's (smaller pages).
 //   warp    takes kKeysPerWarp keys of every tile: S = Q K^T and O += P V with mma.sync m16n8k16
 //           (fp32 accumulate), P straight from the S accumulators, an online softmax of its own with
-//           the lazy row max (kernels/common/device_math.cuh).
+//           the lazy row max (kernels/common/online_softmax.cuh).
 //   merge   the warps' (max, sum, O) meet in shared memory once, at the end: with one split the CTA
 //           writes O and LSE; otherwise O (normalised, fp32) and LSE of its split go to the workspace.
 //   combine the splits of a row block count themselves on its arrival counter; the last to arrive
@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "kernels/common/device_math.cuh"
+#include "kernels/common/online_softmax.cuh"
 #include "kernels/decode/decode_plan.hpp"
 #include "kernels/fused/ptx.cuh"
 
@@ -396,38 +397,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
           }
     }
 
-    float lane_max[kMTiles * 2];
-#pragma unroll
-    for (int i = 0; i < kMTiles * 2; ++i) {
-      float m = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-        m = fmaxf(m, fmaxf(acc_s[i / 2][nt][(i % 2) * 2], acc_s[i / 2][nt][(i % 2) * 2 + 1]));
-      lane_max[i] = m;
-    }
-    float rescale[kMTiles * 2];
-    if (move_lazy_max(row_max, lane_max, p.scale_log2, rescale)) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesO; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[2 * mt + e / 2];
-    }
-#pragma unroll
-    for (int i = 0; i < kMTiles * 2; ++i) {
-      const float max_scaled = row_max[i] == -INFINITY ? 0.f : row_max[i] * p.scale_log2;
-      float tile_sum = 0.f;
-#pragma unroll
-      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& s = acc_s[i / 2][nt][(i % 2) * 2 + e];
-          s = fast_exp2(fmaf(s, p.scale_log2, -max_scaled));
-          tile_sum += s;
-        }
-      row_sum[i] = row_sum[i] * rescale[i] + tile_sum;
-    }
+    online_softmax_tile(acc_s, acc_o, row_max, row_sum, p.scale_log2);
 
     // O += P V over this warp's 16 keys: its two n8 score tiles are one k16 A fragment.
     uint32_t a[kMTiles][4];

@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/online_softmax.cuh"
 #include "kernels/fused/fused_launch.hpp"
 #include "core/tiles/fused_tiles.hpp"
 #include "kernels/fused/ptx.cuh"
@@ -270,7 +271,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
 
   float acc_o[kMTiles][Tr::kNTilesO][4];  // (warp rows, D) in C-fragment layout
   float row_max[kMTiles * 2];             // [2 mt + half]: raw max of rows quad_row and quad_row + 8
-  float row_sum[kMTiles][2];              // this lane's partial sum of exp; quad-reduced at the end
+  float row_sum[kMTiles * 2];             // [2 mt + half]: this lane's partial sum of exp (quad-reduced last)
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
@@ -280,7 +281,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       row_max[2 * mt + half] = -INFINITY;
-      row_sum[mt][half] = 0.f;
+      row_sum[2 * mt + half] = 0.f;
     }
   }
 
@@ -400,48 +401,9 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
         }
     }
 
-    // Online softmax with a lazy max (move_lazy_max, kernels/common/device_math.cuh): P = exp2(scale_log2 *
-    // (s - max)) against a running row max that moves only when a score of the warp's rows would make
-    // some P exceed 2^kLazyMaxLog2. Once the maxima have settled (after a row's first few key tiles), a
-    // tile needs neither the quad shuffles of the max nor the O rescale: one warp vote instead.
-    float lane_max[kMTiles * 2];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        float m = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-          m = fmaxf(m, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
-        lane_max[2 * mt + half] = m;
-      }
-    float rescale[kMTiles * 2];
-    if (move_lazy_max(row_max, lane_max, p.scale_log2, rescale)) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesO; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= rescale[2 * mt + e / 2];
-    }
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        // A row with no visible key so far keeps max -inf; subtracting 0 keeps exp2(-inf) = 0.
-        const float max = row_max[2 * mt + half];
-        const float max_scaled = max == -INFINITY ? 0.f : max * p.scale_log2;
-        float tile_sum = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& s = acc_s[mt][nt][half * 2 + e];
-            s = fast_exp2(fmaf(s, p.scale_log2, -max_scaled));
-            tile_sum += s;
-          }
-        row_sum[mt][half] = row_sum[mt][half] * rescale[2 * mt + half] + tile_sum;
-      }
+    // Online softmax with a lazy max (kernels/common/online_softmax.cuh): S becomes P, O is rescaled
+    // when a row max moves.
+    online_softmax_tile(acc_s, acc_o, row_max, row_sum, p.scale_log2);
 
     // O += P V. Two adjacent n8 tiles of the S accumulators are exactly one k16 A fragment of P.
     // Step j = (ks, dt2): keys ks * 16 .. + 15, O columns dt2 * 16 .. + 15; V's fragments of step
@@ -496,7 +458,7 @@ __global__ void __launch_bounds__(FusedTraits<kHeadDim, kVariant>::kThreads,
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      float sum = row_sum[mt][half];
+      float sum = row_sum[2 * mt + half];
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
