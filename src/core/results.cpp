@@ -2,12 +2,14 @@
 
 #include <charconv>
 #include <cmath>
-#include <type_traits>
-#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
+#include <optional>
+#include <ranges>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -30,66 +32,302 @@ json num(double v) {
   return v;
 }
 
-double get_num(const json& j, const char* key, double fallback = 0) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (it->is_string()) {
-    const auto& s = it->get_ref<const std::string&>();
+// A number as num() writes it; null reads as 0. `key` names the field in the error.
+double number(const json& v, std::string_view key) {
+  if (v.is_null()) return 0;
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
     if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
     if (s == "inf") return std::numeric_limits<double>::infinity();
     if (s == "-inf") return -std::numeric_limits<double>::infinity();
     throw InputError(fmt::format("field '{}' holds '{}', not a number", key, s));
   }
-  return it->get<double>();
+  return v.get<double>();
 }
 
-template <class T>
-T get_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return json_int<T>(*it, key);
-  else return it->get<T>();
-}
-
-json nums(const std::vector<double>& v) {
+// The JSON of one field's value: numbers (alone, in arrays and in maps) through num(), an absent
+// optional as null, everything else through its own to_json.
+json to_value(double v) { return num(v); }
+json to_value(const std::vector<double>& v) {
   json a = json::array();
   for (double x : v) a.push_back(num(x));
   return a;
 }
-
-std::vector<double> get_nums(const json& j, const char* key) {
-  std::vector<double> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array()) throw InputError(fmt::format("field '{}' is not an array", key));
-  if (it->size() > static_cast<size_t>(kMaxSamplesPerPoint))
-    throw InputError(fmt::format("field '{}' holds {} values (at most {} are read)", key, it->size(),
-                                 kMaxSamplesPerPoint));
-  json wrap;
-  for (const auto& x : *it) {
-    wrap["x"] = x;
-    out.push_back(get_num(wrap, "x"));
-  }
-  return out;
-}
-
-json num_map(const std::map<std::string, double>& m) {
+json to_value(const std::map<std::string, double>& m) {
   json o = json::object();
   for (const auto& [k, v] : m) o[k] = num(v);
   return o;
 }
-
-std::map<std::string, double> get_num_map(const json& j, const char* key) {
-  std::map<std::string, double> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  for (auto e = it->begin(); e != it->end(); ++e) out[e.key()] = get_num(*it, e.key().c_str());
-  return out;
+template <class T>
+json to_value(const T& v) {
+  return v;
+}
+template <class T>
+json to_value(const std::optional<T>& v) {
+  return v ? to_value(*v) : json(nullptr);
 }
 
-}  // namespace
+// One field's value read back (never null: read_field skips null and absent keys). Integers are
+// range-checked (json_int); an optional number is read like a number; an optional record is read
+// only when it is an object, anything else leaving it absent.
+void read_value(const json& v, std::string_view key, double& out) { out = number(v, key); }
+void read_value(const json& v, std::string_view key, std::vector<double>& out) {
+  if (!v.is_array()) throw InputError(fmt::format("field '{}' is not an array", key));
+  if (v.size() > static_cast<size_t>(kMaxSamplesPerPoint))
+    throw InputError(fmt::format("field '{}' holds {} values (at most {} are read)", key, v.size(),
+                                 kMaxSamplesPerPoint));
+  for (const auto& x : v) out.push_back(number(x, "x"));  // an element is field 'x' in messages
+}
+void read_value(const json& v, std::string_view, std::map<std::string, double>& out) {
+  for (auto e = v.begin(); e != v.end(); ++e) out[e.key()] = number(*e, e.key());
+}
+template <class T>
+void read_value(const json& v, std::string_view key, T& out) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) out = json_int<T>(v, key);
+  else out = v.get<T>();
+}
+template <class T>
+void read_value(const json& v, std::string_view key, std::optional<T>& out) {
+  if constexpr (std::is_same_v<T, double>) {
+    out = number(v, key);
+  } else if (v.is_object()) {
+    out = v.get<T>();
+  }
+}
 
-namespace {
+// One key of a record's JSON and the member it holds. Absent or null, an optional field keeps the
+// member's default; a required one is an error. `check`, when set, validates the value read.
+template <class S, class T, bool Required>
+struct Field {
+  const char* key;
+  T S::*member;
+  void (*check)(const T&) = nullptr;
+};
+template <class S, class T>
+constexpr Field<S, T, false> field(const char* key, T S::*member, void (*check)(const T&) = nullptr) {
+  return {key, member, check};
+}
+template <class S, class T>
+constexpr Field<S, T, true> required(const char* key, T S::*member) {
+  return {key, member};
+}
+
+// Each record's fields, one table each: to_json and from_json walk the same table, so every key is
+// spelled once. Read in table order (the first malformed field is the one an error names); written
+// in key order (nlohmann sorts an object's keys).
+template <class S, class... F>
+void write_fields(json& j, const S& s, const std::tuple<F...>& fields) {
+  std::apply([&](const auto&... f) { ((j[f.key] = to_value(s.*f.member)), ...); }, fields);
+}
+
+template <class S, class T, bool Required>
+void read_field(const json& j, const Field<S, T, Required>& f, S& s) {
+  T& out = s.*f.member;
+  if constexpr (Required) {
+    out = j.at(f.key).template get<T>();
+  } else if (const auto it = j.find(f.key); it != j.end() && !it->is_null()) {
+    read_value(*it, f.key, out);
+  }
+  if (f.check) f.check(out);
+}
+template <class S, class... F>
+void read_fields(const json& j, S& s, const std::tuple<F...>& fields) {
+  s = S{};
+  std::apply([&](const auto&... f) { (read_field(j, f, s), ...); }, fields);
+}
+
+void check_latency_samples(const std::vector<double>& samples) {
+  for (double v : samples)
+    if (v < 0) throw InputError(fmt::format("latency sample {} is negative", v));
+}
+void check_stage_samples(const std::vector<double>& samples) {
+  for (double v : samples)
+    if (v < 0) throw InputError(fmt::format("stage sample {} is negative", v));
+}
+
+constexpr std::tuple kLatencySummaryFields{
+    field("n", &LatencySummary::n),
+    field("mean_us", &LatencySummary::mean_us),
+    field("stddev_us", &LatencySummary::stddev_us),
+    field("rel_stddev", &LatencySummary::rel_stddev),
+    field("min_us", &LatencySummary::min_us),
+    field("p50_us", &LatencySummary::p50_us),
+    field("p90_us", &LatencySummary::p90_us),
+    field("p99_us", &LatencySummary::p99_us),
+    field("max_us", &LatencySummary::max_us),
+    field("p50_ci_low_us", &LatencySummary::p50_ci_low_us),
+    field("p50_ci_high_us", &LatencySummary::p50_ci_high_us),
+};
+
+constexpr std::tuple kStageFields{
+    required("name", &Stage::name),
+    field("samples_us", &Stage::samples_us, check_stage_samples),
+    field("p50_us", &Stage::p50_us),
+    field("p99_us", &Stage::p99_us),
+    field("share_of_p50", &Stage::share_of_p50),
+    field("share_of_p99", &Stage::share_of_p99),
+};
+
+constexpr std::tuple kKernelCountersFields{
+    field("kernel", &KernelCounters::kernel),
+    field("metrics", &KernelCounters::metrics),
+};
+
+constexpr std::tuple kCounterSessionFields{
+    field("points", &CounterSession::points),
+    field("pass_setup_ms", &CounterSession::pass_setup_ms),
+    field("run_ms", &CounterSession::run_ms),
+    field("pass_close_ms", &CounterSession::pass_close_ms),
+    field("evaluate_ms", &CounterSession::evaluate_ms),
+};
+
+constexpr std::tuple kCountersFields{
+    field("status", &Counters::status),
+    field("reason", &Counters::reason),
+    field("per_kernel", &Counters::per_kernel),
+    field("total", &Counters::total),
+    field("passes", &Counters::passes),
+    field("profiling_ms", &Counters::profiling_ms),
+    field("dram_write_tail_bytes", &Counters::dram_write_tail_bytes),
+    field("dram_source", &Counters::dram_source),
+    field("session", &Counters::session),
+};
+
+constexpr std::tuple kOccupancyFields{
+    field("kernel", &Occupancy::kernel),
+    field("threads_per_block", &Occupancy::threads_per_block),
+    field("registers_per_thread", &Occupancy::registers_per_thread),
+    field("smem_bytes_per_block", &Occupancy::smem_bytes_per_block),
+    field("grid_blocks", &Occupancy::grid_blocks),
+    field("blocks_per_sm", &Occupancy::blocks_per_sm),
+    field("sm_count", &Occupancy::sm_count),
+    field("theoretical_pct", &Occupancy::theoretical_pct),
+    field("limiter", &Occupancy::limiter),
+    field("waves", &Occupancy::waves),
+    field("achieved_pct", &Occupancy::achieved_pct),
+};
+
+constexpr std::tuple kLaunchFields{
+    field("name", &Launch::name),
+    field("grid", &Launch::grid),
+    field("block", &Launch::block),
+    field("cluster", &Launch::cluster),
+    field("registers_per_thread", &Launch::registers_per_thread),
+    field("static_smem_bytes", &Launch::static_smem_bytes),
+    field("dynamic_smem_bytes", &Launch::dynamic_smem_bytes),
+    field("duration_us", &Launch::duration_us),
+    field("from_graph", &Launch::from_graph),
+    field("occupancy", &Launch::occupancy),
+};
+
+constexpr std::tuple kVerificationFields{
+    field("checked", &Verification::checked),
+    field("lse_checked", &Verification::lse_checked),
+    field("seed", &Verification::seed),
+    field("rows_checked", &Verification::rows_checked),
+    field("rows_total", &Verification::rows_total),
+    field("unwritten", &Verification::unwritten),
+    field("o_max_abs_err", &Verification::o_max_abs_err),
+    field("o_mean_abs_err", &Verification::o_mean_abs_err),
+    field("lse_max_abs_err", &Verification::lse_max_abs_err),
+    field("naive_o_max_abs_err", &Verification::naive_o_max_abs_err),
+    field("tolerance", &Verification::tolerance),
+    field("passed", &Verification::passed),
+};
+
+constexpr std::tuple kCostFields{
+    field("flops", &Cost::flops),
+    field("flops_dense", &Cost::flops_dense),
+    field("flops_fa_convention", &Cost::flops_fa_convention),  // absent before 1.5: upgrade_cost
+    field("min_bytes_read", &Cost::min_bytes_read),
+    field("min_bytes_write", &Cost::min_bytes_write),
+    field("sp_bytes", &Cost::sp_bytes),
+    field("workspace_bytes", &Cost::workspace_bytes),
+    field("intensity", &Cost::intensity),
+};
+// Written only for a packed batch (padded_flops > 0); absent: dense (or before 1.8).
+constexpr std::tuple kPaddedCostFields{
+    field("padded_flops", &Cost::padded_flops),
+    field("padded_min_bytes", &Cost::padded_min_bytes),
+};
+
+constexpr std::tuple kClockInfoFields{
+    field("sm_mhz_min", &ClockInfo::sm_mhz_min),
+    field("sm_mhz_max", &ClockInfo::sm_mhz_max),
+    field("sm_mhz_median", &ClockInfo::sm_mhz_median),  // absent before schema 1.1: 0
+    field("sm_mhz_unthrottled", &ClockInfo::sm_mhz_unthrottled),
+    field("throttled_samples", &ClockInfo::throttled_samples),
+    field("sm_mhz_batches", &ClockInfo::sm_mhz_batches),
+    field("samples_per_reading", &ClockInfo::samples_per_reading),
+};
+
+// "key" (point_key) is written too, and never read: it follows from shape and kernel.
+constexpr std::tuple kRecordFields{
+    required("shape", &Record::shape),
+    required("kernel", &Record::kernel),
+    field("backend", &Record::backend),
+    field("device_id", &Record::device_id),
+    required("status", &Record::status),
+    field("reason", &Record::reason),
+    field("samples_us", &Record::samples_us, check_latency_samples),
+    field("latency", &Record::latency),
+    field("stages", &Record::stages),
+    field("tflops", &Record::tflops),
+    field("tflops_fa_convention", &Record::tflops_fa_convention),
+    field("launch_overhead_us", &Record::launch_overhead_us),
+    field("timing_mode", &Record::timing_mode),
+    field("sampling_stop", &Record::sampling_stop),
+    field("clock", &Record::clock),
+    field("counters", &Record::counters),
+    field("occupancy", &Record::occupancy),
+    field("launches", &Record::launches),
+    field("layout", &Record::layout),
+    field("plan", &Record::plan),
+    field("verification", &Record::verification),
+    field("cost", &Record::cost),
+    field("diagnosis", &Record::diagnosis),
+    field("wall_s", &Record::wall_s),
+};
+
+constexpr std::tuple kCeilingsFields{
+    field("peak_bw_bytes_per_s", &Ceilings::peak_bw_bytes_per_s),
+    field("peak_flops_per_s", &Ceilings::peak_flops_per_s),
+    field("source", &Ceilings::source),
+    field("launch_latency_us", &Ceilings::launch_latency_us),  // absent before schema 1.5
+    field("datasheet_bw_bytes_per_s", &Ceilings::datasheet_bw_bytes_per_s),
+    field("datasheet_flops_per_s", &Ceilings::datasheet_flops_per_s),
+    // Schema 1.5; absent (zero, empty) in older files.
+    field("flops_per_s_per_mhz", &Ceilings::flops_per_s_per_mhz),
+    field("probe_sm_mhz", &Ceilings::probe_sm_mhz),
+    field("l2_bw_bytes_per_s", &Ceilings::l2_bw_bytes_per_s),
+};
+
+constexpr std::tuple kDeviceInfoFields{
+    field("name", &DeviceInfo::name),
+    field("compute_capability", &DeviceInfo::compute_capability),
+    field("sm_count", &DeviceInfo::sm_count),
+    field("l2_bytes", &DeviceInfo::l2_bytes),
+    field("memory_bytes", &DeviceInfo::memory_bytes),
+    field("driver_version", &DeviceInfo::driver_version),
+    field("runtime_version", &DeviceInfo::runtime_version),
+    field("sm_clock_max_mhz", &DeviceInfo::sm_clock_max_mhz),
+    field("mem_clock_mhz", &DeviceInfo::mem_clock_mhz),
+};
+
+constexpr std::tuple kContextFields{
+    field("tool_version", &Context::tool_version),
+    field("git_revision", &Context::git_revision),
+    field("command_line", &Context::command_line),
+    field("date_utc", &Context::date_utc),
+    field("host", &Context::host),
+    field("backend", &Context::backend),
+    field("device", &Context::device),
+    field("ceilings", &Context::ceilings),
+    field("sweep", &Context::sweep),
+    field("options", &Context::options),
+    field("notices", &Context::notices),
+    field("plugins", &Context::plugins),
+};
 
 template <class E>
 std::string_view name_of(E value) {
@@ -115,13 +353,13 @@ DramSource dram_source_of(const Counters& c) {
 
 template <class E>
 E parse_enum(std::string_view s) {
-  std::string accepted;
-  for (const auto& [v, name] : EnumNames<E>::names) {
+  for (const auto& [v, name] : EnumNames<E>::names)
     if (name == s) return v;
-    accepted += fmt::format("{}'{}'", accepted.empty() ? "" : ", ", name);
-  }
+  const auto quoted = EnumNames<E>::names | std::views::transform([](const auto& entry) {
+                        return fmt::format("'{}'", entry.second);
+                      });
   throw InputError(fmt::format("unknown {} '{}' (expected {})", EnumNames<E>::what, escape::one_line(s),
-                               accepted));
+                               fmt::join(quoted, ", ")));
 }
 template Status parse_enum<Status>(std::string_view);
 template CounterStatus parse_enum<CounterStatus>(std::string_view);
@@ -148,347 +386,49 @@ ATTNPROF_JSON_ENUM_DEF(Status)
 ATTNPROF_JSON_ENUM_DEF(CounterStatus)
 ATTNPROF_JSON_ENUM_DEF(BackendKind)
 ATTNPROF_JSON_ENUM_DEF(TimingMode)
+ATTNPROF_JSON_ENUM_DEF(DramSource)
 #undef ATTNPROF_JSON_ENUM_DEF
 
-void to_json(json& j, const LatencySummary& s) {
-  j = {{"n", s.n},
-       {"mean_us", num(s.mean_us)},
-       {"stddev_us", num(s.stddev_us)},
-       {"rel_stddev", num(s.rel_stddev)},
-       {"min_us", num(s.min_us)},
-       {"p50_us", num(s.p50_us)},
-       {"p90_us", num(s.p90_us)},
-       {"p99_us", num(s.p99_us)},
-       {"max_us", num(s.max_us)},
-       {"p50_ci_low_us", num(s.p50_ci_low_us)},
-       {"p50_ci_high_us", num(s.p50_ci_high_us)}};
-}
-void from_json(const json& j, LatencySummary& s) {
-  s.n = get_or<int64_t>(j, "n", 0);
-  s.mean_us = get_num(j, "mean_us");
-  s.stddev_us = get_num(j, "stddev_us");
-  s.rel_stddev = get_num(j, "rel_stddev");
-  s.min_us = get_num(j, "min_us");
-  s.p50_us = get_num(j, "p50_us");
-  s.p90_us = get_num(j, "p90_us");
-  s.p99_us = get_num(j, "p99_us");
-  s.max_us = get_num(j, "max_us");
-  s.p50_ci_low_us = get_num(j, "p50_ci_low_us");
-  s.p50_ci_high_us = get_num(j, "p50_ci_high_us");
-}
-
-void to_json(json& j, const Stage& s) {
-  j = {{"name", s.name},
-       {"samples_us", nums(s.samples_us)},
-       {"p50_us", num(s.p50_us)},
-       {"p99_us", num(s.p99_us)},
-       {"share_of_p50", num(s.share_of_p50)},
-       {"share_of_p99", num(s.share_of_p99)}};
-}
-void from_json(const json& j, Stage& s) {
-  s.name = j.at("name").get<std::string>();
-  s.samples_us = get_nums(j, "samples_us");
-  for (double v : s.samples_us)
-    if (v < 0) throw InputError(fmt::format("stage sample {} is negative", v));
-  s.p50_us = get_num(j, "p50_us");
-  s.p99_us = get_num(j, "p99_us");
-  s.share_of_p50 = get_num(j, "share_of_p50");
-  s.share_of_p99 = get_num(j, "share_of_p99");
-}
-
-void to_json(json& j, const KernelCounters& k) {
-  j = {{"kernel", k.kernel}, {"metrics", num_map(k.metrics)}};
-}
-void from_json(const json& j, KernelCounters& k) {
-  k.kernel = get_or<std::string>(j, "kernel", "");
-  k.metrics = get_num_map(j, "metrics");
-}
-
-void to_json(json& j, const CounterSession& s) {
-  j = {{"points", s.points}, {"pass_setup_ms", num(s.pass_setup_ms)}, {"run_ms", num(s.run_ms)},
-       {"pass_close_ms", num(s.pass_close_ms)}, {"evaluate_ms", num(s.evaluate_ms)}};
-}
-void from_json(const json& j, CounterSession& s) {
-  s.points = get_or<int64_t>(j, "points", 0);
-  s.pass_setup_ms = get_num(j, "pass_setup_ms");
-  s.run_ms = get_num(j, "run_ms");
-  s.pass_close_ms = get_num(j, "pass_close_ms");
-  s.evaluate_ms = get_num(j, "evaluate_ms");
-}
-
-void to_json(json& j, const Counters& c) {
-  j = {{"status", c.status},   {"reason", c.reason}, {"per_kernel", c.per_kernel},
-       {"total", num_map(c.total)}, {"passes", c.passes}, {"profiling_ms", num(c.profiling_ms)},
-       {"dram_write_tail_bytes", c.dram_write_tail_bytes ? num(*c.dram_write_tail_bytes) : json(nullptr)},
-       {"dram_source", to_string(c.dram_source)},
-       {"session", c.session ? json(*c.session) : json(nullptr)}};
-}
-void from_json(const json& j, Counters& c) {
-  c.status = get_or<CounterStatus>(j, "status", CounterStatus::not_collected);
-  c.reason = get_or<std::string>(j, "reason", "");
-  c.per_kernel = get_or<std::vector<KernelCounters>>(j, "per_kernel", {});
-  c.total = get_num_map(j, "total");
-  c.passes = get_or<int64_t>(j, "passes", 0);
-  c.profiling_ms = get_num(j, "profiling_ms");
-  if (j.contains("dram_write_tail_bytes") && !j.at("dram_write_tail_bytes").is_null())
-    c.dram_write_tail_bytes = get_num(j, "dram_write_tail_bytes");
-  c.dram_source = parse_enum<DramSource>(get_or<std::string>(j, "dram_source", ""));
-  if (j.contains("session") && j.at("session").is_object()) c.session = j.at("session").get<CounterSession>();
-}
-
-void to_json(json& j, const Occupancy& o) {
-  j = {{"kernel", o.kernel},
-       {"threads_per_block", o.threads_per_block},
-       {"registers_per_thread", o.registers_per_thread},
-       {"smem_bytes_per_block", o.smem_bytes_per_block},
-       {"grid_blocks", o.grid_blocks},
-       {"blocks_per_sm", o.blocks_per_sm},
-       {"sm_count", o.sm_count},
-       {"theoretical_pct", num(o.theoretical_pct)},
-       {"limiter", o.limiter},
-       {"waves", num(o.waves)},
-       {"achieved_pct", o.achieved_pct ? num(*o.achieved_pct) : json(nullptr)}};
-}
-void from_json(const json& j, Occupancy& o) {
-  o.kernel = get_or<std::string>(j, "kernel", "");
-  o.threads_per_block = get_or<int64_t>(j, "threads_per_block", 0);
-  o.registers_per_thread = get_or<int64_t>(j, "registers_per_thread", 0);
-  o.smem_bytes_per_block = get_or<int64_t>(j, "smem_bytes_per_block", 0);
-  o.grid_blocks = get_or<int64_t>(j, "grid_blocks", 0);
-  o.blocks_per_sm = get_or<int64_t>(j, "blocks_per_sm", 0);
-  o.sm_count = get_or<int64_t>(j, "sm_count", 0);
-  o.theoretical_pct = get_num(j, "theoretical_pct");
-  o.limiter = get_or<std::string>(j, "limiter", "");
-  o.waves = get_num(j, "waves");
-  auto it = j.find("achieved_pct");
-  if (it != j.end() && !it->is_null()) o.achieved_pct = get_num(j, "achieved_pct");
-}
-
-void to_json(json& j, const Launch& l) {
-  j = {{"name", l.name},
-       {"grid", l.grid},
-       {"block", l.block},
-       {"cluster", l.cluster},
-       {"registers_per_thread", l.registers_per_thread},
-       {"static_smem_bytes", l.static_smem_bytes},
-       {"dynamic_smem_bytes", l.dynamic_smem_bytes},
-       {"duration_us", num(l.duration_us)},
-       {"from_graph", l.from_graph},
-       {"occupancy", l.occupancy}};
-}
-void from_json(const json& j, Launch& l) {
-  l.name = get_or<std::string>(j, "name", "");
-  l.grid = get_or<std::array<int64_t, 3>>(j, "grid", {});
-  l.block = get_or<std::array<int64_t, 3>>(j, "block", {});
-  l.cluster = get_or<std::array<int64_t, 3>>(j, "cluster", {});
-  l.registers_per_thread = get_or<int64_t>(j, "registers_per_thread", 0);
-  l.static_smem_bytes = get_or<int64_t>(j, "static_smem_bytes", 0);
-  l.dynamic_smem_bytes = get_or<int64_t>(j, "dynamic_smem_bytes", 0);
-  l.duration_us = get_num(j, "duration_us");
-  l.from_graph = get_or<bool>(j, "from_graph", false);
-  l.occupancy = get_or<Occupancy>(j, "occupancy", {});
-}
-
-void to_json(json& j, const Verification& v) {
-  j = {{"checked", v.checked},
-       {"lse_checked", v.lse_checked},
-       {"seed", v.seed},
-       {"rows_checked", v.rows_checked},
-       {"rows_total", v.rows_total},
-       {"unwritten", v.unwritten},
-       {"o_max_abs_err", num(v.o_max_abs_err)},
-       {"o_mean_abs_err", num(v.o_mean_abs_err)},
-       {"lse_max_abs_err", num(v.lse_max_abs_err)},
-       {"naive_o_max_abs_err", num(v.naive_o_max_abs_err)},
-       {"tolerance", num(v.tolerance)},
-       {"passed", v.passed}};
-}
-void from_json(const json& j, Verification& v) {
-  v.checked = get_or<bool>(j, "checked", false);
-  v.lse_checked = get_or<bool>(j, "lse_checked", true);
-  v.seed = get_or<uint64_t>(j, "seed", 0);
-  v.rows_checked = get_or<int64_t>(j, "rows_checked", 0);
-  v.rows_total = get_or<int64_t>(j, "rows_total", 0);
-  v.unwritten = get_or<int64_t>(j, "unwritten", 0);
-  v.o_max_abs_err = get_num(j, "o_max_abs_err");
-  v.o_mean_abs_err = get_num(j, "o_mean_abs_err");
-  v.lse_max_abs_err = get_num(j, "lse_max_abs_err");
-  v.naive_o_max_abs_err = get_num(j, "naive_o_max_abs_err");
-  v.tolerance = get_num(j, "tolerance");
-  v.passed = get_or<bool>(j, "passed", false);
-}
+#define ATTNPROF_JSON_FIELDS_DEF(T)                                                    \
+  void to_json(json& j, const T& v) {                                                  \
+    j = json::object();                                                                \
+    write_fields(j, v, k##T##Fields);                                                  \
+  }                                                                                    \
+  void from_json(const json& j, T& v) { read_fields(j, v, k##T##Fields); }
+ATTNPROF_JSON_FIELDS_DEF(LatencySummary)
+ATTNPROF_JSON_FIELDS_DEF(Stage)
+ATTNPROF_JSON_FIELDS_DEF(KernelCounters)
+ATTNPROF_JSON_FIELDS_DEF(CounterSession)
+ATTNPROF_JSON_FIELDS_DEF(Counters)
+ATTNPROF_JSON_FIELDS_DEF(Occupancy)
+ATTNPROF_JSON_FIELDS_DEF(Launch)
+ATTNPROF_JSON_FIELDS_DEF(Verification)
+ATTNPROF_JSON_FIELDS_DEF(ClockInfo)
+ATTNPROF_JSON_FIELDS_DEF(Ceilings)
+ATTNPROF_JSON_FIELDS_DEF(DeviceInfo)
+#undef ATTNPROF_JSON_FIELDS_DEF
 
 void to_json(json& j, const Cost& c) {
-  j = {{"flops", num(c.flops)},
-       {"flops_dense", num(c.flops_dense)},
-       {"flops_fa_convention", num(c.flops_fa_convention)},
-       {"min_bytes_read", num(c.min_bytes_read)},
-       {"min_bytes_write", num(c.min_bytes_write)},
-       {"sp_bytes", num(c.sp_bytes)},
-       {"workspace_bytes", num(c.workspace_bytes)},
-       {"intensity", num(c.intensity)}};
-  if (c.padded_flops > 0) {
-    j["padded_flops"] = num(c.padded_flops);
-    j["padded_min_bytes"] = num(c.padded_min_bytes);
-  }
+  j = json::object();
+  write_fields(j, c, kCostFields);
+  if (c.padded_flops > 0) write_fields(j, c, kPaddedCostFields);
 }
-void from_json(const json& j, Cost& c) {
-  c.flops = get_num(j, "flops");
-  c.flops_dense = get_num(j, "flops_dense");
-  c.flops_fa_convention = get_num(j, "flops_fa_convention");  // absent before 1.5: upgrade_cost
-  c.min_bytes_read = get_num(j, "min_bytes_read");
-  c.min_bytes_write = get_num(j, "min_bytes_write");
-  c.sp_bytes = get_num(j, "sp_bytes");
-  c.workspace_bytes = get_num(j, "workspace_bytes");
-  c.intensity = get_num(j, "intensity");
-  c.padded_flops = j.contains("padded_flops") ? get_num(j, "padded_flops") : 0;  // absent: dense (or before 1.8)
-  c.padded_min_bytes = j.contains("padded_min_bytes") ? get_num(j, "padded_min_bytes") : 0;
-}
-
-void to_json(json& j, const ClockInfo& c) {
-  j = {{"sm_mhz_min", num(c.sm_mhz_min)},
-       {"sm_mhz_max", num(c.sm_mhz_max)},
-       {"sm_mhz_median", num(c.sm_mhz_median)},
-       {"sm_mhz_unthrottled", num(c.sm_mhz_unthrottled)},
-       {"throttled_samples", c.throttled_samples},
-       {"sm_mhz_batches", nums(c.sm_mhz_batches)},
-       {"samples_per_reading", c.samples_per_reading}};
-}
-void from_json(const json& j, ClockInfo& c) {
-  c.sm_mhz_min = get_num(j, "sm_mhz_min");
-  c.sm_mhz_max = get_num(j, "sm_mhz_max");
-  c.sm_mhz_median = get_num(j, "sm_mhz_median");  // absent before schema 1.1: 0
-  c.sm_mhz_unthrottled = get_num(j, "sm_mhz_unthrottled");
-  c.throttled_samples = get_or<int64_t>(j, "throttled_samples", 0);
-  c.sm_mhz_batches = get_nums(j, "sm_mhz_batches");
-  c.samples_per_reading = get_or<int64_t>(j, "samples_per_reading", 0);
-}
+void from_json(const json& j, Cost& c) { read_fields(j, c, std::tuple_cat(kCostFields, kPaddedCostFields)); }
 
 void to_json(json& j, const Record& r) {
-  j = {{"key", point_key(r)},
-       {"shape", r.shape},
-       {"kernel", r.kernel},
-       {"backend", r.backend},
-       {"device_id", r.device_id},
-       {"status", r.status},
-       {"reason", r.reason},
-       {"samples_us", nums(r.samples_us)},
-       {"latency", r.latency},
-       {"stages", r.stages},
-       {"tflops", num(r.tflops)},
-       {"tflops_fa_convention", num(r.tflops_fa_convention)},
-       {"launch_overhead_us", num(r.launch_overhead_us)},
-       {"timing_mode", r.timing_mode},
-       {"sampling_stop", r.sampling_stop},
-       {"clock", r.clock},
-       {"counters", r.counters},
-       {"occupancy", r.occupancy},
-       {"launches", r.launches},
-       {"layout", r.layout},
-       {"plan", r.plan},
-       {"verification", r.verification},
-       {"cost", r.cost},
-       {"diagnosis", r.diagnosis ? json(*r.diagnosis) : json(nullptr)},
-       {"wall_s", num(r.wall_s)}};
+  j = json::object();
+  write_fields(j, r, kRecordFields);
+  j["key"] = point_key(r);
 }
-void from_json(const json& j, Record& r) {
-  r.shape = j.at("shape").get<Shape>();
-  r.kernel = j.at("kernel").get<std::string>();
-  r.backend = get_or<BackendKind>(j, "backend", BackendKind::none);
-  r.device_id = get_or<int>(j, "device_id", 0);
-  r.status = j.at("status").get<Status>();
-  r.reason = get_or<std::string>(j, "reason", "");
-  r.samples_us = get_nums(j, "samples_us");
-  for (double v : r.samples_us)
-    if (v < 0) throw InputError(fmt::format("latency sample {} is negative", v));
-  r.latency = get_or<LatencySummary>(j, "latency", {});
-  r.stages = get_or<std::vector<Stage>>(j, "stages", {});
-  r.tflops = get_num(j, "tflops");
-  r.tflops_fa_convention = get_num(j, "tflops_fa_convention");
-  r.launch_overhead_us = get_num(j, "launch_overhead_us");
-  r.timing_mode = get_or<TimingMode>(j, "timing_mode", TimingMode::none);
-  r.sampling_stop = get_or<std::string>(j, "sampling_stop", "");
-  r.clock = get_or<ClockInfo>(j, "clock", {});
-  r.counters = get_or<Counters>(j, "counters", {});
-  r.occupancy = get_or<Occupancy>(j, "occupancy", {});
-  r.launches = get_or<std::vector<Launch>>(j, "launches", {});
-  r.layout = get_or<std::string>(j, "layout", "bhsd");
-  r.plan = get_or<std::map<std::string, int64_t>>(j, "plan", {});
-  r.verification = get_or<Verification>(j, "verification", {});
-  r.cost = get_or<Cost>(j, "cost", {});
-  if (auto it = j.find("diagnosis"); it != j.end() && it->is_object()) r.diagnosis = it->get<Diagnosis>();
-  else r.diagnosis.reset();
-  r.wall_s = get_num(j, "wall_s");
-}
-
-void to_json(json& j, const Ceilings& c) {
-  j = {{"peak_bw_bytes_per_s", num(c.peak_bw_bytes_per_s)},
-       {"peak_flops_per_s", num_map(c.peak_flops_per_s)},
-       {"source", c.source},
-       {"launch_latency_us", num(c.launch_latency_us)},
-       {"datasheet_bw_bytes_per_s", num(c.datasheet_bw_bytes_per_s)},
-       {"datasheet_flops_per_s", num_map(c.datasheet_flops_per_s)},
-       {"flops_per_s_per_mhz", num_map(c.flops_per_s_per_mhz)},
-       {"probe_sm_mhz", num_map(c.probe_sm_mhz)},
-       {"l2_bw_bytes_per_s", num(c.l2_bw_bytes_per_s)}};
-}
-void from_json(const json& j, Ceilings& c) {
-  c.peak_bw_bytes_per_s = get_num(j, "peak_bw_bytes_per_s");
-  c.peak_flops_per_s = get_num_map(j, "peak_flops_per_s");
-  c.source = get_or<std::string>(j, "source", "");
-  c.launch_latency_us = get_num(j, "launch_latency_us");  // absent before schema 1.5
-  c.datasheet_bw_bytes_per_s = get_num(j, "datasheet_bw_bytes_per_s");
-  c.datasheet_flops_per_s = get_num_map(j, "datasheet_flops_per_s");
-  // Schema 1.5; absent (zero, empty) in older files.
-  c.flops_per_s_per_mhz = get_num_map(j, "flops_per_s_per_mhz");
-  c.probe_sm_mhz = get_num_map(j, "probe_sm_mhz");
-  c.l2_bw_bytes_per_s = get_num(j, "l2_bw_bytes_per_s");
-}
-
-void to_json(json& j, const DeviceInfo& d) {
-  j = {{"name", d.name},
-       {"compute_capability", d.compute_capability},
-       {"sm_count", d.sm_count},
-       {"l2_bytes", d.l2_bytes},
-       {"memory_bytes", d.memory_bytes},
-       {"driver_version", d.driver_version},
-       {"runtime_version", d.runtime_version},
-       {"sm_clock_max_mhz", num(d.sm_clock_max_mhz)},
-       {"mem_clock_mhz", num(d.mem_clock_mhz)}};
-}
-void from_json(const json& j, DeviceInfo& d) {
-  d.name = get_or<std::string>(j, "name", "");
-  d.compute_capability = get_or<std::string>(j, "compute_capability", "");
-  d.sm_count = get_or<int64_t>(j, "sm_count", 0);
-  d.l2_bytes = get_or<int64_t>(j, "l2_bytes", 0);
-  d.memory_bytes = get_or<int64_t>(j, "memory_bytes", 0);
-  d.driver_version = get_or<std::string>(j, "driver_version", "");
-  d.runtime_version = get_or<std::string>(j, "runtime_version", "");
-  d.sm_clock_max_mhz = get_num(j, "sm_clock_max_mhz");
-  d.mem_clock_mhz = get_num(j, "mem_clock_mhz");
-}
+void from_json(const json& j, Record& r) { read_fields(j, r, kRecordFields); }
 
 void to_json(json& j, const Context& c) {
-  j = {{"tool_version", c.tool_version}, {"git_revision", c.git_revision},
-       {"command_line", c.command_line}, {"date_utc", c.date_utc},
-       {"host", c.host},                 {"backend", c.backend},
-       {"device", c.device},             {"ceilings", c.ceilings},
-       {"sweep", c.sweep},               {"options", c.options},
-       {"plugins", c.plugins},           {"notices", c.notices}};
+  j = json::object();
+  write_fields(j, c, kContextFields);
 }
 void from_json(const json& j, Context& c) {
-  c.tool_version = get_or<std::string>(j, "tool_version", "");
-  c.git_revision = get_or<std::string>(j, "git_revision", "");
-  c.command_line = get_or<std::string>(j, "command_line", "");
-  c.date_utc = get_or<std::string>(j, "date_utc", "");
-  c.host = get_or<std::string>(j, "host", "");
-  c.backend = get_or<BackendKind>(j, "backend", BackendKind::none);
-  c.device = get_or<DeviceInfo>(j, "device", {});
-  c.ceilings = get_or<Ceilings>(j, "ceilings", {});
-  c.sweep = j.contains("sweep") ? j.at("sweep") : json(nullptr);
-  c.options = j.contains("options") ? j.at("options") : json(nullptr);
-  c.notices = get_or<std::vector<std::string>>(j, "notices", {});
-  c.plugins = j.contains("plugins") && j.at("plugins").is_array() ? j.at("plugins") : json::array();
+  read_fields(j, c, kContextFields);
+  if (!c.plugins.is_array()) c.plugins = json::array();
 }
 
 namespace {

@@ -302,6 +302,7 @@ ATTNPROF_JSON_ENUM_DECL(Status)
 ATTNPROF_JSON_ENUM_DECL(CounterStatus)
 ATTNPROF_JSON_ENUM_DECL(BackendKind)
 ATTNPROF_JSON_ENUM_DECL(TimingMode)
+ATTNPROF_JSON_ENUM_DECL(DramSource)
 #undef ATTNPROF_JSON_ENUM_DECL
 #define ATTNPROF_JSON_DECL(T)                 \
   void to_json(nlohmann::json&, const T&);    \
@@ -309,6 +310,7 @@ ATTNPROF_JSON_ENUM_DECL(TimingMode)
 ATTNPROF_JSON_DECL(LatencySummary)
 ATTNPROF_JSON_DECL(Stage)
 ATTNPROF_JSON_DECL(KernelCounters)
+ATTNPROF_JSON_DECL(CounterSession)
 ATTNPROF_JSON_DECL(Counters)
 ATTNPROF_JSON_DECL(Occupancy)
 ATTNPROF_JSON_DECL(Verification)

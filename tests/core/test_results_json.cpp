@@ -251,6 +251,20 @@ TEST_CASE("an unknown enum string is an InputError that names it and what is acc
   CHECK_THROWS_WITH(parse_results(bad_backend, "b.json"), Catch::Contains("unknown backend 'tpu'"));
 }
 
+TEST_CASE("counters.dram_source: written as its string, absent reads as none, anything else is refused") {
+  Counters c;
+  c.status = CounterStatus::ok;
+  c.dram_source = DramSource::single_pass;
+  const nlohmann::json j = c;
+  CHECK(j.at("dram_source") == "single-pass");
+  CHECK(j.get<Counters>().dram_source == DramSource::single_pass);
+  CHECK(nlohmann::json::object().get<Counters>().dram_source == DramSource::none);
+  CHECK(nlohmann::json(Counters{}).at("dram_source") == "");
+  const nlohmann::json unknown = {{"dram_source", "sideways"}}, number = {{"dram_source", 5}};
+  CHECK_THROWS_WITH(unknown.get<Counters>(), Catch::Contains("unknown DRAM source 'sideways'"));
+  CHECK_THROWS_WITH(number.get<Counters>(), "DRAM source 5 is not a string");
+}
+
 TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older files read as dense") {
   Results r;
   Record rec;
