@@ -1,15 +1,21 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
 #include "core/escape.hpp"
+#include "core/files.hpp"
+#include "core/results.hpp"
 #include "gate/compare.hpp"
+#include "gate/history.hpp"
 #include "gate/render.hpp"
 #include "gate_fixtures.hpp"
+#include "report/golden.hpp"
 #include "xml_check.hpp"
 
 using namespace attnprof;
@@ -195,4 +201,33 @@ TEST_CASE("points unsupported in both runs: one line in the PR outputs, every on
   CHECK(check.elements.at("testcase") == kUnsupported + 1);
   CHECK(check.elements.at("skipped") == kUnsupported);
   CHECK(check.elements.count("failure") == 0);
+}
+
+// Golden outputs (report/golden.hpp) of `attnprof compare` and `attnprof history` for the committed runs
+// tests/gate/fixtures/run_{1,2,3}.json: run 2 against run 1 has a point of each verdict (slower, same,
+// faster, noisy, an incorrect point with markup in its reason, missing, new, unsupported in both).
+namespace {
+
+const std::filesystem::path kGateDir = std::filesystem::path(ATTNPROF_SOURCE_DIR) / "tests/gate";
+
+core::Results run_fixture(int n) {
+  return core::read_results((kGateDir / fmt::format("fixtures/run_{}.json", n)).string());
+}
+
+}  // namespace
+
+TEST_CASE("golden: compare's terminal table, PR comment, JUnit and JSON", "[golden]") {
+  const gate::Comparison cmp = gate::compare(run_fixture(1), run_fixture(2), {}, "run_1.json", "run_2.json");
+  golden::check(kGateDir / "golden/compare.terminal", gate::render_terminal(cmp));
+  golden::check(kGateDir / "golden/compare.markdown", gate::render_markdown(cmp));
+  golden::check(kGateDir / "golden/compare.junit.xml", gate::render_junit(cmp));
+  golden::check(kGateDir / "golden/compare.json", gate::render_json(cmp));
+}
+
+TEST_CASE("golden: history's terminal summary, Markdown and HTML", "[golden]") {
+  const gate::History h = gate::build_history({run_fixture(1), run_fixture(2), run_fixture(3)},
+                                              {"run_1.json", "run_2.json", "run_3.json"}, {});
+  golden::check(kGateDir / "golden/history.terminal", gate::render_history_terminal(h));
+  golden::check(kGateDir / "golden/history.markdown", gate::render_history_markdown(h));
+  golden::check(kGateDir / "golden/history.html", gate::render_history_html(h));
 }
