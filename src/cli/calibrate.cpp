@@ -16,6 +16,7 @@
 #include "core/files.hpp"
 #include "core/results.hpp"
 #include "measure/calibrate.hpp"
+#include "report/outputs.hpp"
 
 namespace attnprof::cli {
 
@@ -41,7 +42,7 @@ void add_calibrate(CLI::App& app, Run& run) {
     args->options.command_line = run.command_line;
     core::Results results = measure::run_calibration(args->options);
     const auto rows = core::check_calibration(results);
-    std::cout << core::format_calibration_table(rows);
+    std::cout << report::render_calibration(rows);
     if (!args->output.empty()) {
       core::write_results(results, args->output);
       fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(args->output));

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
+#include "report/outputs.hpp"
 #include "run/devices.hpp"
 
 namespace attnprof::cli {
@@ -15,17 +17,12 @@ void add_devices(CLI::App& app, Run& run) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("devices", "List devices with their properties and roofline ceilings");
-  cmd->add_option("--backend", args->backend, "auto, cuda, cpu")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option("--backend", args->backend, kBackendHelp)->capture_default_str()->check(kBackend);
   cmd->add_flag("--remeasure", args->remeasure, "Measure the ceilings again instead of using the cache");
   cmd->add_flag("--json", args->json, "Print JSON instead of a table");
   cmd->callback([args, &run] {
     const auto list = run::list_devices(args->backend, args->remeasure);
-    if (args->json)
-      run::write_devices_json(list, std::cout);
-    else
-      run::write_devices_table(list, std::cout);
+    std::cout << (args->json ? report::render_devices_json(list) : report::render_devices(list));
     run.exit_code = 0;
   });
 }

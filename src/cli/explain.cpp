@@ -4,12 +4,10 @@
 #include <memory>
 #include <string>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.hpp"
 #include "core/explain.hpp"
 #include "core/sweep_spec.hpp"
+#include "report/outputs.hpp"
 
 namespace attnprof::cli {
 
@@ -31,11 +29,9 @@ void add_explain(CLI::App& app, Run&) {
   cmd->add_flag("--json", opts->json, "print JSON instead of a table");
   cmd->callback([opts] {
     const auto explanation = core::explain(opts->gpu, core::parse_shape(opts->shape));
-    if (opts->json) {
-      fmt::print("{}\n", nlohmann::json(explanation).dump(2));
-    } else {
-      std::fputs(core::format_explanation(explanation).c_str(), stdout);
-    }
+    const std::string text =
+        opts->json ? report::render_explanation_json(explanation) : report::render_explanation(explanation);
+    std::fputs(text.c_str(), stdout);
   });
 }
 

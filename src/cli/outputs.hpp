@@ -1,5 +1,5 @@
 // The report files `attnprof sweep` and `attnprof report` write (--html, --md, --csv, --openmetrics):
-// declared once here, each a format of report::renderers(), written by report::write_outputs.
+// declared once here, each a format of report::renderers(), written by report::render_all.
 #pragma once
 #include <array>
 #include <memory>

@@ -1,5 +1,6 @@
-// attnprof sweep: declares the options, builds a run::SweepRequest, calls run::run_sweep, and hands
-// the results it returns to the renderers (report::write_outputs, the terminal table). The hidden
+// attnprof sweep: declares the options, builds a run::SweepRequest (with report::analyse as the
+// analysis before results.json is written), calls run::run_sweep, and hands the results it returns
+// to report::render_all, as `attnprof report` does. The hidden
 // `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp), and
 // `--plugin-probe` the process that loads plugins for the others (src/run/plugin_probe.hpp).
 #include <algorithm>
@@ -110,14 +111,18 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.options.verify = !a.no_verify;
   req.options.extra_metrics = a.metrics;
   req.command_line = run.command_line;
+  req.analyse = report::analyse;
   const run::SweepOutcome outcome = run::run_sweep(req);
-  // The reports are written whatever the sweep's end: they show the points done so far.
-  report::write_outputs(outcome.results, outputs, report::MissingFolder::create);
+  // The report files are written whatever the sweep's end (they show the points done so far); the
+  // table only after a complete sweep.
+  const bool complete = outcome.fatal.empty() && outcome.exit_code == kExitOk;
+  report::render_all(outcome.results, {.files = outputs,
+                                       .missing_folder = report::MissingFolder::create,
+                                       .terminal = complete ? &std::cout : nullptr});
   if (!outcome.fatal.empty())
     throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, outcome.results_path));
   run.exit_code = outcome.exit_code;
-  if (outcome.exit_code != kExitOk) return;
-  report::renderer("terminal").render(outcome.results, std::cout);
+  if (!complete) return;
   std::cout.flush();
   fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(outcome.results_path));
 }
@@ -150,9 +155,7 @@ void add_sweep(CLI::App& app, Run& run) {
       ->check(kFinite & CLI::PositiveNumber);
   cmd->add_option("--python-bridge", args->python_bridge,
                   "attnprof's Python bridge for torch: and py: kernels (docs/python.md); default: beside attnprof");
-  cmd->add_option("--backend", args->backend, "auto (CUDA if a GPU is present, else CPU), cuda, cpu")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option("--backend", args->backend, kBackendHelp)->capture_default_str()->check(kBackend);
   cmd->add_option_function<std::vector<std::string>>(
          "--devices", [args](const std::vector<std::string>& values) { args->devices = device_selection(values); },
          "Device ids, e.g. 0,1, or all: one worker per device")

@@ -44,6 +44,11 @@ inline const CLI::Validator kGateThreshold(
     },
     "[0,10)", "gate threshold");
 
+// --backend of `sweep` and `devices`: auto (CUDA when a GPU is present, else the CPU), cuda or cpu, the
+// names measure::make_backend opens.
+inline const CLI::Validator kBackend = CLI::IsMember({"auto", "cuda", "cpu"});
+inline constexpr const char* kBackendHelp = "auto (CUDA if a GPU is present, else CPU), cuda, cpu";
+
 // One entry of --devices: a device id, or "all". Whether the backend has that device is checked when
 // the sweep starts (run::resolve_devices).
 inline constexpr int kMaxDeviceId = 1023;

@@ -8,12 +8,6 @@
 
 namespace attnprof::core {
 
-namespace {
-
-std::string pct_or_dash(std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v) : "-"; }
-
-}  // namespace
-
 const std::vector<CalibrationProbe>& calibration_probes() {
   // Each probe is a clear case for its rule (docs/diagnosis.md), with margin on every threshold.
   static const std::vector<CalibrationProbe> probes = {
@@ -78,23 +72,6 @@ std::vector<CalibrationRow> check_calibration(Results& results) {
 
 bool all_match(const std::vector<CalibrationRow>& rows) {
   return std::all_of(rows.begin(), rows.end(), [](const CalibrationRow& r) { return r.matches; });
-}
-
-std::string format_calibration_table(const std::vector<CalibrationRow>& rows) {
-  std::string out = fmt::format("{:<15} {:>10} {:>10} {:>9} {:>8} {:>7}  {:<16} {:<16} {}\n", "probe", "P50 us",
-                                "GB/s", "TFLOP/s", "compute", "memory", "expected", "got", "");
-  int matching = 0;
-  for (const auto& r : rows) {
-    if (r.matches) ++matching;
-    out += fmt::format("{:<15} {:>10} {:>10} {:>9} {:>8} {:>7}  {:<16} {:<16} {}\n", r.probe,
-                       r.p50_us > 0 ? fmt::format("{:.2f}", r.p50_us) : "-",
-                       r.bytes_per_s > 0 ? fmt::format("{:.0f}", r.bytes_per_s / 1e9) : "-",
-                       r.flops_per_s > 0 ? fmt::format("{:.1f}", r.flops_per_s / 1e12) : "-",
-                       pct_or_dash(r.compute_sol_pct), pct_or_dash(r.memory_sol_pct), r.expected, r.got,
-                       r.matches ? "ok" : "DIFFERS");
-  }
-  out += fmt::format("{} of {} probes diagnosed as expected\n", matching, rows.size());
-  return out;
 }
 
 }  // namespace attnprof::core

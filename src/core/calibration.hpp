@@ -39,7 +39,4 @@ std::vector<CalibrationRow> check_calibration(Results&);
 // True when every row matches.
 bool all_match(const std::vector<CalibrationRow>&);
 
-// The rows as a fixed-width table, one line per probe, then a one-line summary.
-std::string format_calibration_table(const std::vector<CalibrationRow>&);
-
 }  // namespace attnprof::core

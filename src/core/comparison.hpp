@@ -1,14 +1,36 @@
-// Reference (materialised) vs fused kernels at each shape where both ran ok.
+// Reference (materialised) vs fused kernels at each shape where both ran ok, read from the records'
+// stored diagnoses (Record::diagnosis, filled by core::annotate): this computes no diagnosis of its own,
+// so a record without one contributes no DRAM bytes, intensity or bandwidth to its pair.
 #pragma once
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/results.hpp"
 
 namespace attnprof::core {
 
-// One object per shape with speedup, DRAM bytes saved, intensity shift, and how much of the latency
-// gain the removed S/P traffic explains (sp_bytes / peak bandwidth against the P50 delta). Ordered as
-// the records are.
-nlohmann::json compare_kernels(const Results&);
+// One shape's pair: the reference (S/P in memory) against the fused kernel.
+struct KernelComparison {
+  std::string shape;                   // Shape::label()
+  std::string reference, fused;        // the kernels' names
+  double reference_p50_us = 0, fused_p50_us = 0;
+  std::optional<double> speedup;       // reference P50 / fused P50; nullopt when the fused P50 is 0
+  double latency_saved_us = 0;         // reference P50 - fused P50
+  double reference_bytes = 0, fused_bytes = 0, bytes_saved = 0;  // DRAM bytes per call [bytes]
+  std::string bytes_source;            // "DRAM counters", or "cost-model minimum / DRAM counters" when they differ
+  std::optional<double> reference_intensity, fused_intensity;    // [FLOP/byte]
+  std::optional<double> intensity_gain;                          // fused / reference intensity
+  double sp_bytes = 0;                 // the reference's S and P traffic (cost model) [bytes]
+  // sp_bytes at the reference's bandwidth ceiling [us], and that as a share of latency_saved_us.
+  std::optional<double> sp_time_us, sp_explained_share;
+  // One sentence with the numbers above: "fused is 3.37x faster than reference (17250 -> 5114 us); ...".
+  std::string summary;
+};
+
+// One entry per shape (and backend, device) with an ok reference and an ok fused record, ordered as
+// the records are. Where several kernels of a kind ran a shape, the one named "reference" ("fused")
+// is picked, else the first.
+std::vector<KernelComparison> compare_kernels(const Results&);
 
 }  // namespace attnprof::core

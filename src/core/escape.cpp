@@ -76,6 +76,25 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+std::string xml(std::string_view raw) {
+  const std::string s = valid_utf8(raw);
+  std::string out;
+  out.reserve(s.size() + s.size() / 8);
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') out += "\xEF\xBF\xBD";
+        else out += c;
+    }
+  }
+  return out;
+}
+
 std::string markdown(std::string_view s) {
   std::string out;
   out.reserve(s.size() + s.size() / 8);

@@ -17,6 +17,12 @@ inline std::string terminal(std::string_view s) { return one_line(s); }
 // which must be well-formed UTF-8).
 std::string valid_utf8(std::string_view);
 
+// XML 1.0 and HTML text and attribute values (the HTML report, the history page, JUnit): '&', '<',
+// '>', '"' and '\'' become entities ("&#39;" for the apostrophe, which HTML 4 lacks a name for);
+// characters XML 1.0 cannot carry (C0 controls other than tab, newline and carriage return) and bytes
+// that are not UTF-8 become U+FFFD.
+std::string xml(std::string_view);
+
 // GitHub-flavoured Markdown (PR comments, job summaries), which renders inline HTML: '<', '>', '&'
 // become entities, the table and emphasis characters are backslash-escaped, line breaks become
 // spaces, other control characters are dropped.

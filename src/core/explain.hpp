@@ -1,5 +1,6 @@
 // `attnprof explain`: the analytic picture of one shape on one GPU, with no GPU needed. For each
 // kernel kind, the cost model (FLOPs, minimum bytes, workspace) placed on the GPU's datasheet roofline.
+// Rendered by report::render_explanation (report/outputs.hpp).
 #pragma once
 #include <string>
 #include <string_view>
@@ -33,8 +34,6 @@ struct Explanation {
 
 // Throws InputError (one line, listing the known keys) when the GPU is not in the datasheet table.
 Explanation explain(std::string_view gpu_key_or_name, const Shape&);
-// A fixed-width table for the terminal.
-std::string format_explanation(const Explanation&);
 
 std::string_view to_string(KernelKind);
 void to_json(nlohmann::json&, const KernelExplanation&);

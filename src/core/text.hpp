@@ -11,6 +11,13 @@ namespace attnprof::core::text {
 inline std::string human(double v) {
   return std::abs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
+// A latency with 4-5 significant digits and no exponent, as the gate's tables show medians:
+// "17250.3", "249.12", "5.114" [us].
+inline std::string latency_us(double us) {
+  if (us >= 1000) return fmt::format("{:.1f}", us);
+  if (us >= 10) return fmt::format("{:.2f}", us);
+  return fmt::format("{:.3f}", us);
+}
 inline std::string giga(double v) { return fmt::format("{:.3g} G", v / 1e9); }
 inline std::string tera_flops(double v) { return fmt::format("{:.3g} TFLOP/s", v / 1e12); }
 inline std::string tera_bytes(double v) { return fmt::format("{:.3g} TB/s", v / 1e12); }

@@ -1,8 +1,11 @@
 // Renderers of a gate::History: Markdown, self-contained HTML (inline SVG, no script), terminal.
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/escape.hpp"
 #include "gate/history.hpp"
@@ -11,6 +14,8 @@
 namespace attnprof::gate {
 
 namespace {
+
+using core::escape::xml;
 
 // Cell text of one run: "249.1 [248.9, 249.4]", the status of a point that did not run ok, or "-".
 std::string value_text(const HistoryValue& v) {
@@ -85,10 +90,10 @@ std::string sparkline(const HistoryPoint& p) {
     const double x = kLeft + kStep * static_cast<double>(i), yy = y(v.p50_us);
     if (v.step == Verdict::slower)
       s += fmt::format("<path class=\"change-slower\" d=\"M{:.1f} {:.1f}l5 8h-10z\"><title>{}</title></path>", x,
-                       yy - 6, xml_escape(step_text(v) + ": " + v.reason));
+                       yy - 6, xml(step_text(v) + ": " + v.reason));
     else if (v.step == Verdict::faster)
       s += fmt::format("<path class=\"change-faster\" d=\"M{:.1f} {:.1f}l5 -8h-10z\"><title>{}</title></path>", x,
-                       yy + 6, xml_escape(step_text(v) + ": " + v.reason));
+                       yy + 6, xml(step_text(v) + ": " + v.reason));
     else
       s += fmt::format("<circle class=\"run\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.2\"/>", x, yy);
   }
@@ -154,17 +159,17 @@ std::string render_history_html(const History& h) {
   out += fmt::format("<h1>attnprof history</h1><p class=\"note\">{} runs, {} points. Change points: "
                      "<b>{} slower</b>, {} faster; {}.</p>\n",
                      h.runs.size(), h.points.size(), count_steps(h, Verdict::slower), count_steps(h, Verdict::faster),
-                     xml_escape(rule_text(h)));
+                     xml(rule_text(h)));
   out += "<h2>Runs, in order</h2><div class=\"table-wrap\"><table id=\"runs\"><thead><tr><th>run</th><th>file</th>"
          "<th>revision</th><th>date (UTC)</th><th>device</th></tr></thead><tbody>";
   for (size_t i = 0; i < h.runs.size(); ++i)
     out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", i + 1,
-                       xml_escape(h.runs[i].label), xml_escape(h.runs[i].revision), xml_escape(h.runs[i].date),
-                       xml_escape(h.runs[i].device));
+                       xml(h.runs[i].label), xml(h.runs[i].revision), xml(h.runs[i].date),
+                       xml(h.runs[i].device));
   out += "</tbody></table></div>";
   if (!h.notes.empty()) {
     out += "<ul>";
-    for (const auto& n : h.notes) out += "<li>Allowed device change: " + xml_escape(n) + "</li>";
+    for (const auto& n : h.notes) out += "<li>Allowed device change: " + xml(n) + "</li>";
     out += "</ul>";
   }
   out += "<h2>Points, worst regressions first</h2><p class=\"note\">P50 in us with its 95% interval per run. In "
@@ -172,18 +177,18 @@ std::string render_history_html(const History& h) {
          "step it calls faster (hover for the gate's reason).</p><div class=\"table-wrap\"><table id=\"history\">"
          "<thead><tr><th>point</th><th>kernel</th><th>P50 by run</th>";
   for (size_t i = 0; i < h.runs.size(); ++i)
-    out += fmt::format("<th class=\"n\" title=\"{}\">{}<br><small>{}</small></th>", xml_escape(h.runs[i].label),
-                       run_name(i), xml_escape(h.runs[i].revision));
+    out += fmt::format("<th class=\"n\" title=\"{}\">{}<br><small>{}</small></th>", xml(h.runs[i].label),
+                       run_name(i), xml(h.runs[i].revision));
   out += "<th class=\"n\">last / first</th></tr></thead><tbody>";
   for (const auto& p : h.points) {
-    out += fmt::format("<tr data-key=\"{}\"><td>{}</td><td>{}</td><td>{}</td>", xml_escape(p.key), xml_escape(p.shape),
-                       xml_escape(p.kernel), sparkline(p));
+    out += fmt::format("<tr data-key=\"{}\"><td>{}</td><td>{}</td><td>{}</td>", xml(p.key), xml(p.shape),
+                       xml(p.kernel), sparkline(p));
     for (const auto& v : p.values) {
       const std::string step = step_text(v);
       const char* cls = v.step == Verdict::slower ? " slower" : v.step == Verdict::faster ? " faster" : "";
       out += fmt::format("<td class=\"n{}\"{}>{}{}</td>", cls,
-                         v.reason.empty() ? "" : " title=\"" + xml_escape(v.reason) + "\"", xml_escape(value_text(v)),
-                         step.empty() ? "" : "<small>" + xml_escape(step) + "</small>");
+                         v.reason.empty() ? "" : " title=\"" + xml(v.reason) + "\"", xml(value_text(v)),
+                         step.empty() ? "" : "<small>" + xml(step) + "</small>");
     }
     out += fmt::format("<td class=\"n\">{:.3f}x</td></tr>", p.overall_ratio);
   }
@@ -205,11 +210,11 @@ std::string render_history_terminal(const History& h, size_t max_points) {
   for (const auto& p : h.points) {
     if (p.slower_steps == 0 || shown == max_points) break;
     if (shown++ == 0) out += "worst regressions:\n";
-    std::string steps;
+    std::vector<std::string> steps;
     for (size_t i = 0; i < p.values.size(); ++i)
-      if (p.values[i].step == Verdict::slower)
-        steps += fmt::format("{}run {} {}", steps.empty() ? "" : ", ", i + 1, step_text(p.values[i]));
-    out += fmt::format("  {} | {}: {}; last / first {:.3f}x\n", term(p.shape), term(p.kernel), steps, p.overall_ratio);
+      if (p.values[i].step == Verdict::slower) steps.push_back(fmt::format("run {} {}", i + 1, step_text(p.values[i])));
+    out += fmt::format("  {} | {}: {}; last / first {:.3f}x\n", term(p.shape), term(p.kernel), fmt::join(steps, ", "),
+                       p.overall_ratio);
   }
   return out;
 }

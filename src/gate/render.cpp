@@ -1,22 +1,19 @@
 #include "gate/render.hpp"
 
 #include <algorithm>
+#include <ranges>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/escape.hpp"
 #include "core/files.hpp"
+#include "core/text.hpp"
 
 namespace attnprof::gate {
 
 namespace {
-
-std::string us_text(double us) {
-  if (us >= 1000) return fmt::format("{:.1f}", us);
-  if (us >= 10) return fmt::format("{:.2f}", us);
-  return fmt::format("{:.3f}", us);
-}
 
 std::string change_text(double ratio) { return fmt::format("{:+.2f}%", 100.0 * (ratio - 1.0)); }
 
@@ -42,8 +39,8 @@ std::vector<std::string> cells(const PointComparison& p) {
     return {p.shape, p.kernel, "-", "-", "-", "-", "-", "-", verdict_text(p)};
   return {p.shape,
           p.kernel,
-          us_text(p.baseline_median_us),
-          us_text(p.candidate_median_us),
+          core::text::latency_us(p.baseline_median_us),
+          core::text::latency_us(p.candidate_median_us),
           change_text(p.ratio),
           ci_text(p.ratio_ci),
           p_text(p),
@@ -79,15 +76,10 @@ int severity(const PointComparison& p) {
 // (kernel and device names, reasons, labels) is escaped as `attnprof report --md` escapes it.
 std::string md_cell(std::string_view s) { return core::escape::markdown(s); }
 std::string tty(std::string_view s) { return core::escape::terminal(s); }
+using core::escape::xml;
 
 std::string md_row(const std::vector<std::string>& row) {
-  std::string s = "|";
-  for (const auto& c : row) {
-    s += ' ';
-    s += md_cell(c);
-    s += " |";
-  }
-  return s + "\n";
+  return fmt::format("| {} |\n", fmt::join(row | std::views::transform(md_cell), " | "));
 }
 
 std::string md_table(const std::vector<const PointComparison*>& points) {
@@ -124,9 +116,7 @@ std::string unsupported_line(const Comparison& c) {
 }
 
 std::string mismatch_line(const Comparison& c) {
-  std::string joined;
-  for (const auto& d : c.device_differences) joined += (joined.empty() ? "" : ", ") + d;
-  return "DEVICE MISMATCH ALLOWED (--allow-device-mismatch): " + joined;
+  return fmt::format("DEVICE MISMATCH ALLOWED (--allow-device-mismatch): {}", fmt::join(c.device_differences, ", "));
 }
 
 }  // namespace
@@ -203,26 +193,6 @@ std::string render_markdown(const Comparison& c) {
   return out;
 }
 
-std::string xml_escape(std::string_view raw) {
-  const std::string s = core::escape::valid_utf8(raw);
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += "\xEF\xBF\xBD";  // U+FFFD
-        else out += ch;
-    }
-  }
-  return out;
-}
-
 std::string render_junit(const Comparison& c) {
   int64_t failures = 0, skipped = 0;
   for (const auto& p : c.points) {
@@ -236,33 +206,33 @@ std::string render_junit(const Comparison& c) {
                      c.points.size(), failures, skipped);
   out += "    <properties>\n";
   out += fmt::format("      <property name=\"baseline\" value=\"{}\"/>\n",
-                     xml_escape(c.baseline_label + " (" + c.baseline_device + ")"));
+                     xml(c.baseline_label + " (" + c.baseline_device + ")"));
   out += fmt::format("      <property name=\"candidate\" value=\"{}\"/>\n",
-                     xml_escape(c.candidate_label + " (" + c.candidate_device + ")"));
-  out += fmt::format("      <property name=\"rules\" value=\"{}\"/>\n", xml_escape(options_line(c)));
+                     xml(c.candidate_label + " (" + c.candidate_device + ")"));
+  out += fmt::format("      <property name=\"rules\" value=\"{}\"/>\n", xml(options_line(c)));
   if (!c.device_differences.empty())
-    out += fmt::format("      <property name=\"device_mismatch\" value=\"{}\"/>\n", xml_escape(mismatch_line(c)));
-  out += fmt::format("      <property name=\"summary\" value=\"{}\"/>\n", xml_escape(c.summary));
+    out += fmt::format("      <property name=\"device_mismatch\" value=\"{}\"/>\n", xml(mismatch_line(c)));
+  out += fmt::format("      <property name=\"summary\" value=\"{}\"/>\n", xml(c.summary));
   out += "    </properties>\n";
   for (const auto& p : c.points) {
-    out += fmt::format("    <testcase classname=\"attnprof.compare.{}\" name=\"{}\" time=\"0\">\n", xml_escape(p.kernel),
-                       xml_escape(p.shape));
+    out += fmt::format("    <testcase classname=\"attnprof.compare.{}\" name=\"{}\" time=\"0\">\n", xml(p.kernel),
+                       xml(p.shape));
     std::string detail = fmt::format("verdict: {}\n{}", to_string(p.verdict), p.reason);
     if (p.compared)
       detail += fmt::format("\nbaseline median {} us (n={}), candidate median {} us (n={}), change {}, CI of ratio {}, "
                             "p(slower) {:.3g}, p(faster) {:.3g}, spread {}",
-                            us_text(p.baseline_median_us), p.baseline_n, us_text(p.candidate_median_us), p.candidate_n,
+                            core::text::latency_us(p.baseline_median_us), p.baseline_n, core::text::latency_us(p.candidate_median_us), p.candidate_n,
                             change_text(p.ratio), ci_text(p.ratio_ci), p.p_slower, p.p_faster, spread_text(p));
     for (const auto& d : p.counters)
       detail += fmt::format("\ncounter {}: {:.6g} -> {:.6g} ({:+.2f}%, limit {:+.1f}%){}", d.name, d.baseline,
                             d.candidate, 100 * d.change, 100 * d.limit, d.regressed ? " REGRESSED" : "");
     if (p.fails) {
       out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", to_string(p.verdict),
-                         xml_escape(p.reason), xml_escape(detail));
+                         xml(p.reason), xml(detail));
     } else if (p.verdict != Verdict::same && p.verdict != Verdict::faster) {
-      out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(std::string(to_string(p.verdict)) + ": " + p.reason));
+      out += fmt::format("      <skipped message=\"{}\"/>\n", xml(std::string(to_string(p.verdict)) + ": " + p.reason));
     }
-    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(detail));
+    out += fmt::format("      <system-out>{}</system-out>\n", xml(detail));
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";

@@ -19,8 +19,4 @@ std::string render_junit(const Comparison&);
 // The Comparison as JSON (gate::to_json), indented.
 std::string render_json(const Comparison&);
 
-// Escapes text for XML 1.0 attributes and content; characters XML 1.0 cannot carry (C0 controls
-// other than tab, newline, carriage return) and bytes that are not UTF-8 become U+FFFD.
-std::string xml_escape(std::string_view);
-
 }  // namespace attnprof::gate

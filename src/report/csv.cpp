@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/escape.hpp"
 #include "core/stats.hpp"
@@ -191,7 +192,7 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
     const bool has_occupancy = o.grid_blocks > 0;
     auto occ = [&](int64_t x) { return has_occupancy ? num(x) : std::string(); };
     const std::vector<std::string> tail = {
-          row.verdict, join(row.flags, ";"),
+          row.verdict, fmt::format("{}", fmt::join(row.flags, ";")),
           row.diagnosis ? row.diagnosis->next_step : std::string(),
           o.kernel, occ(o.threads_per_block), occ(o.registers_per_thread),
           occ(o.smem_bytes_per_block), occ(o.grid_blocks), occ(o.blocks_per_sm), occ(o.sm_count),

@@ -6,9 +6,11 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
+#include "core/escape.hpp"
 #include "core/stats.hpp"
 #include "report/html_assets.hpp"
 #include "report/formats.hpp"
@@ -23,10 +25,8 @@ using nlohmann::json;
 namespace {
 
 using detail::fixed;
-using detail::html_escape;
-using detail::number_at;
-
-std::string e(std::string_view s) { return html_escape(s); }
+// Every text from the results, in element content and in attribute values.
+std::string e(std::string_view s) { return core::escape::xml(s); }
 
 // JSON safe to place inside <script type="application/json">: '<', '>' and '&' only occur inside
 // JSON strings, where \u003c and friends mean the same characters.
@@ -140,12 +140,11 @@ void context_block(const core::Context& ctx, std::string& h) {
   row("command", ctx.command_line);
   row("date (UTC)", ctx.date_utc);
   row("ceilings used", detail::ceilings_summary(c));
-  std::string sheet = c.datasheet_bw_bytes_per_s > 0
-                          ? fmt::format("HBM {:.3g} TB/s", c.datasheet_bw_bytes_per_s / 1e12)
-                          : std::string();
+  std::vector<std::string> sheet;
+  if (c.datasheet_bw_bytes_per_s > 0) sheet.push_back(fmt::format("HBM {:.3g} TB/s", c.datasheet_bw_bytes_per_s / 1e12));
   for (const auto& [dtype, flops] : c.datasheet_flops_per_s)
-    sheet += fmt::format("{}{} {:.4g} TFLOP/s", sheet.empty() ? "" : ", ", dtype, flops / 1e12);
-  row("datasheet ceilings", sheet);
+    sheet.push_back(fmt::format("{} {:.4g} TFLOP/s", dtype, flops / 1e12));
+  row("datasheet ceilings", fmt::format("{}", fmt::join(sheet, ", ")));
   if (!ctx.sweep.is_null())
     row("sweep", ctx.sweep.dump(-1, ' ', false, json::error_handler_t::replace));
   if (!ctx.options.is_null())
@@ -192,7 +191,7 @@ void points_table(const std::vector<detail::Row>& rows, std::string& h) {
   h += "</tbody></table></div></section>\n";
 }
 
-void comparison_block(const json& comparison, std::string& h) {
+void comparison_block(const std::vector<core::KernelComparison>& comparison, std::string& h) {
   h += "<section id=\"comparison\"><h2>Reference vs fused</h2>";
   if (comparison.empty()) {
     h += "<p class=\"note\">No shape has both a reference (S/P in memory) and a fused point that "
@@ -205,20 +204,15 @@ void comparison_block(const json& comparison, std::string& h) {
        "<th class=\"n\">intensity ref FLOP/B</th><th class=\"n\">intensity fused FLOP/B</th>"
        "<th class=\"n\">S/P time / gain</th></tr></thead>";
   for (const auto& c : comparison) {
-    auto saved = number_at(c, "bytes_saved");
-    auto share = number_at(c, "sp_explained_share");
     // One body per shape: its numbers, then its summary across the whole width (a summary column
     // beside eight numbers is squeezed to a few words per line).
     h += fmt::format("<tbody><tr class=\"numbers\"><td>{}</td>{}{}{}{}{}{}{}</tr>"
                      "<tr class=\"summary\"><td colspan=\"8\">{}</td></tr></tbody>",
-                     e(c["shape"].get<std::string>()), num_cell(number_at(c, "speedup"), 2),
-                     num_cell(number_at(c, "reference_p50_us"), 2),
-                     num_cell(number_at(c, "fused_p50_us"), 2),
-                     num_cell(saved ? std::optional(*saved / 1e9) : std::nullopt, 3),
-                     num_cell(number_at(c, "reference_intensity"), 1),
-                     num_cell(number_at(c, "fused_intensity"), 1),
-                     num_cell(share ? std::optional(*share * 100) : std::nullopt, 0),
-                     e(c["summary"].get<std::string>()));
+                     e(c.shape), num_cell(c.speedup, 2), num_cell(c.reference_p50_us, 2),
+                     num_cell(c.fused_p50_us, 2), num_cell(c.bytes_saved / 1e9, 3),
+                     num_cell(c.reference_intensity, 1), num_cell(c.fused_intensity, 1),
+                     num_cell(c.sp_explained_share ? std::optional(*c.sp_explained_share * 100) : std::nullopt, 0),
+                     e(c.summary));
   }
   h += "</table></div><p class=\"note\">S/P time / gain: the time the reference's S and P "
        "traffic takes at the bandwidth ceiling, as a share of the P50 the fused kernel saves.</p>"

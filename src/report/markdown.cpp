@@ -1,9 +1,9 @@
 // GitHub-flavoured Markdown for a CI job summary. GitHub renders inline HTML in Markdown, so every
 // text from the results is entity-escaped, and '|' is escaped so it cannot split a table cell.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/comparison.hpp"
-#include "core/diagnosis.hpp"
 #include "core/escape.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
@@ -11,14 +11,11 @@
 
 namespace attnprof::report {
 
-using nlohmann::json;
-
 namespace {
 
 std::string md(std::string_view s) { return core::escape::markdown(s); }
 
-std::string md_number(const json& j, std::string_view key, int decimals, double scale = 1) {
-  auto v = detail::number_at(j, key);
+std::string md_number(std::optional<double> v, int decimals, double scale = 1) {
   if (v) *v *= scale;
   return detail::fixed(v, decimals);
 }
@@ -73,24 +70,21 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}{} | {} |\n", md(row.label), md(row.kernel), row.status,
                        fixed(row.p50_us, 2), p99_text(row, 2), row.decode ? "-" : significant(row.tflops, 3, 1),
                        row.decode ? "-" : fixed(row.pct_of_roof, 1), decode_cells,
-                       row.verdict.empty() ? "-" : md(row.verdict), md(join(row.flags, ", ")));
+                       row.verdict.empty() ? "-" : md(row.verdict), md(fmt::format("{}", fmt::join(row.flags, ", "))));
   }
 
-  const json comparison = core::compare_kernels(results);
+  const std::vector<core::KernelComparison> comparison = core::compare_kernels(results);
   if (!comparison.empty()) {
     out << "\n### Reference vs fused\n\n"
            "| shape | speedup | reference p50 us | fused p50 us | DRAM saved GB | intensity "
            "reference -> fused FLOP/B | S/P time share of the gain |\n"
            "|---|--:|--:|--:|--:|---|--:|\n";
     for (const auto& c : comparison) {
-      out << fmt::format("| {} | {}x | {} | {} | {} | {} -> {} | {} |\n",
-                         md(c["shape"].get<std::string>()), md_number(c, "speedup", 2),
-                         md_number(c, "reference_p50_us", 2), md_number(c, "fused_p50_us", 2),
-                         md_number(c, "bytes_saved", 2, 1e-9), md_number(c, "reference_intensity", 1),
-                         md_number(c, "fused_intensity", 1),
-                         number_at(c, "sp_explained_share")
-                             ? md_number(c, "sp_explained_share", 0, 100) + "%"
-                             : "-");
+      out << fmt::format("| {} | {}x | {} | {} | {} | {} -> {} | {} |\n", md(c.shape), md_number(c.speedup, 2),
+                         md_number(c.reference_p50_us, 2), md_number(c.fused_p50_us, 2),
+                         md_number(c.bytes_saved, 2, 1e-9), md_number(c.reference_intensity, 1),
+                         md_number(c.fused_intensity, 1),
+                         c.sp_explained_share ? md_number(c.sp_explained_share, 0, 100) + "%" : "-");
     }
   }
 

@@ -166,7 +166,7 @@ void OpenMetricsRenderer::render(const core::Results& results, std::ostream& out
     if (!row.measured) continue;
     auto labels = point_labels(results, row);
     labels.push_back({"verdict", row.verdict.empty() ? "unknown" : row.verdict});
-    labels.push_back({"flags", detail::join(row.flags, ",")});
+    labels.push_back({"flags", fmt::format("{}", fmt::join(row.flags, ","))});
     out << "attnprof_point_verdict_info" << label_set(labels) << " 1\n";
   }
   out << "# TYPE attnprof_point_status info\n"

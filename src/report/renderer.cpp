@@ -1,8 +1,10 @@
-// The list of renderers and the one way their output reaches a file (core::write_file).
+// The list of renderers, the analysis they read, and the one way their output reaches a file
+// (core::write_file) or the terminal.
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/diagnosis.hpp"
 #include "core/files.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
@@ -44,6 +46,13 @@ void write_outputs(const core::Results& results, const std::vector<Output>& outp
     }
     core::write_file(o.path, text);
   }
+}
+
+void analyse(core::Results& results) { core::annotate(results); }
+
+void render_all(const core::Results& results, const Outputs& outputs) {
+  write_outputs(results, outputs.files, outputs.missing_folder);
+  if (outputs.terminal) renderer("terminal").render(results, *outputs.terminal);
 }
 
 }  // namespace attnprof::report

@@ -1,10 +1,13 @@
-// Renderers: one per format, each behind the one interface below, each in its own file, each reading
-// only core::Results (the result model, with the diagnosis annotated) and showing the same data
-// (every point, its latency, throughput, roofline position and diagnosis; the reference-vs-fused
-// comparison; the points that did not run ok with their reason). Records without a diagnosis are
-// diagnosed on the fly (core::diagnose is pure), so a renderer never shows less than `attnprof report`
-// would. `attnprof report` and `attnprof sweep` both write their outputs through write_outputs.
-// Formats: docs/report.md. Golden outputs of every format: tests/report/golden/.
+// From results to every output, one path: analyse(results) once, then render_all(results, outputs).
+// `attnprof sweep` and `attnprof report` both take it. Renderers: one per format, each behind the one
+// interface below, each in its own file, each reading only core::Results as analyse left them and
+// showing the same data (every point, its latency, throughput, roofline position and diagnosis; the
+// reference-vs-fused comparison, core::compare_kernels; the points that did not run ok with their
+// reason). A renderer computes no diagnosis: a measured record without one (results never analysed)
+// shows its timings and "-" for the rest. Formats: docs/report.md. Golden outputs of every format:
+// tests/report/golden/. The outputs of the other commands (explain, calibrate, devices) are in
+// report/outputs.hpp; those of compare and history in gate/render.hpp and gate/history.hpp (gate and
+// report are peers: neither reads the other's model).
 #pragma once
 #include <ostream>
 #include <string>
@@ -55,15 +58,30 @@ std::vector<core::NamedPath> named_paths(const std::vector<Output>&);
 enum class MissingFolder { fail, create };
 void write_outputs(const core::Results&, const std::vector<Output>&, MissingFolder = MissingFolder::fail);
 
+// The analysis every output reads, done once per command before anything is rendered: the diagnosis
+// of every measured point (core::annotate, replacing any stored one), which the renderers and
+// core::compare_kernels read from Record::diagnosis.
+void analyse(core::Results&);
+
+// Everything one command renders: the files asked for and, unless null, the terminal table.
+struct Outputs {
+  std::vector<Output> files;
+  MissingFolder missing_folder = MissingFolder::fail;
+  std::ostream* terminal = nullptr;  // where the terminal table goes; null: nowhere (--quiet)
+};
+// Renders analysed results to every output: each file (write_outputs), then the terminal table.
+// EnvironmentError when a file cannot be written (the table is then not printed).
+void render_all(const core::Results&, const Outputs&);
+
 struct ReportOptions {
   std::string results_path;
   std::vector<Output> outputs;  // the files asked for (--html, --md, --csv, --openmetrics)
   bool quiet = false;           // no terminal table
 };
 
-// `attnprof report`: reads the results (InputError on a bad file), annotates them with the
-// diagnosis, prints the terminal table to `out` unless quiet, writes each requested file
-// (EnvironmentError when one cannot be written). Returns the exit code (0).
+// `attnprof report`: reads the results (InputError on a bad file), analyses them, writes each requested
+// file (EnvironmentError when one cannot be written) and prints the terminal table to `out` unless
+// quiet: analyse, then render_all. Returns the exit code (0).
 int run_report(const ReportOptions&, std::ostream& out);
 
 }  // namespace attnprof::report

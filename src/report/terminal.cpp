@@ -5,16 +5,14 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/comparison.hpp"
-#include "core/diagnosis.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
 
 namespace attnprof::report {
-
-using nlohmann::json;
 
 namespace {
 
@@ -70,7 +68,7 @@ void TerminalRenderer::render(const core::Results& results, std::ostream& out) c
       line.push_back(significant(row.bytes_per_token ? std::optional(*row.bytes_per_token / 1e6) : std::nullopt, 3, 1));
     }
     line.push_back(row.verdict.empty() ? "-" : printable(row.verdict));
-    line.push_back(row.flags.empty() ? "" : printable(join(row.flags, ",")));
+    line.push_back(row.flags.empty() ? "" : printable(fmt::format("{}", fmt::join(row.flags, ","))));
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(columns.size());
@@ -97,12 +95,10 @@ void TerminalRenderer::render(const core::Results& results, std::ostream& out) c
   emit(rule);
   for (const auto& line : cells) emit(line);
 
-  const json comparison = core::compare_kernels(results);
+  const std::vector<core::KernelComparison> comparison = core::compare_kernels(results);
   if (!comparison.empty()) {
     out << "\nreference vs fused:\n";
-    for (const auto& c : comparison)
-      out << "  " << printable(c["shape"].get<std::string>()) << ": "
-          << printable(c["summary"].get<std::string>()) << '\n';
+    for (const auto& c : comparison) out << "  " << printable(c.shape) << ": " << printable(c.summary) << '\n';
   }
   bool any_not_ok = false;
   for (const auto& row : rows) {

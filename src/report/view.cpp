@@ -5,20 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "core/diagnosis.hpp"
+#include "core/diagnosis_model.hpp"
 #include "core/escape.hpp"
 #include "core/stats.hpp"
 
 namespace attnprof::report::detail {
-
-using nlohmann::json;
-
-std::optional<double> number_at(const json& j, std::string_view key) {
-  if (!j.is_object()) return std::nullopt;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
 
 std::vector<Row> make_rows(const core::Results& results) {
   std::vector<Row> rows;
@@ -32,12 +23,16 @@ std::vector<Row> make_rows(const core::Results& results) {
     row.reason = r.reason;
     row.measured = r.status == core::Status::ok || r.status == core::Status::incorrect;
     if (row.measured) {
-      row.diagnosis = r.diagnosis ? *r.diagnosis : core::diagnose(r, results.context);
+      row.diagnosis = r.diagnosis;
       row.p50_us = r.latency.p50_us;
       const core::ShownPercentile p99 = core::shown_percentile(r.latency, 0.99);
       row.p99_us = p99.value_us;
       row.p99_note = p99.note;
       row.tflops = r.tflops;
+    }
+    // A measured point without a diagnosis (results not analysed: report::analyse) shows its timings
+    // and "-" for everything the diagnosis would give.
+    if (row.measured && row.diagnosis) {
       const core::DiagnosisMetrics& m = row.diagnosis->metrics;
       row.pct_of_roof = m.pct_of_roof;
       row.intensity_flop_per_byte = m.intensity_flop_per_byte;
@@ -80,32 +75,7 @@ std::string p99_text(const Row& row, int decimals) {
   return core::percentile_text({row.p99_us.value_or(0), row.p99_note}, fixed(row.p99_us, decimals));
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
-
 std::string printable(std::string_view s) { return core::escape::terminal(s); }
-
-std::string html_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 8);
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string ceilings_summary(const core::Ceilings& c) {
   if (c.peak_bw_bytes_per_s <= 0 && c.peak_flops_per_s.empty()) return "none recorded";

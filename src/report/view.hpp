@@ -6,8 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/results.hpp"
 
 namespace attnprof::report::detail {
@@ -28,15 +26,12 @@ struct Row {
   std::optional<double> kv_tb_per_s, pct_of_hbm_ceiling, bytes_per_token;
   std::string verdict;
   std::vector<std::string> flags;
-  std::optional<core::Diagnosis> diagnosis;  // the record's own, or computed here when it has none
+  std::optional<core::Diagnosis> diagnosis;  // the record's own (core::annotate); none when not analysed
 };
 
 std::vector<Row> make_rows(const core::Results&);
 // True when a measured row is a decode point: the tables then carry the decode columns.
 bool any_decode(const std::vector<Row>&);
-
-// The number at `key` of a JSON object when it is a number.
-std::optional<double> number_at(const nlohmann::json&, std::string_view key);
 
 // "-" when absent, else the value with `decimals` digits after the point.
 std::string fixed(std::optional<double>, int decimals);
@@ -46,10 +41,8 @@ std::string fixed(std::optional<double>, int decimals);
 std::string significant(std::optional<double>, int digits, int min_decimals = 0);
 // fixed(row.p99_us, decimals) with the row's p99_note: "1250.00 (n=30: max)".
 std::string p99_text(const Row&, int decimals);
-std::string join(const std::vector<std::string>&, std::string_view separator);
 // core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);
-std::string html_escape(std::string_view);
 // "4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)"
 std::string ceilings_summary(const core::Ceilings&);
 

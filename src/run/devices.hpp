@@ -1,7 +1,7 @@
 // attnprof devices: every device of a backend with its properties and roofline ceilings (measured
-// once and cached by the backend; --remeasure measures again).
+// once and cached by the backend; --remeasure measures again). Rendered by report::render_devices
+// (report/outputs.hpp).
 #pragma once
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,11 +21,8 @@ struct DeviceList {
   std::vector<std::string> notices;  // e.g. the CPU fall-back of "auto"
 };
 
-// which: auto | cuda | cpu. Throws InputError for another name, EnvironmentError when the backend
-// cannot be opened.
+// which: auto | cuda | cpu, opened by measure::make_backend (InputError for another name),
+// EnvironmentError when the backend cannot be opened.
 DeviceList list_devices(const std::string& which, bool remeasure);
-
-void write_devices_table(const DeviceList&, std::ostream&);
-void write_devices_json(const DeviceList&, std::ostream&);
 
 }  // namespace attnprof::run

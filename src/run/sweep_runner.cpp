@@ -22,7 +22,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/diagnosis.hpp"
 #include "core/errors.hpp"
 #include "core/escape.hpp"
 #include "core/files.hpp"
@@ -457,7 +456,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
     ctx.notices.push_back(fmt::format("the counters of {} points are still pending (the counter phase did not "
                                       "run to its end); `attnprof sweep --resume --out {}` collects them",
                                       pending, req.out_dir));
-  core::annotate(results);
+  if (req.analyse) req.analyse(results);
   core::write_results(results, results_path);
 
   SweepOutcome sweep_outcome{std::move(results), results_path, kExitOk, outcome.fatal};

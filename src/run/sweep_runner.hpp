@@ -3,6 +3,7 @@
 // what was done. It renders nothing: the caller (src/cli/sweep.cpp) hands the results it returns to
 // the renderers (src/report).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,12 @@ struct SweepRequest {
   ShardSpec shard;
   measure::MeasureOptions options;
   std::string command_line;
+  // The analysis applied to the results before results.json is written (the caller's: the CLI passes
+  // report::analyse, the one every output reads); empty: the file is written without a diagnosis.
+  std::function<void(core::Results&)> analyse;
 };
 
-// What a sweep leaves: the results (annotated with the diagnosis, already written to results_path),
+// What a sweep leaves: the results (analysed by SweepRequest::analyse, already written to results_path),
 // and how it ended.
 struct SweepOutcome {
   core::Results results;

@@ -96,11 +96,6 @@ TEST_CASE("check_calibration compares each probe's diagnosis with its expected v
   REQUIRE(res.records[0].diagnosis.has_value());
   CHECK(to_string(res.records[0].diagnosis->verdict) == kVerdictMemory);
 
-  const std::string table = format_calibration_table(rows);
-  CHECK(table.find("mma-loop") != std::string::npos);
-  CHECK(table.find("DIFFERS") != std::string::npos);
-  CHECK(table.find("5 of 7 probes diagnosed as expected") != std::string::npos);
-
   // A missing probe reads "missing"; once all match, all_match says so.
   Results none;
   const auto missing = check_calibration(none);

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "core/results.hpp"
 #include "core/work_split.hpp"
@@ -451,27 +450,6 @@ TEST_CASE("the synthetic fixture's points get the verdicts they were built for")
   CHECK(has_flag(odd, Flag::unverified));
   CHECK_THAT(evidence_text(find("b4 h16/16 s4096x4096 d128 causal bf16", "fused")),
              Catch::Contains("verification FAILED"));
-}
-
-TEST_CASE("reference vs fused: speedup, bytes saved, intensity shift, S/P share of the gain") {
-  const Results res = fixture();
-  const json cmp = compare_kernels(res);
-  REQUIRE(cmp.size() == 2);  // s8192 and s2048 have both kernels ok
-  const json& c = cmp[0];
-  CHECK(c.at("shape") == "b4 h16/16 s8192x8192 d128 bf16");
-  CHECK(c.at("speedup").get<double>() == Approx(17250.0 / 5114.0));
-  CHECK(c.at("bytes_source") == "DRAM counters");
-  CHECK(c.at("bytes_saved").get<double>() > 0);
-  CHECK(c.at("intensity_gain").get<double>() > 10);
-  const Record* ref = nullptr;
-  for (const auto& r : res.records)
-    if (r.kernel == "reference" && r.shape.seq_q == 8192) ref = &r;
-  REQUIRE(ref);
-  const double sp_time_us = ref->cost.sp_bytes / res.context.ceilings.peak_bw_bytes_per_s * 1e6;
-  CHECK(c.at("sp_time_us").get<double>() == Approx(sp_time_us));
-  CHECK(c.at("sp_explained_share").get<double>() == Approx(sp_time_us / (17250.0 - 5114.0)));
-  // The 2048 pair mixes a counter-less reference with a counted fused point, and says so.
-  CHECK(cmp[1].at("bytes_source") == "cost-model minimum / DRAM counters");
 }
 
 TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, and names the dominant one") {

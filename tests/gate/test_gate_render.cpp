@@ -1,14 +1,21 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/escape.hpp"
+#include "core/files.hpp"
+#include "core/results.hpp"
 #include "gate/compare.hpp"
+#include "gate/history.hpp"
 #include "gate/render.hpp"
 #include "gate_fixtures.hpp"
+#include "report/golden.hpp"
 #include "xml_check.hpp"
 
 using namespace attnprof;
@@ -52,13 +59,15 @@ TEST_CASE("the mixed fixture reaches every latency and bookkeeping verdict") {
   CHECK(cmp.points[5].verdict == Verdict::missing);
   CHECK(cmp.points[6].verdict == Verdict::added);
   CHECK(cmp.exit_code == kExitRegression);
-  CHECK(cmp.summary.rfind("FAIL", 0) == 0);
+  CHECK(cmp.summary.starts_with("FAIL"));
 }
 
-TEST_CASE("xml_escape escapes markup and replaces characters XML cannot carry") {
-  CHECK(gate::xml_escape("a<b>&\"c\"'d'") == "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
-  CHECK(gate::xml_escape(std::string("x\x01y\tz\n")) == "x\xEF\xBF\xBDy\tz\n");
-  CHECK(gate::xml_escape("b8 h16/16 s2048x2048 d128 causal bf16") == "b8 h16/16 s2048x2048 d128 causal bf16");
+TEST_CASE("the XML escaping (core::escape::xml) escapes markup and replaces characters XML cannot carry") {
+  using core::escape::xml;
+  CHECK(xml("a<b>&\"c\"'d'") == "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+  CHECK(xml(std::string("x\x01y\tz\n")) == "x\xEF\xBF\xBDy\tz\n");
+  CHECK(xml(std::string("bad \xff byte")) == "bad \xEF\xBF\xBD byte");
+  CHECK(xml("b8 h16/16 s2048x2048 d128 causal bf16") == "b8 h16/16 s2048x2048 d128 causal bf16");
 }
 
 TEST_CASE("the checker used below rejects malformed XML") {
@@ -82,7 +91,7 @@ TEST_CASE("JUnit: well-formed, escaped, one testcase per point, failures for reg
   CHECK(check.elements.at("skipped") == 2);  // noisy, new
   CHECK(xml.find("tests=\"7\" failures=\"3\"") != std::string::npos);
   CHECK(xml.find("classname=\"attnprof.compare.fu&lt;sed&gt;&amp;\"") != std::string::npos);
-  CHECK(xml.find("&lt;0.01&gt; &amp; &quot;rows&quot; &apos;x&apos;") != std::string::npos);
+  CHECK(xml.find("&lt;0.01&gt; &amp; &quot;rows&quot; &#39;x&#39;") != std::string::npos);
   CHECK(xml.find("<failure type=\"slower\"") != std::string::npos);
   CHECK(xml.find("<failure type=\"error\"") != std::string::npos);
   CHECK(xml.find("base &lt;1&gt;.json") != std::string::npos);
@@ -110,7 +119,7 @@ TEST_CASE("terminal table: every column, geomean row, reasons, summary") {
 TEST_CASE("Markdown: failures first, pipes escaped, unchanged folded") {
   const auto cmp = mixed_comparison("fu|sed");
   const std::string md = gate::render_markdown(cmp);
-  CHECK(md.rfind("### :x: attnprof compare: FAIL", 0) == 0);
+  CHECK(md.starts_with("### :x: attnprof compare: FAIL"));
   CHECK(md.find("| shape | kernel |") != std::string::npos);
   CHECK(md.find("<details>") != std::string::npos);
   CHECK(md.find("| fu\\|sed |") != std::string::npos);  // a '|' in a cell does not split it
@@ -192,4 +201,33 @@ TEST_CASE("points unsupported in both runs: one line in the PR outputs, every on
   CHECK(check.elements.at("testcase") == kUnsupported + 1);
   CHECK(check.elements.at("skipped") == kUnsupported);
   CHECK(check.elements.count("failure") == 0);
+}
+
+// Golden outputs (report/golden.hpp) of `attnprof compare` and `attnprof history` for the committed runs
+// tests/gate/fixtures/run_{1,2,3}.json: run 2 against run 1 has a point of each verdict (slower, same,
+// faster, noisy, an incorrect point with markup in its reason, missing, new, unsupported in both).
+namespace {
+
+const std::filesystem::path kGateDir = std::filesystem::path(ATTNPROF_SOURCE_DIR) / "tests/gate";
+
+core::Results run_fixture(int n) {
+  return core::read_results((kGateDir / fmt::format("fixtures/run_{}.json", n)).string());
+}
+
+}  // namespace
+
+TEST_CASE("golden: compare's terminal table, PR comment, JUnit and JSON", "[golden]") {
+  const gate::Comparison cmp = gate::compare(run_fixture(1), run_fixture(2), {}, "run_1.json", "run_2.json");
+  golden::check(kGateDir / "golden/compare.terminal", gate::render_terminal(cmp));
+  golden::check(kGateDir / "golden/compare.markdown", gate::render_markdown(cmp));
+  golden::check(kGateDir / "golden/compare.junit.xml", gate::render_junit(cmp));
+  golden::check(kGateDir / "golden/compare.json", gate::render_json(cmp));
+}
+
+TEST_CASE("golden: history's terminal summary, Markdown and HTML", "[golden]") {
+  const gate::History h = gate::build_history({run_fixture(1), run_fixture(2), run_fixture(3)},
+                                              {"run_1.json", "run_2.json", "run_3.json"}, {});
+  golden::check(kGateDir / "golden/history.terminal", gate::render_history_terminal(h));
+  golden::check(kGateDir / "golden/history.markdown", gate::render_history_markdown(h));
+  golden::check(kGateDir / "golden/history.html", gate::render_history_html(h));
 }

@@ -195,8 +195,10 @@ inline size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// What the renderer of `format` ("terminal", "csv", ...) writes for `res`.
-inline std::string render(const core::Results& res, std::string_view format) {
+// What `attnprof report` writes for `res` in `format` ("terminal", "csv", ...): the results analysed
+// (report::analyse), then rendered.
+inline std::string render(core::Results res, std::string_view format) {
+  report::analyse(res);
   return report::render(report::renderer(format), res);
 }
 

@@ -34,7 +34,7 @@ TEST_CASE("markdown: context, table rows, comparison, failures") {
   CHECK(lines[at + 1] == "|---|---|---|--:|--:|--:|--:|---|---|");
   for (size_t i = 0; i < res.records.size(); ++i) {
     INFO(lines[at + 2 + i]);
-    CHECK(lines[at + 2 + i].rfind("| " + res.records[i].shape.label() + " |", 0) == 0);
+    CHECK(lines[at + 2 + i].starts_with("| " + res.records[i].shape.label() + " |"));
     CHECK(count(lines[at + 2 + i], " | ") == 8);  // 9 cells: no cell was split
   }
   CHECK(lines[at + 2] ==
