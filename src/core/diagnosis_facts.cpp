@@ -37,6 +37,7 @@ std::optional<double> metric_of(const KernelCounters& k, const char* name) {
 
 // FLOPs the kernel executed by its counters, when they cover the dtype's main math.
 void count_flops(const Record& r, WorkFacts& w) {
+  w.counted_tensor_ops = counter(r, kMetricTensorOpsBf16).value_or(0) + counter(r, kMetricTensorOpsFp16).value_or(0);
   const auto ffma = counter(r, kMetricFfma);
   const double fp32_flops =
       ffma ? 2 * *ffma + counter(r, kMetricFadd).value_or(0) + counter(r, kMetricFmul).value_or(0) : 0;
@@ -346,8 +347,10 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   }
   // Tensor operations per tensor instruction tell the MMA shape: 4096 for mma.sync m16n8k16, ten times
   // that and more for Hopper's warpgroup MMA (wgmma), whose kernels run one warp-specialised CTA per SM.
+  // The tensor-op counters alone: FP32 work over a handful of stray tensor instructions is no wgmma.
   const auto tensor_inst = counter(r, kMetricTensorInstHmma);
-  if (w.counted_flops && tensor_inst && *tensor_inst > 0) pipes.ops_per_instruction = *w.counted_flops / *tensor_inst;
+  if (w.counted_tensor_ops > 0 && tensor_inst && *tensor_inst > 0)
+    pipes.ops_per_instruction = w.counted_tensor_ops / *tensor_inst;
   pipes.on_wgmma = pipes.ops_per_instruction > kWgmmaOpsPerInstructionAbove;
 
   f.stalls = stall_facts(r);

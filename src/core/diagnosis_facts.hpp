@@ -43,6 +43,7 @@ struct WorkFacts {
   double exact_flops = 0;                  // cost.flops
   std::optional<double> counted_flops;     // tensor-op (+ FP32) or FP32 instruction counters
   std::string counted_flops_source;        // "tensor-op counters", ...
+  double counted_tensor_ops = 0;           // the tensor-op counters alone (0 when not counted)
   double min_bytes_read = 0, min_bytes_write = 0;
   bool counters_ok = false;
   std::optional<double> dram_read, dram_write;  // counted by the call's ranges (or passes)

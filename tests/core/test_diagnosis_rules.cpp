@@ -443,6 +443,19 @@ TEST_CASE("wgmma kernels are never occupancy-bound: one CTA per SM is their desi
   CHECK(diagnosed(r).verdict == Verdict::occupancy_bound);
   r.counters.total[kMetricTensorInstHmma] = 1e11 / 8193;
   CHECK(diagnosed(r).verdict == Verdict::latency_bound);
+  // An FP32 kernel (the register-heavy calibration probe): its FP32 FLOPs over a few stray tensor
+  // instructions are not warpgroup MMAs; it stays occupancy-bound.
+  r.shape.dtype = DType::fp32;
+  r.counters.total.erase(kMetricTensorOpsBf16);
+  r.counters.total[kMetricFfma] = 1.1e10;
+  r.counters.total[kMetricTensorInstHmma] = 4200;
+  const Diagnosis fp32 = diagnose(r, [] {
+    Context ctx = gpu_context();
+    ctx.ceilings.peak_flops_per_s["fp32"] = 8e14;
+    return ctx;
+  }());
+  CHECK_FALSE(fp32.metrics.tensor_ops_per_instruction.has_value());
+  CHECK(fp32.verdict == Verdict::occupancy_bound);
 }
 
 TEST_CASE("without counters the verdict rests on the roofline, and says so when it cannot") {
