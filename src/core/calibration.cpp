@@ -12,9 +12,10 @@ const std::vector<CalibrationProbe>& calibration_probes() {
   // Each probe is a clear case for its rule (docs/diagnosis.md), with margin on every threshold.
   static const std::vector<CalibrationProbe> probes = {
       {"hbm-copy", kVerdictMemory, DType::bf16,
-       "float4 copy of 1 GiB to 1 GiB, L2 flushed: streams HBM at close to its bandwidth"},
+       "float4 copy of 1 GiB to 1 GiB, L2 flushed: streams HBM at close to its bandwidth", MemoryLevel::dram},
       {"l2-copy", kVerdictMemory, DType::bf16,
-       "copy between two buffers an eighth of L2 each, 64 passes, L2 warm: L2 bandwidth, no HBM traffic"},
+       "copy between two buffers an eighth of L2 each, 64 passes, L2 warm: L2 bandwidth, no HBM traffic",
+       MemoryLevel::l2},
       {"mma-loop", kVerdictCompute, DType::bf16,
        "8 independent mma.sync m16n8k16 bf16 chains per warp, 64 warps per SM, no memory traffic"},
       {"fma-loop", kVerdictCompute, DType::fp32,
@@ -62,9 +63,13 @@ std::vector<CalibrationRow> check_calibration(Results& results) {
         row.compute_sol_pct = m.compute_sol_pct;
         row.memory_sol_pct = m.memory_sol_pct;
         if (m.sol_source) row.sol_source = *m.sol_source;
+        // The level is known only from the per-level counters; without them it is not judged.
+        if (m.dram_sol_source == "counters" || m.l2_sol_pct || m.l1_sol_pct) row.got_level = m.memory_level;
       }
     }
-    row.matches = row.got == row.expected;
+    row.expected_level = probe.expected_level;
+    row.matches = row.got == row.expected &&
+                  (!row.expected_level || !row.got_level || *row.got_level == *row.expected_level);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/diagnosis_model.hpp"
 #include "core/results.hpp"
 
 namespace attnprof::core {
@@ -17,6 +18,9 @@ struct CalibrationProbe {
   std::string_view expected_verdict;  // one of core::kVerdict* (diagnosis.hpp)
   DType dtype;                        // whose roof the probe is placed against
   std::string_view what;              // one line: what it does and why that is its bound
+  // The memory level a memory-bound probe must name (metrics.memory_level), where it is known by
+  // construction; checked when the per-level counters were collected.
+  std::optional<MemoryLevel> expected_level = std::nullopt;
 };
 
 // Every probe, in the order calibrate runs and prints them.
@@ -26,6 +30,7 @@ const CalibrationProbe* find_calibration_probe(std::string_view name);
 
 struct CalibrationRow {
   std::string probe, expected, got;  // got: the verdict, or the record's status when it did not run ok
+  std::optional<MemoryLevel> expected_level, got_level;  // got_level: only when the level was counted
   bool matches = false;
   double p50_us = 0;
   double bytes_per_s = 0, flops_per_s = 0;              // the analytic cost over the P50

@@ -1,8 +1,9 @@
 // Diagnosis: says why one measured point is as fast or slow as it is, with the numbers behind it.
 // It reads only a Record and its Context (so it runs on any machine, from a results file alone) and
 // follows Nsight Compute's speed-of-light rules where counters exist, the roofline and the cost model
-// where they do not. Every threshold is a named constant in core/thresholds.hpp, each justified in
-// docs/diagnosis.md.
+// where they do not. It computes the numbers once (core::gather_facts, diagnosis_facts.hpp) and runs
+// the list of rules over them (core::diagnosis_rules, diagnosis_rules.hpp). Every threshold is a named
+// constant in core/thresholds.hpp, each justified in docs/diagnosis.md.
 // The result is a core::Diagnosis (diagnosis_model.hpp): verdict and flags as enums, evidence
 // sentences, a next step, the metrics, and one entry per launch of a multi-launch call.
 #pragma once
@@ -32,6 +33,7 @@ inline constexpr std::string_view kFlagNoisy = "noisy";
 inline constexpr std::string_view kFlagUnverified = "unverified";
 inline constexpr std::string_view kFlagCountersUnavailable = "counters-unavailable";
 inline constexpr std::string_view kFlagHostBound = "host-bound";
+inline constexpr std::string_view kFlagBorderline = "borderline";
 
 // True for a kernel that writes S and P to memory (the cost model gave it S/P traffic).
 bool is_materialized(const Record&);

@@ -42,8 +42,8 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
   m.tokens_per_call = tokens;
   m.kv_cache_bytes = kv_bytes;
   if (tokens > 0 && in.min_bytes > 0) m.min_bytes_per_token = in.min_bytes / static_cast<double>(tokens);
-  if (m.min_bytes_per_token && in.read_factor && std::isfinite(*in.read_factor))
-    m.dram_bytes_per_token = *in.read_factor * *m.min_bytes_per_token;
+  if (m.min_bytes_per_token && in.traffic_ratio && std::isfinite(*in.traffic_ratio))
+    m.dram_bytes_per_token = *in.traffic_ratio * *m.min_bytes_per_token;
   const std::optional<CombineShare> combine = combine_share(r);
   if (combine) {
     m.combine_stage = combine->name;
@@ -68,7 +68,7 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
   }
   if (m.dram_bytes_per_token)
     line += fmt::format("; {} per generated token, {:.2f}x the minimum {}", bytes_text(*m.dram_bytes_per_token),
-                        *in.read_factor, bytes_text(*m.min_bytes_per_token));
+                        *in.traffic_ratio, bytes_text(*m.min_bytes_per_token));
   else if (m.min_bytes_per_token)
     line += fmt::format("; {} per generated token (the cost-model minimum)", bytes_text(*m.min_bytes_per_token));
   if (combine)
@@ -156,7 +156,7 @@ std::string decode_memory_next_step(const Record& r, const DecodeInputs& in, con
   }
   if (in.read_factor && *in.read_factor > kDecodeReadFactorAbove)
     steps.push_back(fmt::format(
-        "the call moves {:.2f}x its minimum bytes (over {:.2f}x): the KV cache is read more than once; check that "
+        "the call reads {:.2f}x its minimum bytes read (over {:.2f}x): the KV cache is read more than once; check that "
         "each KV head is read once for its whole GQA group ({} query heads), not once per query head, that the "
         "splits' key ranges do not overlap, and the block table's gathers",
         *in.read_factor, kDecodeReadFactorAbove, s.kv_heads > 0 ? s.heads / s.kv_heads : s.heads));
@@ -170,13 +170,13 @@ std::string decode_memory_next_step(const Record& r, const DecodeInputs& in, con
   return joined(steps);
 }
 
-std::string decode_compute_next_step(const Record& r, const DiagnosisMetrics& m) {
-  if (!m.flops_vs_cost || *m.flops_vs_cost <= kDecodePaddedFlopsAbove) return {};
+std::string decode_compute_next_step(const Record& r, std::optional<double> flops_vs_cost) {
+  if (!flops_vs_cost || *flops_vs_cost <= kDecodePaddedFlopsAbove) return {};
   return fmt::format(
       "the tensor cores do {:.0f}x the FLOPs the {} query row{} per head need: query tiles padded around them; a "
       "decode kernel (the query heads of a GQA group packed into the MMA rows, the keys split across CTAs) does the "
       "work with a fraction of the MMAs and is then bound by the KV stream",
-      *m.flops_vs_cost, r.shape.seq_q, r.shape.seq_q == 1 ? "" : "s");
+      *flops_vs_cost, r.shape.seq_q, r.shape.seq_q == 1 ? "" : "s");
 }
 
 }  // namespace attnprof::core

@@ -20,7 +20,8 @@ struct DecodeInputs {
   double dram_bytes = 0;     // the call's DRAM bytes: counters, else the cost-model minimum
   bool bytes_measured = false;
   double min_bytes = 0;      // the cost-model minimum
-  std::optional<double> read_factor;  // (DRAM bytes + L2 tail) / minimum; nullopt without counters
+  std::optional<double> read_factor;    // DRAM bytes read / the minimum read; nullopt without counters
+  std::optional<double> traffic_ratio;  // DRAM bytes (with the L2 tail) / the minimum; nullopt without counters
   double peak_bw_bytes_per_s = 0;     // the HBM ceiling; 0 when unknown
   int64_t launches = 1;               // kernel launches of the call
   double launch_latency_us = 0;       // an empty kernel's launch; 0 when not measured
@@ -44,6 +45,6 @@ std::string decode_memory_next_step(const Record&, const DecodeInputs&, const Di
 
 // For a compute-bound decode point whose counted FLOPs are over kDecodePaddedFlopsAbove x the cost
 // model's (a prefill kernel's query tiles padded around a few rows): the step that names it; else empty.
-std::string decode_compute_next_step(const Record&, const DiagnosisMetrics&);
+std::string decode_compute_next_step(const Record&, std::optional<double> flops_vs_cost);
 
 }  // namespace attnprof::core

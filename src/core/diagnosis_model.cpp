@@ -18,7 +18,8 @@ constexpr std::pair<Flag, std::string_view> kFlagNames[] = {
     {Flag::under_filled, "under-filled"}, {Flag::tail_effect, "tail-effect"},
     {Flag::excess_traffic, "excess-traffic"}, {Flag::throttled, "throttled"},
     {Flag::noisy, "noisy"},               {Flag::host_bound, "host-bound"},
-    {Flag::unverified, "unverified"},     {Flag::counters_unavailable, "counters-unavailable"}};
+    {Flag::unverified, "unverified"},     {Flag::counters_unavailable, "counters-unavailable"},
+    {Flag::borderline, "borderline"}};
 constexpr std::pair<MemoryLevel, std::string_view> kLevelNames[] = {
     {MemoryLevel::dram, "dram"}, {MemoryLevel::l2, "l2"}, {MemoryLevel::l1, "l1"}, {MemoryLevel::on_chip, "on-chip"}};
 
@@ -90,6 +91,13 @@ constexpr std::pair<const char*, std::optional<double> M::*> kNumbers[] = {
     {"short_call_limit_us", &M::short_call_limit_us},
     {"fixed_time_share", &M::fixed_time_share},
     {"combine_time_share", &M::combine_time_share},
+    {"counted_flops", &M::counted_flops},
+    {"padded_flop_share", &M::padded_flop_share},
+    {"dram_bytes_read", &M::dram_bytes_read},
+    {"dram_bytes_write", &M::dram_bytes_write},
+    {"l2_over_dram_bytes", &M::l2_over_dram_bytes},
+    {"read_traffic_ratio", &M::read_traffic_ratio},
+    {"write_traffic_ratio", &M::write_traffic_ratio},
 };
 constexpr std::pair<const char*, std::optional<int64_t> M::*> kCounts[] = {
     {"query_tile_rows", &M::query_tile_rows},
@@ -114,11 +122,15 @@ constexpr std::pair<const char*, std::optional<std::string> M::*> kStrings[] = {
     {"kernel_variant", &M::kernel_variant},
     {"dominant_launch", &M::dominant_launch},
     {"combine_stage", &M::combine_stage},
+    {"counted_flops_source", &M::counted_flops_source},
+    {"verdict_rule", &M::verdict_rule},
 };
 constexpr std::pair<const char*, std::optional<bool> M::*> kBools[] = {
     {"materialized", &M::materialized},
     {"persistent_grid", &M::persistent_grid},
     {"decode", &M::decode},
+    {"dram_writes_trusted", &M::dram_writes_trusted},
+    {"l2_explained_by_dram", &M::l2_explained_by_dram},
 };
 
 json maybe(const std::optional<double>& v) {

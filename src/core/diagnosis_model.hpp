@@ -25,7 +25,8 @@ enum class Flag {
   noisy,
   host_bound,
   unverified,
-  counters_unavailable
+  counters_unavailable,
+  borderline
 };
 // The memory level a memory-bound verdict names: HBM (dram__), L2 (lts__), L1/shared (l1tex__), or
 // on_chip when only the combined memory throughput was collected and DRAM does not account for it.
@@ -36,7 +37,7 @@ inline constexpr Verdict kAllVerdicts[] = {Verdict::launch_bound,  Verdict::late
                                            Verdict::memory_bound,  Verdict::unknown};
 inline constexpr Flag kAllFlags[] = {Flag::under_filled, Flag::tail_effect, Flag::excess_traffic,
                                      Flag::throttled,    Flag::noisy,       Flag::host_bound,
-                                     Flag::unverified,   Flag::counters_unavailable};
+                                     Flag::unverified,   Flag::counters_unavailable, Flag::borderline};
 
 std::string_view to_string(Verdict);  // "memory-bound", ...
 std::string_view to_string(Flag);     // "tail-effect", ...
@@ -50,8 +51,14 @@ std::optional<MemoryLevel> parse_memory_level(std::string_view);
 // lists every key.
 struct DiagnosisMetrics {
   std::optional<double> p50_us, p99_us, launch_overhead_us, launch_latency_us;
+  // The roofline's work: the cost model's exact FLOPs, and DRAM bytes (counted reads, counted writes with
+  // the L2 tail or the outputs' minimum, never under the minimum). Counted FLOPs beside them.
   std::optional<double> flops, dram_bytes, min_bytes, flops_vs_cost, sp_bytes;
   std::optional<std::string> flops_source, bytes_source;
+  std::optional<double> counted_flops, padded_flop_share;  // padded: 1 - exact / counted
+  std::optional<std::string> counted_flops_source;
+  std::optional<double> dram_bytes_read, dram_bytes_write;  // as used for the roofline and traffic
+  std::optional<bool> dram_writes_trusted;                  // core::dram_writes_trusted
   std::optional<bool> materialized;
   std::optional<double> intensity_flop_per_byte, achieved_flops_per_s, achieved_bytes_per_s;
   std::optional<std::string> roof_source, roof_bound;
@@ -75,6 +82,8 @@ struct DiagnosisMetrics {
   std::optional<double> theoretical_occupancy_pct, achieved_occupancy_pct;
   std::optional<std::string> occupancy_limiter;
   std::optional<double> l2_hit_rate_pct;
+  std::optional<double> l2_over_dram_bytes;    // lts__t_bytes / the DRAM bytes
+  std::optional<bool> l2_explained_by_dram;  // L2 busier than HBM but its traffic is DRAM's fills and reads
   std::optional<std::string> saturated;  // "compute" or "memory"
   // Work split: waves of a one-tile-per-CTA grid, or tiles per CTA of a persistent one.
   std::optional<double> waves, tail_idle_share;
@@ -84,6 +93,8 @@ struct DiagnosisMetrics {
   std::optional<bool> persistent_grid;
   std::optional<double> tiles_per_cta_max, tiles_per_cta_mean;
   std::optional<double> dram_write_tail_bytes, excess_traffic_ratio, sp_share, rel_stddev;
+  std::optional<double> read_traffic_ratio, write_traffic_ratio;  // each direction against its minimum
+  std::optional<std::string> verdict_rule;  // the rule that gave the verdict (docs/diagnosis.md#rule-...)
   std::optional<std::string> dominant_launch;
   std::optional<double> dominant_launch_time_share;
   std::optional<int64_t> launches_per_call;

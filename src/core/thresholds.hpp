@@ -50,6 +50,15 @@ inline constexpr double kComputeRoofSharePct = 75;
 // Files without per-level counters: DRAM (from its bytes / bandwidth) within one dominance margin of the
 // combined memory throughput accounts for it.
 inline constexpr double kDramAccountsWithinPct = 10;
+// Every DRAM byte passes L2 twice (the fill and the read), so lts__throughput edges out dram__throughput on
+// any plain HBM stream. L2 is the binding level only when its own traffic shows re-reads: L2 bytes
+// (lts__t_bytes) at least this multiple of the DRAM bytes (a stream moves about 1x; 2.5x leaves 1.5x
+// of the DRAM bytes served from L2 alone) ...
+inline constexpr double kL2RereadBytesRatio = 2.5;
+// ... and, where the hit rate was collected, at least this share of the L2 sectors hitting: a stream
+// hits almost never (cuDNN decode on the H200: 0.1%), K/V re-read by many CTAs mostly hits. The
+// "K/V are re-read from L2" next step needs it too.
+inline constexpr double kL2RereadHitRatePct = 50;
 
 // ---- Diagnosis: launch, host and latency -------------------------------------------------------------
 // GPU time per launch under 2x an empty kernel's: the fixed cost of launching is half the time or more.
@@ -72,10 +81,28 @@ inline constexpr double kWgmmaOpsPerInstructionAbove = 8192;
 // ---- Diagnosis: grid shape and traffic ---------------------------------------------------------------
 inline constexpr double kTailWasteShare = 0.2;      // idle share of the launched wave slots / CTA time
 inline constexpr double kTailTileFillBelow = 0.5;   // last query tile under half full: "mostly empty"
-// Measured DRAM bytes over this multiple of the cost-model minimum: FlashAttention-2 moves within a few %
-// of it; 30% leaves room for LSE, partial sectors and L2 write-back and still catches re-reads.
+// Measured DRAM bytes over this multiple of the cost-model minimum, reads and writes each against their
+// own minimum: FlashAttention-2 moves within a few % of it; 30% leaves room for LSE, partial sectors and
+// L2 write-back and still catches re-reads.
 inline constexpr double kExcessTrafficRatio = 1.3;
+// A direction (reads or writes) is judged for excess traffic only from this many counted bytes [bytes]:
+// below it DRAM counts are noise (two identical kernels moving 0.4 MB differ by 36% on the H200; the
+// counters carry a fixed offset of refreshes and page-table walks of about 0.1 MB per call).
+inline constexpr double kExcessTrafficMinBytes = 4e6;
 inline constexpr double kSpShareExcess = 0.5;       // S/P bytes / all bytes (materialised)
+
+// ---- Diagnosis: borderline verdicts -----------------------------------------------------------------
+// A verdict whose deciding number sits this close to its threshold, and which the other side of that
+// threshold would change, carries the `borderline` flag and names both readings. The bands are the
+// run-to-run repeatability of the numbers: SOL and pipe percentages, occupancy and roof shares repeat
+// within 1-2 points between runs on the H200 ...
+inline constexpr double kBorderlineSolPoints = 3;
+// ... the dependency-stall share within 0.02 (a bf16/fp16 twin read 0.499 and 0.501), as does a decode
+// call's fixed-time share ...
+inline constexpr double kBorderlineShare = 0.03;
+// ... and a P50 against a launch limit within 5% of the limit (P50s repeat within 1-2%; the launch
+// latency it is held against within a few %).
+inline constexpr double kBorderlineLaunchFraction = 0.05;
 
 // ---- Diagnosis: decode points ------------------------------------------------------------------------
 // Short call: the HBM ceiling streams the call's minimum bytes in under this many launch latencies per

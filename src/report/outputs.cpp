@@ -86,7 +86,11 @@ std::string render_calibration(const std::vector<core::CalibrationRow>& rows) {
                        r.bytes_per_s > 0 ? fmt::format("{:.0f}", r.bytes_per_s / 1e9) : "-",
                        r.flops_per_s > 0 ? fmt::format("{:.1f}", r.flops_per_s / 1e12) : "-",
                        pct_or_dash(r.compute_sol_pct), pct_or_dash(r.memory_sol_pct), r.expected, r.got,
-                       r.matches ? "ok" : "DIFFERS");
+                       r.matches ? "ok"
+                       : r.got == r.expected && r.expected_level && r.got_level
+                           ? fmt::format("DIFFERS (memory level {}, expected {})", core::to_string(*r.got_level),
+                                         core::to_string(*r.expected_level))
+                           : "DIFFERS");
   }
   out += fmt::format("{} of {} probes diagnosed as expected\n", matching, rows.size());
   return out;

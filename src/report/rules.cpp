@@ -52,10 +52,12 @@ const std::vector<Rule>& verdict_rules() {
                           "or at least {:g}% of the compute roof scaled to the SM clock the point ran at.",
                           kSolLatencyBelowPct, kSolDominanceMarginPct, kComputeRoofSharePct)),
       verdict(kVerdictMemory,
-              fmt::format("the busiest memory level (HBM, L2 or L1/shared, named) at least {:g}% busy, and compute "
-                          "not {:g} points ahead of it.",
+              fmt::format("the binding memory level (HBM, L2 only when its traffic shows re-reads rather than HBM's "
+                          "fills, or L1/shared; named) at least {:g}% busy, and compute not {:g} points ahead of it.",
                           kSolLatencyBelowPct, kSolDominanceMarginPct)),
-      verdict(kVerdictUnknown, "no P50, or no ceilings to compare against (a run that recorded none)."),
+      verdict(kVerdictUnknown,
+              "no P50, no ceilings to compare against (a run that recorded none), or no counters and neither "
+              "ceiling reached: undetermined without counters."),
   };
   return rules;
 }
@@ -70,9 +72,10 @@ const std::vector<Rule>& flag_rules() {
                        "rows read from the variant that ran) less than {:g}% full.",
                        kTailWasteShare * 100, kTailTileFillBelow * 100)),
       flag(kFlagExcessTraffic,
-           fmt::format("measured DRAM bytes over {:g}x the cost model's minimum, or S/P traffic over {:g}% of "
-                       "a materialising kernel's minimum bytes.",
-                       kExcessTrafficRatio, kSpShareExcess * 100)),
+           fmt::format("DRAM bytes read, or written (with the L2 tail, when the counted writes are the call's), "
+                       "over {:g}x that direction's minimum and over {:g} MB, or S/P traffic over {:g}% of a "
+                       "materialising kernel's minimum bytes.",
+                       kExcessTrafficRatio, kExcessTrafficMinBytes / 1e6, kSpShareExcess * 100)),
       flag(kFlagThrottled, fmt::format("a sample ran under {:g}% of the maximum clock: the latency is not "
                                        "representative.",
                                        kThrottledClockFraction * 100)),
@@ -87,6 +90,11 @@ const std::vector<Rule>& flag_rules() {
       flag(kFlagUnverified, "no check against the float64 reference: a speed with no correctness behind it."),
       flag(kFlagCountersUnavailable,
            "no hardware counters: FLOPs and bytes come from the cost model (the CPU backend has none)."),
+      flag(kFlagBorderline,
+           fmt::format("a number that decided the verdict sits within its band of the threshold (SOL and occupancy "
+                       "{:g} points, stall share {:g}, launch limits {:g}%) and the other side gives another "
+                       "verdict: the evidence names both.",
+                       kBorderlineSolPoints, kBorderlineShare, kBorderlineLaunchFraction * 100)),
   };
   return rules;
 }

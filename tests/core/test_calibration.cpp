@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "core/calibration.hpp"
@@ -50,7 +51,12 @@ TEST_CASE("the known-answer table: unique names, a verdict of the diagnosis for 
 TEST_CASE("check_calibration compares each probe's diagnosis with its expected verdict") {
   Results res;
   res.context.ceilings = datasheet_ceilings(*find_datasheet("h200"));
-  res.records.push_back(probe("hbm-copy", 500, 10, 92));
+  Record copy = probe("hbm-copy", 500, 10, 92);
+  // A plain stream: L2 busier than HBM by its fills, not by re-reads.
+  copy.counters.total[kMetricDramSol] = 90;
+  copy.counters.total[kMetricL2Sol] = 92;
+  copy.counters.total[kMetricL2HitRate] = 0.5;
+  res.records.push_back(copy);
   res.records.push_back(probe("fma-loop", 1000, 95, 2));
   res.records.push_back(probe("empty-kernel", 2, 0, 0));
   Record chase = probe("pointer-chase", 2000, 3, 8);
@@ -84,6 +90,8 @@ TEST_CASE("check_calibration compares each probe's diagnosis with its expected v
   CHECK(row("hbm-copy").matches);
   CHECK(row("hbm-copy").bytes_per_s == Approx(1e9 / 500e-6));
   CHECK(row("hbm-copy").memory_sol_pct == Approx(92));
+  CHECK(row("hbm-copy").got_level == MemoryLevel::dram);
+  CHECK(row("hbm-copy").expected_level == MemoryLevel::dram);
   CHECK(row("fma-loop").matches);
   CHECK(row("empty-kernel").got == kVerdictLaunch);
   CHECK(row("pointer-chase").got == kVerdictLatency);
@@ -104,4 +112,38 @@ TEST_CASE("check_calibration compares each probe's diagnosis with its expected v
   std::vector<CalibrationRow> good(2);
   for (auto& r : good) r.matches = true;
   CHECK(all_match(good));
+}
+
+TEST_CASE("a memory probe must name its level when the per-level counters say it") {
+  Results res;
+  res.context.ceilings = datasheet_ceilings(*find_datasheet("h200"));
+  // l2-copy: L2 at 90% with the traffic re-read from L2 (64 passes over L2-resident buffers).
+  Record l2 = probe("l2-copy", 500, 10, 90);
+  l2.counters.total[kMetricDramSol] = 2;
+  l2.counters.total[kMetricL2Sol] = 90;
+  l2.counters.total[kMetricL2HitRate] = 99;
+  l2.counters.total[kMetricDramRead] = 1e7;
+  l2.counters.total[kMetricDramWrite] = 1e7;
+  l2.counters.total[kMetricL2Bytes] = 6.4e10;
+  res.records.push_back(l2);
+  auto l2_row = [](const std::vector<CalibrationRow>& rows) {
+    return *std::find_if(rows.begin(), rows.end(), [](const CalibrationRow& r) { return r.probe == "l2-copy"; });
+  };
+  CalibrationRow row = l2_row(check_calibration(res));
+  CHECK(row.got == kVerdictMemory);
+  CHECK(row.got_level == MemoryLevel::l2);
+  CHECK(row.matches);
+  // The same verdict on the wrong level (its L2 traffic no more than the DRAM bytes: a stream) differs.
+  res.records[0].counters.total[kMetricL2Bytes] = 2e7;
+  res.records[0].counters.total[kMetricDramSol] = 75;
+  const auto rows = check_calibration(res);
+  row = l2_row(rows);
+  CHECK(row.got == kVerdictMemory);
+  CHECK(row.got_level == MemoryLevel::dram);
+  CHECK_FALSE(row.matches);
+  // Without per-level counters the level is not judged.
+  for (const char* m : {kMetricDramSol, kMetricL2Sol, kMetricL2HitRate, kMetricL2Bytes}) res.records[0].counters.total.erase(m);
+  row = l2_row(check_calibration(res));
+  CHECK_FALSE(row.got_level.has_value());
+  CHECK(row.matches);
 }

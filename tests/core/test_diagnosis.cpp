@@ -94,7 +94,8 @@ TEST_CASE("the clean baseline point raises no flag and is compute-bound") {
   const Diagnosis d = diagnose(fused_record(), gpu_context());
   CHECK(d.verdict == Verdict::compute_bound);
   CHECK(d.flags.empty());
-  CHECK(d.metrics.flops_source == "tensor-op counters");
+  CHECK(d.metrics.flops_source == "cost model (exact)");  // the roofline's FLOPs are the exact ones
+  CHECK(d.metrics.counted_flops_source == "tensor-op counters");
   CHECK(d.metrics.bytes_source == "DRAM counters");
   CHECK(d.metrics.intensity_flop_per_byte.value() == Approx(1.0e11 / 1.5e8));
   CHECK(d.metrics.flops_vs_cost.value() == Approx(1.0));
@@ -242,7 +243,7 @@ TEST_CASE("excess traffic from measured DRAM bytes over the minimum") {
   CHECK_FALSE(has_flag(diagnose(r, gpu_context()), Flag::excess_traffic));
 }
 
-TEST_CASE("the L2 tail counts against the minimum, not in the roofline's bytes") {
+TEST_CASE("the L2 tail counts against the minimum and in the roofline's bytes") {
   Record r = fused_record();
   r.counters.total[kMetricDramRead] = 1.15e8;  // read + write 1.65e8 = 1.1x the minimum 1.5e8
   r.counters.dram_write_tail_bytes = 0.5e8;    // with the tail 2.15e8: 1.43x
@@ -250,7 +251,7 @@ TEST_CASE("the L2 tail counts against the minimum, not in the roofline's bytes")
   CHECK(d.metrics.dram_write_tail_bytes.value() == 0.5e8);
   CHECK(d.metrics.excess_traffic_ratio.value() == Approx(2.15 / 1.5));
   CHECK(has_flag(d, Flag::excess_traffic));
-  CHECK(d.metrics.dram_bytes.value() == Approx(1.65e8));  // the ranges' bytes
+  CHECK(d.metrics.dram_bytes.value() == Approx(2.15e8));  // the ranges' bytes and the tail
   CHECK_THAT(evidence_text(d), Catch::Contains("after it (lines it left dirty in L2)"));
   r.counters.dram_write_tail_bytes.reset();
   const Diagnosis without = diagnose(r, gpu_context());
@@ -353,7 +354,7 @@ TEST_CASE("counters unavailable: the cost model stands in and the evidence says 
   const Diagnosis d = diagnose(r, gpu_context());
   CHECK(has_flag(d, Flag::counters_unavailable));
   CHECK(d.metrics.memory_level == MemoryLevel::dram);  // derived from bytes / bandwidth
-  CHECK(d.metrics.flops_source == "cost model");
+  CHECK(d.metrics.flops_source == "cost model (exact)");
   CHECK(d.metrics.bytes_source == "cost-model minimum");
   CHECK(d.metrics.excess_traffic_ratio.has_value() == false);
   CHECK(d.metrics.flops_vs_cost.has_value() == false);
@@ -361,7 +362,9 @@ TEST_CASE("counters unavailable: the cost model stands in and the evidence says 
   CHECK_THAT(evidence_text(d), Catch::Contains("come from the cost model"));
   // Derived speed of light: 1e11 FLOP in 300 us = 333 TFLOP/s = 42% of 800; 1.5e8 B = 12.5%.
   CHECK(d.metrics.compute_sol_pct.value() == Approx(41.67).epsilon(0.01));
-  CHECK(d.verdict == Verdict::latency_bound);  // no stall counters: occupancy is not shown to limit
+  // Neither ceiling reached, no counters: undetermined, not a latency or occupancy claim.
+  CHECK(d.verdict == Verdict::unknown);
+  CHECK_THAT(evidence_text(d), Catch::Contains("undetermined without counters"));
   CHECK_FALSE(has_flag(diagnose(fused_record(), gpu_context()), Flag::counters_unavailable));
 }
 
@@ -384,7 +387,7 @@ TEST_CASE("CPU backend records are diagnosed from the cost model") {
   ctx.ceilings.peak_bw_bytes_per_s = 2e10;
   ctx.ceilings.peak_flops_per_s["bf16"] = 1e12;  // 1e11 FLOP in 0.2 s = 5e11 = 50%
   d = diagnose(r, ctx);
-  CHECK(d.verdict == Verdict::latency_bound);
+  CHECK(d.verdict == Verdict::unknown);  // 50% of the roof: no counters to say why
   CHECK(d.metrics.pct_of_roof.value() == Approx(50));
 }
 
@@ -906,25 +909,35 @@ TEST_CASE("the H200 fa-bench results re-diagnosed: every verdict follows its rul
     const Diagnosis& d = *r.diagnosis;
     const DiagnosisMetrics& m = d.metrics;
     ++after[r.kernel + " " + std::string(to_string(d.verdict))];
-    // The memory level named is the busiest of HBM, L2 and L1/shared.
+    // The memory level named is the busiest of HBM, L2 and L1/shared, except an L2 whose traffic is HBM's
+    // fills and reads: then the busier of HBM and L1/shared.
     REQUIRE(m.dram_sol_pct);
     REQUIRE(m.l2_sol_pct);
     REQUIRE(m.l1_sol_pct);
-    const double busiest = std::max({*m.dram_sol_pct, *m.l2_sol_pct, *m.l1_sol_pct});
+    const bool l2_binds = !m.l2_explained_by_dram.value_or(false);
+    const double busiest = std::max({*m.dram_sol_pct, l2_binds ? *m.l2_sol_pct : 0.0, *m.l1_sol_pct});
     REQUIRE(m.memory_level);
     const double named = *m.memory_level == MemoryLevel::dram ? *m.dram_sol_pct
                          : *m.memory_level == MemoryLevel::l2 ? *m.l2_sol_pct
                                                               : *m.l1_sol_pct;
     CHECK(named == busiest);
+    if (*m.memory_level == MemoryLevel::l2) CHECK(*m.l2_sol_pct - *m.dram_sol_pct >= kSolDominanceMarginPct);
     if (r.kernel == "reference") {
-      // S and P through HBM: the unfused kernel keeps HBM at 60-83% of its peak over the call.
-      CHECK(d.verdict == Verdict::memory_bound);
+      // S and P through HBM: the unfused kernel keeps HBM at 60-83% of its peak over the call; a point just
+      // under 60% (causal s16384, 59.8%, its L2 at 66% not leading by the margin) is latency-bound with the
+      // borderline flag naming memory-bound on the other side.
+      if (d.verdict != Verdict::memory_bound) {
+        CHECK(d.verdict == Verdict::latency_bound);
+        CHECK(d.has(Flag::borderline));
+        CHECK(*m.dram_sol_pct >= kSolLatencyBelowPct - kBorderlineSolPoints);
+      }
       CHECK(*m.dram_sol_pct >= 55);
       continue;
     }
     ++fused;
     // Occupancy-bound only where occupancy is low and latency is not hidden.
     if (d.verdict == Verdict::occupancy_bound) {
+      CHECK(m.tensor_ops_per_instruction.value_or(0) <= kWgmmaOpsPerInstructionAbove);  // never a wgmma kernel
       CHECK(m.theoretical_occupancy_pct.value() < kOccupancyBoundBelowPct);
       CHECK(m.issue_active_pct.value() < kIssueActiveBusyPct);
       CHECK(m.latency_stall_share.value() >= kLatencyStallShareFrom);

@@ -40,6 +40,8 @@ const std::map<std::string, double>& thresholds() {
       ATTNPROF_THRESHOLD(kSolSaturatedPct),
       ATTNPROF_THRESHOLD(kComputeRoofSharePct),
       ATTNPROF_THRESHOLD(kDramAccountsWithinPct),
+      ATTNPROF_THRESHOLD(kL2RereadBytesRatio),
+      ATTNPROF_THRESHOLD(kL2RereadHitRatePct),
       ATTNPROF_THRESHOLD(kLaunchBoundLatencyMultiple),
       ATTNPROF_THRESHOLD(kLaunchBoundUsPerLaunch),
       ATTNPROF_THRESHOLD(kHostBoundOverheadFactor),
@@ -52,6 +54,10 @@ const std::map<std::string, double>& thresholds() {
       ATTNPROF_THRESHOLD(kTailTileFillBelow),
       ATTNPROF_THRESHOLD(kExcessTrafficRatio),
       ATTNPROF_THRESHOLD(kSpShareExcess),
+      ATTNPROF_THRESHOLD(kExcessTrafficMinBytes),
+      ATTNPROF_THRESHOLD(kBorderlineSolPoints),
+      ATTNPROF_THRESHOLD(kBorderlineShare),
+      ATTNPROF_THRESHOLD(kBorderlineLaunchFraction),
       ATTNPROF_THRESHOLD(kDecodeShortCallLaunchLatencies),
       ATTNPROF_THRESHOLD(kDecodeFixedTimeShareFrom),
       ATTNPROF_THRESHOLD(kDecodeAssumedLaunchLatencyUs),
@@ -63,13 +69,15 @@ const std::map<std::string, double>& thresholds() {
 #undef ATTNPROF_THRESHOLD
 
 // The value a row of the table states, in the constant's own unit: "60%" is 60 for a name ending in
-// Pct and 0.6 otherwise; "10 points", "2x", "10 us", "0.5", "8192" and "1/3" read as written.
+// Pct and 0.6 otherwise; "10 points", "2x", "10 us", "0.5", "8192" and "1/3" read as written; "4 MB" is
+// 4e6 bytes.
 std::optional<double> documented_value(const std::string& name, const std::string& cell) {
   std::smatch m;
   if (std::regex_search(cell, m, std::regex(R"(^\s*(\d+)/(\d+)\s*$)"))) return std::stod(m[1]) / std::stod(m[2]);
-  if (!std::regex_search(cell, m, std::regex(R"(^\s*([0-9]+(\.[0-9]+)?)\s*(%|x|points|us)?\s*$)"))) return std::nullopt;
+  if (!std::regex_search(cell, m, std::regex(R"(^\s*([0-9]+(\.[0-9]+)?)\s*(%|x|points|us|MB)?\s*$)"))) return std::nullopt;
   double value = std::stod(m[1]);
   if (m[3] == "%" && !name.ends_with("Pct")) value /= 100;
+  if (m[3] == "MB") value *= 1e6;
   return value;
 }
 
@@ -121,6 +129,7 @@ TEST_CASE("the table reader: units, percentages and a wrong value") {
   CHECK(documented_value("kLaunchBoundUsPerLaunch", "10 us") == 10.0);
   CHECK(documented_value("kSolDominanceMarginPct", "10 points") == 10.0);
   CHECK(documented_value("kDecodeFixedTimeShareFrom", "1/3") == Approx(1.0 / 3));
+  CHECK(documented_value("kExcessTrafficMinBytes", "4 MB") == Approx(4e6));
   CHECK_FALSE(documented_value("kX", "about ten").has_value());
   // A row that disagrees with the code is caught: 6% is not kNoisyRelStddev.
   CHECK(*documented_value("kNoisyRelStddev", "6%") != Approx(kNoisyRelStddev));

@@ -2,8 +2,8 @@
 """The H200 sample in reports/ reads as an expert expects, from the JSON alone.
 
 Re-renders reports/h200-fa-bench/results.json with the built binary (diagnosis recomputed by this
-checkout) and checks: every point ok and verified; the reference memory-bound at every point with S and P
-most of its minimum bytes; the Hopper-native fused kernel compute-bound near the roof at hdim 128,
+checkout) and checks: every point ok and verified; the reference memory-bound (or borderline to it) at every
+point with S and P most of its minimum bytes; the Hopper-native fused kernel compute-bound near the roof at hdim 128,
 non-causal, seq >= 4096; the mma.sync fused kernel well below that roof.
 """
 import csv
@@ -33,7 +33,10 @@ def main():
         label = row["key"]
         check(row["status"] == "ok", f"{label}: status {row['status']}")
         if row["kernel"] == "reference":
-            check(row["verdict"] == "memory-bound", f"{label}: verdict {row['verdict']}")
+            # Memory-bound, or within the borderline band of it (HBM just under 60%: latency-bound, flagged).
+            check(row["verdict"] == "memory-bound" or
+                  (row["verdict"] == "latency-bound" and "borderline" in row["flags"]),
+                  f"{label}: verdict {row['verdict']} ({row['flags']})")
             check(float(row["sp_share"]) > 0.8, f"{label}: S/P share {row['sp_share']}")
         long_dense = row["hdim"] == "128" and row["causal"] == "false" and int(row["seq_q"]) >= 4096
         if row["kernel"] == "fused-sm90" and long_dense:

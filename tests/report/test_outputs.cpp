@@ -52,6 +52,17 @@ TEST_CASE("golden: calibrate's table of the probes' verdicts", "[golden]") {
   CHECK_THAT(table, Catch::Contains("5 of 7 probes diagnosed as expected"));
 }
 
+TEST_CASE("calibrate's table names the memory level when only the level differs", "[outputs]") {
+  core::CalibrationRow row;
+  row.probe = "l2-copy";
+  row.expected = row.got = core::kVerdictMemory;
+  row.expected_level = core::MemoryLevel::l2;
+  row.got_level = core::MemoryLevel::dram;
+  const std::string table = report::render_calibration({row});
+  CHECK_THAT(table, Catch::Contains("DIFFERS (memory level dram, expected l2)"));
+  CHECK_THAT(table, Catch::Contains("0 of 1 probes diagnosed as expected"));
+}
+
 TEST_CASE("golden: devices, as a table and as JSON; the JSON reads back as its own fixture", "[golden]") {
   const run::DeviceList list =
       devices_from_json(nlohmann::json::parse(golden::read(kDir / "fixtures/devices.json")));

@@ -32,12 +32,12 @@ TEST_CASE("rules: every verdict and flag the diagnosis can give has a rule and a
     CHECK(doc.find("<a id=\"" + anchor + "\"></a>") != std::string::npos);
   }
   for (std::string_view f : {kFlagUnderFilled, kFlagTailEffect, kFlagExcessTraffic, kFlagThrottled, kFlagNoisy,
-                             kFlagHostBound, kFlagUnverified, kFlagCountersUnavailable}) {
+                             kFlagHostBound, kFlagUnverified, kFlagCountersUnavailable, kFlagBorderline}) {
     const std::string anchor = report::detail::flag_anchor(f);
     CHECK(anchor == "flag-" + std::string(f));
     CHECK(doc.find("<a id=\"" + anchor + "\"></a>") != std::string::npos);
   }
   CHECK(report::detail::verdict_anchor("no-such-verdict").empty());
   CHECK(report::detail::verdict_rules().size() == 6);
-  CHECK(report::detail::flag_rules().size() == 8);
+  CHECK(report::detail::flag_rules().size() == 9);
 }
