@@ -2,8 +2,8 @@
 // copies (each after an L2 flush) profiled in one session per capacity, and per pass the time spent
 // setting the pass up, running the calls and closing it, then decoding and evaluating the counters.
 // An experiment, not a test: it prints the figures behind the session sizing of docs/measurement.md
-// (counter batching, "Groups") and asserts nothing about them. Built with the GPU tests, not
-// registered with CTest.
+// (counter batching, "Groups") and asserts nothing about them. Built in tests/bench/ (CUDA builds),
+// not registered with CTest.
 // Usage: bench_counter_session [--capacities 16,64,256,1024] [--copy-mib 64]
 #include <cuda_runtime_api.h>
 
@@ -19,7 +19,7 @@
 #include "measure/cuda/cupti_profiler.hpp"
 #include "measure/cuda/device.hpp"
 #include "measure/cuda/timer.hpp"
-#include "test_gpu_measure_kernels.hpp"
+#include "gpu/test_gpu_measure_kernels.hpp"
 
 namespace m = attnprof::measure;
 
