@@ -49,19 +49,7 @@ if want ncu; then
       python3 scripts/device/anchor.py shapes "$out/shape-decode.json" --backends cudnn --warm --warmup-seconds 0 \
       --samples 2 --out "$out/ncu-cudnn-anchor.json" > "$out/ncu-cudnn.csv" 2>"$out/ncu-cudnn.err"
   echo "ncu cudnn exit $?"
-  python3 - "$out/ncu-decode.csv" "$out/ncu-cudnn.csv" > "$out/ncu-l2.txt" <<'PY'
-import csv, io, sys
-def rows(path):
-    text = open(path, errors="replace").read()
-    start = text.find('"ID"')
-    return list(csv.DictReader(io.StringIO(text[start:]))) if start >= 0 else []
-for path in sys.argv[1:]:
-    found = rows(path)
-    names = sorted({r["Kernel Name"][:90] for r in found})
-    print(f"== {path}: {names}")
-    for r in found:
-        print(f"  {r['Metric Name']:<70s} {r['Metric Unit']:>10s} {r['Metric Value']:>18s}")
-PY
+  python3 scripts/device/ncu_csv_table.py "$out/ncu-decode.csv" "$out/ncu-cudnn.csv" > "$out/ncu-l2.txt"
   cat "$out/ncu-l2.txt" | head -n 80
 fi
 
@@ -85,29 +73,7 @@ if want side; then
   echo "paged sweep exit $? in $(since "$t0") s"
   $checks statuses "$out/paged/results.json"
   python3 scripts/gap_table.py "$out/side/results.json" > "$out/gap_table.md"; echo "gap table exit $?"
-  python3 - "$out/side/results.json" "$out/paged/results.json" <<'PY' | tee "$out/decode_table.txt"
-import json, sys
-def load(path):
-    out = {}
-    for r in json.load(open(path))["records"]:
-        s = r["shape"]
-        ok = r["status"] == "ok" and r["verification"].get("passed", False)
-        c = r.get("counters") or {}
-        dram = (c.get("total") or {}).get("dram__bytes_read.sum")
-        out[(s["heads"], s["batch"], s["seq_k"], r["kernel"])] = (r["latency"]["p50_us"] if ok else None, dram)
-    return out
-side, paged = load(sys.argv[1]), load(sys.argv[2])
-print("heads batch    KV | decode  flash  cudnn  (P50 us) | decode/best vendor | paged64 us  paged/contig | DRAM TB/s contig/paged")
-for h, b, k in sorted({(h, b, k) for (h, b, k, _) in side}):
-    d, f, c = (side.get((h, b, k, n), (None, None))[0] for n in ("decode", "torch:flash", "torch:cudnn"))
-    p = paged.get((h, b, k, "decode"), (None, None))[0]
-    vend = min(x for x in (f, c) if x) if (f or c) else None
-    tb = lambda v: f"{v[1] / v[0] / 1e6:.2f}" if v[0] and v[1] else "-"
-    fmt = lambda x: f"{x:7.1f}" if x else "      -"
-    print(f"{h:5d} {b:5d} {k:6d} | {fmt(d)} {fmt(f)} {fmt(c)} | {vend / d if d and vend else float('nan'):5.2f}x | "
-          f"{fmt(p)} {p / d - 1 if p and d else float('nan'):+7.1%} | {tb(side.get((h, b, k, 'decode'), (0, 0)))} / "
-          f"{tb(paged.get((h, b, k, 'decode'), (0, 0)))}")
-PY
+  python3 scripts/device/decode_table.py "$out/side/results.json" "$out/paged/results.json" | tee "$out/decode_table.txt"
 fi
 
 if want layouts; then
