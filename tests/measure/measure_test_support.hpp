@@ -4,8 +4,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
+
+#include <unistd.h>
 
 #include "core/shape.hpp"
 #include "kernels/registry.hpp"
@@ -65,5 +69,14 @@ class WrongKernel : public kernels::Kernel {
   Writes writes_;
   int64_t max_seq_k_;
 };
+
+// A private cache directory for this test process.
+inline std::filesystem::path scratch_cache_dir() {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("attnprof-test-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("ATTNPROF_CACHE_DIR", dir.c_str(), 1);
+  return dir;
+}
 
 }  // namespace attnprof::measure_test
