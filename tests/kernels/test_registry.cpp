@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kernels_test_support.hpp"
+#include "kernels/kernels_test_support.hpp"
 
 using namespace attnprof::kernels_test;
 

@@ -10,7 +10,7 @@
 
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
-#include "kernels_test_support.hpp"
+#include "kernels/kernels_test_support.hpp"
 
 using attnprof::core::DType;
 using attnprof::core::Shape;
