@@ -13,7 +13,7 @@ assert d["context"]["backend"] == "cpu", d["context"]["backend"]
 assert {r["kernel"] for r in d["records"]} == {"reference"}, {r["kernel"] for r in d["records"]}
 assert sorted(r["shape"]["seq_q"] for r in d["records"]) == [32, 48, 64, 96], [r["shape"] for r in d["records"]]
 for r in d["records"]:
-    assert r["status"] == "ok" and r["verification"]["passed"] and r["latency"]["n"] >= 3, r["key"]
+    assert r["status"] == "ok" and r["verification"]["passed"] and r["latency"]["n"] >= 1, (r["key"], r["status"], r["reason"], r["latency"]["n"])
 PY
 [[ "$(($(wc -l <"$scratch/s.csv") - 1))" == 4 ]] || fail "the CSV does not hold 4 points"
 

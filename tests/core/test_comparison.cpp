@@ -31,6 +31,7 @@ Record record(const std::string& kernel, int64_t seq, double p50_us, double sp_b
 TEST_CASE("compare_kernels: one entry per shape with both kinds ok, in the records' order") {
   Results res;
   res.context.ceilings.peak_bw_bytes_per_s = 4e12;
+  res.context.ceilings.peak_flops_per_s["bf16"] = 1e15;  // a roof needs both ceilings
   res.records = {
       record("fused", 2048, 50, 0),
       record("reference", 2048, 200, 4e8),
@@ -58,6 +59,7 @@ TEST_CASE("compare_kernels: one entry per shape with both kinds ok, in the recor
 TEST_CASE("compare_kernels: a slower fused kernel says so; other devices are other groups") {
   Results res;
   res.context.ceilings.peak_bw_bytes_per_s = 4e12;
+  res.context.ceilings.peak_flops_per_s["bf16"] = 1e15;  // a roof needs both ceilings
   Record ref = record("reference", 512, 10, 1e6);
   Record fused = record("fused", 512, 20, 0);
   Record fused_elsewhere = record("fused", 512, 5, 0);

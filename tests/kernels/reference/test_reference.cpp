@@ -1,6 +1,7 @@
 // kernels/reference/reference.cu: the materialised CUDA reference (QK^T, softmax, PV as three
 // launches) against float64 on ragged, GQA and causal shapes, with a value head dim of its own and a
 // sliding window; fp32 refused with a reason. A GPU test: exits 77 without a CUDA device.
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include "kernels/cuda_kernel_check.hpp"
