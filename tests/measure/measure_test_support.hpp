@@ -1,6 +1,7 @@
-// Shared fixtures of the measure tests (test_cpu_backend.cpp, test_point_lifecycle.cpp): a small bf16
-// shape, options that sample briefly, and a CPU kernel that is wrong on purpose (it writes zeros, or
-// nothing) and may refuse long key sequences. Never registered.
+// Shared fixtures of the measure tests (test_cpu_backend.cpp, test_point_lifecycle.cpp,
+// test_ceilings_cache.cpp): a small bf16 shape, options that sample briefly, a private ceilings cache,
+// and a CPU kernel that is wrong on purpose (it writes zeros, or nothing) and may refuse long key
+// sequences. Never registered.
 #pragma once
 #include <algorithm>
 #include <cstdint>
