@@ -70,7 +70,7 @@ void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t
 float exp_shifted_sum(float* x, int64_t n, float shift);
 
 // x[i] = kernels::round_to(dtype, x[i]) for i < n, in a form that vectorises (the scalar function is
-// out of line in verify.cpp, shared with the GPU side). tests/kernels/test_cpu_kernels.cpp checks the
+// out of line in verify.cpp, shared with the GPU side). tests/kernels/cpu/test_tiles.cpp checks the
 // two agree.
 void round_in_place(core::DType, float* x, int64_t n);
 

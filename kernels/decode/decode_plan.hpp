@@ -1,6 +1,6 @@
 // The decode kernel's work plan, as pure constexpr functions: the kernel instantiates the tile
 // shapes at compile time, the host picks the split count and grid from them, and all of it is
-// unit-tested on the host (tests/kernels/test_decode_plan.cpp) without a CUDA runtime.
+// unit-tested on the host (tests/kernels/decode/test_decode_plan.cpp) without a CUDA runtime.
 //
 // Work split (flash-decoding with grouped-query packing):
 //   rows     the query heads of one GQA group and the seq_q positions (1-16, speculative decoding)

@@ -1,5 +1,9 @@
-// Reference vs fused (src/core/comparison.cpp): read from the records' stored diagnoses.
+// Reference vs fused (src/core/comparison.cpp): which records are paired (ok records of one shape, backend
+// and device; the kernels named "reference" and "fused" first), and the figures read from the records'
+// stored diagnoses.
 #include <catch2/catch.hpp>
+
+#include <string>
 
 #include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
@@ -8,6 +12,17 @@
 using namespace attnprof::core;
 
 namespace {
+
+Record record(const std::string& kernel, int64_t seq, double p50_us, double sp_bytes, Status status = Status::ok) {
+  Record r;
+  r.shape = Shape{1, 8, 8, seq, seq, 64, false, DType::bf16};
+  r.kernel = kernel;
+  r.backend = BackendKind::cuda;
+  r.status = status;
+  r.latency.p50_us = p50_us;
+  r.cost.sp_bytes = sp_bytes;  // > 0: the kernel materialises S and P
+  return r;
+}
 
 Results analysed_fixture() {
   Results res = read_results(ATTNPROF_SOURCE_DIR "/tests/report/fixtures/synthetic_results.json");
@@ -62,4 +77,48 @@ TEST_CASE("reference vs fused: none without an ok pair of both kinds") {
   for (auto& r : res.records)
     if (is_materialized(r)) r.status = Status::failed;
   CHECK(compare_kernels(res).empty());
+}
+
+TEST_CASE("compare_kernels: one entry per shape with both kinds ok, in the records' order") {
+  Results res;
+  res.records = {
+      record("fused", 2048, 50, 0),
+      record("reference", 2048, 200, 4e8),
+      record("fused", 1024, 20, 0),                              // no materialised kernel at 1024
+      record("reference", 4096, 900, 1.6e9),
+      record("fused", 4096, 100, 0, Status::incorrect),          // not ok: no pair at 4096
+      record("fused-other", 2048, 40, 0),                        // "fused" is preferred over it
+  };
+  const std::vector<KernelComparison> cmp = compare_kernels(res);
+  REQUIRE(cmp.size() == 1);
+  const KernelComparison& c = cmp[0];
+  CHECK(c.shape == res.records[0].shape.label());
+  CHECK(c.reference == "reference");
+  CHECK(c.fused == "fused");
+  CHECK(c.reference_p50_us == 200.0);
+  CHECK(c.fused_p50_us == 50.0);
+  REQUIRE(c.speedup);
+  CHECK(*c.speedup == Approx(4.0));
+  CHECK(c.latency_saved_us == Approx(150.0));
+  CHECK(c.sp_bytes == 4e8);
+  CHECK_FALSE(c.sp_time_us);  // the S/P time needs the reference's stored diagnosis (bandwidth ceiling)
+  CHECK_FALSE(c.sp_explained_share);
+  CHECK(c.summary.starts_with("fused is 4.00x faster than reference"));
+}
+
+TEST_CASE("compare_kernels: a slower fused kernel says so; other devices are other groups") {
+  Results res;
+  Record ref = record("reference", 512, 10, 1e6);
+  Record fused = record("fused", 512, 20, 0);
+  Record fused_elsewhere = record("fused", 512, 5, 0);
+  fused_elsewhere.device_id = 1;
+  res.records = {ref, fused_elsewhere, fused};
+  const std::vector<KernelComparison> cmp = compare_kernels(res);
+  REQUIRE(cmp.size() == 1);
+  REQUIRE(cmp[0].speedup);
+  CHECK(*cmp[0].speedup == Approx(0.5));
+  CHECK(cmp[0].latency_saved_us == Approx(-10.0));
+  CHECK_FALSE(cmp[0].sp_explained_share);  // nothing saved to explain
+  CHECK(cmp[0].summary.starts_with("fused is 2.00x slower than reference"));
+  CHECK(compare_kernels(Results{}).empty());
 }

@@ -160,7 +160,7 @@ TEST_CASE("fused kernel (default tiles) matches float64 on ragged, GQA and causa
 }
 
 // Scores 8x wider than the default inputs: a row's max moves by more than the lazy threshold after its
-// first key tiles (tests/kernels/test_verify.cpp checks that these inputs do that), so the rescale of
+// first key tiles (tests/kernels/common/test_verify.cpp checks that these inputs do that), so the rescale of
 // the accumulated O and row sum runs at many tiles instead of only at a row's first visible one.
 TEST_CASE("fused kernels match float64 when the row max keeps growing (Q x 8)") {
   constexpr int kWide = 3;

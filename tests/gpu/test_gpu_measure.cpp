@@ -3,8 +3,8 @@
 // unavailable path, the timer (cold events, graph replay for tiny calls, stage split, SM clock),
 // occupancy against the CUDA occupancy API with a known limiter, the ceiling probes, and the backend
 // end to end (including oom before allocating and unknown --metrics names).
-// Tests tagged [cpu] need no GPU (CUPTI's host half checks metric names offline) and always run;
-// the rest run only with a device, else the executable exits 77 (skipped) after the [cpu] ones pass.
+// They run only with a device, else the executable exits 77 (skipped). The host-only checks (metric
+// names, call totals, the occupancy limiter) are in tests/measure/cuda/.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -42,8 +42,6 @@ namespace {
 namespace m = attnprof::measure;
 namespace core = attnprof::core;
 namespace kernels = attnprof::kernels;
-
-constexpr const char* kChip = "GH100";
 
 int copy_blocks() {
   int sms = 0;
@@ -84,91 +82,6 @@ void print_session(const char* what, const std::optional<core::CounterSession>& 
 }
 
 }  // namespace
-
-// ---- no GPU needed -------------------------------------------------------------------------------
-
-TEST_CASE("default metrics are all valid on GH100 and unknown names are refused by name", "[cpu]") {
-  REQUIRE_NOTHROW(m::validate_metrics(m::default_metrics(), kChip));
-  try {
-    m::validate_metrics({"dram__bytes_read.sum", "dram__bytez_read.sum"}, kChip);
-    FAIL("an unknown metric was accepted");
-  } catch (const attnprof::InputError& e) {
-    REQUIRE(std::string(e.what()).find("'dram__bytez_read.sum'") != std::string::npos);
-  }
-  // Names Nsight Compute has but CUPTI does not (reference doc: invalid on GH100).
-  REQUIRE_THROWS_AS(m::validate_metrics({"launch__registers_per_thread"}, kChip), attnprof::InputError);
-  // A second SASS-op metric beside the default ffma would read ffma's count: refused by name.
-  try {
-    m::validate_metrics({"sm__sass_thread_inst_executed_op_fadd_pred_on.sum"}, kChip);
-    FAIL("a second SASS-op metric was accepted");
-  } catch (const attnprof::InputError& e) {
-    REQUIRE(std::string(e.what()).find("fadd_pred_on") != std::string::npos);
-  }
-  REQUIRE(m::passes_needed({"dram__bytes_read.sum"}, kChip) >= 1);
-}
-
-TEST_CASE("the default metric set is planned as one configuration: 15 passes on GH100", "[cpu]") {
-  // Added one name per call, CUPTI gave each name passes of its own (29 for the set before the memory
-  // levels, pipes and stall ratios were added); added in one call it packs them. The two
-  // speed-of-light metrics are most of it (sm__throughput alone is 8); the 12 diagnosis metrics added
-  // with the memory levels cost 2 passes (13 before).
-  std::vector<std::string> with_marker = m::default_metrics();
-  with_marker.push_back(m::kMarkerMetric);
-  const int64_t passes = m::passes_needed(with_marker, kChip);
-  std::printf("MEASURE default metric set on %s: %lld passes\n", kChip, static_cast<long long>(passes));
-  REQUIRE(passes == 15);
-  int64_t one_by_one = 0;
-  for (const auto& name : with_marker) one_by_one = std::max(one_by_one, m::passes_needed({name}, kChip));
-  REQUIRE(passes >= one_by_one);  // never fewer than its costliest metric alone
-}
-
-TEST_CASE("CUPTI failures become 'unavailable' with the reason and the fix", "[cpu]") {
-  const core::Counters denied = m::unavailable_counters(35 /* INSUFFICIENT_PRIVILEGES */, "cuptiRangeProfilerStart");
-  REQUIRE(denied.status == attnprof::core::CounterStatus::unavailable);
-  REQUIRE(denied.reason.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != std::string::npos);
-  REQUIRE(denied.reason.find("NVreg_RestrictProfilingToAdminUsers=0") != std::string::npos);
-  const core::Counters busy = m::unavailable_counters(26 /* HARDWARE_BUSY */, "cuptiRangeProfilerStart");
-  REQUIRE(busy.status == attnprof::core::CounterStatus::unavailable);
-  REQUIRE(busy.reason.find("another profiler") != std::string::npos);
-}
-
-TEST_CASE("per-launch counters fold into a call total: sums add, ratios are duration-weighted", "[cpu]") {
-  std::vector<core::KernelCounters> per_kernel(2);
-  per_kernel[0].metrics = {{"gpu__time_duration.sum", 100}, {"dram__bytes_read.sum", 1e6},
-                           {"sm__warps_active.avg.pct_of_peak_sustained_active", 80}};
-  per_kernel[1].metrics = {{"gpu__time_duration.sum", 300}, {"dram__bytes_read.sum", 3e6},
-                           {"sm__warps_active.avg.pct_of_peak_sustained_active", 40}};
-  const auto total = m::total_of(per_kernel);
-  REQUIRE(total.at("gpu__time_duration.sum") == Approx(400));
-  REQUIRE(total.at("dram__bytes_read.sum") == Approx(4e6));
-  REQUIRE(total.at("sm__warps_active.avg.pct_of_peak_sustained_active") == Approx(50));
-}
-
-TEST_CASE("the occupancy limiter is the resource whose block limit binds", "[cpu]") {
-  m::SmResources h100;  // sm_90 per-SM limits
-  h100.sm_count = 132;
-  h100.max_threads_per_sm = 2048;
-  h100.max_blocks_per_sm = 32;
-  h100.registers_per_sm = 65536;
-  h100.max_registers_per_block = 65536;
-  h100.smem_per_sm = 233472;
-  h100.smem_reserved_per_block = 1024;
-  // 128 threads x 255 registers: 4 warps x 8192 registers -> 2 blocks by registers.
-  auto limits = m::block_limits(h100, 128, 255, 0);
-  REQUIRE(limits.by_registers == 2);
-  REQUIRE(m::limiter_of(limits, 2) == "registers");
-  // 100 KiB of shared memory per block -> 2 blocks.
-  limits = m::block_limits(h100, 128, 32, 100 * 1024);
-  REQUIRE(limits.by_shared_memory == 2);
-  REQUIRE(m::limiter_of(limits, 2) == "shared_memory");
-  // 1024 threads -> 2 blocks by threads.
-  limits = m::block_limits(h100, 1024, 16, 0);
-  REQUIRE(limits.by_threads == 2);
-  REQUIRE(m::limiter_of(limits, 2) == "threads");
-  // 32 threads, nothing else binding -> 32 blocks by the block limit.
-  limits = m::block_limits(h100, 32, 16, 0);
-  REQUIRE(m::limiter_of(limits, 32) == "blocks");
-}
 
 // ---- GPU ------------------------------------------------------------------------------------------
 
@@ -898,14 +811,9 @@ TEST_CASE("counters: a second profiler on the same context is reported, not thro
 
 int main(int argc, char** argv) {
   int devices = 0;
-  const bool have_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-  if (!have_gpu) {
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();
-    std::vector<const char*> cpu_args(argv, argv + argc);
-    cpu_args.push_back("[cpu]");
-    const int failed = Catch::Session().run(static_cast<int>(cpu_args.size()), cpu_args.data());
-    if (failed != 0) return 1;
-    std::printf("test_gpu_measure: no CUDA device, GPU cases skipped\n");
+    std::printf("test_gpu_measure: no CUDA device, skipped\n");
     return 77;
   }
   return Catch::Session().run(argc, argv);

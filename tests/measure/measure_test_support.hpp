@@ -1,11 +1,16 @@
-// Shared fixtures of the measure tests (test_cpu_backend.cpp, test_point_lifecycle.cpp): a small bf16
-// shape, options that sample briefly, and a CPU kernel that is wrong on purpose (it writes zeros, or
-// nothing) and may refuse long key sequences. Never registered.
+// Shared fixtures of the measure tests (test_cpu_backend.cpp, test_point_lifecycle.cpp,
+// test_ceilings_cache.cpp): a small bf16 shape, options that sample briefly, a private ceilings cache,
+// and a CPU kernel that is wrong on purpose (it writes zeros, or nothing) and may refuse long key
+// sequences. Never registered.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
+
+#include <unistd.h>
 
 #include "core/shape.hpp"
 #include "kernels/registry.hpp"
@@ -65,5 +70,14 @@ class WrongKernel : public kernels::Kernel {
   Writes writes_;
   int64_t max_seq_k_;
 };
+
+// A private cache directory for this test process.
+inline std::filesystem::path scratch_cache_dir() {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("attnprof-test-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("ATTNPROF_CACHE_DIR", dir.c_str(), 1);
+  return dir;
+}
 
 }  // namespace attnprof::measure_test

@@ -1,4 +1,4 @@
-// The CPU backend end to end, the backend factory and the ceilings cache.
+// measure/cpu_backend.cpp end to end: measuring the CPU kernels, refusals, its host, its ceilings.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -26,51 +26,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using attnprof::measure_test::scratch_cache_dir;
+
 Shape small_shape(bool causal) { return attnprof::measure_test::bf16_shape(2, 4, 2, 96, 128, causal); }
 m::MeasureOptions quick_options() { return attnprof::measure_test::quick_options(30); }
 
-// A private cache directory for this test process.
-fs::path scratch_cache_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("attnprof-test-cache-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  ::setenv("ATTNPROF_CACHE_DIR", dir.c_str(), 1);
-  return dir;
-}
-
 }  // namespace
-
-TEST_CASE("backend factory", "[backend]") {
-  CHECK(m::make_backend("cpu", 0, nullptr)->name() == "cpu");
-  CHECK_THROWS_AS(m::make_backend("tpu", 0, nullptr), attnprof::InputError);
-  std::string why;
-  if (!m::cuda_available(&why)) {
-    CHECK_FALSE(why.empty());
-    CHECK_THROWS_AS(m::make_backend("cuda", 0, nullptr), attnprof::EnvironmentError);
-    std::vector<std::string> notices;
-    CHECK(m::make_backend("auto", 0, &notices)->name() == "cpu");
-    REQUIRE(notices.size() == 1);
-    CHECK(notices[0].find("no GPU found") != std::string::npos);
-    CHECK(notices[0].find(why) != std::string::npos);
-  }
-}
-
-TEST_CASE("measure options serialise", "[backend]") {
-  m::MeasureOptions o;
-  o.max_samples = 77;
-  o.extra_metrics = {"dram__bytes_read.sum"};
-  const nlohmann::json j = o;
-  CHECK(j.at("max_samples") == 77);
-  CHECK(j.at("extra_metrics").size() == 1);
-  CHECK(j.at("cold_l2") == true);
-  CHECK(j.at("warmup_seconds") == 0.6);
-  CHECK(j.at("min_seconds_per_point") == 0.25);
-  m::MeasureOptions back;
-  o.warmup_seconds = 0.5;
-  o.min_seconds_per_point = 0.125;
-  m::from_json(nlohmann::json(o), back);
-  CHECK(back.warmup_seconds == 0.5);
-  CHECK(back.min_seconds_per_point == 0.125);
-}
 
 TEST_CASE("CPU backend measures the reference with verified output and stages", "[cpu-backend]") {
   auto backend = m::make_cpu_backend();
@@ -153,31 +114,6 @@ TEST_CASE("CPU backend describes its host", "[cpu-backend]") {
   CHECK(info.name.rfind("CPU: ", 0) == 0);
   CHECK(info.sm_count == host.threads);
   CHECK(backend->kernels().size() >= 2);
-}
-
-TEST_CASE("ceilings cache: keys, round trip, corrupt files", "[ceilings-cache]") {
-  const fs::path dir = scratch_cache_dir();
-  CHECK(m::ceilings_cache_dir() == dir.string());
-  CHECK(m::device_cache_key("NVIDIA H200") == "nvidia-h200");
-  CHECK(m::device_cache_key("CPU: AMD EPYC 9654 96-Core Processor t2") == "cpu-amd-epyc-9654-96-core-processor-t2");
-  CHECK(m::device_cache_key("../..") == "device");
-
-  CHECK_FALSE(m::load_ceilings("nothing-here").has_value());
-  attnprof::core::Ceilings c;
-  c.source = "measured";
-  c.peak_bw_bytes_per_s = 1.5e11;
-  c.peak_flops_per_s["fp32"] = 2e12;
-  REQUIRE(m::save_ceilings("dev", c));
-  const auto back = m::load_ceilings("dev");
-  REQUIRE(back.has_value());
-  CHECK(back->peak_bw_bytes_per_s == c.peak_bw_bytes_per_s);
-  CHECK(back->peak_flops_per_s.at("fp32") == 2e12);
-
-  std::ofstream(dir / "dev.json") << "{ not json";
-  CHECK_FALSE(m::load_ceilings("dev").has_value());
-  std::ofstream(dir / "dev.json") << R"({"format": 1, "key": "dev", "ceilings": {"peak_bw_bytes_per_s": 0}})";
-  CHECK_FALSE(m::load_ceilings("dev").has_value());
-  fs::remove_all(dir);
 }
 
 TEST_CASE("CPU backend ceilings: a corrupt cache is re-measured, then read back", "[ceilings-cache]") {

@@ -1,5 +1,6 @@
 // Verification (kernels/common/verify.cpp): the float64 row against an independent brute force over
 // whole tensors, masking and GQA, rounding, row sampling, and the pass/fail rule.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
+#include "kernels/kernels_test_support.hpp"
 
 using attnprof::core::DType;
 using attnprof::core::Shape;
@@ -277,4 +279,21 @@ TEST_CASE("hdim_v: reference_row matches the brute force; verify_rows checks eve
     std::vector<float> hdim_wide(rows.size() * 32, 0.0f);
     CHECK_THROWS_AS(k::verify_rows(s, seed, rows, hdim_wide, lse, 0), std::invalid_argument);
   }
+}
+
+using attnprof::kernels_test::packed;
+
+TEST_CASE("packed batches: the sampled check covers every sequence's first and last row", "[cpu-kernels][varlen]") {
+  const Shape s = packed({300, 1, 77, 512, 2, 129}, 8, 2, 64, true, DType::bf16);
+  const auto rows = k::rows_to_check(s, 60, 9);
+  CHECK(rows == k::rows_to_check(s, 60, 9));
+  CHECK(static_cast<int64_t>(rows.size()) < s.lse_elems());
+  const std::vector<int64_t> cu = s.cu_seqlens();
+  for (int64_t h : {int64_t{0}, s.heads - 1})
+    for (size_t b = 0; b < s.seq_lens.size(); ++b) {
+      const int64_t first = h * s.tokens_q() + cu[b], last = first + s.seq_lens[b] - 1;
+      CHECK(std::binary_search(rows.begin(), rows.end(), first));
+      CHECK(std::binary_search(rows.begin(), rows.end(), last));
+    }
+  for (int64_t r : rows) CHECK(r < s.lse_elems());
 }

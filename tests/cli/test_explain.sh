@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `attnprof explain` end to end: a good shape prints both kernels' analysis (table and JSON) and exits
-# 0; every bad input exits 2 with exactly one line on stderr. Usage: test_explain_cli.sh <attnprof>
+# 0; every bad input exits 2 with exactly one line on stderr. Usage: test_explain.sh <attnprof>
 set -u
 bin="$1"
 failures=0

@@ -110,26 +110,6 @@ TEST_CASE("history: needs two runs; a device change needs the gate's permission"
   CHECK(h.notes[0].find("NVIDIA H100") != std::string::npos);
 }
 
-TEST_CASE("history: the terminal table shows control characters of the files as visible escapes") {
-  std::mt19937_64 rng(5);
-  // A regression, so that the worst-regressions lines (shape and kernel) are printed too.
-  std::vector<core::Results> runs = {run(rng, 100, 400, "rev\none", "2026-01-01\x1b[2J"),
-                                     run(rng, 120, 400, "rev\rtwo\x1b]0;title\x07", "2026-01-02")};
-  for (auto& r : runs)
-    for (auto& rec : r.records) rec.kernel = "fu\x1b[31msed\nx";
-  const History h = build_history(runs, {"a\n.json", "b.json"}, Options{});
-  const std::string text = render_history_terminal(h);
-  INFO(text);
-  CHECK(text.find('\x1b') == std::string::npos);
-  CHECK(text.find('\r') == std::string::npos);
-  CHECK(text.find('\x07') == std::string::npos);
-  // Every line is one of the table's own: the header, two runs, the change points, one regression.
-  CHECK(std::count(text.begin(), text.end(), '\n') == 6);
-  CHECK(text.find("run 1: a\\n.json (revision rev\\none, 2026-01-01\\x1b[2J)") != std::string::npos);
-  CHECK(text.find("run 2: b.json (revision rev\\rtwo\\x1b]0;title\\x07, 2026-01-02)") != std::string::npos);
-  CHECK(text.find("| fu\\x1b[31msed\\nx: run 2 slower") != std::string::npos);
-}
-
 TEST_CASE("history: a P50 interval is shown within the samples it came from, never below zero") {
   std::mt19937_64 rng(5);
   std::vector<core::Results> runs = {run(rng, 100, 400, "a", "d1"), run(rng, 100, 400, "b", "d2")};

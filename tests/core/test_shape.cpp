@@ -1,0 +1,136 @@
+// core/shape.cpp: dtype names, the label that keys every point, validate's refusals, the packed batch's
+// token counts and prefix sums, the keys each row sees under the masks, and the JSON round trip.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "core/shape.hpp"
+
+using namespace attnprof::core;
+
+namespace {
+
+Shape packed(std::vector<int64_t> lens, const std::string& lengths = "list:test") {
+  Shape s{static_cast<int64_t>(lens.size()), 4, 2, 1, 1, 64, true, DType::bf16};
+  s.seq_q = s.seq_k = *std::max_element(lens.begin(), lens.end());
+  s.seq_lens = std::move(lens);
+  s.lengths = lengths;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("dtypes: names, spellings read back, sizes; an unknown one named in the error") {
+  CHECK(to_string(DType::fp32) == "fp32");
+  CHECK(to_string(DType::fp16) == "fp16");
+  CHECK(to_string(DType::bf16) == "bf16");
+  CHECK(parse_dtype("bfloat16") == DType::bf16);
+  CHECK(parse_dtype("half") == DType::fp16);
+  CHECK(parse_dtype("f32") == DType::fp32);
+  CHECK(dtype_bytes(DType::fp32) == 4);
+  CHECK(dtype_bytes(DType::bf16) == 2);
+  CHECK_THROWS_WITH(parse_dtype("int8"), Catch::Contains("'int8'"));
+}
+
+TEST_CASE("label: every field that makes a point distinct, in a stable order") {
+  CHECK(Shape{8, 16, 16, 2048, 2048, 128, true, DType::bf16}.label() == "b8 h16/16 s2048x2048 d128 causal bf16");
+  Shape s{1, 16, 16, 4096, 4096, 192, false, DType::fp16};
+  s.hdim_v = 128;
+  s.window = 512;
+  CHECK(s.label() == "b1 h16/16 s4096x4096 d192v128 fp16 win512");
+  Shape paged{4, 8, 1, 1, 8192, 128, false, DType::bf16};
+  paged.page_size = 64;
+  paged.kv_splits = 4;
+  CHECK(paged.label() == "b4 h8/1 s1x8192 d128 bf16 page64 splits4");
+  CHECK(packed({8, 16}).label() == "b2 h4/2 s16x16 d64 causal bf16 varlen list:8/16");
+  Shape drawn = packed({100, 300}, "uniform:64:512");
+  drawn.lengths_seed = 7;
+  CHECK(drawn.label() == "b2 h4/2 s300x300 d64 causal bf16 varlen uniform:64:512 seed7 tokens400");
+}
+
+TEST_CASE("validate: possible shapes pass, impossible ones are InputErrors") {
+  CHECK_NOTHROW(Shape{2, 8, 2, 100, 300, 64, true, DType::bf16}.validate());
+  CHECK_NOTHROW(packed({3, 9, 1}).validate());
+  const auto refused = [](Shape s) { CHECK_THROWS_AS(s.validate(), attnprof::InputError); };
+  refused(Shape{0, 8, 8, 64, 64, 64, false, DType::bf16});
+  refused(Shape{1, 8, 3, 64, 64, 64, false, DType::bf16});  // kv_heads does not divide heads
+  Shape s{1, 8, 8, 64, 64, 64, false, DType::bf16};
+  s.window = -1;
+  refused(s);
+  s.window = 0;
+  s.hdim_v = 12;  // not a multiple of 8
+  refused(s);
+  s.hdim_v = 1024;  // above kMaxHdimV
+  refused(s);
+  refused(Shape{1, 1 << 20, 1 << 20, 1 << 22, 1 << 22, 256, false, DType::bf16});  // past 2^48 elements
+  Shape wrong_longest = packed({3, 9});
+  wrong_longest.seq_q = wrong_longest.seq_k = 10;
+  refused(wrong_longest);
+  Shape zero_length = packed({3, 9});
+  zero_length.seq_lens[0] = 0;
+  refused(zero_length);
+  Shape paged_packed = packed({3, 9});
+  paged_packed.page_size = 16;
+  refused(paged_packed);
+}
+
+TEST_CASE("tokens, prefix sums, sequences and element counts of dense and packed batches") {
+  const Shape dense{3, 8, 2, 100, 300, 64, false, DType::bf16};
+  CHECK(dense.tokens_q() == 300);
+  CHECK(dense.tokens_k() == 900);
+  CHECK(dense.cu_seqlens().empty());
+  CHECK(dense.q_elems() == 8 * 300 * 64);
+  CHECK(dense.kv_elems() == 2 * 900 * 64);
+  CHECK(dense.lse_elems() == 8 * 300);
+  CHECK(dense.sequence(0) == dense);
+  const Shape p = packed({5, 1, 12});
+  CHECK(p.tokens_q() == 18);
+  CHECK(p.tokens_k() == 18);
+  CHECK(p.cu_seqlens() == std::vector<int64_t>{0, 5, 6, 18});
+  const Shape second = p.sequence(1);
+  CHECK((second.batch == 1 && second.seq_q == 1 && second.seq_k == 1 && !second.varlen()));
+  CHECK(p.padded().tokens_q() == 3 * 12);
+  Shape wide{1, 4, 4, 10, 20, 192, false, DType::bf16};
+  wide.hdim_v = 128;
+  CHECK(wide.v_elems() == 4 * 20 * 128);
+  CHECK(wide.o_elems() == 4 * 10 * 128);
+  Shape paged{2, 4, 2, 1, 100, 64, false, DType::bf16};
+  paged.page_size = 32;
+  CHECK(paged.pages_per_seq() == 4);
+  CHECK(paged.block_table_elems() == 8);
+  CHECK(paged.kv_buffer_elems() == 8 * 2 * 32 * 64);
+}
+
+TEST_CASE("keys_of_row: bottom-right causal alignment and the sliding window") {
+  Shape s{1, 1, 1, 4, 10, 64, true, DType::bf16};
+  CHECK(s.keys_of_row(0) == KeyRange{0, 7});
+  CHECK(s.keys_of_row(3) == KeyRange{0, 10});
+  s.window = 3;
+  CHECK(s.keys_of_row(0) == KeyRange{4, 7});
+  s.causal = false;
+  CHECK(s.keys_of_row(0) == KeyRange{4, 9});
+  const Shape more_rows{1, 1, 1, 10, 4, 64, true, DType::bf16};
+  CHECK(more_rows.keys_of_row(0).size() == 0);  // sees no key
+  CHECK(more_rows.keys_of_row(6) == KeyRange{0, 1});
+  CHECK(softmax_scale(Shape{1, 1, 1, 1, 1, 128, false, DType::bf16}) == Approx(1.0 / std::sqrt(128.0)));
+}
+
+TEST_CASE("JSON: optional fields only when set, and back to an equal shape") {
+  const Shape dense{2, 8, 2, 100, 300, 64, true, DType::fp16};
+  const nlohmann::json j = dense;
+  CHECK(j.at("dtype") == "fp16");
+  CHECK_FALSE(j.contains("window"));
+  CHECK_FALSE(j.contains("hdim_v"));
+  CHECK(j.get<Shape>() == dense);
+  Shape p = packed({5, 1, 12});
+  p.window = 4;
+  const nlohmann::json pj = p;
+  CHECK(pj.at("seq_lens") == nlohmann::json({5, 1, 12}));
+  CHECK(pj.get<Shape>() == p);
+}

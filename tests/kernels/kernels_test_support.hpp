@@ -1,0 +1,103 @@
+// Shared by the host tests of kernels/: a stub kernel that keeps every default trait, a host problem
+// (inputs from kernels/common/random.hpp, NaN-filled outputs) with its float64 check, a stage-hook
+// recorder, and the shape builders the CPU kernels' tests use.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/random.hpp"
+#include "kernels/common/verify.hpp"
+#include "kernels/registry.hpp"
+
+namespace attnprof::kernels_test {
+
+using attnprof::core::DType;
+using attnprof::core::Shape;
+namespace k = attnprof::kernels;
+
+// A CPU kernel that runs nothing and keeps every default trait of k::Kernel: what support_reason
+// decides for a kernel that declares nothing. Tests derive from it to override one trait.
+struct StubKernel : k::Kernel {
+  explicit StubKernel(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  k::Backend backend() const override { return k::Backend::cpu; }
+  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::fused; }
+  std::string description() const override { return "a test stub"; }
+  std::string unsupported_reason(const Shape&) const override { return {}; }
+  size_t workspace_bytes(const Shape&) const override { return 0; }
+  void launch(const k::AttentionArgs&, k::StageHook*) const override {}
+  std::string name_;
+};
+
+struct HostProblem {
+  std::vector<float> q, k, v, o, lse, workspace;
+  std::vector<int32_t> cu_seqlens;
+  k::AttentionArgs args;
+  HostProblem(const Shape& s, const k::Kernel& kernel, uint64_t seed)
+      : q(size_t(s.q_elems())), k(size_t(s.kv_elems())), v(size_t(s.v_elems())), o(size_t(s.o_elems()),
+        std::numeric_limits<float>::quiet_NaN()), lse(size_t(s.lse_elems()), std::numeric_limits<float>::quiet_NaN()),
+        workspace(kernel.workspace_bytes(s) / sizeof(float)) {
+    for (size_t e = 0; e < q.size(); ++e) q[e] = k::input_value(seed, 0, e);
+    for (size_t e = 0; e < k.size(); ++e) k[e] = k::input_value(seed, 1, e);
+    for (size_t e = 0; e < v.size(); ++e) v[e] = k::input_value(seed, 2, e);
+    args.shape = s;
+    args.q = q.data();
+    args.k = k.data();
+    args.v = v.data();
+    args.o = o.data();
+    args.lse = lse.data();
+    args.workspace = workspace.data();
+    args.workspace_bytes = workspace.size() * sizeof(float);
+    for (int64_t start : s.cu_seqlens()) cu_seqlens.push_back(static_cast<int32_t>(start));
+    args.cu_seqlens = cu_seqlens.empty() ? nullptr : cu_seqlens.data();
+  }
+  attnprof::core::Verification verify(const Shape& s, uint64_t seed) const {
+    int64_t unwritten = 0;
+    for (float x : o) unwritten += !std::isfinite(x);
+    for (float x : lse) unwritten += std::isnan(x);
+    const auto rows = k::rows_to_check(s, 400, seed);
+    std::vector<float> o_rows, lse_rows;
+    const int64_t dv = s.value_hdim();
+    for (int64_t r : rows) {
+      o_rows.insert(o_rows.end(), o.begin() + r * dv, o.begin() + (r + 1) * dv);
+      lse_rows.push_back(lse[size_t(r)]);
+    }
+    return k::verify_rows(s, seed, rows, o_rows, lse_rows, unwritten);
+  }
+};
+
+struct RecordingHook : k::StageHook {
+  std::vector<int> events;
+  void before_stage(int i) override { events.push_back(i); }
+  void after_last() override { events.push_back(-1); }
+};
+
+inline Shape with_window(Shape s, int64_t window) {
+  s.window = window;
+  return s;
+}
+
+// A packed batch of these lengths (core/shape.hpp), validated.
+inline Shape packed(std::vector<int64_t> lens, int64_t heads, int64_t kv_heads, int64_t hdim, bool causal, DType dtype,
+                    int64_t window = 0) {
+  Shape s{static_cast<int64_t>(lens.size()), heads, kv_heads, 1, 1, hdim, causal, dtype};
+  s.seq_q = s.seq_k = *std::max_element(lens.begin(), lens.end());
+  s.window = window;
+  s.seq_lens = std::move(lens);
+  s.lengths = "list:test";
+  s.validate();
+  return s;
+}
+
+inline Shape with_hdim_v(Shape s, int64_t hdim_v) {
+  s.hdim_v = hdim_v;
+  s.validate();
+  return s;
+}
+
+}  // namespace attnprof::kernels_test
