@@ -38,13 +38,8 @@ EXEMPT = {
        "head dim: tested by tests/kernels/fused_sm90/test_fused_sm90.cpp" for d in (64, 128, 192, 256)},
 }
 
-# Test files kept under another name for now, source -> test: each is edited on another branch and is
-# renamed to its mirror name once that branch has landed. The entry covers both directions.
-RENAME_PENDING = {
-    "src/cli/calibrate.cpp": "tests/cli/calibrate_test.sh",
-    "src/core/results.cpp": "tests/core/test_results_json.cpp",
-    "src/gate/render.cpp": "tests/gate/test_gate_render.cpp",
-}
+# Test files kept under another name, source -> test: each entry covers both directions. None today.
+RENAME_PENDING = {}
 
 
 def mirror_folder(source_folder):

@@ -15,8 +15,10 @@
 #include "core/diagnosis_facts.hpp"
 #include "core/diagnosis_rules.hpp"
 #include "core/results.hpp"
+#include "diagnosis_support.hpp"
 
 using namespace attnprof::core;
+using namespace attnprof::core::test;
 namespace fs = std::filesystem;
 
 namespace {
@@ -48,85 +50,6 @@ std::set<std::string> thresholds_named(const std::string& text) {
   for (std::sregex_iterator it(text.begin(), text.end(), name), stop; it != stop; ++it) names.insert((*it)[1]);
   return names;
 }
-
-constexpr double kBw = 4e12;        // [bytes/s]
-constexpr double kPeakBf16 = 8e14;  // [FLOP/s]; ridge 200 FLOP/B
-
-Context gpu_context() {
-  Context ctx;
-  ctx.backend = BackendKind::cuda;
-  ctx.device.name = "Test GPU (not in the datasheet table)";
-  ctx.ceilings.peak_bw_bytes_per_s = kBw;
-  ctx.ceilings.peak_flops_per_s["bf16"] = kPeakBf16;
-  ctx.ceilings.source = "measured";
-  return ctx;
-}
-
-// A prefill point with every counter of the default set: 1e11 FLOP, 1e8 B read and 5e7 B written (the
-// minimum), in 300 us; the SOL, level and stall figures are set per test.
-Record counted_record() {
-  Record r;
-  r.shape = Shape{4, 16, 16, 2048, 2048, 128, false, DType::bf16};
-  r.kernel = "vendor";
-  r.backend = BackendKind::cuda;
-  r.status = Status::ok;
-  r.cost.flops = 1.0e11;
-  r.cost.flops_dense = 1.0e11;
-  r.cost.min_bytes_read = 1.0e8;
-  r.cost.min_bytes_write = 0.5e8;
-  r.latency.n = 50;
-  r.latency.p50_us = 300;
-  r.latency.p99_us = 310;
-  r.latency.rel_stddev = 0.01;
-  r.counters.status = CounterStatus::ok;
-  r.counters.total[kMetricDramRead] = 1.0e8;
-  r.counters.total[kMetricDramWrite] = 0.5e8;
-  r.counters.total[kMetricTensorOpsBf16] = 1.0e11;
-  r.counters.total[kMetricComputeSol] = 30;
-  r.counters.total[kMetricMemorySol] = 40;
-  r.counters.total[kMetricTensorPipeActive] = 20;
-  r.counters.total[kMetricDramSol] = 30;
-  r.counters.total[kMetricL2Sol] = 35;
-  r.counters.total[kMetricL1Sol] = 20;
-  r.counters.total[kMetricL2Bytes] = 1.6e8;
-  r.counters.total[kMetricL2HitRate] = 5;
-  r.occupancy.grid_blocks = 1056;
-  r.occupancy.blocks_per_sm = 8;
-  r.occupancy.sm_count = 132;
-  r.occupancy.waves = 1.0;
-  r.occupancy.theoretical_pct = 100;
-  r.verification.checked = r.verification.passed = true;
-  return r;
-}
-
-// HBM and L2 throughputs with the L2 traffic `l2_over_dram` x the DRAM bytes at `hit_rate` %.
-void with_levels(Record& r, double dram, double l2, double l2_over_dram, double hit_rate) {
-  r.counters.total[kMetricDramSol] = dram;
-  r.counters.total[kMetricL2Sol] = l2;
-  r.counters.total[kMetricMemorySol] = std::max(dram, l2);
-  r.counters.total[kMetricL2Bytes] =
-      l2_over_dram * (r.counters.total[kMetricDramRead] + r.counters.total[kMetricDramWrite]);
-  r.counters.total[kMetricL2HitRate] = hit_rate;
-}
-
-// Low occupancy with idle issue slots and the warps waiting `stall_share` of their cycles on results.
-void with_stalls(Record& r, double stall_share, double issue_active = 30) {
-  r.occupancy.theoretical_pct = 12.5;
-  r.occupancy.limiter = "registers";
-  r.counters.total[kMetricIssueActive] = issue_active;
-  r.counters.total[kMetricWarpsPerIssue] = 4;
-  r.counters.total[kMetricStallLongScoreboard] = 4 * stall_share;
-  r.counters.total[kMetricStallShortScoreboard] = 0;
-  r.counters.total[kMetricStallWait] = 0;
-}
-
-std::string evidence_text(const Diagnosis& d) {
-  std::string all;
-  for (const auto& line : d.evidence) all += line + "\n";
-  return all;
-}
-
-Diagnosis diagnosed(const Record& r) { return diagnose(r, gpu_context()); }
 
 }  // namespace
 
@@ -281,31 +204,6 @@ TEST_CASE("decode: memory-bound on DRAM with the decode next step although L2 ed
   CHECK_THAT(d.next_step, !Catch::Contains("re-read from L2"));
 }
 
-TEST_CASE("replayed DRAM writes are not the call's: the outputs' minimum stands in") {
-  Record r = counted_record();
-  r.counters.dram_source = DramSource::replayed;
-  r.counters.total[kMetricDramWrite] = 1.2e7 + 0.5e8;  // 12 MB the call never wrote
-  r.counters.dram_write_tail_bytes = 3e6;
-  const Diagnosis d = diagnosed(r);
-  CHECK(d.metrics.dram_writes_trusted == false);
-  CHECK(d.metrics.dram_bytes.value() == Approx(1.5e8));  // reads + the minimum writes
-  CHECK(d.metrics.dram_bytes_write.value() == Approx(0.5e8));
-  CHECK(d.metrics.bytes_source == "DRAM counters (reads) + the outputs' minimum writes");
-  CHECK_FALSE(d.metrics.write_traffic_ratio.has_value());
-  CHECK(d.metrics.read_traffic_ratio.value() == Approx(1.0));
-  CHECK_FALSE(d.has(Flag::excess_traffic));
-  CHECK_THAT(evidence_text(d), Catch::Contains("writes: 62 MB counted on replayed passes, not the call's; the outputs' "
-                                               "50 MB are used"));
-  // An older file says it in the counters' reason.
-  r.counters.dram_source = DramSource::none;
-  r.counters.reason = "batched session not used: kernel replay";
-  CHECK(diagnosed(r).metrics.dram_writes_trusted == false);
-  r.counters.reason.clear();
-  const Diagnosis trusted = diagnosed(r);
-  CHECK(trusted.metrics.dram_writes_trusted == true);
-  CHECK(trusted.metrics.dram_bytes.value() == Approx(1.0e8 + 6.2e7 + 3e6));
-}
-
 TEST_CASE("excess traffic: reads and writes each against their minimum, from 4 MB") {
   Record r = counted_record();
   auto excess = [&](double read, double write, std::optional<double> tail = std::nullopt) {
@@ -333,44 +231,6 @@ TEST_CASE("excess traffic: reads and writes each against their minimum, from 4 M
   CHECK_THAT(evidence_text(under), Catch::Contains("below which DRAM counts are noise: not judged"));
   CHECK(excess(4e6, 0.5e8));
   CHECK(excess(4.01e6, 0.5e8));
-}
-
-TEST_CASE("the roofline's bytes include the L2 tail and are never under the minimum") {
-  Record r = counted_record();
-  r.counters.total[kMetricDramRead] = 0.8e8;  // inputs partly in L2 already: 1.3e8 < 1.5e8
-  Diagnosis d = diagnosed(r);
-  CHECK(d.metrics.dram_bytes.value() == Approx(1.5e8));
-  CHECK(d.metrics.bytes_source == "cost-model minimum (over the counted DRAM bytes)");
-  CHECK(d.metrics.intensity_flop_per_byte.value() == Approx(1e11 / 1.5e8));
-  CHECK_THAT(evidence_text(d), Catch::Contains("under the cost model's minimum 150 MB"));
-  r.counters.dram_write_tail_bytes = 0.3e8;  // with the tail, 1.6e8: over the minimum
-  d = diagnosed(r);
-  CHECK(d.metrics.dram_bytes.value() == Approx(1.6e8));
-  CHECK(d.metrics.bytes_source == "DRAM counters");
-}
-
-TEST_CASE("padded FLOPs: a decode point sits on the roofline by its exact FLOPs, the counted ones are waste") {
-  // fused at one query row: 128.6x the real FLOPs counted.
-  Record r = counted_record();
-  r.shape = Shape{16, 32, 8, 1, 16384, 128, false, DType::bf16};
-  r.kernel = "fused";
-  r.cost = cost_of(r.shape, KernelKind::fused);
-  r.counters.total[kMetricDramRead] = r.cost.min_bytes_read;
-  r.counters.total[kMetricDramWrite] = r.cost.min_bytes_write;
-  r.counters.total[kMetricTensorOpsBf16] = 128.6 * r.cost.flops;
-  r.latency.p50_us = 1452;
-  const Diagnosis d = diagnosed(r);
-  const double exact = r.cost.flops, bytes = r.cost.min_bytes_read + r.cost.min_bytes_write;
-  CHECK(d.metrics.flops.value() == Approx(exact));
-  CHECK(d.metrics.counted_flops.value() == Approx(128.6 * exact));
-  CHECK(d.metrics.flops_vs_cost.value() == Approx(128.6));
-  CHECK(d.metrics.padded_flop_share.value() == Approx(1 - 1 / 128.6));
-  CHECK(d.metrics.intensity_flop_per_byte.value() == Approx(exact / bytes));
-  const double achieved = exact / 1452e-6;
-  CHECK(d.metrics.pct_of_roof.value() == Approx(achieved / std::min(kPeakBf16, kBw * exact / bytes) * 100));
-  CHECK(d.metrics.pct_of_roof.value() < 50);
-  CHECK_THAT(evidence_text(d), Catch::Contains("= 128.60x the cost model's"));
-  CHECK_THAT(evidence_text(d), Catch::Contains("the other 99% of the counted ones are padded or redundant work"));
 }
 
 TEST_CASE("borderline: a verdict within its band of a threshold names the other side") {
@@ -486,18 +346,3 @@ TEST_CASE("without counters the verdict rests on the roofline, and says so when 
   CHECK(diagnosed(r).verdict == Verdict::launch_bound);
 }
 
-TEST_CASE("the facts: enums for pipes and sources, spelled in the metrics as before") {
-  Record r = counted_record();
-  DiagnosisFacts f = gather_facts(r, gpu_context());
-  CHECK(f.pipes.pipe == ComputePipe::tensor);
-  CHECK(f.sol.source == SolSource::counters);
-  CHECK(f.work.bytes_source == BytesSource::counters);
-  CHECK(to_string(ComputePipe::sm) == "sm");
-  CHECK(to_string(ComputePipe::derived) == "derived");
-  r.counters = Counters{};
-  f = gather_facts(r, gpu_context());
-  CHECK(f.pipes.pipe == ComputePipe::derived);
-  CHECK(f.sol.source == SolSource::derived_cost_model);
-  CHECK(f.work.bytes_source == BytesSource::cost_model);
-  CHECK(diagnosed(r).metrics.compute_pipe == "derived");
-}

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/calibration.hpp"
+#include "core/diagnosis.hpp"
 #include "core/explain.hpp"
 #include "core/results.hpp"
 #include "core/sweep_spec.hpp"
@@ -70,4 +71,50 @@ TEST_CASE("golden: devices, as a table and as JSON; the JSON reads back as its o
   const std::string json = report::render_devices_json(list);
   golden::check(kDir / "golden/devices.json", json);
   CHECK(report::render_devices_json(devices_from_json(nlohmann::json::parse(json))) == json);
+}
+
+namespace {
+
+run::DeviceList h200_devices() {
+  run::DeviceEntry e;
+  e.id = 1;
+  e.backend = "cuda";
+  e.info.name = "NVIDIA H200";
+  e.info.compute_capability = "9.0";
+  e.info.sm_count = 132;
+  e.info.memory_bytes = int64_t{141} << 30;
+  e.info.l2_bytes = int64_t{60} << 20;
+  e.info.sm_clock_max_mhz = 1980;
+  e.ceilings.source = "measured";
+  e.ceilings.peak_bw_bytes_per_s = 4.4e12;
+  e.ceilings.peak_flops_per_s["bf16"] = 7.5e14;
+  run::DeviceList list;
+  list.devices = {e};
+  list.notices = {"a notice"};
+  return list;
+}
+
+}  // namespace
+
+TEST_CASE("devices' table, one line per device with its figures, notices first") {
+  const std::string table = report::render_devices(h200_devices());
+  INFO(table);
+  CHECK(table.rfind("notice: a notice\n", 0) == 0);
+  const size_t row = table.find("\n1   cuda  NVIDIA H200");
+  REQUIRE(row != std::string::npos);
+  const std::string line = table.substr(row + 1, table.find('\n', row + 1) - row - 1);
+  for (const char* cell : {" 9.0 ", " 132 ", "141.0 GiB", "60 MiB", "1980", "4400", "750.0", "measured"})
+    CHECK(line.find(cell) != std::string::npos);
+  CHECK(line.find(" - ") != std::string::npos);  // no fp16 or fp32 figure
+}
+
+TEST_CASE("devices' JSON holds every device with its info and ceilings, and the notices") {
+  const nlohmann::json j = nlohmann::json::parse(report::render_devices_json(h200_devices()));
+  REQUIRE(j.at("devices").size() == 1);
+  const nlohmann::json& d = j.at("devices")[0];
+  CHECK(d.at("id") == 1);
+  CHECK(d.at("backend") == "cuda");
+  CHECK(d.at("device").at("name") == "NVIDIA H200");
+  CHECK(d.at("ceilings").at("peak_bw_bytes_per_s") == 4.4e12);
+  CHECK(j.at("notices") == nlohmann::json({"a notice"}));
 }
