@@ -130,6 +130,33 @@ TEST_CASE("memory level: L2-resident re-reads name L2, with the re-read next ste
   CHECK_THAT(d.next_step, Catch::Contains("K/V are re-read from L2 by many CTAs"));
 }
 
+TEST_CASE("memory level: an L2-resident copy whose writes came from replayed passes names L2") {
+  // calibrate's l2-copy on the H200: 503 MB of output per call that stays in L2; 7.9 MB read and 11.7 MB
+  // written by DRAM on replayed passes; L2 moved 1.26 GB at 99.7% hits. The re-read ratio is against the
+  // counted DRAM bytes (64x), not the outputs' minimum that stands in for untrusted writes (2.5x).
+  Record r = counted_record();
+  r.cost.min_bytes_read = r.cost.min_bytes_write = 503316480;
+  r.counters.dram_source = DramSource::replayed;
+  r.counters.total[kMetricDramRead] = 7888896;
+  r.counters.total[kMetricDramWrite] = 11737600;
+  r.counters.total[kMetricDramSol] = 2.8;
+  r.counters.total[kMetricL2Sol] = 79.2;
+  r.counters.total[kMetricL1Sol] = 46.5;
+  r.counters.total[kMetricMemorySol] = 79.2;
+  r.counters.total[kMetricComputeSol] = 13.8;
+  r.counters.total[kMetricL2Bytes] = 1263115936;
+  r.counters.total[kMetricL2HitRate] = 99.7;
+  const Diagnosis d = diagnosed(r);
+  CHECK(d.verdict == Verdict::memory_bound);
+  CHECK(d.metrics.memory_level == MemoryLevel::l2);
+  CHECK(d.metrics.l2_over_dram_bytes.value() == Approx(1263115936.0 / (7888896 + 11737600)));
+  // Without counted writes the outputs' minimum stands in: 2.47x, under kL2RereadBytesRatio.
+  r.counters.total.erase(kMetricDramWrite);
+  const Diagnosis without = diagnosed(r);
+  CHECK(without.metrics.l2_over_dram_bytes.value() == Approx(1263115936.0 / (7888896 + 503316480)));
+  CHECK(without.metrics.memory_level != MemoryLevel::l2);
+}
+
 TEST_CASE("memory level: L2 binds at and around each of its thresholds") {
   Record r = counted_record();
   auto level = [&](double dram, double l2, double ratio, double hit) {
