@@ -178,6 +178,8 @@ void measure_probe(const Probe& probe, const core::DeviceInfo& info, const SmRes
                                                        : std::function<void()>(call);
     rec.counters = CounterProfiler::instance().collect(before, call, s, options.extra_metrics,
                                                        probe.cold_l2 ? L2Flusher::kLaunches : 0, false);
+    // The session's passes replay the probe: its DRAM bytes are counted again in one pass, as a point's.
+    CounterProfiler::instance().recount_dram(rec.counters, before, call, s, probe.cold_l2 ? L2Flusher::kLaunches : 0);
     if (rec.counters.per_kernel.size() == 1) rec.counters.per_kernel[0].kernel = probe.launch.kernel_name;
   } else {
     rec.counters.status = core::CounterStatus::not_collected;
