@@ -48,6 +48,10 @@ TEST_CASE("StreamHold: work behind a hold waits until release") {
   m::Stream stream;
   m::StreamHold hold;
   m::Event done;
+  // Loaded before the hold: the first launch of a kernel loads its module (lazy loading), which waits
+  // for the device, here for the hold to time out. time_call runs a call once before any hold.
+  probes::launch_empty(stream.get());
+  REQUIRE(cudaStreamSynchronize(stream.get()) == cudaSuccess);
   hold.hold(stream.get());
   probes::launch_empty(stream.get());
   done.record(stream.get());
