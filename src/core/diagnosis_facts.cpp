@@ -156,10 +156,9 @@ void bind_memory_level(const WorkFacts& w, const SolFacts& sol, MemoryFacts& mem
   }
   // Re-reads: L2 moves well over the DRAM bytes, and (where collected) most sectors hit. The DRAM
   // bytes are the counted ones, writes included where they came from replayed passes (those only add
-  // bytes, so they can hide re-reads but never invent them); the outputs' minimum stands in only
-  // where writes were not counted.
+  // bytes, so they can hide re-reads but never invent them).
   const std::optional<double> dram_in_ranges =
-      w.read_bytes ? std::optional(*w.read_bytes + w.dram_write.value_or(w.min_bytes_write)) : w.dram_total;
+      w.read_bytes ? std::optional(*w.read_bytes + *w.dram_write) : w.dram_total;
   if (mem.l2_bytes && dram_in_ranges) {
     if (*dram_in_ranges > 0) mem.l2_over_dram = *mem.l2_bytes / *dram_in_ranges;
     const bool bytes_reread = *dram_in_ranges > 0 ? *mem.l2_over_dram >= kL2RereadBytesRatio : *mem.l2_bytes > 0;
