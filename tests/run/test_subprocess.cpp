@@ -68,8 +68,12 @@ TEST_CASE("spawn_child: a child's stdin and stdout are ours; kill_and_reap ends 
   REQUIRE(!echoed.empty());
   CHECK(echoed.back() == '\n');
   CHECK(nlohmann::json::parse(echoed) == nlohmann::json{{"echo", 1}});
+  // cat ends at end of input; its output closes a moment before it exits. Wait for the exit (without
+  // reaping it), so the kill finds it ended and kill_and_reap returns its own status.
+  siginfo_t info{};
+  REQUIRE(::waitid(P_PID, static_cast<id_t>(cat.pid), &info, WEXITED | WNOWAIT) == 0);
   const int status = run::kill_and_reap(cat);
-  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));  // cat ended at end of input, before the kill
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   CHECK(cat.from_fd == -1);
 
   run::Child sleeper = run::spawn_child("/bin/sleep", {"60"});
