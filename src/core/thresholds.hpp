@@ -21,6 +21,16 @@ inline constexpr double kClockNoteBelowFraction = 0.95;
 // heavy point's load (docs/measurement.md); smaller moves are its usual steps.
 inline constexpr double kClockDipFraction = 0.04;
 
+// A difference between the baseline's and the candidate's median SM clock under load at least this
+// large is named in the gate's reason for the point; it never changes the verdict (a clock difference
+// alone is not a regression, but whoever reads two runs' times wants to know of it).
+inline constexpr double kGateClockNoteChange = 0.01;
+
+// ---- Timing -------------------------------------------------------------------------------------------
+// Calls whose probe call takes under this are timed from a CUDA graph of many calls, divided: one
+// event-timed launch that short carries the launch gap (about 2 us on the H200) in its GPU time.
+inline constexpr double kGraphTimingBelowUs = 20;
+
 // ---- Noise: the diagnosis' flag and the gate's ceiling -----------------------------------------------
 // The two spreads differ because they decide different things. The diagnosis' `noisy` flag warns the
 // reader of one run: cold-L2 GPU timings repeat within 1-2%, so 5% means interference or clock changes.
@@ -38,6 +48,22 @@ inline constexpr double kNoisyP50CiHalfWidth = 0.01;
 // point's typical state, not its exceptions, and only a slowdown that clears the widened interval is
 // decided (`same` and `faster` read `noisy`).
 inline constexpr double kGateThrottledShareMax = 0.25;
+
+// ---- Gate: defaults of `attnprof compare` -----------------------------------------------------------
+// The false discovery rate over the compared points (Benjamini-Hochberg): at 1%, an A/A comparison of
+// a few hundred points fails about once in a hundred runs.
+inline constexpr double kGateAlpha = 0.01;
+// The smallest slowdown worth failing a CI run for: median ratio over 1 + this. Cold-L2 P50s of one
+// build repeat within 1-2% on the H200, so 3% is the first step above a run's own spread.
+inline constexpr double kGateSlowdownThreshold = 0.03;
+// Coverage of the bootstrap interval of each point's median ratio.
+inline constexpr double kGateConfidence = 0.95;
+// The counters gate (--counters), each a fraction of the baseline's value: the same work moves the
+// same DRAM bytes and tensor operations, so 2% more is the kernel doing more; achieved occupancy moves
+// with the clock and the other work on the GPU, so it fails only from a 5% drop.
+inline constexpr double kGateDramBytesIncrease = 0.02;
+inline constexpr double kGateTensorOpsIncrease = 0.02;
+inline constexpr double kGateOccupancyDecrease = 0.05;
 
 // ---- Diagnosis: speed-of-light margins (Nsight Compute's rules) --------------------------------------
 inline constexpr double kSolLatencyBelowPct = 60;     // a unit under this is not busy (both under: latency)

@@ -403,7 +403,7 @@ void decide_point(const core::Record& b, const core::Record& c, const Options& o
   pc.latency_verdict = std::string(to_string(latency == Verdict::noisy ? estimate : latency));
   pc.verdict = latency;
   if (pc.baseline_sm_mhz > 0 && pc.candidate_sm_mhz > 0 &&
-      std::abs(pc.candidate_sm_mhz / pc.baseline_sm_mhz - 1.0) >= kClockNoteChange) {
+      std::abs(pc.candidate_sm_mhz / pc.baseline_sm_mhz - 1.0) >= core::kGateClockNoteChange) {
     pc.reason += fmt::format("; the SM clock under load moved {} ({:.0f} -> {:.0f} MHz)",
                              pct(pc.candidate_sm_mhz / pc.baseline_sm_mhz - 1.0), pc.baseline_sm_mhz,
                              pc.candidate_sm_mhz);

@@ -16,6 +16,7 @@
 #include "core/results.hpp"
 #include "core/stats.hpp"
 #include "core/thresholds.hpp"
+#include "core/thresholds.hpp"
 
 namespace attnprof::gate {
 
@@ -33,15 +34,11 @@ enum class Verdict {
 };
 std::string_view to_string(Verdict);
 
-// A difference between the two sides' median SM clock under load at least this large is named in
-// the point's reason (it never changes the verdict).
-inline constexpr double kClockNoteChange = 0.01;
-
 // Relative limits for the counters gate (--counters); each is a fraction of the baseline value.
 struct CounterThresholds {
-  double dram_bytes_increase = 0.02;   // DRAM bytes read + written
-  double tensor_ops_increase = 0.02;   // tensor-pipe operations (more work for the same result)
-  double occupancy_decrease = 0.05;    // achieved occupancy [%] dropping by this fraction of itself
+  double dram_bytes_increase = core::kGateDramBytesIncrease;  // DRAM bytes read + written
+  double tensor_ops_increase = core::kGateTensorOpsIncrease;  // tensor-pipe operations (more work, same result)
+  double occupancy_decrease = core::kGateOccupancyDecrease;   // achieved occupancy [%] dropping by this share
 };
 
 // How the one-sided tests of the compared points are held to alpha together.
@@ -53,10 +50,10 @@ std::string_view to_string(Correction);
 Correction parse_correction(std::string_view);  // "bh" or "none"; throws InputError
 
 struct Options {
-  double alpha = 0.01;                 // false discovery rate over the compared points (or, with
+  double alpha = core::kGateAlpha;     // false discovery rate over the compared points (or, with
                                        // Correction::none, each point's significance level)
   Correction correction = Correction::benjamini_hochberg;
-  double threshold = 0.03;             // minimum slowdown worth failing for: median ratio > 1 + this
+  double threshold = core::kGateSlowdownThreshold;  // minimum slowdown worth failing for: median ratio > 1 + this
   std::map<std::string, double> kernel_threshold;  // per kernel name, overrides `threshold`
   // Spread ceiling (stddev / mean) of either side: above it the point is judged on the whole interval
   // of its ratio (core/thresholds.hpp says why it is not the diagnosis' 5%).
@@ -66,7 +63,7 @@ struct Options {
   bool fail_on_missing = true;         // a baseline point absent from the candidate fails the gate
                                        // (--allow-missing turns it off)
   bool allow_device_mismatch = false;  // compare across GPU model, driver, max clock or backend
-  double confidence = 0.95;            // of the bootstrap interval of the median ratio
+  double confidence = core::kGateConfidence;  // of the bootstrap interval of the median ratio
   int bootstrap_resamples = 2000;
   uint64_t seed = 0x5eed;              // bootstrap seed: equal inputs give equal output
 };
@@ -104,7 +101,7 @@ struct PointComparison {
   double baseline_rel_stddev = 0, candidate_rel_stddev = 0;
   int64_t baseline_throttled_samples = 0, candidate_throttled_samples = 0;
   // Median SM clock under load of each side (results schema 1.1; 0 when not recorded). A difference
-  // of kClockNoteChange or more is named in `reason`: it does not change the verdict (a regression can
+  // of core::kGateClockNoteChange or more is named in `reason`: it does not change the verdict (a regression can
   // itself lower the clock, through power), but it tells the reader what else moved.
   double baseline_sm_mhz = 0, candidate_sm_mhz = 0;
   double threshold = 0;                // slowdown threshold applied to this point

@@ -247,7 +247,7 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
               static_cast<long long>(tiny.calls_per_graph), core::median(tiny.samples.total_us), tiny.note.c_str());
   REQUIRE(tiny.timing_mode == attnprof::core::TimingMode::cold_graph);
   REQUIRE(tiny.calls_per_graph > 1);
-  REQUIRE(core::median(tiny.samples.total_us) < m::kGraphThresholdUs);
+  REQUIRE(core::median(tiny.samples.total_us) < attnprof::core::kGraphTimingBelowUs);
 
   options.cold_l2 = false;
   const m::Timing staged = m::time_call(

@@ -382,9 +382,9 @@ Timing time_call(const CallFn& call, int stage_count, cudaStream_t stream, const
   std::optional<int64_t> graph_calls;
   Graph with_calls, flush_only;
   const bool has_before = static_cast<bool>(traits.before_call);
-  if (probe_us < kGraphThresholdUs && !traits.graph_capturable) {
+  if (probe_us < core::kGraphTimingBelowUs && !traits.graph_capturable) {
     timing.note = "the kernel is not graph-capturable: short calls timed with events, launch gaps included";
-  } else if (probe_us < kGraphThresholdUs) {
+  } else if (probe_us < core::kGraphTimingBelowUs) {
     // Enough calls per graph launch that the replay lasts ~1 ms.
     const double flush_us = cold ? 40 : 0;
     const auto n = static_cast<int64_t>(std::clamp(std::ceil(1000.0 / (probe_us + flush_us + 1)), 4.0, 100.0));

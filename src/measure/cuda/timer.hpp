@@ -1,7 +1,7 @@
 // The latency timer, in the spirit of nvbench's cold measurement: warm up, then per sample flush L2
 // (cold mode) and bracket one call with CUDA events, with events between the stages of a
 // multi-launch call for the per-stage breakdown. Calls too short for events to time honestly (under
-// kGraphThresholdUs) are replayed from a CUDA graph of many calls and divided. The SM clock is
+// core::kGraphTimingBelowUs) are replayed from a CUDA graph of many calls and divided. The SM clock is
 // measured under load, over one call per batch of samples (clock_stamps.hpp), so throttled samples
 // can be flagged and the run's clock range is the one its samples ran at. Counters are never collected
 // here: they perturb timing and have their own phase (cupti_profiler.hpp).
@@ -23,7 +23,6 @@
 
 namespace attnprof::measure {
 
-inline constexpr double kGraphThresholdUs = 20;      // below: launch gaps would pollute GPU time
 inline constexpr int kClockBatchSamples = 10;        // SM clock measured once per this many calls
 // A graph-replay sample is the calls' graph minus the flushes' graph; one that comes out <= 0 (the GPU
 // ran something else meanwhile) is taken again this many times before the point fails.

@@ -93,7 +93,7 @@ TEST_CASE("time_call: a 256 MiB copy cold, and an empty launch replayed from a g
   INFO(tiny.note);
   CHECK(tiny.timing_mode == attnprof::core::TimingMode::cold_graph);
   CHECK(tiny.calls_per_graph > 1);
-  CHECK(median(tiny.samples.total_us) < m::kGraphThresholdUs);
+  CHECK(median(tiny.samples.total_us) < attnprof::core::kGraphTimingBelowUs);
 }
 
 int main(int argc, char** argv) { return attnprof::gpu_test::run_session("test_timer", argc, argv, g_seed); }
