@@ -25,7 +25,6 @@ class DefaultCall final : public Call {
 };
 }  // namespace
 
-std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
 std::string_view to_string(Layout l) { return l == Layout::bhsd ? "bhsd" : "bshd"; }
 
 std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {

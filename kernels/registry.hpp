@@ -12,13 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/backend_kind.hpp"
 #include "core/cost_model.hpp"
 #include "core/shape.hpp"
 
 namespace attnprof::kernels {
 
-enum class Backend { cpu, cuda };
-std::string_view to_string(Backend);
+// The backend a kernel runs on: core::BackendKind (cuda or cpu), the enum results files record.
+using Backend = core::BackendKind;
 
 // How Q, K, V and O sit in memory. bhsd is core/shape.hpp's convention and every built-in kernel's;
 // bshd ([batch, seq, heads, hdim], FlashAttention's) exists for plugin kernels that take only it.

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/backend_kind.hpp"
+
 namespace attnprof::cli {
 
 inline const CLI::Validator kFinite(
@@ -44,9 +46,9 @@ inline const CLI::Validator kGateThreshold(
     },
     "[0,10)", "gate threshold");
 
-// --backend of `sweep` and `devices`: auto (CUDA when a GPU is present, else the CPU), cuda or cpu, the
-// names measure::make_backend opens.
-inline const CLI::Validator kBackend = CLI::IsMember({"auto", "cuda", "cpu"});
+// --backend of `sweep` and `devices`: core::kBackendChoices, the names measure::make_backend opens.
+inline const CLI::Validator kBackend =
+    CLI::IsMember(std::vector<std::string>(core::kBackendChoices.begin(), core::kBackendChoices.end()));
 inline constexpr const char* kBackendHelp = "auto (CUDA if a GPU is present, else CPU), cuda, cpu";
 
 // One entry of --devices: a device id, or "all". Whether the backend has that device is checked when

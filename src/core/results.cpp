@@ -1,5 +1,6 @@
 #include "core/results.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -341,6 +342,11 @@ std::string_view name_of(E value) {
 std::string_view to_string(Status s) { return name_of(s); }
 std::string_view to_string(CounterStatus s) { return name_of(s); }
 std::string_view to_string(BackendKind b) { return name_of(b); }
+
+void check_backend_choice(std::string_view which) {
+  if (std::find(kBackendChoices.begin(), kBackendChoices.end(), which) == kBackendChoices.end())
+    throw InputError(fmt::format("unknown backend '{}' (expected auto, cuda or cpu)", which));
+}
 std::string_view to_string(TimingMode m) { return name_of(m); }
 std::string_view to_string(DramSource d) { return name_of(d); }
 

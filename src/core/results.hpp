@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/backend_kind.hpp"
 #include "core/diagnosis_model.hpp"
 #include "core/shape.hpp"
 
@@ -28,8 +29,6 @@ enum class Status { ok, skipped, unsupported, oom, failed, incorrect };
 // "ok", "unavailable" (asked for, could not be had: the reason says why), "pending" (timed; a batched
 // counter session still to come).
 enum class CounterStatus { not_collected, ok, unavailable, pending };
-// The backend that measured: "cuda", "cpu"; none ("") where a file names none.
-enum class BackendKind { none, cuda, cpu };
 // How a point was timed: L2 flushed before every sample ("cold") or not ("warm"), "+graph" when
 // replayed from a CUDA graph of many calls; none ("") where a point was never timed in a file that
 // names no mode.
@@ -88,7 +87,6 @@ struct EnumNames<TimingMode> {
 
 std::string_view to_string(Status);
 std::string_view to_string(CounterStatus);
-std::string_view to_string(BackendKind);
 std::string_view to_string(TimingMode);
 std::string_view to_string(DramSource);
 // The enum value a string names; throws InputError naming the string and every accepted one.

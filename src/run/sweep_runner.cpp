@@ -215,8 +215,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
       {"--out", in_out(kResultsFile)}, {"--out", in_out(kJournalFile)}, {"--out", in_out(kLockFile)}};
   outputs.insert(outputs.end(), req.report_paths.begin(), req.report_paths.end());
   core::check_distinct_paths({{"--spec-file", req.spec_path}}, outputs);
-  if (req.backend != "auto" && req.backend != "cuda" && req.backend != "cpu")
-    throw InputError(fmt::format("unknown backend '{}' (expected auto, cuda or cpu)", req.backend));
+  core::check_backend_choice(req.backend);
   const auto& o = req.options;
   if (o.warmup_calls < 0) throw InputError(fmt::format("--warmup {} must be >= 0", o.warmup_calls));
   if (o.min_samples < 1) throw InputError(fmt::format("--min-samples {} must be >= 1", o.min_samples));
@@ -278,7 +277,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
         const std::string known = fmt::format("{}", fmt::join(names, ", "));
         if (const kernels::Kernel* other = kernels::find_any(name))
           throw InputError(fmt::format("kernel '{}' is a {} kernel, but this sweep runs the {} backend (available: {})",
-                                       name, kernels::to_string(other->backend()), backend_name, known));
+                                       name, core::to_string(other->backend()), backend_name, known));
         throw InputError(fmt::format("unknown kernel '{}' for the {} backend (available: {}; a plugin's kernels "
                                      "need --plugin)", name, backend_name, known));
       }
