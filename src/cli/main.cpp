@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "core/errors.hpp"
 #include "core/escape.hpp"
 #include "core/version.hpp"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   cli::add_kernels(app, run);
   cli::add_history(app, run);
   cli::add_calibrate(app, run);
+  cli::refuse_options_as_values(app);
 
   try {
     app.parse(argc, argv);

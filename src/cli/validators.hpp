@@ -46,6 +46,24 @@ inline const CLI::Validator kGateThreshold(
     },
     "[0,10)", "gate threshold");
 
+// Every option that takes a value (main.cpp adds it to all of them): a value that starts with "--" is an
+// option the user meant to give next (`report r.json --html --md` would write the HTML to a file named
+// "--md"). A file so named can still be given as ./--name.
+inline const CLI::Validator kNotAnOption(
+    [](std::string& value) -> std::string {
+      if (value.starts_with("--")) return "'" + value + "' is an option, not a value: give the value after its option";
+      return {};
+    },
+    "", "not an option");
+
+// Adds kNotAnOption to every option of `app` and its subcommands that takes a value.
+inline void refuse_options_as_values(CLI::App& app) {
+  for (CLI::Option* option : app.get_options())
+    if (option->get_type_size() != 0 && option->get_name() != "--help" && option->get_name() != "--version")
+      option->check(kNotAnOption);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_options_as_values(*sub);
+}
+
 // --backend of `sweep` and `devices`: core::kBackendChoices, the names measure::make_backend opens.
 inline const CLI::Validator kBackend =
     CLI::IsMember(std::vector<std::string>(core::kBackendChoices.begin(), core::kBackendChoices.end()));
