@@ -23,8 +23,8 @@ if [ ! -x "$bin" ]; then
   scripts/build.sh attnprof
 fi
 
-# The published measurements: the results files git tracks under reports/ (reports/latest/, where
-# scripts/run.sh writes, and any folder of your own are not among them); every folder outside git.
+# The published measurements: the results files git tracks under reports/ (reports/latest and
+# reports/runs/, where scripts/run.sh writes, and any folder of your own are not among them).
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t results < <(git ls-files 'reports/*/results.json')
   mapfile -t committed < <(git ls-files reports)
@@ -32,7 +32,7 @@ else
   shopt -s nullglob
   results=() committed=()
   for res in reports/*/results.json; do [ "$res" = reports/latest/results.json ] || results+=("$res"); done
-  while IFS= read -r f; do committed+=("$f"); done < <(find reports -type f ! -name report.html ! -path "reports/latest/*")
+  while IFS= read -r f; do committed+=("$f"); done < <(find reports -type f ! -name report.html ! -path "reports/latest/*" ! -path "reports/runs/*")
 fi
 [ ${#results[@]} -gt 0 ] || { echo "regen_reports: no reports/*/results.json" >&2; exit 2; }
 

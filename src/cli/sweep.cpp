@@ -4,6 +4,8 @@
 // `--worker` mode is the worker process of the failure isolation (src/run/worker.hpp), and
 // `--plugin-probe` the process that loads plugins for the others (src/run/plugin_probe.hpp).
 #include <algorithm>
+#include <ctime>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -11,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -35,10 +40,43 @@ namespace {
 // ~30 passes' 0.75 s; a group is cut further when its buffers would not fit in device memory.
 constexpr int kDefaultCounterBatch = 32;
 
+// Without --out a sweep writes into a folder of its own, so earlier runs stay for `attnprof history`:
+// reports/runs/<UTC time>/ (a suffix when two start in one second), with report.html and summary.md
+// beside results.json, and reports/latest pointing at the newest once it has written its results.
+constexpr const char* kRunsFolder = "reports/runs";
+constexpr const char* kLatestLink = "reports/latest";
+
+std::string new_run_folder() {
+  const std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}", fmt::gmtime(std::time(nullptr)));
+  std::string folder = fmt::format("{}/{}", kRunsFolder, stamp);
+  for (int n = 2; std::filesystem::exists(folder); ++n) folder = fmt::format("{}/{}-{}", kRunsFolder, stamp, n);
+  return folder;
+}
+
+// reports/latest -> runs/<name>, replaced atomically. A real folder there (written by an older attnprof)
+// is left alone, and so is any failure: the results are written either way, and the line says where.
+void point_latest_at(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path latest = kLatestLink;
+  if (fs::exists(fs::symlink_status(latest, ec)) && !fs::is_symlink(fs::symlink_status(latest, ec))) {
+    fmt::print(stderr, "attnprof: notice: {} is a folder, not a link: left as it is (the results are in {})\n",
+               kLatestLink, core::escape::one_line(folder));
+    return;
+  }
+  const fs::path temp = fmt::format("{}.{}.tmp", kLatestLink, ::getpid());
+  fs::create_directory_symlink(fs::path("runs") / fs::path(folder).filename(), temp, ec);
+  if (!ec) fs::rename(temp, latest, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    fmt::print(stderr, "attnprof: notice: could not point {} at {}\n", kLatestLink, core::escape::one_line(folder));
+  }
+}
+
 struct SweepArgs {
   std::string axes, preset, spec_file;
   std::vector<std::string> kernels, plugins;
-  std::string backend = "auto", out_dir = "reports/latest", python_bridge;
+  std::string backend = "auto", out_dir, python_bridge;  // out_dir empty: a folder of the run's own
   run::DeviceSelection devices;
   OutputPaths outputs;
   std::string shard;
@@ -99,8 +137,15 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
   req.plugin_timeout_s = a.plugin_timeout_s;
   req.backend = a.backend;
   req.devices = a.devices;
-  req.out_dir = a.out_dir;
-  const std::vector<report::Output> outputs = a.outputs.outputs();
+  // --resume without --out continues the newest run.
+  const bool own_folder = a.out_dir.empty() && !a.resume;
+  req.out_dir = !a.out_dir.empty() ? a.out_dir : a.resume ? kLatestLink : new_run_folder();
+  OutputPaths paths = a.outputs;
+  if (own_folder) {
+    if (paths.paths[0].empty()) paths.paths[0] = req.out_dir + "/report.html";
+    if (paths.paths[1].empty()) paths.paths[1] = req.out_dir + "/summary.md";
+  }
+  const std::vector<report::Output> outputs = paths.outputs();
   req.report_paths = report::named_paths(outputs);
   req.resume = a.resume;
   req.overwrite = a.overwrite;
@@ -123,6 +168,7 @@ void run_sweep_command(const SweepArgs& a, Run& run) {
     throw EnvironmentError(fmt::format("{} (results so far in '{}')", outcome.fatal, outcome.results_path));
   run.exit_code = outcome.exit_code;
   if (!complete) return;
+  if (own_folder) point_latest_at(req.out_dir);
   std::cout.flush();
   fmt::print(stderr, "attnprof: wrote {}\n", core::escape::one_line(outcome.results_path));
 }
@@ -162,8 +208,10 @@ void add_sweep(CLI::App& app, Run& run) {
       ->allow_extra_args(false)
       ->check(kDeviceList)
       ->default_str("0");
-  cmd->add_option("--out", args->out_dir, "Output folder: results.json and results.journal.jsonl")
-      ->capture_default_str()
+  cmd->add_option("--out", args->out_dir,
+                  "Output folder: results.json and results.journal.jsonl (without it: a new folder "
+                  "reports/runs/<UTC time>/, with report.html and summary.md, and reports/latest pointing at it; "
+                  "with --resume: reports/latest)")
       ->check(kNonEmpty);
   add_output_options(*cmd, args->outputs);
   cmd->add_flag("--resume", args->resume, "Skip the points already in DIR's journal (same sweep only)");

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `attnprof sweep` (src/cli/sweep.cpp) on the CPU backend: the points of the axes for the kernels asked,
-# results.json and the requested report files in --out; bad option values are exit 2 with one line and
-# write nothing. Usage: test_sweep.sh <attnprof>
+# results.json and the requested report files in --out; without --out a folder of the run's own under
+# reports/runs/ with reports/latest pointing at the newest (--resume continues it; a folder at
+# reports/latest is left alone); an option given where a value belongs is refused; bad option values
+# are exit 2 with one line and write nothing. Usage: test_sweep.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
 "$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/s" --csv "$scratch/s.csv" \
@@ -16,6 +18,39 @@ for r in d["records"]:
     assert r["status"] == "ok" and r["verification"]["passed"] and r["latency"]["n"] >= 1, (r["key"], r["status"], r["reason"], r["latency"]["n"])
 PY
 [[ "$(($(wc -l <"$scratch/s.csv") - 1))" == 4 ]] || fail "the CSV does not hold 4 points"
+
+# Without --out: reports/runs/<UTC time>/ with results.json, report.html and summary.md, reports/latest
+# pointing at the newest; a second run gets its own folder and the first stays.
+(
+  mkdir -p "$scratch/cwd" && cd "$scratch/cwd" || exit 1
+  for run in 1 2; do
+    "$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" >"$scratch/log$run" 2>&1 ||
+      fail "sweep without --out: $(tail -n 5 "$scratch/log$run")"
+    [[ -L reports/latest ]] || fail "reports/latest is not a link after run $run"
+    for f in results.json report.html summary.md; do
+      [[ -s "reports/latest/$f" ]] || fail "run $run: no $f in reports/latest -> $(readlink reports/latest)"
+    done
+    eval "latest$run=\$(readlink reports/latest)"
+    sleep 1
+  done
+  [[ $latest1 == runs/* && $latest2 == runs/* && $latest1 != "$latest2" ]] || fail "runs: '$latest1' then '$latest2'"
+  [[ -s "reports/$latest1/results.json" ]] || fail "the first run's results are gone"
+  # --resume without --out continues the newest run: every point is already in its journal.
+  "$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" --resume >"$scratch/log3" 2>&1 ||
+    fail "--resume without --out: $(tail -n 5 "$scratch/log3")"
+  [[ $(readlink reports/latest) == "$latest2" && $(ls reports/runs | wc -l) == 2 ]] || fail "--resume made a new folder"
+  # A folder at reports/latest (an older attnprof's) is left as it is, with a notice.
+  rm reports/latest && mkdir reports/latest
+  "$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" >"$scratch/log4" 2>&1 || fail "run 4"
+  [[ -d reports/latest && ! -L reports/latest ]] || fail "the reports/latest folder was replaced"
+  grep -q "reports/latest is a folder, not a link" "$scratch/log4" || fail "no notice about the reports/latest folder"
+) || exit 1
+
+# An option where a value belongs is refused, not taken as a file name.
+"$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/o" --html --md \
+  >/dev/null 2>"$scratch/err" && fail "--html --md was accepted"
+grep -q "'--md' is an option, not a value" "$scratch/err" || fail "the refusal does not name --md: $(cat "$scratch/err")"
+[[ ! -e ./--md && ! -e "$scratch/o/results.json" ]] || fail "a file named --md or results were written"
 
 bad() {
   local got=0
