@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <ranges>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -417,8 +416,10 @@ std::string find_python_bridge(const std::string& given) {
 }
 
 void configure_python_bridge(const std::vector<std::string>& kernel_names, const std::string& backend) {
-  const auto python = [](const std::string& n) { return n.starts_with("py:"); };
-  const std::string names = fmt::format("{}", fmt::join(kernel_names | std::views::filter(python), ","));
+  std::vector<std::string> python;
+  for (const auto& n : kernel_names)
+    if (n.starts_with("py:")) python.push_back(n);
+  const std::string names = fmt::format("{}", fmt::join(python, ","));
   ::setenv("ATTNPROF_PYTHON_KERNELS", names.c_str(), 1);
   ::setenv("ATTNPROF_PYTHON_BACKEND", backend.c_str(), 1);
 }

@@ -1,6 +1,7 @@
 #include "core/explain.hpp"
 
-#include <ranges>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,8 +22,9 @@ Explanation explain(std::string_view gpu_key_or_name, const Shape& shape) {
   shape.validate();
   const auto sheet = find_datasheet(gpu_key_or_name);
   if (!sheet) {
-    throw InputError(fmt::format("unknown GPU '{}' (known: {})", gpu_key_or_name,
-                                 fmt::join(datasheets() | std::views::transform(&GpuDatasheet::key), ", ")));
+    std::vector<std::string> keys;
+    for (const auto& d : datasheets()) keys.push_back(d.key);
+    throw InputError(fmt::format("unknown GPU '{}' (known: {})", gpu_key_or_name, fmt::join(keys, ", ")));
   }
   Explanation e{*sheet, datasheet_ceilings(*sheet), shape, {}};
   for (const auto& [name, kind] : {std::pair{"reference", KernelKind::materialized},

@@ -7,7 +7,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <ranges>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -361,9 +360,8 @@ template <class E>
 E parse_enum(std::string_view s) {
   for (const auto& [v, name] : EnumNames<E>::names)
     if (name == s) return v;
-  const auto quoted = EnumNames<E>::names | std::views::transform([](const auto& entry) {
-                        return fmt::format("'{}'", entry.second);
-                      });
+  std::vector<std::string> quoted;
+  for (const auto& entry : EnumNames<E>::names) quoted.push_back(fmt::format("'{}'", entry.second));
   throw InputError(fmt::format("unknown {} '{}' (expected {})", EnumNames<E>::what, escape::one_line(s),
                                fmt::join(quoted, ", ")));
 }

@@ -7,7 +7,6 @@
 #include <cctype>
 #include <charconv>
 #include <optional>
-#include <ranges>
 #include <set>
 
 #include <fmt/format.h>
@@ -79,7 +78,9 @@ std::string_view name_of(Axis a) {
 }
 
 std::string known_axes() {
-  return fmt::format("{}", fmt::join(kAxes | std::views::transform(&AxisName::name), ", "));
+  std::vector<std::string_view> names;
+  for (const auto& axis : kAxes) names.push_back(axis.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 // One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.
@@ -330,7 +331,7 @@ void reject_repeats(const std::vector<Shape>& shapes, const Parser& parser) {
 // Lengths as a label writes them (5/1/9), the first few only: a packed batch may hold 65536.
 std::string lengths_text(const std::vector<int64_t>& lens) {
   constexpr size_t kShown = 8;
-  std::string out = fmt::format("{}", fmt::join(lens | std::views::take(kShown), "/"));
+  std::string out = fmt::format("{}", fmt::join(lens.begin(), lens.begin() + std::min(lens.size(), kShown), "/"));
   if (lens.size() > kShown) out += fmt::format("/... ({} lengths)", lens.size());
   return out;
 }

@@ -1,7 +1,6 @@
 #include "gate/render.hpp"
 
 #include <algorithm>
-#include <ranges>
 #include <vector>
 
 #include <fmt/format.h>
@@ -79,7 +78,9 @@ std::string tty(std::string_view s) { return core::escape::terminal(s); }
 using core::escape::xml;
 
 std::string md_row(const std::vector<std::string>& row) {
-  return fmt::format("| {} |\n", fmt::join(row | std::views::transform(md_cell), " | "));
+  std::vector<std::string> cells;
+  for (const auto& cell : row) cells.push_back(md_cell(cell));
+  return fmt::format("| {} |\n", fmt::join(cells, " | "));
 }
 
 std::string md_table(const std::vector<const PointComparison*>& points) {

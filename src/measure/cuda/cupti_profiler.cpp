@@ -196,7 +196,7 @@ const std::vector<std::string>& default_metrics() {
 void validate_metrics(const std::vector<std::string>& names, const std::string& chip_name) {
   if (names.empty()) return;
   for (const auto& name : names) {
-    if (name.starts_with(core::kSassOpMetricPrefix) && std::ranges::find(default_metrics(), name) == default_metrics().end()) {
+    if (name.starts_with(core::kSassOpMetricPrefix) && std::find(default_metrics().begin(), default_metrics().end(), name) == default_metrics().end()) {
       throw InputError(fmt::format(
           "metric '{}' cannot be collected: one {}* metric per session (CUPTI returns the first one's count "
           "for every other), and the default set has {}",
