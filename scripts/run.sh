@@ -36,18 +36,18 @@ bin="$build_dir/attnprof"
 
 # What is built and roughly how long: only the attnprof binary (scripts/test.sh builds the tests). The
 # minutes are the CPU time of a first build of that target measured on a 2-core machine (user + system:
-# 17 core-minutes with the CUDA kernels, whose templates dominate; 4 for the CPU backend alone) spread
+# 17 core-minutes with the CUDA kernels, whose templates dominate; 8.5 for the CPU backend alone) spread
 # over this machine's cores; a rebuild compiles only what changed.
 cores=$(nproc)
 if [[ " ${ATTNPROF_CMAKE_ARGS:-} " == *"ATTNPROF_ENABLE_CUDA=OFF"* ]]; then
   what="attnprof, CPU backend only (ATTNPROF_ENABLE_CUDA=OFF)"
-  core_minutes=4
+  core_minutes=9
 elif [[ -x /usr/local/cuda/bin/nvcc ]]; then
   what="attnprof with the CUDA kernels (sm_90) and the CPU backend"
   core_minutes=17
 else
   what="attnprof, CPU backend only (no CUDA toolkit at /usr/local/cuda)"
-  core_minutes=4
+  core_minutes=9
 fi
 if [[ -x "$bin" ]]; then
   echo "run: building $what in $build_dir/: only what changed since the last build"
