@@ -9,6 +9,7 @@ bin="$repo/.devcarry/bin"
 work=/tmp/attnprof-check
 rm -rf "$work"; mkdir -p "$work"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export ATTNPROF_TEST_FIGURES=1  # the GPU tests' "MEASURE ..." lines (tests/gpu/figures.hpp)
 export ATTNPROF_CACHE_DIR="$work/cache"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 log "revision $("$bin/attnprof" --version)"

@@ -5,6 +5,9 @@
 # .devcarry/bin: attnprof, the GPU test and bench binaries).
 #   phase_begin NAME   sets $bin, $out (the work folder), $checks, logs the GPU; packs on exit
 set -uo pipefail
+# The GPU tests print the figures they measure ("MEASURE ..." lines, tests/gpu/figures.hpp) for the
+# phases' logs and checks.
+export ATTNPROF_TEST_FIGURES=1
 phase_begin() {
   phase=$1
   bin="${ATTNPROF_DEVICE_BIN:-.devcarry/bin}"

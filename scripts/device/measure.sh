@@ -12,6 +12,7 @@ bin=${1:-.devcarry/measure}
 out=${2:-${OUT:-measure-out}}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export ATTNPROF_TEST_FIGURES=1  # the GPU tests' "MEASURE ..." lines (tests/gpu/figures.hpp)
 export ATTNPROF_CACHE_DIR=/tmp/attnprof-measure-cache
 status=0
 

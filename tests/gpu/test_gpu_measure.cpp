@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/figures.hpp"
 #include "core/cost_model.hpp"
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
@@ -72,10 +73,10 @@ m::CounterProfiler& profiler_or_fail() {
 // Where a batched session's time went (Counters::session of any of its points).
 void print_session(const char* what, const std::optional<core::CounterSession>& s) {
   if (!s) {
-    std::printf("MEASURE %s: no session figures\n", what);
+    attnprof::gpu_test::figure("MEASURE %s: no session figures\n", what);
     return;
   }
-  std::printf("MEASURE %s: %lld points, replay %.1f ms (pass set-up %.1f, running the calls %.1f, closing the "
+  attnprof::gpu_test::figure("MEASURE %s: %lld points, replay %.1f ms (pass set-up %.1f, running the calls %.1f, closing the "
               "passes %.1f), decode and evaluate %.1f ms\n",
               what, static_cast<long long>(s->points), s->pass_setup_ms + s->run_ms + s->pass_close_ms,
               s->pass_setup_ms, s->run_ms, s->pass_close_ms, s->evaluate_ms);
@@ -107,7 +108,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   REQUIRE(one.status == attnprof::core::CounterStatus::ok);
   REQUIRE(one.per_kernel.size() == 1);
   const double read = one.total.at("dram__bytes_read.sum"), written = one.total.at("dram__bytes_write.sum");
-  std::printf("MEASURE copy %.0f GiB: dram read %.6g (analytic %.6g, %+.3f%%), written %.6g (%+.3f%%), passes %lld, "
+  attnprof::gpu_test::figure("MEASURE copy %.0f GiB: dram read %.6g (analytic %.6g, %+.3f%%), written %.6g (%+.3f%%), passes %lld, "
               "profiling %.1f ms, range '%s', reason '%s'\n",
               kBytes / double(1 << 30), read, double(kBytes), 100 * (read / kBytes - 1), written, 100 * (written / kBytes - 1),
               static_cast<long long>(one.passes), one.profiling_ms, one.per_kernel[0].kernel.c_str(), one.reason.c_str());
@@ -143,7 +144,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   REQUIRE(two.total.at("dram__bytes_write.sum") <= 1.01 * 1.5 * kBytes);
   REQUIRE(two.total.at("dram__bytes_write.sum") >= (0.99 * 1.5 - l2_share) * kBytes);
   REQUIRE(two.total.count("l1tex__t_bytes.sum") == 1);
-  std::printf("MEASURE two launches: passes %lld (planned %lld), profiling %.1f ms\n", static_cast<long long>(two.passes),
+  attnprof::gpu_test::figure("MEASURE two launches: passes %lld (planned %lld), profiling %.1f ms\n", static_cast<long long>(two.passes),
               static_cast<long long>(profiler.planned_passes({})), two.profiling_ms);
 
   // The kernel-replay fallback reads the same bytes.
@@ -155,7 +156,7 @@ TEST_CASE("CUPTI: a streaming copy's DRAM bytes match the analytic count within 
   profiler.use_kernel_replay(false);
   INFO("reason: " << kernel_replay.reason);
   REQUIRE(kernel_replay.status == attnprof::core::CounterStatus::ok);
-  std::printf("MEASURE kernel replay copy: dram read %+.3f%%, written %+.3f%%, passes %lld, profiling %.1f ms\n",
+  attnprof::gpu_test::figure("MEASURE kernel replay copy: dram read %+.3f%%, written %+.3f%%, passes %lld, profiling %.1f ms\n",
               100 * (kernel_replay.total.at("dram__bytes_read.sum") / kBytes - 1),
               100 * (kernel_replay.total.at("dram__bytes_write.sum") / kBytes - 1),
               static_cast<long long>(kernel_replay.passes), kernel_replay.profiling_ms);
@@ -203,7 +204,7 @@ TEST_CASE("replayed counters: a point's DRAM writes are its outputs, not the rep
     REQUIRE(rec.counters.dram_write_tail_bytes.has_value());
     const double written = rec.counters.total.at("dram__bytes_write.sum") + *rec.counters.dram_write_tail_bytes;
     const double read = rec.counters.total.at("dram__bytes_read.sum");
-    std::printf("MEASURE replay %s %s: read %.4g B (min %.4g), written %.4g B incl. tail %.4g B (min %.4g)\n", name,
+    attnprof::gpu_test::figure("MEASURE replay %s %s: read %.4g B (min %.4g), written %.4g B incl. tail %.4g B (min %.4g)\n", name,
                 shape.label().c_str(), read, rec.cost.min_bytes_read, written, *rec.counters.dram_write_tail_bytes,
                 rec.cost.min_bytes_write);
     // Whole 32-byte sectors and the LSE's partial lines: at most 10% and 1 MiB over the outputs.
@@ -231,7 +232,7 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
   for (double us : copy.samples.total_us) REQUIRE(us > 0);
   const double p50_us = core::median(copy.samples.total_us);
   const double bw = 2.0 * kBytes / (p50_us * 1e-6);
-  std::printf("MEASURE timer copy 256 MiB: p50 %.1f us -> %.0f GB/s; launch overhead %.1f us; SM clock %.0f..%.0f MHz "
+  attnprof::gpu_test::figure("MEASURE timer copy 256 MiB: p50 %.1f us -> %.0f GB/s; launch overhead %.1f us; SM clock %.0f..%.0f MHz "
               "(max %.0f), throttled %lld\n",
               p50_us, bw / 1e9, copy.launch_overhead_us, copy.clock.sm_mhz_min, copy.clock.sm_mhz_max,
               copy.clock.sm_mhz_unthrottled, static_cast<long long>(copy.clock.throttled_samples));
@@ -243,7 +244,7 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
 
   const m::Timing tiny = m::time_call([&](cudaStream_t s, kernels::StageHook*) { attnprof::test::launch_empty(s); }, 1,
                                       stream.get(), options, info.sm_clock_max_mhz, flusher);
-  std::printf("MEASURE timer empty kernel: mode %s, %lld calls per graph, p50 %.3f us, note '%s'\n", std::string(attnprof::core::to_string(tiny.timing_mode)).c_str(),
+  attnprof::gpu_test::figure("MEASURE timer empty kernel: mode %s, %lld calls per graph, p50 %.3f us, note '%s'\n", std::string(attnprof::core::to_string(tiny.timing_mode)).c_str(),
               static_cast<long long>(tiny.calls_per_graph), core::median(tiny.samples.total_us), tiny.note.c_str());
   REQUIRE(tiny.timing_mode == attnprof::core::TimingMode::cold_graph);
   REQUIRE(tiny.calls_per_graph > 1);
@@ -262,7 +263,7 @@ TEST_CASE("timer: cold event timing, graph replay of tiny calls, stage split, SM
   REQUIRE(staged.timing_mode == attnprof::core::TimingMode::warm);
   REQUIRE(staged.samples.stage_us.size() == 2);
   const double s0 = core::median(staged.samples.stage_us[0]), s1 = core::median(staged.samples.stage_us[1]);
-  std::printf("MEASURE timer stages: %.1f us + %.1f us of %.1f us\n", s0, s1, core::median(staged.samples.total_us));
+  attnprof::gpu_test::figure("MEASURE timer stages: %.1f us + %.1f us of %.1f us\n", s0, s1, core::median(staged.samples.total_us));
   REQUIRE(s1 / s0 > 1.4);
   REQUIRE(s1 / s0 < 2.6);
   REQUIRE(s0 + s1 <= 1.05 * core::median(staged.samples.total_us));
@@ -284,7 +285,7 @@ TEST_CASE("timer: the SM clock is read under load, per batch of samples", "[gpu]
       stream.get(), options, info.sm_clock_max_mhz, flusher);
   const double p50_us = core::median(spin.samples.total_us);
   const auto& c = spin.clock;
-  std::printf("MEASURE timer clock under load: spin of %lld cycles p50 %.1f us, SM clock %.0f / %.0f / %.0f MHz "
+  attnprof::gpu_test::figure("MEASURE timer clock under load: spin of %lld cycles p50 %.1f us, SM clock %.0f / %.0f / %.0f MHz "
               "(min / median / max of %zu readings, device max %.0f) -> %.0f cycles; warm-up calls %lld\n",
               kCycles, p50_us, c.sm_mhz_min, c.sm_mhz_median, c.sm_mhz_max, c.sm_mhz_batches.size(),
               c.sm_mhz_unthrottled, p50_us * c.sm_mhz_median, static_cast<long long>(spin.samples.warmup_calls));
@@ -320,7 +321,7 @@ TEST_CASE("occupancy matches the CUDA occupancy API and names the limiter", "[gp
   REQUIRE(wide.blocks_per_sm == api_blocks);
   REQUIRE(wide.limiter == "threads");
   REQUIRE(wide.theoretical_pct == Approx(100.0));
-  std::printf("MEASURE occupancy: smem kernel %lld blocks/SM (%s, %.1f%%), wide kernel %lld blocks/SM (%s)\n",
+  attnprof::gpu_test::figure("MEASURE occupancy: smem kernel %lld blocks/SM (%s, %.1f%%), wide kernel %lld blocks/SM (%s)\n",
               static_cast<long long>(smem.blocks_per_sm), smem.limiter.c_str(), smem.theoretical_pct,
               static_cast<long long>(wide.blocks_per_sm), wide.limiter.c_str());
 }
@@ -329,7 +330,7 @@ TEST_CASE("ceiling probes give physically sane peaks, merged with the datasheet"
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   const core::DeviceInfo info = m::query_device(0);
   const core::MeasuredCeilings measured = m::measure_ceilings();
-  std::printf("MEASURE ceilings on %s: HBM %.0f GB/s (%s), copy alone %.0f GB/s over 2 x %.2f GiB, L2 %.0f GB/s, "
+  attnprof::gpu_test::figure("MEASURE ceilings on %s: HBM %.0f GB/s (%s), copy alone %.0f GB/s over 2 x %.2f GiB, L2 %.0f GB/s, "
               "mma.sync fp16 %.1f TFLOP/s at %.0f MHz, bf16 %.1f at %.0f MHz, cuBLAS GEMM fp16 %.1f at %.0f MHz, "
               "bf16 %.1f at %.0f MHz, fp32 FMA %.1f at %.0f MHz, launch latency %.2f us\n",
               info.name.c_str(), measured.hbm_bytes_per_s / 1e9, measured.hbm_probe.c_str(),
@@ -381,7 +382,7 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
   REQUIRE(!backend->kernels().empty());
   for (const kernels::Kernel* kernel : backend->kernels()) {
     const core::Record rec = backend->measure(shape, *kernel, options);
-    std::printf("MEASURE backend %s %s: status %s '%s', p50 %.1f us, %.1f TFLOP/s, mode %s, launch %.1f us, "
+    attnprof::gpu_test::figure("MEASURE backend %s %s: status %s '%s', p50 %.1f us, %.1f TFLOP/s, mode %s, launch %.1f us, "
                 "counters %s (%lld passes, %.0f ms, %zu ranges) '%s', dram read %.4g B (min %.4g), occupancy %.1f%% (%s), "
                 "achieved %.1f%%, verified %d max err %.3g\n",
                 kernel->name().c_str(), shape.label().c_str(), std::string(core::to_string(rec.status)).c_str(),
@@ -392,12 +393,12 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
                 rec.cost.min_bytes_read, rec.occupancy.theoretical_pct, rec.occupancy.limiter.c_str(),
                 rec.occupancy.achieved_pct.value_or(-1), int(rec.verification.checked), rec.verification.o_max_abs_err);
     for (const auto& k : rec.counters.per_kernel) {
-      std::printf("MEASURE   range %s: %.1f us, dram read %.4g B, write %.4g B, warps active %.1f%%\n", k.kernel.c_str(),
+      attnprof::gpu_test::figure("MEASURE   range %s: %.1f us, dram read %.4g B, write %.4g B, warps active %.1f%%\n", k.kernel.c_str(),
                   k.metrics.at("gpu__time_duration.sum") / 1e3, k.metrics.at("dram__bytes_read.sum"),
                   k.metrics.at("dram__bytes_write.sum"), k.metrics.at("sm__warps_active.avg.pct_of_peak_sustained_active"));
     }
     for (const auto& stage : rec.stages) {
-      std::printf("MEASURE   stage %s p50 %.1f us (%.0f%%)\n", stage.name.c_str(), stage.p50_us, 100 * stage.share_of_p50);
+      attnprof::gpu_test::figure("MEASURE   stage %s p50 %.1f us (%.0f%%)\n", stage.name.c_str(), stage.p50_us, 100 * stage.share_of_p50);
     }
     INFO(kernel->name() << ": " << rec.reason);
     // A kernel that does not take this shape (decode: seq_q <= 16) says so with its reason; every
@@ -418,7 +419,7 @@ TEST_CASE("backend: points end to end, oom before allocating, unknown metrics re
     REQUIRE(rec.counters.total.at("dram__bytes_read.sum") > 0.9 * qkv_bytes);
     // Cold by default: the L2 tail is read, and the call's writes plus it cover O and LSE.
     REQUIRE(rec.counters.dram_write_tail_bytes.has_value());
-    std::printf("MEASURE   dram write %.4g B + L2 tail %.4g B (min write %.4g B)\n",
+    attnprof::gpu_test::figure("MEASURE   dram write %.4g B + L2 tail %.4g B (min write %.4g B)\n",
                 rec.counters.total.at("dram__bytes_write.sum"), *rec.counters.dram_write_tail_bytes, rec.cost.min_bytes_write);
     REQUIRE(rec.counters.total.at("dram__bytes_write.sum") + *rec.counters.dram_write_tail_bytes >= 0.98 * rec.cost.min_bytes_write);
     REQUIRE(rec.verification.checked);
@@ -468,7 +469,7 @@ TEST_CASE("diagnosis from the default counters: memory level, pipes, issue and s
     const core::Diagnosis d = core::diagnose(rec, ctx);
     const auto& mm = d.metrics;
     auto v = [](const std::optional<double>& x) { return x.value_or(-1); };
-    std::printf("MEASURE diagnosis %s %s: %s on %s; compute SOL %.1f%%, memory %.1f%% (HBM %.1f, L2 %.1f, L1 %.1f); "
+    attnprof::gpu_test::figure("MEASURE diagnosis %s %s: %s on %s; compute SOL %.1f%%, memory %.1f%% (HBM %.1f, L2 %.1f, L1 %.1f); "
                 "pipe %s %.1f%%; issue %.1f%%, dependency stalls %.2f (%s); variant %s, tail %s %.3f; passes %lld\n",
                 kernel->name().c_str(), shape.label().c_str(), std::string(core::to_string(d.verdict)).c_str(),
                 mm.memory_level ? std::string(core::to_string(*mm.memory_level)).c_str() : "-", v(mm.compute_sol_pct),
@@ -541,7 +542,7 @@ TEST_CASE("backend: a kernel that writes wrong numbers is reported incorrect, an
 
   const CorruptingKernel corrupting(*fused);
   const core::Record bad = backend->measure(shape, corrupting, options);
-  std::printf("MEASURE corrupted fused %s: status %s '%s', %zu samples\n", shape.label().c_str(),
+  attnprof::gpu_test::figure("MEASURE corrupted fused %s: status %s '%s', %zu samples\n", shape.label().c_str(),
               std::string(core::to_string(bad.status)).c_str(), bad.reason.c_str(), bad.samples_us.size());
   REQUIRE(bad.status == core::Status::incorrect);
   REQUIRE(bad.reason.find("max |O - O_f64|") != std::string::npos);
@@ -565,7 +566,7 @@ TEST_CASE("backend: TFLOP/s from the exact causal FLOPs, FlashAttention's conven
   const core::Shape tall{1, 8, 8, 1024, 256, 64, true, core::DType::bf16};
   for (const core::Shape& shape : {decode, tall}) {
     const core::Record rec = backend->measure(shape, *fused, options);
-    std::printf("MEASURE exact flops %s: status %s, p50 %.2f us, %.4g TFLOP/s exact, %.4g FA convention\n",
+    attnprof::gpu_test::figure("MEASURE exact flops %s: status %s, p50 %.2f us, %.4g TFLOP/s exact, %.4g FA convention\n",
                 shape.label().c_str(), std::string(core::to_string(rec.status)).c_str(), rec.latency.p50_us,
                 rec.tflops, rec.tflops_fa_convention);
     INFO(rec.reason);
@@ -614,7 +615,7 @@ TEST_CASE("batched counters: copies of known size attributed to their point by t
   for (size_t i = 0; i < 3; ++i) {
     const core::Counters& c = batched[i];
     INFO("point " << i << ": " << c.reason);
-    std::printf("MEASURE batched copy (flush begins: %d) point %zu: %zu ranges, dram written %.6g (expected %.6g), "
+    attnprof::gpu_test::figure("MEASURE batched copy (flush begins: %d) point %zu: %zu ranges, dram written %.6g (expected %.6g), "
                 "passes %lld, profiling %.1f ms, reason '%s'\n",
                 int(flush_begins), i, c.per_kernel.size(), c.total.count("dram__bytes_write.sum") ? c.total.at("dram__bytes_write.sum") : -1.0,
                 written[i], static_cast<long long>(c.passes), c.profiling_ms, c.reason.c_str());
@@ -664,7 +665,7 @@ TEST_CASE("the L2 tail: a call's writes counted in its range and in the flush af
       return i < 3 ? c.per_kernel[i].metrics.at("dram__bytes_write.sum") : *c.dram_write_tail_bytes;
     };
     const auto us = [&](size_t i) { return c.per_kernel[i].metrics.at("gpu__time_duration.sum") * 1e-3; };
-    std::printf("MEASURE L2 tail %s: written %.6g; in its range %.6g (%+.2f%%), during a %.0f us spin %.4g, during a "
+    attnprof::gpu_test::figure("MEASURE L2 tail %s: written %.6g; in its range %.6g (%+.2f%%), during a %.0f us spin %.4g, during a "
                 "%.0f us spin %.4g, in the flush after %.6g; all four %.6g (%+.2f%%)\n",
                 what, written, w(0), 100 * (w(0) / written - 1), us(1), w(1), us(2), w(2), w(3),
                 w(0) + w(1) + w(2) + w(3), 100 * ((w(0) + w(1) + w(2) + w(3)) / written - 1));
@@ -723,19 +724,19 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
   double single_ms = 0;
   for (const auto& r : single) single_ms += r.counters.profiling_ms;
   print_session("batched counters session", group.front().counters.session);
-  std::printf("MEASURE batched counters: %zu points in %.0f ms against %.0f ms point by point\n", group.size(),
+  attnprof::gpu_test::figure("MEASURE batched counters: %zu points in %.0f ms against %.0f ms point by point\n", group.size(),
               batch_ms, single_ms);
 
   const auto close = [](const core::Counters& x, const core::Counters& y, const char* metric) {
     const double u = x.total.count(metric) ? x.total.at(metric) : -1, v = y.total.count(metric) ? y.total.at(metric) : -1;
-    std::printf("MEASURE   %s: per point %.6g, batched %.6g (%+.2f%%)\n", metric, u, v, u != 0 ? 100 * (v / u - 1) : 0.0);
+    attnprof::gpu_test::figure("MEASURE   %s: per point %.6g, batched %.6g (%+.2f%%)\n", metric, u, v, u != 0 ? 100 * (v / u - 1) : 0.0);
     return u == Approx(v).epsilon(0.02).margin(1e3);  // a margin for metrics near zero
   };
   for (size_t i = 0; i < single.size(); ++i) {
     const core::Record& s = single[i];
     const core::Record& g = group[i];
     INFO(g.kernel << " " << g.shape.label() << ": " << g.counters.reason);
-    std::printf("MEASURE batched %s %s: %s, %zu ranges (per point %zu), passes %lld (%lld), profiling %.0f ms (%.0f)\n",
+    attnprof::gpu_test::figure("MEASURE batched %s %s: %s, %zu ranges (per point %zu), passes %lld (%lld), profiling %.0f ms (%.0f)\n",
                 g.kernel.c_str(), g.shape.label().c_str(), std::string(attnprof::core::to_string(g.counters.status)).c_str(), g.counters.per_kernel.size(),
                 s.counters.per_kernel.size(), static_cast<long long>(g.counters.passes),
                 static_cast<long long>(s.counters.passes), g.counters.profiling_ms, s.counters.profiling_ms);
@@ -751,14 +752,14 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
     const double r_single = s.counters.total.at("dram__bytes_read.sum");
     const double r_batched = g.counters.total.at("dram__bytes_read.sum");
     const double l2_share = s.counters.per_kernel.size() > 1 ? 0.05 * m::query_device(0).l2_bytes : 0.0;
-    std::printf("MEASURE   dram__bytes_read.sum: per point %.6g, batched %.6g (%+.2f%%)\n", r_single, r_batched,
+    attnprof::gpu_test::figure("MEASURE   dram__bytes_read.sum: per point %.6g, batched %.6g (%+.2f%%)\n", r_single, r_batched,
                 100 * (r_batched / r_single - 1));
     CHECK(std::abs(r_single - r_batched) <= 0.02 * r_single + l2_share);
     // A point's last dirty lines may still sit in L2 when its range ends (uncounted, up to the L2 size),
     // and how many does not repeat between sessions: writes agree within that.
     const double w_single = s.counters.total.at("dram__bytes_write.sum");
     const double w_batched = g.counters.total.at("dram__bytes_write.sum");
-    std::printf("MEASURE   dram__bytes_write.sum: per point %.6g, batched %.6g (L2 %.3g)\n", w_single, w_batched,
+    attnprof::gpu_test::figure("MEASURE   dram__bytes_write.sum: per point %.6g, batched %.6g (L2 %.3g)\n", w_single, w_batched,
                 double(m::query_device(0).l2_bytes));
     CHECK(std::abs(w_single - w_batched) <= 0.02 * w_single + m::query_device(0).l2_bytes);
     // With the tail, both count every byte written: they agree within 2%, or 256 KB at outputs of a few
@@ -767,14 +768,14 @@ TEST_CASE("batched counters agree with a session per point (DRAM bytes, tensor o
     REQUIRE(g.counters.dram_write_tail_bytes.has_value());
     const double all_single = w_single + *s.counters.dram_write_tail_bytes;
     const double all_batched = w_batched + *g.counters.dram_write_tail_bytes;
-    std::printf("MEASURE   dram__bytes_write.sum + L2 tail: per point %.6g, batched %.6g (%+.2f%%), min write %.6g\n",
+    attnprof::gpu_test::figure("MEASURE   dram__bytes_write.sum + L2 tail: per point %.6g, batched %.6g (%+.2f%%), min write %.6g\n",
                 all_single, all_batched, 100 * (all_batched / all_single - 1), g.cost.min_bytes_write);
     CHECK(all_batched == Approx(all_single).epsilon(0.02).margin(256 * 1024));
     // Each launch is its own range in both: durations agree (short launches within a few us).
     for (size_t k = 0; k < s.counters.per_kernel.size(); ++k) {
       const double d_single = s.counters.per_kernel[k].metrics.at("gpu__time_duration.sum");
       const double d_batched = g.counters.per_kernel[k].metrics.at("gpu__time_duration.sum");
-      std::printf("MEASURE   range %zu duration: per point %.1f us, batched %.1f us (%+.2f%%)\n", k, d_single * 1e-3,
+      attnprof::gpu_test::figure("MEASURE   range %zu duration: per point %.1f us, batched %.1f us (%+.2f%%)\n", k, d_single * 1e-3,
                   d_batched * 1e-3, 100 * (d_batched / d_single - 1));
       CHECK(d_batched == Approx(d_single).epsilon(0.05).margin(3000));  // 5% or 3 us
     }
@@ -803,7 +804,7 @@ TEST_CASE("counters: a second profiler on the same context is reported, not thro
         }
       },
       stream.get(), {});
-  std::printf("MEASURE nested profiler: inner %s '%s'; outer %s '%s'\n", std::string(attnprof::core::to_string(inner.status)).c_str(), inner.reason.c_str(),
+  attnprof::gpu_test::figure("MEASURE nested profiler: inner %s '%s'; outer %s '%s'\n", std::string(attnprof::core::to_string(inner.status)).c_str(), inner.reason.c_str(),
               std::string(attnprof::core::to_string(outer.status)).c_str(), outer.reason.c_str());
   REQUIRE(inner.status == attnprof::core::CounterStatus::unavailable);
   REQUIRE(!inner.reason.empty());

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/figures.hpp"
 #include "core/errors.hpp"
 #include "core/results.hpp"
 #include "measure/counter_batch.hpp"
@@ -51,7 +52,7 @@ TEST_CASE("the default metric set is planned as one configuration: 15 passes on 
   std::vector<std::string> with_marker = m::default_metrics();
   with_marker.push_back(m::kMarkerMetric);
   const int64_t passes = m::passes_needed(with_marker, kChip);
-  std::printf("MEASURE default metric set on %s: %lld passes\n", kChip, static_cast<long long>(passes));
+  attnprof::gpu_test::figure("MEASURE default metric set on %s: %lld passes\n", kChip, static_cast<long long>(passes));
   REQUIRE(passes == 15);
   int64_t one_by_one = 0;
   for (const auto& name : with_marker) one_by_one = std::max(one_by_one, m::passes_needed({name}, kChip));
