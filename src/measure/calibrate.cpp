@@ -1,5 +1,9 @@
 #include "measure/calibrate.hpp"
 
+#include <string>
+
+#include <fmt/format.h>
+
 #include "core/calibration.hpp"
 #include "core/errors.hpp"
 #include "core/version.hpp"
@@ -10,7 +14,9 @@
 namespace attnprof::measure {
 
 core::Results run_calibration(const CalibrateOptions& options) {
-  // Throws EnvironmentError (no GPU, or no CUDA in this build) before anything runs.
+  // Before anything runs: calibrate's probes are CUDA kernels, so it needs an NVIDIA GPU.
+  if (std::string why; !cuda_available(&why))
+    throw EnvironmentError(fmt::format("attnprof calibrate needs an NVIDIA GPU: {}", why));
   const std::unique_ptr<Backend> backend = make_backend("cuda", options.device, nullptr);
   core::Results results;
   core::Context& ctx = results.context;

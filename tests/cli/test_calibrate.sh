@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # attnprof calibrate end to end. Without a GPU (or in a build without CUDA): exit 4 with one line on
-# stderr, then this test reports skipped (77). With one: exit 0, every probe row "ok", and the
+# stderr saying calibrate needs an NVIDIA GPU and why (no driver named as such), then this test
+# reports skipped (77). With one: exit 0, every probe row "ok", and the
 # written results hold each probe diagnosed as its expected verdict, with the new ceilings.
 set -uo pipefail
 bin="$1"
@@ -11,8 +12,12 @@ fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$work/out" 2>/dev/null; echo "
 
 "$bin" calibrate -o "$work/probes.json" >"$work/out" 2>"$work/err"
 rc=$?
-if [ "$rc" -eq 4 ] && grep -qE "no CUDA device|without CUDA|cuda backend was asked for" "$work/err"; then
+if [ "$rc" -eq 4 ] && grep -q "attnprof calibrate needs an NVIDIA GPU: " "$work/err"; then
   [ "$(wc -l <"$work/err")" -eq 1 ] || fail "the no-GPU message is not one line"
+  # No driver at all is said as such, not as the runtime's "driver version is insufficient".
+  if ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
+    grep -qE "no NVIDIA driver|built without CUDA" "$work/err" || fail "the missing driver is not named"
+  fi
   [ ! -e "$work/probes.json" ] || fail "no GPU, yet a results file was written"
   echo "calibrate: no GPU here ($(cat "$work/err")): skipped"
   exit 77

@@ -20,6 +20,7 @@ TEST_CASE("run_calibration: refused without a CUDA device, else one record per p
   if (!m::cuda_available(&why)) {
     INFO(why);
     CHECK_THROWS_AS(m::run_calibration(options), attnprof::EnvironmentError);
+    CHECK_THROWS_WITH(m::run_calibration(options), "attnprof calibrate needs an NVIDIA GPU: " + why);
     return;
   }
   const attnprof::core::Results results = m::run_calibration(options);

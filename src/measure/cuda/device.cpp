@@ -2,6 +2,8 @@
 // must start where there is no CUDA driver at all).
 #include "measure/cuda/device.hpp"
 
+#include <dlfcn.h>
+
 #include <fmt/format.h>
 
 #include "measure/cuda/cuda_backend.hpp"
@@ -21,6 +23,14 @@ int attribute(cudaDeviceAttr attr, int device_index) {
   return value;
 }
 
+// Whether the driver's library is installed (the CUDA runtime is linked statically and loads it).
+bool driver_library_loads() {
+  void* handle = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  ::dlclose(handle);
+  return true;
+}
+
 }  // namespace
 
 bool cuda_device_present(std::string* why_not) {
@@ -29,8 +39,11 @@ bool cuda_device_present(std::string* why_not) {
   if (error != cudaSuccess) {
     cudaGetLastError();
     if (why_not) {
-      *why_not = fmt::format("no usable CUDA driver or device: {} ({})", cudaGetErrorString(error),
-                             cudaGetErrorName(error));
+      // The runtime reads "driver version is insufficient" also when there is no driver at all.
+      *why_not = error == cudaErrorInsufficientDriver && !driver_library_loads()
+                     ? std::string("no NVIDIA driver (libcuda.so.1 is not installed)")
+                     : fmt::format("no usable CUDA driver or device: {} ({})", cudaGetErrorString(error),
+                                   cudaGetErrorName(error));
     }
     return false;
   }
