@@ -11,24 +11,13 @@
 #include "core/diagnosis.hpp"
 #include "core/results.hpp"
 #include "core/work_split.hpp"
+#include "diagnosis_support.hpp"
 
 using namespace attnprof::core;
+using namespace attnprof::core::test;
 using nlohmann::json;
 
 namespace {
-
-constexpr double kBw = 4e12;        // [bytes/s]
-constexpr double kPeakBf16 = 8e14;  // [FLOP/s]; ridge 200 FLOP/B
-
-Context gpu_context() {
-  Context ctx;
-  ctx.backend = attnprof::core::BackendKind::cuda;
-  ctx.device.name = "Test GPU (not in the datasheet table)";
-  ctx.ceilings.peak_bw_bytes_per_s = kBw;
-  ctx.ceilings.peak_flops_per_s["bf16"] = kPeakBf16;
-  ctx.ceilings.source = "measured";
-  return ctx;
-}
 
 // A fused bf16 point that trips nothing: counters ok, compute-bound, full waves, verified, quiet.
 Record fused_record() {
@@ -65,12 +54,6 @@ Record fused_record() {
 }
 
 bool has_flag(const Diagnosis& d, Flag flag) { return d.has(flag); }
-
-std::string evidence_text(const Diagnosis& d) {
-  std::string all;
-  for (const auto& line : d.evidence) all += line + "\n";
-  return all;
-}
 
 Verdict verdict_of(const Record& r, const Context& ctx = gpu_context()) { return diagnose(r, ctx).verdict; }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/files.hpp"
 #include "core/cost_model.hpp"
 #include "core/diagnosis.hpp"
 #include "core/diagnosis_facts.hpp"
@@ -23,12 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& path) { return read_file(path.string(), "a source file", size_t{1} << 24); }
 
 // The section of a rule: from its anchor to the next rule anchor, heading or table row.
 std::map<std::string, std::string> documented_rules() {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/files.hpp"
 #include "core/thresholds.hpp"
 
 using namespace attnprof::core;
@@ -18,12 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& path) { return read_file(path.string(), "a source file", size_t{1} << 24); }
 
 #define ATTNPROF_THRESHOLD(name) {#name, name}
 const std::map<std::string, double>& thresholds() {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "core/stats.hpp"
 
 namespace attnprof::test {
 
@@ -45,6 +46,22 @@ inline core::Results make_results(std::vector<core::Record> records) {
   r.context.device.sm_clock_max_mhz = 1980;
   r.records = std::move(records);
   return r;
+}
+
+// One run of a history: two points (fused at seq 1024 and 2048) whose medians are the given ones.
+inline core::Results history_run(std::mt19937_64& rng, double fused_1k_us, double fused_2k_us,
+                                 const std::string& revision, const std::string& date) {
+  auto record = [&](double median, int64_t seq) {
+    core::Record r = make_record("fused", latency_samples(rng, 200, median, 0.01), seq);
+    r.latency.p50_us = core::median(r.samples_us);
+    r.latency.p50_ci_low_us = r.latency.p50_us * 0.995;
+    r.latency.p50_ci_high_us = r.latency.p50_us * 1.005;
+    return r;
+  };
+  core::Results res = make_results({record(fused_1k_us, 1024), record(fused_2k_us, 2048)});
+  res.context.git_revision = revision;
+  res.context.date_utc = date;
+  return res;
 }
 
 }  // namespace attnprof::test

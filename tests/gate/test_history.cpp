@@ -15,32 +15,13 @@
 using namespace attnprof;
 using namespace attnprof::gate;
 
-namespace {
-
-// A run of two points (fused at seq 1024 and 2048) whose medians are the given ones.
-core::Results run(std::mt19937_64& rng, double fused_1k_us, double fused_2k_us, const std::string& revision,
-                  const std::string& date) {
-  auto record = [&](double median, int64_t seq) {
-    core::Record r = test::make_record("fused", test::latency_samples(rng, 200, median, 0.01), seq);
-    r.latency.p50_us = core::median(r.samples_us);
-    r.latency.p50_ci_low_us = r.latency.p50_us * 0.995;
-    r.latency.p50_ci_high_us = r.latency.p50_us * 1.005;
-    return r;
-  };
-  core::Results res = test::make_results({record(fused_1k_us, 1024), record(fused_2k_us, 2048)});
-  res.context.git_revision = revision;
-  res.context.date_utc = date;
-  return res;
-}
-
-}  // namespace
 
 TEST_CASE("history: a slower step is a change point of the run it happens in; worst regression first") {
   std::mt19937_64 rng(7);
   // seq 1024 steps up 10% at run 3; seq 2048 stays within noise, then gets 20% faster at run 3.
-  const std::vector<core::Results> runs = {run(rng, 100, 400, "aaa", "2026-01-01T00:00:00Z"),
-                                           run(rng, 100, 400, "bbb", "2026-01-02T00:00:00Z"),
-                                           run(rng, 110, 320, "ccc", "2026-01-03T00:00:00Z")};
+  const std::vector<core::Results> runs = {test::history_run(rng, 100, 400, "aaa", "2026-01-01T00:00:00Z"),
+                                           test::history_run(rng, 100, 400, "bbb", "2026-01-02T00:00:00Z"),
+                                           test::history_run(rng, 110, 320, "ccc", "2026-01-03T00:00:00Z")};
   const History h = build_history(runs, {"r1.json", "r2.json", "r3.json"}, Options{});
   REQUIRE(h.runs.size() == 3);
   CHECK(h.runs[2].revision == "ccc");
@@ -83,7 +64,8 @@ TEST_CASE("history: a slower step is a change point of the run it happens in; wo
 
 TEST_CASE("history: a point missing from a run, and an unchanged history") {
   std::mt19937_64 rng(11);
-  std::vector<core::Results> runs = {run(rng, 100, 400, "a", "d1"), run(rng, 100, 400, "b", "d2")};
+  std::vector<core::Results> runs = {test::history_run(rng, 100, 400, "a", "d1"),
+                                     test::history_run(rng, 100, 400, "b", "d2")};
   runs[1].records.pop_back();  // seq 2048 absent from run 2
   const History h = build_history(runs, {"a.json", "b.json"}, Options{});
   REQUIRE(h.points.size() == 2);
@@ -99,8 +81,9 @@ TEST_CASE("history: a point missing from a run, and an unchanged history") {
 
 TEST_CASE("history: needs two runs; a device change needs the gate's permission") {
   std::mt19937_64 rng(3);
-  CHECK_THROWS_AS(build_history({run(rng, 100, 400, "a", "d")}, {"a.json"}, Options{}), InputError);
-  std::vector<core::Results> runs = {run(rng, 100, 400, "a", "d1"), run(rng, 100, 400, "b", "d2")};
+  CHECK_THROWS_AS(build_history({test::history_run(rng, 100, 400, "a", "d")}, {"a.json"}, Options{}), InputError);
+  std::vector<core::Results> runs = {test::history_run(rng, 100, 400, "a", "d1"),
+                                     test::history_run(rng, 100, 400, "b", "d2")};
   runs[1].context.device.name = "NVIDIA H100";
   CHECK_THROWS_AS(build_history(runs, {"a.json", "b.json"}, Options{}), InputError);
   Options allow;
@@ -112,7 +95,8 @@ TEST_CASE("history: needs two runs; a device change needs the gate's permission"
 
 TEST_CASE("history: a P50 interval is shown within the samples it came from, never below zero") {
   std::mt19937_64 rng(5);
-  std::vector<core::Results> runs = {run(rng, 100, 400, "a", "d1"), run(rng, 100, 400, "b", "d2")};
+  std::vector<core::Results> runs = {test::history_run(rng, 100, 400, "a", "d1"),
+                                     test::history_run(rng, 100, 400, "b", "d2")};
   // A batch-median interval over scattered samples: mean - t x spread reaches below zero.
   auto& scattered = runs[1].records[0];
   scattered.latency.p50_ci_low_us = -532.9;

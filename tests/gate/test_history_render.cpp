@@ -13,31 +13,12 @@
 using namespace attnprof;
 using namespace attnprof::gate;
 
-namespace {
-
-// A run of two points (fused at seq 1024 and 2048) whose medians are the given ones.
-core::Results run(std::mt19937_64& rng, double fused_1k_us, double fused_2k_us, const std::string& revision,
-                  const std::string& date) {
-  auto record = [&](double median, int64_t seq) {
-    core::Record r = test::make_record("fused", test::latency_samples(rng, 200, median, 0.01), seq);
-    r.latency.p50_us = core::median(r.samples_us);
-    r.latency.p50_ci_low_us = r.latency.p50_us * 0.995;
-    r.latency.p50_ci_high_us = r.latency.p50_us * 1.005;
-    return r;
-  };
-  core::Results res = test::make_results({record(fused_1k_us, 1024), record(fused_2k_us, 2048)});
-  res.context.git_revision = revision;
-  res.context.date_utc = date;
-  return res;
-}
-
-}  // namespace
 
 TEST_CASE("history: the terminal table shows control characters of the files as visible escapes") {
   std::mt19937_64 rng(5);
   // A regression, so that the worst-regressions lines (shape and kernel) are printed too.
-  std::vector<core::Results> runs = {run(rng, 100, 400, "rev\none", "2026-01-01\x1b[2J"),
-                                     run(rng, 120, 400, "rev\rtwo\x1b]0;title\x07", "2026-01-02")};
+  std::vector<core::Results> runs = {test::history_run(rng, 100, 400, "rev\none", "2026-01-01\x1b[2J"),
+                                     test::history_run(rng, 120, 400, "rev\rtwo\x1b]0;title\x07", "2026-01-02")};
   for (auto& r : runs)
     for (auto& rec : r.records) rec.kernel = "fu\x1b[31msed\nx";
   const History h = build_history(runs, {"a\n.json", "b.json"}, Options{});
