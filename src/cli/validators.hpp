@@ -59,8 +59,7 @@ inline const CLI::Validator kNotAnOption(
 // Adds kNotAnOption to every option of `app` and its subcommands that takes a value.
 inline void refuse_options_as_values(CLI::App& app) {
   for (CLI::Option* option : app.get_options())
-    if (option->get_type_size() != 0 && option->get_name() != "--help" && option->get_name() != "--version")
-      option->check(kNotAnOption);
+    if (option->get_type_size() != 0) option->check(kNotAnOption);  // flags (--help, --version) take none
   for (CLI::App* sub : app.get_subcommands({})) refuse_options_as_values(*sub);
 }
 
