@@ -255,6 +255,9 @@ void add_sweep(CLI::App& app, Run& run) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--metrics", args->metrics, "Extra CUPTI metrics to collect, comma-separated")
       ->delimiter(',');
+  cmd->add_flag("--stalls", o.stalls,
+                "Sample warp states per point after timing: stall reasons, hot instructions and source lines "
+                "(docs/why.md)");
   cmd->add_flag("--no-verify", args->no_verify, "Skip the check against the float64 reference");
   cmd->add_option("--verify-rows", o.verify_rows, "Rows of O checked against float64 (--no-verify checks none)")
       ->capture_default_str()

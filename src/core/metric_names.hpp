@@ -129,6 +129,10 @@ inline constexpr std::array kDiagnosisMetrics = {
     kMetricStallGmma,
 };
 
+// Warp-state (PC) sampling's stall reason names begin with this (CUPTI's counter names for the
+// samples); core::stall_reason_name drops it.
+inline constexpr const char* kPcSamplingStallPrefix = "smsp__pcsamp_warps_issue_stalled_";
+
 // Names the diagnosis reads that the profiler does not request: fadd and fmul, which results files
 // written before the one-SASS-op rule hold; the combined DRAM bytes, its fallback for a file without the
 // read/write split (one written by another tool, or one whose --metrics added it).

@@ -193,6 +193,38 @@ constexpr std::tuple kCountersFields{
     field("session", &Counters::session),
 };
 
+void check_sample_counts(const std::map<std::string, int64_t>& reasons) {
+  for (const auto& [reason, n] : reasons)
+    if (n < 0) throw InputError(fmt::format("warp state '{}' has {} samples", escape::one_line(reason), n));
+}
+
+constexpr std::tuple kHotSpotFields{
+    field("pc_offset", &HotSpot::pc_offset),
+    field("file", &HotSpot::file),
+    field("line", &HotSpot::line),
+    field("samples", &HotSpot::samples),
+    field("reasons", &HotSpot::reasons, check_sample_counts),
+};
+
+constexpr std::tuple kKernelStallsFields{
+    field("kernel", &KernelStalls::kernel),
+    field("samples", &KernelStalls::samples),
+    field("reasons", &KernelStalls::reasons, check_sample_counts),
+    field("instructions", &KernelStalls::instructions),
+    field("lines", &KernelStalls::lines),
+};
+
+constexpr std::tuple kStallsFields{
+    field("status", &Stalls::status),
+    field("reason", &Stalls::reason),
+    field("calls", &Stalls::calls),
+    field("period_log2", &Stalls::period_log2),
+    field("samples", &Stalls::samples),
+    field("dropped_samples", &Stalls::dropped_samples),
+    field("profiling_ms", &Stalls::profiling_ms),
+    field("per_kernel", &Stalls::per_kernel),
+};
+
 constexpr std::tuple kOccupancyFields{
     field("kernel", &Occupancy::kernel),
     field("threads_per_block", &Occupancy::threads_per_block),
@@ -285,6 +317,7 @@ constexpr std::tuple kRecordFields{
     field("plan", &Record::plan),
     field("verification", &Record::verification),
     field("cost", &Record::cost),
+    field("stalls", &Record::stalls),
     field("diagnosis", &Record::diagnosis),
     field("wall_s", &Record::wall_s),
 };
@@ -348,6 +381,7 @@ void check_backend_choice(std::string_view which) {
 }
 std::string_view to_string(TimingMode m) { return name_of(m); }
 std::string_view to_string(DramSource d) { return name_of(d); }
+std::string_view to_string(SamplingStatus s) { return name_of(s); }
 
 DramSource dram_source_of(const Counters& c) {
   if (c.dram_source != DramSource::none || c.status != CounterStatus::ok) return c.dram_source;
@@ -370,6 +404,7 @@ template CounterStatus parse_enum<CounterStatus>(std::string_view);
 template BackendKind parse_enum<BackendKind>(std::string_view);
 template TimingMode parse_enum<TimingMode>(std::string_view);
 template DramSource parse_enum<DramSource>(std::string_view);
+template SamplingStatus parse_enum<SamplingStatus>(std::string_view);
 
 TimingMode graph_replayed(TimingMode mode) {
   switch (mode) {
@@ -391,6 +426,7 @@ ATTNPROF_JSON_ENUM_DEF(CounterStatus)
 ATTNPROF_JSON_ENUM_DEF(BackendKind)
 ATTNPROF_JSON_ENUM_DEF(TimingMode)
 ATTNPROF_JSON_ENUM_DEF(DramSource)
+ATTNPROF_JSON_ENUM_DEF(SamplingStatus)
 #undef ATTNPROF_JSON_ENUM_DEF
 
 #define ATTNPROF_JSON_FIELDS_DEF(T)                                                    \
@@ -405,6 +441,9 @@ ATTNPROF_JSON_FIELDS_DEF(KernelCounters)
 ATTNPROF_JSON_FIELDS_DEF(CounterSession)
 ATTNPROF_JSON_FIELDS_DEF(Counters)
 ATTNPROF_JSON_FIELDS_DEF(Occupancy)
+ATTNPROF_JSON_FIELDS_DEF(HotSpot)
+ATTNPROF_JSON_FIELDS_DEF(KernelStalls)
+ATTNPROF_JSON_FIELDS_DEF(Stalls)
 ATTNPROF_JSON_FIELDS_DEF(Launch)
 ATTNPROF_JSON_FIELDS_DEF(Verification)
 ATTNPROF_JSON_FIELDS_DEF(ClockInfo)
@@ -422,6 +461,7 @@ void from_json(const json& j, Cost& c) { read_fields(j, c, std::tuple_cat(kCostF
 void to_json(json& j, const Record& r) {
   j = json::object();
   write_fields(j, r, kRecordFields);
+  if (!r.stalls) j.erase("stalls");  // written only where sampled (--stalls)
   j["key"] = point_key(r);
 }
 void from_json(const json& j, Record& r) { read_fields(j, r, kRecordFields); }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend_kind.hpp"
+#include "core/stalls.hpp"
 #include "core/diagnosis_model.hpp"
 #include "core/shape.hpp"
 
@@ -76,6 +77,13 @@ struct EnumNames<BackendKind> {
       {BackendKind::none, ""}, {BackendKind::cuda, "cuda"}, {BackendKind::cpu, "cpu"}};
 };
 template <>
+struct EnumNames<SamplingStatus> {
+  static constexpr std::string_view what = "sampling status";
+  static constexpr std::pair<SamplingStatus, std::string_view> names[] = {{SamplingStatus::ok, "ok"},
+                                                                          {SamplingStatus::unavailable, "unavailable"},
+                                                                          {SamplingStatus::unsupported, "unsupported"}};
+};
+template <>
 struct EnumNames<TimingMode> {
   static constexpr std::string_view what = "timing mode";
   static constexpr std::pair<TimingMode, std::string_view> names[] = {{TimingMode::none, ""},
@@ -89,6 +97,7 @@ std::string_view to_string(Status);
 std::string_view to_string(CounterStatus);
 std::string_view to_string(TimingMode);
 std::string_view to_string(DramSource);
+std::string_view to_string(SamplingStatus);
 // The enum value a string names; throws InputError naming the string and every accepted one.
 template <class E>
 E parse_enum(std::string_view);
@@ -97,6 +106,7 @@ extern template CounterStatus parse_enum<CounterStatus>(std::string_view);
 extern template BackendKind parse_enum<BackendKind>(std::string_view);
 extern template TimingMode parse_enum<TimingMode>(std::string_view);
 extern template DramSource parse_enum<DramSource>(std::string_view);
+extern template SamplingStatus parse_enum<SamplingStatus>(std::string_view);
 inline Status parse_status(std::string_view s) { return parse_enum<Status>(s); }
 // The graph-replayed mode of `mode` (cold -> cold+graph, warm -> warm+graph).
 TimingMode graph_replayed(TimingMode mode);
@@ -247,6 +257,8 @@ struct Record {
   std::map<std::string, int64_t> plan;
   Verification verification;
   Cost cost;
+  // Warp-state samples of the call (--stalls), taken after timing and counters; absent when not asked.
+  std::optional<Stalls> stalls;
   std::optional<Diagnosis> diagnosis;     // filled by analysis (src/core/diagnosis.hpp); null when absent
   double wall_s = 0;                      // wall time spent on this point
 };
@@ -301,6 +313,7 @@ ATTNPROF_JSON_ENUM_DECL(CounterStatus)
 ATTNPROF_JSON_ENUM_DECL(BackendKind)
 ATTNPROF_JSON_ENUM_DECL(TimingMode)
 ATTNPROF_JSON_ENUM_DECL(DramSource)
+ATTNPROF_JSON_ENUM_DECL(SamplingStatus)
 #undef ATTNPROF_JSON_ENUM_DECL
 #define ATTNPROF_JSON_DECL(T)                 \
   void to_json(nlohmann::json&, const T&);    \
@@ -315,6 +328,9 @@ ATTNPROF_JSON_DECL(Verification)
 ATTNPROF_JSON_DECL(Launch)
 ATTNPROF_JSON_DECL(Cost)
 ATTNPROF_JSON_DECL(ClockInfo)
+ATTNPROF_JSON_DECL(HotSpot)
+ATTNPROF_JSON_DECL(KernelStalls)
+ATTNPROF_JSON_DECL(Stalls)
 ATTNPROF_JSON_DECL(Record)
 ATTNPROF_JSON_DECL(Ceilings)
 ATTNPROF_JSON_DECL(DeviceInfo)

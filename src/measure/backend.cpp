@@ -7,6 +7,7 @@
 #include "measure/cpu_backend.hpp"
 #ifdef ATTNPROF_HAVE_CUDA
 #include "measure/cuda/cuda_backend.hpp"
+#include "measure/cuda/pc_sampling.hpp"
 #endif
 
 namespace attnprof::measure {
@@ -28,6 +29,14 @@ bool cuda_available(std::string* why_not) {
 #else
   if (why_not) *why_not = "this attnprof was built without CUDA";
   return false;
+#endif
+}
+
+void prepare_stall_sampling(const Backend& backend) {
+#ifdef ATTNPROF_HAVE_CUDA
+  if (backend.kind() == core::BackendKind::cuda) enable_stall_sampling();
+#else
+  (void)backend;
 #endif
 }
 

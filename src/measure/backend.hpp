@@ -40,6 +40,8 @@ struct MeasureOptions {
   // points' counters per session (the sweep's default is 32: src/cli/sweep.cpp).
   int counter_batch = 1;
   std::vector<std::string> extra_metrics;
+  // Warp-state (PC) samples of one call per point, in a pass after timing and counters (--stalls).
+  bool stalls = false;
   bool verify = true;
   int verify_rows = 256;             // rows of O checked against float64 (all rows when fewer)
   uint64_t seed = 0;                 // 0 = fresh random seed for each point
@@ -50,7 +52,7 @@ struct MeasureOptions {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasureOptions, warmup_calls, warmup_seconds, min_seconds_per_point,
                                    min_samples, max_samples, target_rel_ci, max_seconds_per_point, cold_l2,
                                    counters, extra_metrics, verify, verify_rows, seed, point_timeout_s,
-                                   counter_batch)
+                                   counter_batch, stalls)
 
 // What a fresh worker found when it checked its device after a killed point.
 struct SettleReport {
@@ -87,6 +89,12 @@ class Backend {
 // Throws EnvironmentError when "cuda" is asked for and no GPU (or no CUDA build) is there.
 std::unique_ptr<Backend> make_backend(const std::string& which, int device_index,
                                       std::vector<std::string>* notices);
+
+// When a backend's points will be sampled (MeasureOptions::stalls), right after it is made and before
+// any point runs: enables warp-state sampling (stopped) and keeps the code of every kernel loaded from
+// then on. Samples name only kernels loaded after this. Does nothing on the CPU backend; a refusal
+// shows in each point's stalls.
+void prepare_stall_sampling(const Backend&);
 
 // True when this binary has the CUDA backend and a CUDA device is visible.
 bool cuda_available(std::string* why_not = nullptr);

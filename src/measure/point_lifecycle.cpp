@@ -122,8 +122,15 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
     rec.launch_overhead_us = timing.launch_overhead_us;
     core::set_tflops(rec);
   }
-  const Phase phase(steps, "counters");
-  steps.profile(options, rec);
+  {
+    const Phase phase(steps, "counters");
+    steps.profile(options, rec);
+  }
+  if (options.stalls) {
+    const Phase phase(steps, "stalls");
+    deadline.check();
+    rec.stalls = steps.sample_stalls(options, rec);
+  }
 }
 
 }  // namespace

@@ -50,9 +50,10 @@ struct PointTiming {
 
 // The steps of one point on one backend, called by run_point() in this order:
 //   check_options, [support, cost: the lifecycle's], memory_refusal, fresh_seed (when the options
-//   give none), allocate, call_once, verify (when options.verify), inspect, time, profile.
+//   give none), allocate, call_once, verify (when options.verify), inspect, time, profile,
+//   sample_stalls (when options.stalls).
 // Phases (begin_phase/end_phase) bracket the steps by name for a timeline: "verify", "launches",
-// "time", "counters". One PointSteps object serves one point.
+// "time", "counters", "stalls". One PointSteps object serves one point.
 class PointSteps {
  public:
   virtual ~PointSteps() = default;
@@ -71,6 +72,13 @@ class PointSteps {
   virtual PointTiming time(const MeasureOptions&, const PointDeadline&) = 0;
   // Counters and occupancy: what the backend measures beyond time; may do nothing.
   virtual void profile(const MeasureOptions&, core::Record&) {}
+  // Warp-state samples of the call (options.stalls): a backend without them says so.
+  virtual core::Stalls sample_stalls(const MeasureOptions&, const core::Record&) {
+    core::Stalls none;
+    none.status = core::SamplingStatus::unsupported;
+    none.reason = "warp-state sampling needs an NVIDIA GPU: this backend has no warp states";
+    return none;
+  }
   // A step threw `e`, which the lifecycle would record as failed: a backend may throw instead (an
   // EnvironmentError when its device is lost).
   virtual void escalate(const std::exception& e, const core::Shape&, const kernels::Kernel&) { (void)e; }

@@ -127,6 +127,7 @@ int worker_main() {
     }
     std::vector<std::string> notices;
     backend = measure::make_backend(config.backend, device, &notices);
+    if (options.stalls) measure::prepare_stall_sampling(*backend);
   } catch (const std::exception& e) {
     out.send({{"fatal", e.what()}});
     return kExitEnvironment;

@@ -31,6 +31,7 @@
 #include "measure/cuda/device.hpp"
 #include "measure/cuda/launch_records.hpp"
 #include "measure/cuda/occupancy.hpp"
+#include "measure/cuda/pc_sampling.hpp"
 #include "measure/cuda/timer.hpp"
 #include "measure/point_lifecycle.hpp"
 
@@ -464,6 +465,17 @@ class CudaPoint final : public PointSteps {
     }
     attribute_counters(rec, kernel_);
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  // One call at a time under warp-state sampling, L2 flushed before each when timing was cold; the
+  // flush and the workspace zeroing run outside the sampled range.
+  core::Stalls sample_stalls(const MeasureOptions& options, const core::Record& rec) override {
+    return measure::sample_stalls(
+        [&] {
+          if (options.cold_l2) b_.flusher_->flush(stream_);
+          before_call();
+        },
+        [&] { call_->launch(); }, stream_, rec.latency.p50_us);
   }
 
   // A sticky CUDA error: the context is lost, and the sweep runner restarts its worker.

@@ -74,4 +74,17 @@ DeviceBuffer::~DeviceBuffer() {
   if (ptr_) cudaFree(ptr_);
 }
 
+// The driver's current context, fetched through cudart: the binary links no libcuda.
+CUcontext current_context() {
+  using CtxGetCurrent = CUresult (*)(CUcontext*);
+  void* symbol = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check_cuda(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &symbol, 12000, cudaEnableDefault, &found),
+             "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
+  if (found != cudaDriverEntryPointSuccess || symbol == nullptr) return nullptr;
+  CUcontext ctx = nullptr;
+  reinterpret_cast<CtxGetCurrent>(symbol)(&ctx);
+  return ctx;
+}
+
 }  // namespace attnprof::measure

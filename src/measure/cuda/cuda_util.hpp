@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include <cuda.h>  // CUcontext
 #include <cuda_runtime_api.h>
 
 namespace attnprof::measure {
@@ -17,6 +18,10 @@ bool is_sticky(cudaError_t);
 
 // After a failure: if the context is now unusable, returns a non-empty message naming the error.
 std::string sticky_error_message();
+
+// The driver's current context (cuCtxGetCurrent through cudart: the binary links no libcuda);
+// null when none is current.
+CUcontext current_context();
 
 // Owns a cudaEvent_t (timing enabled).
 class Event {

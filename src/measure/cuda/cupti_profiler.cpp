@@ -130,19 +130,6 @@ std::vector<std::string> with_defaults(const std::vector<std::string>& extra) {
   return names;
 }
 
-// The driver's current context, fetched through cudart: the binary links no libcuda.
-CUcontext current_context() {
-  using CtxGetCurrent = CUresult (*)(CUcontext*);
-  void* symbol = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check_cuda(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &symbol, 12000, cudaEnableDefault, &found),
-             "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
-  if (found != cudaDriverEntryPointSuccess || symbol == nullptr) return nullptr;
-  CUcontext ctx = nullptr;
-  reinterpret_cast<CtxGetCurrent>(symbol)(&ctx);
-  return ctx;
-}
-
 // Range profiler enabled on a context for the length of one collection.
 class RangeProfiler {
  public:
