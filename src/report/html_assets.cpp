@@ -30,7 +30,8 @@ td:first-child { white-space: nowrap; }
    a reason to two lines (its tooltip and "Points not ok" have all of it). */
 #points-table td, #points-table th { white-space: nowrap; }
 #points-table th { vertical-align: bottom; }
-#points-table td.flags { white-space: normal; min-width: 9em; }
+#points-table td.flags { white-space: normal; min-width: 18em; }
+#points-table .flag { white-space: nowrap; }
 #points-table .reason { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden;
                         min-width: 14em; max-width: 36em; color: var(--muted); font-size: 12px; }
 tbody tr:nth-child(even) { background: var(--alt); }
