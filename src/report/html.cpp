@@ -3,6 +3,8 @@
 // in which '<', '>' and '&' are written as \u escapes, so no string can close the <script> element.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include "core/escape.hpp"
 #include "core/stats.hpp"
 #include "report/html_assets.hpp"
+#include "report/html_series.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/rules.hpp"
@@ -114,6 +117,25 @@ std::string status_class(std::string_view status) {
   return status == "ok" ? "status-ok" : "status-bad";
 }
 
+// The memory the bandwidth ceiling is of: the GPU's HBM, or the host's memory on the CPU backend.
+std::string_view memory_name(core::BackendKind backend) {
+  return backend == core::BackendKind::cpu ? "memory" : "HBM";
+}
+
+// A counters reason as shown. With counters collected (status ok) it says how they were collected;
+// a "fix:" clause it carries from the path that failed first (the batched session's) is advice for
+// counters that are unavailable, and is left out.
+std::string counters_reason(const core::Counters& c) {
+  if (c.status != core::CounterStatus::ok) return c.reason;
+  std::string out = c.reason;
+  for (size_t at = out.find("; fix: "); at != std::string::npos; at = out.find("; fix: ", at)) {
+    // The clause ends where the parenthesis around it closes, else at the end.
+    const size_t close = out.find(')', at);
+    out.erase(at, close == std::string::npos ? std::string::npos : close - at);
+  }
+  return out;
+}
+
 void context_block(const core::Context& ctx, std::string& h) {
   const auto& d = ctx.device;
   const auto& c = ctx.ceilings;
@@ -139,9 +161,10 @@ void context_block(const core::Context& ctx, std::string& h) {
   row("schema", fmt::format("{}.{}", ctx.schema_major, ctx.schema_minor));
   row("command", ctx.command_line);
   row("date (UTC)", ctx.date_utc);
-  row("ceilings used", detail::ceilings_summary(c));
+  row("ceilings used", detail::ceilings_summary(c, memory_name(ctx.backend)));
   std::vector<std::string> sheet;
-  if (c.datasheet_bw_bytes_per_s > 0) sheet.push_back(fmt::format("HBM {:.3g} TB/s", c.datasheet_bw_bytes_per_s / 1e12));
+  if (c.datasheet_bw_bytes_per_s > 0)
+    sheet.push_back(fmt::format("{} {:.3g} TB/s", memory_name(ctx.backend), c.datasheet_bw_bytes_per_s / 1e12));
   for (const auto& [dtype, flops] : c.datasheet_flops_per_s)
     sheet.push_back(fmt::format("{} {:.4g} TFLOP/s", dtype, flops / 1e12));
   row("datasheet ceilings", fmt::format("{}", fmt::join(sheet, ", ")));
@@ -158,35 +181,85 @@ void context_block(const core::Context& ctx, std::string& h) {
   h += "</section>\n";
 }
 
-void points_table(const std::vector<detail::Row>& rows, std::string& h) {
+// The points that did not run ok, grouped: those that were not measured (unsupported, oom, ...) by
+// kernel, status and reason, so that one refusal repeated over a sweep reads as one line with its
+// count; a measured one (incorrect) alone.
+struct NotOkGroup {
+  std::vector<size_t> rows;  // indices into the rows, in order
+};
+std::vector<NotOkGroup> not_ok_groups(const std::vector<detail::Row>& rows) {
+  std::vector<NotOkGroup> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r.status == "ok") continue;
+    if (r.measured) {
+      groups.push_back({{i}});
+      continue;
+    }
+    const auto [at, added] = index.try_emplace({r.kernel, r.status, r.reason}, groups.size());
+    if (added) groups.emplace_back();
+    groups[at->second].rows.push_back(i);
+  }
+  return groups;
+}
+
+std::string reason_text(const detail::Row& r) { return r.reason.empty() ? "(no reason given)" : r.reason; }
+
+void points_table(const std::vector<detail::Row>& rows, const std::vector<NotOkGroup>& not_ok,
+                  std::string_view memory, std::string& h) {
   // With decode points: their bandwidth, where a prefill point shows TFLOP/s and % of roof.
   const bool decode_columns = detail::any_decode(rows);
   h += "<section id=\"points\"><h2>Points</h2><p class=\"key\"><b>Labels:</b> " + e(detail::label_key()) +
        "</p><p class=\"note\">Click a column to sort; click a point to open its drill-down, a verdict or "
-       "flag for its rule. The filters above apply here too.</p><div class=\"table-wrap\">"
+       "flag for its rule. The filters above apply here too, and a column with nothing in the rows shown "
+       "is left out. Points refused for one reason by one kernel share a row.</p><div class=\"table-wrap\">"
        "<table class=\"sortable\" id=\"points-table\"><thead><tr>"
-       "<th>point</th><th>kernel</th><th>status</th><th class=\"n\">P50 us</th>"
-       "<th class=\"n\">P99 us</th><th class=\"n\">TFLOP/s</th><th class=\"n\">% of roof</th>"
-       "<th class=\"n\">FLOP/B</th><th class=\"n\">DRAM GB</th>";
+       "<th>point</th><th>kernel</th><th>status</th><th>verdict</th><th>flags / reason</th>"
+       "<th class=\"n\">P50 us</th><th class=\"n\">P99 us</th><th class=\"n\">TFLOP/s</th>"
+       "<th class=\"n\">% of roof</th><th class=\"n\">FLOP/B</th><th class=\"n\">DRAM GB</th>";
   if (decode_columns)
-    h += "<th class=\"n\">KV TB/s</th><th class=\"n\">% of HBM ceiling</th><th class=\"n\">MB/token</th>";
-  h += "<th>verdict</th><th>flags</th></tr></thead><tbody>";
+    h += fmt::format("<th class=\"n\">KV TB/s</th><th class=\"n\">% of {} ceiling</th><th class=\"n\">MB/token</th>",
+                     e(memory));
+  h += "</tr></thead><tbody>";
+  // Where a group of unmeasured points starts, and the rows it folds away.
+  std::map<size_t, size_t> folded_at;
+  std::vector<bool> folded(rows.size(), false);
+  for (size_t g = 0; g < not_ok.size(); ++g) {
+    if (not_ok[g].rows.size() < 2) continue;
+    folded_at[not_ok[g].rows.front()] = g;
+    for (size_t i : not_ok[g].rows) folded[i] = true;
+  }
+  const std::string empty_numbers = [&] {
+    std::string cells;
+    for (int k = 0; k < (decode_columns ? 9 : 6); ++k) cells += "<td class=\"n\" data-v=\"\">-</td>";
+    return cells;
+  }();
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    std::string flags;
+    const std::string reason =
+        r.status == "ok" ? "" : fmt::format("<span class=\"reason\" title=\"{0}\">{0}</span>", e(reason_text(r)));
+    if (const auto g = folded_at.find(i); g != folded_at.end()) {
+      h += fmt::format("<tr data-i=\"{}\" class=\"folded\"><td><a href=\"#not-ok-{}\">{} points</a></td><td>{}</td>"
+                       "<td class=\"{}\">{}</td><td>-</td><td class=\"flags\">{}</td>{}</tr>",
+                       i, g->second, not_ok[g->second].rows.size(), e(r.kernel), status_class(r.status), e(r.status),
+                       reason, empty_numbers);
+      continue;
+    }
+    if (folded[i]) continue;
+    std::string flags = reason;
     for (const auto& f : r.flags) flags += flag_link(f);
     std::string decode_cells;
     if (decode_columns)
       decode_cells = sig_cell(r.kv_tb_per_s, 3, 2) + num_cell(r.pct_of_hbm_ceiling, 1) +
                      sig_cell(r.bytes_per_token ? std::optional(*r.bytes_per_token / 1e6) : std::nullopt, 3, 1);
     h += fmt::format(
-        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>{}{}{}{}{}{}{}"
-        "<td>{}</td><td class=\"flags\">{}</td></tr>",
-        i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), sig_cell(r.p50_us, 4, 2),
-        p99_cell(r), sig_cell(r.decode ? std::nullopt : r.tflops, 3, 1),
+        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td><td>{}</td>"
+        "<td class=\"flags\">{}</td>{}{}{}{}{}{}{}</tr>",
+        i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), verdict_link(r.verdict),
+        flags.empty() ? "-" : flags, sig_cell(r.p50_us, 4, 2), p99_cell(r), sig_cell(r.decode ? std::nullopt : r.tflops, 3, 1),
         num_cell(r.decode ? std::nullopt : r.pct_of_roof, 1), sig_cell(r.intensity_flop_per_byte, 3),
-        sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), decode_cells,
-        verdict_link(r.verdict), flags);
+        sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), decode_cells);
   }
   h += "</tbody></table></div></section>\n";
 }
@@ -219,20 +292,29 @@ void comparison_block(const std::vector<core::KernelComparison>& comparison, std
        "</section>\n";
 }
 
-void not_ok_block(const std::vector<detail::Row>& rows, std::string& h) {
-  std::string items;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].status == "ok") continue;
-    items += fmt::format("<li><a href=\"#pt-{}\">{} | {}</a>: <span class=\"status-bad\">{}</span>: "
-                         "{}</li>",
-                         i, e(rows[i].label), e(rows[i].kernel), e(rows[i].status),
-                         e(rows[i].reason.empty() ? "(no reason given)" : rows[i].reason));
+void not_ok_block(const std::vector<detail::Row>& rows, const std::vector<NotOkGroup>& groups, std::string& h) {
+  if (groups.empty()) return;
+  h += "<section id=\"not-ok\"><h2>Points not ok</h2><ul>";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& first = rows[groups[g].rows.front()];
+    if (groups[g].rows.size() == 1) {
+      h += fmt::format("<li id=\"not-ok-{}\"><a href=\"#pt-{}\">{} | {}</a>: <span class=\"status-bad\">{}</span>: "
+                       "{}</li>",
+                       g, groups[g].rows.front(), e(first.label), e(first.kernel), e(first.status), e(reason_text(first)));
+      continue;
+    }
+    std::string links;
+    for (size_t i : groups[g].rows)
+      links += fmt::format("{}<a href=\"#pt-{}\">{}</a>", links.empty() ? "" : ", ", i, e(rows[i].label));
+    h += fmt::format("<li id=\"not-ok-{}\">{}: <span class=\"status-bad\">{}</span>, {} points: {}"
+                     "<details class=\"points\"><summary>the {} points</summary>{}</details></li>",
+                     g, e(first.kernel), e(first.status), groups[g].rows.size(), e(reason_text(first)),
+                     groups[g].rows.size(), links);
   }
-  if (items.empty()) return;
-  h += "<section id=\"not-ok\"><h2>Points not ok</h2><ul>" + items + "</ul></section>\n";
+  h += "</ul></section>\n";
 }
 
-void drill_down(const detail::Row& row, size_t index, std::string& h) {
+void drill_down(const detail::Row& row, size_t index, std::string_view memory, std::string& h) {
   const core::Record& r = *row.record;
   h += fmt::format("<details id=\"pt-{}\"><summary>{} | {} &mdash; <span class=\"{}\">{}</span>"
                    "{}</summary>",
@@ -291,7 +373,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
     const core::DiagnosisMetrics& m = row.diagnosis->metrics;
     auto shown = [](std::optional<double> v) { return v ? number_text(*v) : std::string("-"); };
     h += kv("KV TB/s (DRAM bytes / P50)", shown(row.kv_tb_per_s));
-    h += kv("% of the HBM ceiling", shown(row.pct_of_hbm_ceiling));
+    h += kv(fmt::format("% of the {} ceiling", memory), shown(row.pct_of_hbm_ceiling));
     h += kv("generated tokens per call", m.tokens_per_call ? std::to_string(*m.tokens_per_call) : "-");
     h += kv("KV cache GB", shown(m.kv_cache_bytes ? std::optional(*m.kv_cache_bytes / 1e9) : std::nullopt));
     h += kv("MB per generated token (DRAM / minimum)",
@@ -328,7 +410,7 @@ void drill_down(const detail::Row& row, size_t index, std::string& h) {
 
   const auto& c = r.counters;
   h += "<h3>Counters</h3><p>status <b>" + e(core::to_string(c.status)) + "</b>";
-  if (!c.reason.empty()) h += ": " + e(c.reason);
+  if (!c.reason.empty()) h += ": " + e(counters_reason(c));
   if (c.passes) h += fmt::format(" &middot; {} passes, {:.1f} ms profiling", c.passes, c.profiling_ms);
   if (c.session)
     h += fmt::format(" (its session of {} point{}: pass set-up {:.0f} ms, running {:.0f} ms, closing {:.0f} ms, "
@@ -415,8 +497,17 @@ void rules_block(std::string& h) {
   h += "</dl></section>\n";
 }
 
-json chart_data(const core::Results& results, const std::vector<detail::Row>& rows) {
+json chart_data(const core::Results& results, const std::vector<detail::Row>& rows,
+               const detail::SeriesLayout& layout) {
   const auto& c = results.context.ceilings;
+  json charts = json::array();
+  for (const auto& chart : layout.charts)
+    charts.push_back({{"id", chart.id},
+                      {"x", chart.x_field},
+                      {"x_title", chart.x_title},
+                      {"panels", chart.panels},
+                      {"variants", chart.variants},
+                      {"variant_title", chart.variant_title}});
   json flops = json::object();
   for (const auto& [dtype, v] : c.peak_flops_per_s) flops[dtype] = num_or_null(v);
   json points = json::array();
@@ -450,11 +541,58 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
                       {"pct_of_hbm_ceiling", num_or_null(r.pct_of_hbm_ceiling)},
                       {"bytes_per_token", num_or_null(r.bytes_per_token)},
                       {"verdict", r.verdict},
-                      {"flags", flags}});
+                      {"flags", flags},
+                      {"own", detail::own_kernel(results.context, r.kernel)}});
+    const detail::SeriesPlace& place = layout.places[i];
+    if (place.chart >= 0)
+      points.back()["series"] = {{"chart", place.chart}, {"panel", place.panel}, {"variant", place.variant}};
   }
   return {{"ceilings",
            {{"bw", num_or_null(c.peak_bw_bytes_per_s)}, {"flops", flops}, {"source", c.source}}},
+          {"memory", memory_name(results.context.backend)},
+          {"charts", charts},
           {"points", points}};
+}
+
+// The series charts: for each chart of the layout its throughput and its latency, drawn by the script.
+void series_block(const detail::SeriesLayout& layout, std::string_view memory, std::string& h) {
+  h += "<section id=\"sweep\"><h2>Throughput and latency</h2><p class=\"note\">One panel per dtype, head "
+       "dimension and mask (and the fields that would need more line styles than there are); in each, one line "
+       "per kernel and variant (the shape fields the sweep varied, a tie such as tokens= or dim= as one), and "
+       "attnprof's own kernels on top. Decode points have charts of their own. Units follow the values.</p>";
+  if (layout.charts.empty()) h += "<p class=\"note\">No point ran ok.</p>";
+  for (size_t i = 0; i < layout.charts.size(); ++i) {
+    const auto& c = layout.charts[i];
+    const bool decode = c.id == "decode";
+    h += fmt::format("<h3 id=\"sweep-{}\">{}</h3><p class=\"note\">{}</p>", c.id,
+                     e(fmt::format("{}: {} vs {}", decode ? "Decode" : "Prefill",
+                                   decode ? "KV-cache bandwidth" : "throughput", c.x_title)),
+                     decode ? e(fmt::format("DRAM bytes over the P50 (from the counters; without them the "
+                                            "cost-model minimum, a lower bound), under the {} ceiling.",
+                                            memory))
+                            : "The exact FLOPs of the unmasked scores over the P50 (for square causal shapes "
+                              "within 1/N of FlashAttention's convention).");
+    h += fmt::format("<div class=\"chart\" id=\"{0}-throughput-chart\" data-chart=\"{1}\" "
+                     "data-measure=\"throughput\"></div><h3>{2}</h3><div class=\"chart\" id=\"{0}-latency-chart\" "
+                     "data-chart=\"{1}\" data-measure=\"latency\"></div>",
+                     c.id, i, decode ? "Decode: latency, P50 (thick) and P99 (thin)"
+                                     : "Prefill: latency, P50 (thick) and P99 (thin)");
+  }
+  h += "</section>\n";
+}
+
+// The page's sections, linked.
+void contents(const detail::SeriesLayout& layout, bool any_not_ok, std::string& h) {
+  std::vector<std::pair<std::string, std::string>> items = {{"context", "Context"}, {"roofline", "Roofline"}};
+  for (const auto& c : layout.charts)
+    items.emplace_back("sweep-" + c.id, c.id == "decode" ? "Decode series" : "Prefill series");
+  if (layout.charts.empty()) items.emplace_back("sweep", "Series");
+  items.insert(items.end(), {{"points", "Points"}, {"comparison", "Reference vs fused"}});
+  if (any_not_ok) items.emplace_back("not-ok", "Points not ok");
+  items.insert(items.end(), {{"rules", "How to read a verdict"}, {"details", "Drill-down"}});
+  h += "<nav id=\"toc\" aria-label=\"contents\"><b>Contents</b>";
+  for (const auto& [id, title] : items) h += fmt::format("<a href=\"#{}\">{}</a>", id, title);
+  h += "</nav>\n";
 }
 
 class HtmlRenderer final : public Renderer {
@@ -472,7 +610,10 @@ const Renderer& detail::html_renderer() {
 
 void HtmlRenderer::render(const core::Results& results, std::ostream& out) const {
   const auto rows = detail::make_rows(results);
+  const auto layout = detail::series_layout(results, rows);
+  const auto not_ok = not_ok_groups(rows);
   const auto& ctx = results.context;
+  const std::string_view memory = memory_name(ctx.backend);
   size_t ok_points = 0;
   for (const auto& r : rows) ok_points += r.status == "ok";
 
@@ -486,31 +627,28 @@ void HtmlRenderer::render(const core::Results& results, std::ostream& out) const
   h += "<header><h1>attnprof report</h1><p class=\"sub\">" + e(ctx.device.name) + " &middot; " +
        e(core::to_string(ctx.backend)) + " backend &middot; " + e(ctx.date_utc) + " &middot; " +
        std::to_string(rows.size()) + " points, " + std::to_string(ok_points) + " ok</p></header>\n";
+  contents(layout, !not_ok.empty(), h);
   context_block(ctx, h);
 
   h += "<div class=\"filters\" id=\"filters\" aria-label=\"filters of the charts and the points table\"></div>";
   h += "<section id=\"roofline\"><h2>Roofline</h2><p class=\"note\">Log-log. One marker per (shape, "
        "kernel) that ran ok, at its measured arithmetic intensity and achieved FLOP/s (counters "
-       "where present, else the cost model): its shape names the kernel, its fill the verdict. Ceilings: " +
-       e(detail::ceilings_summary(ctx.ceilings)) +
+       "where present, else the cost model): its shape names the kernel, its fill the verdict; attnprof's "
+       "own kernels on top. Ceilings: " +
+       e(detail::ceilings_summary(ctx.ceilings, memory)) +
        ". Hover a marker for details; click it to open its drill-down.</p>"
        "<div class=\"chart\" id=\"roofline-chart\"></div>"
        "<noscript><p>The charts need JavaScript; the tables below do not.</p></noscript></section>\n";
-  h += "<section id=\"sweep\"><h2>Throughput and latency vs <span id=\"sweep-axis\">sequence length</span></h2>"
-       "<p class=\"note\">One panel per dtype, head dimension and mask; in each, one line per kernel.</p>"
-       "<h3>TFLOP/s (FlashAttention convention: causal FLOPs halved)</h3>"
-       "<div class=\"chart\" id=\"tflops-chart\"></div>"
-       "<h3>Latency: P50 (thick) and P99 (thin)</h3>"
-       "<div class=\"chart\" id=\"latency-chart\"></div></section>\n";
-  points_table(rows, h);
+  series_block(layout, memory, h);
+  points_table(rows, not_ok, memory, h);
   comparison_block(core::compare_kernels(results), h);
-  not_ok_block(rows, h);
+  not_ok_block(rows, not_ok, h);
   rules_block(h);
   h += "<section id=\"details\"><h2>Drill-down</h2>";
-  for (size_t i = 0; i < rows.size(); ++i) drill_down(rows[i], i, h);
+  for (size_t i = 0; i < rows.size(); ++i) drill_down(rows[i], i, memory, h);
   h += "</section>\n<div id=\"tip\" hidden></div>\n";
   h += "<script type=\"application/json\" id=\"attnprof-data\">" +
-       script_json(chart_data(results, rows)) + "</script>\n<script>";
+       script_json(chart_data(results, rows, layout)) + "</script>\n<script>";
   h += detail::report_js();
   h += "</script>\n</body></html>\n";
   out << h;

@@ -26,10 +26,18 @@ th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: lef
 td.n, th.n { text-align: right; }
 td.n { white-space: nowrap; }
 td:first-child { white-space: nowrap; }
-/* Short words (kernel names, verdicts) stay on one line; only the flags wrap. */
-#points-table td { white-space: nowrap; }
-#points-table td.flags { white-space: normal; min-width: 9em; }
+/* Short words (kernel names, verdicts, column names) stay on one line; only the flags and reasons wrap,
+   a reason to two lines (its tooltip and "Points not ok" have all of it). */
+#points-table td, #points-table th { white-space: nowrap; }
+#points-table th { vertical-align: bottom; }
+#points-table td.flags { white-space: normal; min-width: 18em; }
+#points-table .flag { white-space: nowrap; }
+#points-table .reason { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden;
+                        min-width: 14em; max-width: 36em; color: var(--muted); font-size: 12px; }
 tbody tr:nth-child(even) { background: var(--alt); }
+nav#toc { display: flex; flex-wrap: wrap; gap: 2px 16px; margin: 6px 0 4px; font-size: 13px; }
+nav#toc b { color: var(--muted); font-weight: 600; }
+#not-ok details.points { display: inline; border: none; margin: 0 0 0 6px; padding: 0; font-size: 13px; }
 table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th[aria-sort="ascending"]::after { content: " \25B2"; }
 table.sortable th[aria-sort="descending"]::after { content: " \25BC"; }
@@ -95,7 +103,9 @@ std::string_view report_js() {
   var shapes = ['circle', 'square', 'triangle', 'diamond', 'triangle-down', 'plus', 'cross', 'star'];
   var verdictColours = {'memory-bound': '#3b75c4', 'compute-bound': '#2e9d5b', 'latency-bound': '#e08a1e',
                         'occupancy-bound': '#9b59b6', 'launch-bound': '#c0392b', 'unknown': '#8d99a6'};
-  var dashes = ['none', '7 3', '2 3', '9 3 2 3', '4 2 1 2'];
+  // One dash pattern per variant of a series chart, all distinct (html_series.hpp: kMaxSeriesVariants).
+  var dashes = ['none', '8 3', '2 3', '10 3 2 3', '4 2', '12 3 2 3 2 3', '1 5', '6 2 1 2 1 2'];
+  var memory = data.memory || 'HBM';
 
   function el(tag, attrs, parent) {
     var e = document.createElementNS(NS, tag);
@@ -123,6 +133,21 @@ std::string_view report_js() {
     return Number(v).toFixed(d);
   }
   function short(v) { return String(Number(v.toPrecision(3))); }
+  // The unit an axis (or a value) reads in: the largest prefix at or under its largest value, so that
+  // an H200 reads in TFLOP/s and TB/s and a CPU in GFLOP/s and GB/s.
+  function unitOf(max, base) {
+    var prefixes = ['', 'k', 'M', 'G', 'T', 'P', 'E'], i = 0;
+    while (i < prefixes.length - 1 && max >= Math.pow(1000, i + 1)) i++;
+    return {scale: Math.pow(1000, i), name: prefixes[i] + base};
+  }
+  function scaled(v, k) { return v === null || v === undefined ? null : v * k; }
+  function rate(v, base) {
+    if (!positive(v)) return sig(v, 3) + ' ' + base;
+    var u = unitOf(v, base);
+    return sig(v / u.scale, 3) + ' ' + u.name;
+  }
+  // Powers of two from 1024 up read as 1k, 2k, ...: sequence lengths and cache sizes.
+  function countText(v) { return v >= 1024 && v % 1024 === 0 ? v / 1024 + 'k' : String(v); }
   function positive(v) { return typeof v === 'number' && isFinite(v) && v > 0; }
   function distinct(list) {
     var out = [];
@@ -145,9 +170,10 @@ std::string_view report_js() {
     return [p.label + ' | ' + p.kernel,
             'P50 ' + sig(p.p50_us, 4) + ' us, P99 ' + sig(p.p99_us, 4) + ' us' +
                 (p.p99_note ? ' (' + p.p99_note + ')' : ''),
-            p.decode ? sig(p.kv_tb_per_s, 3) + ' TB/s, ' + sig(p.pct_of_hbm_ceiling, 3) + '% of the HBM ceiling, ' +
-                           sig(p.bytes_per_token === null ? null : p.bytes_per_token / 1e6, 3) + ' MB per generated token'
-                     : sig(p.tflops, 3) + ' TFLOP/s, ' + sig(p.pct_of_roof, 3) + '% of roof',
+            p.decode ? rate(scaled(p.kv_tb_per_s, 1e12), 'B/s') + ', ' + sig(p.pct_of_hbm_ceiling, 3) + '% of the ' + memory +
+                           ' ceiling, ' + sig(p.bytes_per_token === null ? null : p.bytes_per_token / 1e6, 3) +
+                           ' MB per generated token'
+                     : rate(scaled(p.tflops, 1e12), 'FLOP/s') + ', ' + sig(p.pct_of_roof, 3) + '% of roof',
             'intensity ' + sig(p.intensity, 3) + ' FLOP/B',
             'verdict: ' + (p.verdict || '-') + (p.flags.length ? ' [' + p.flags.join(', ') + ']' : '')];
   }
@@ -263,6 +289,10 @@ std::string_view report_js() {
   var ok = data.points.filter(function (p) { return p.status === 'ok'; });
   var kernels = distinct(ok.map(function (p) { return p.kernel; }));
   function kernelColour(k) { return palette[kernels.indexOf(k) % palette.length]; }
+  // attnprof's own kernels last, so that they are drawn on top of the vendors' and plugins'.
+  function ownLast(list) {
+    return list.filter(function (p) { return !p.own; }).concat(list.filter(function (p) { return p.own; }));
+  }
   function kernelShape(k) { return shapes[kernels.indexOf(k) % shapes.length]; }
   function verdictColour(v) { return verdictColours[v] || verdictColours.unknown; }
   function causalText(c) { return c ? 'causal' : 'not causal'; }
@@ -314,6 +344,14 @@ std::string_view report_js() {
       var p = data.points[Number(r.getAttribute('data-i'))];
       r.hidden = p.status === 'ok' && !shown(p);
     });
+    // A column with nothing ("-") in any row shown is left out; point, kernel and status always stay.
+    var rows = Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return !r.hidden; });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+      if (col < 3) return;
+      var empty = rows.every(function (r) { return r.cells[col].textContent.trim() === '-'; });
+      th.hidden = empty;
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (r) { r.cells[col].hidden = empty; });
+    });
   }
 
   function drawRoofline(points) {
@@ -342,8 +380,10 @@ std::string_view report_js() {
     var ylo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, ysAll) / 2)));
     var yhi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, ysAll) * 1.5)));
     var xs = logScale(xlo, xhi, g.left, g.right), ys = logScale(ylo, yhi, g.bottom, g.top);
+    var unit = unitOf(Math.max.apply(null, ysAll), 'FLOP/s');
     frame(svg, g, xs, ys, decades(xlo, xhi), decades(ylo, yhi), short,
-          function (v) { return short(v / 1e12); }, 'arithmetic intensity [FLOP/byte]', 'throughput [TFLOP/s]');
+          function (v) { return short(v / unit.scale); }, 'arithmetic intensity [FLOP/byte]',
+          'throughput [' + unit.name + ']');
     var clip = el('clipPath', {id: 'roof-clip'}, el('defs', {}, svg));
     el('rect', {x: g.left, y: g.top, width: g.right - g.left, height: g.bottom - g.top}, clip);
     var roofG = el('g', {'clip-path': 'url(#roof-clip)'}, svg);
@@ -358,16 +398,16 @@ std::string_view report_js() {
       var y = ys(r.peak) - 5;
       while (labelYs.some(function (other) { return Math.abs(other - y) < 13; })) y -= 13;
       labelYs.push(y);
-      label(roofG, g.right - 4, y, r.dtype + ' peak ' + short(r.peak / 1e12) + ' TFLOP/s, ridge ' +
+      label(roofG, g.right - 4, y, r.dtype + ' peak ' + short(r.peak / unit.scale) + ' ' + unit.name + ', ridge ' +
             short(r.ridge) + ' FLOP/B', {'text-anchor': 'end'});
     });
     if (roofs.length) {
       var lx = xlo * 1.5, ly = bw * lx;
       if (ly < ylo) { ly = ylo * 1.5; lx = ly / bw; }
-      label(roofG, xs(lx) + 4, ys(ly) - 8, 'HBM ' + short(bw / 1e12) + ' TB/s');
+      label(roofG, xs(lx) + 4, ys(ly) - 8, memory + ' ' + rate(bw, 'B/s'));
     }
     var pg = el('g', {}, svg);
-    drawable.forEach(function (p) {
+    ownLast(drawable).forEach(function (p) {
       marker(pg, p, xs(p.intensity), ys(p.achieved_flops_per_s), 5.5, verdictColour(p.verdict), '#222', 'roof-pt');
     });
     legend(host, 'kernel:', kernels.map(function (k) {
@@ -381,60 +421,10 @@ std::string_view report_js() {
     return drawable.length;
   }
 
-  // The swept axis: the first shape field that takes more than one value among the ok points.
-  var axes = [{key: 'seq_q', text: 'sequence length (queries)'}, {key: 'seq_k', text: 'keys per query'},
-              {key: 'batch', text: 'batch'}, {key: 'heads', text: 'heads'}, {key: 'hdim', text: 'head dimension'}];
-  var xAxis = axes.filter(function (a) {
-    return distinct(ok.map(function (p) { return p[a.key]; })).length > 1;
-  })[0] || axes[0];
-  // Small multiples: one panel per (dtype, hdim, mask); in a panel, one line per kernel, and per
-  // variant of the remaining fields when a kernel has several points at one x (batch=1,4).
-  function panelKey(p) {
-    return p.dtype + ' \u00b7 ' + (xAxis.key === 'hdim' ? '' : 'hdim ' + p.hdim + ' \u00b7 ') + causalText(p.causal);
-  }
-  function variantOf(p) {
-    var parts = [];
-    if (xAxis.key !== 'batch') parts.push('b' + p.batch);
-    if (xAxis.key !== 'heads') parts.push('h' + p.heads + '/' + p.kv_heads);
-    if (xAxis.key !== 'seq_q' && xAxis.key !== 'seq_k') parts.push('s' + p.seq_q + 'x' + p.seq_k);
-    else if (xAxis.key === 'seq_q' && p.seq_k !== p.seq_q) parts.push('keys ' + p.seq_k);
-    return parts.join(' ');
-  }
-  function panelsOf(points) {
-    var panels = {}, order = [];
-    points.forEach(function (p) {
-      var k = panelKey(p);
-      if (!panels[k]) { panels[k] = {name: k, sort: [p.dtype, p.hdim, p.causal ? 1 : 0], points: []}; order.push(k); }
-      panels[k].points.push(p);
-    });
-    // Variants only where a kernel repeats an x value somewhere: else the kernel alone names the line.
-    var needVariants = false;
-    order.forEach(function (k) {
-      var seen = {};
-      panels[k].points.forEach(function (p) {
-        var id = p.kernel + '|' + p[xAxis.key];
-        if (seen[id]) needVariants = true;
-        seen[id] = true;
-      });
-    });
-    var variants = needVariants ? distinct(points.map(variantOf)) : [''];
-    // dtype, then hdim by value, then the mask: the order a reader scans a sweep in.
-    order.sort(function (a, b) {
-      var x = panels[a].sort, y = panels[b].sort;
-      for (var i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
-      return 0;
-    });
-    return {variants: variants, panels: order.map(function (k) {
-      var byLine = {}, lines = [];
-      panels[k].points.forEach(function (p) {
-        var v = needVariants ? variantOf(p) : '';
-        var id = p.kernel + '|' + v;
-        if (!byLine[id]) { byLine[id] = {kernel: p.kernel, variant: v, points: []}; lines.push(byLine[id]); }
-        byLine[id].points.push(p);
-      });
-      lines.forEach(function (l) { l.points.sort(function (a, b) { return a[xAxis.key] - b[xAxis.key]; }); });
-      return {name: k, lines: lines};
-    })};
+  // The series charts (html_series.hpp decides them): per chart its x axis, panels and variants; a
+  // point's `series` says where it goes. A line is one kernel at one variant.
+  function seriesPoints(chart) {
+    return ok.filter(function (p) { return p.series && p.series.chart === chart; });
   }
   function xTicksOf(values) {
     var v = distinct(values).sort(function (a, b) { return a - b; });
@@ -443,20 +433,22 @@ std::string_view report_js() {
     for (var x = 1; x <= last * 1.4; x *= 2) if (x >= v[0] / 1.4) t.push(x);
     return t;
   }
-  // values(p): [{y, thin}], the thick (P50) line first.
-  function drawPanels(id, yTitle, values, logY) {
-    var host = document.getElementById(id);
-    var points = ok.filter(function (p) { return shown(p) && positive(p[xAxis.key]); });
-    var grouped = panelsOf(points);
-    var xsAll = ok.map(function (p) { return p[xAxis.key]; }).filter(positive);
+  // measure: {title, base, values(p) -> [{y, thin}] with the thick (P50) line first, logY, ceiling}.
+  function drawSeries(host, chartIndex, measure) {
+    var chart = data.charts[chartIndex];
+    var all = seriesPoints(chartIndex);
+    var points = all.filter(shown);
+    var W = 440, H = 270, g = {left: 56, right: W - 10, top: 10, bottom: H - 40};
+    // The axes span every ok point of the chart, not only the shown ones, so that filtering does not move them.
+    var xsAll = all.map(function (p) { return p[chart.x]; }).filter(positive);
     var ysAll = [];
-    ok.forEach(function (p) { values(p).forEach(function (v) { if (positive(v.y)) ysAll.push(v.y); }); });
-    if (!xsAll.length) xsAll = [128, 8192];
+    all.forEach(function (p) { measure.values(p).forEach(function (v) { if (positive(v.y)) ysAll.push(v.y); }); });
+    if (positive(measure.ceiling)) ysAll.push(measure.ceiling);
+    if (!xsAll.length) xsAll = [1, 2];
     if (!ysAll.length) ysAll = [1, 10];
-    var W = 440, H = 270, g = {left: 52, right: W - 10, top: 10, bottom: H - 40};
     var xlo = Math.min.apply(null, xsAll) / 1.3, xhi = Math.max.apply(null, xsAll) * 1.3;
-    var ys, yTicks;
-    if (logY) {
+    var ys, yTicks, unit = measure.unit || unitOf(Math.max.apply(null, ysAll), measure.base);
+    if (measure.logY) {
       var ylo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, ysAll) / 1.2)));
       var yhi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, ysAll) * 1.2)));
       ys = logScale(ylo, yhi, g.bottom, g.top);
@@ -464,65 +456,97 @@ std::string_view report_js() {
     } else {
       var top = Math.max.apply(null, ysAll) * 1.08;
       ys = linScale(0, top, g.bottom, g.top);
-      yTicks = niceTicks(top);
+      yTicks = niceTicks(top / unit.scale).map(function (v) { return v * unit.scale; });
     }
     var xs = logScale(xlo, xhi, g.left, g.right);
+    var shownKernels = kernels.filter(function (k) { return points.some(function (p) { return p.kernel === k; }); });
+    // One kernel drawn: the colour carries the variant too.
+    var byVariant = shownKernels.length === 1 && chart.variants.length > 1;
+    function colourOf(p) { return byVariant ? palette[p.series.variant % palette.length] : kernelColour(p.kernel); }
     var grid = html('div', 'panels', host);
-    var count = 0;
-    grouped.panels.forEach(function (panel) {
+    var drawn = 0;
+    chart.panels.forEach(function (name, panelIndex) {
+      var inPanel = points.filter(function (p) { return p.series.panel === panelIndex; });
+      if (!inPanel.length) return;
       var fig = html('figure', 'panel', grid);
-      html('figcaption', '', fig, panel.name);
+      fig.setAttribute('data-panel', String(panelIndex));
+      html('figcaption', '', fig, name);
       var svg = el('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img'}, fig);
-      frame(svg, g, xs, ys, xTicksOf(xsAll), yTicks, String, short, xAxis.text, yTitle);
-      panel.lines.forEach(function (line) {
-        var colour = kernelColour(line.kernel);
-        var dash = dashes[grouped.variants.indexOf(line.variant) % dashes.length];
+      frame(svg, g, xs, ys, xTicksOf(xsAll), yTicks, countText, function (v) { return short(v / unit.scale); },
+            chart.x_title, measure.title + ' [' + unit.name + ']');
+      if (positive(measure.ceiling)) {
+        var cy = ys(measure.ceiling);
+        el('line', {x1: g.left, x2: g.right, y1: cy, y2: cy, 'class': 'roof', 'stroke-dasharray': '6 3'}, svg);
+        label(svg, g.right - 4, cy - 5, memory + ' ' + rate(measure.ceiling, measure.base), {'text-anchor': 'end'});
+      }
+      // Lines: one per (kernel, variant), the vendors' first; each drawn with its markers.
+      var lines = [], byId = {};
+      ownLast(inPanel).forEach(function (p) {
+        var id = p.kernel + '|' + p.series.variant;
+        if (!byId[id]) { byId[id] = []; lines.push(byId[id]); }
+        byId[id].push(p);
+      });
+      lines.forEach(function (line) {
+        line.sort(function (a, b) { return a[chart.x] - b[chart.x]; });
+        var colour = colourOf(line[0]), dash = dashes[line[0].series.variant % dashes.length];
         var tracks = {};
-        line.points.forEach(function (p) {
-          values(p).forEach(function (v, k) {
+        line.forEach(function (p) {
+          measure.values(p).forEach(function (v, k) {
             if (!positive(v.y)) return;
-            (tracks[k] = tracks[k] || {thin: v.thin, xy: []}).xy.push([xs(p[xAxis.key]), ys(v.y)]);
+            (tracks[k] = tracks[k] || {thin: v.thin, xy: []}).xy.push([xs(p[chart.x]), ys(v.y)]);
           });
         });
         Object.keys(tracks).forEach(function (k) {
           var t = tracks[k];
+          if (t.xy.length < 2) return;
           el('polyline', {points: t.xy.map(function (q) { return q[0] + ',' + q[1]; }).join(' '), fill: 'none',
                           stroke: colour, 'stroke-width': t.thin ? 1 : 1.8, 'stroke-opacity': t.thin ? 0.55 : 1,
-                          'stroke-dasharray': dash, 'class': 'series'}, svg);
+                          'stroke-dasharray': dash, 'class': 'series',
+                          'data-line': line[0].kernel + '|' + line[0].series.variant}, svg);
         });
-        line.points.forEach(function (p) {
-          var v = values(p)[0];
+        line.forEach(function (p) {
+          var v = measure.values(p)[0];
           if (!positive(v.y)) return;
-          marker(svg, p, xs(p[xAxis.key]), ys(v.y), 3.6, colour, '#fff', 'seq-pt');
-          count++;
+          marker(svg, p, xs(p[chart.x]), ys(v.y), 3.6, colour, '#fff', 'seq-pt');
+          drawn++;
         });
       });
     });
-    if (!grouped.panels.length) html('p', 'note', host, 'No point matches the filters.');
-    var shownKernels = kernels.filter(function (k) { return active.kernel.indexOf(k) >= 0; });
+    if (!grid.childNodes.length) html('p', 'note', host, 'No point matches the filters.');
     legend(host, 'kernel:', shownKernels.map(function (k) {
-      return {text: k, swatch: {shape: kernelShape(k), fill: kernelColour(k), stroke: '#fff', dash: 'none',
-                                width: 1.8}};
-    }).concat(values(ok[0] || {})[1] ? [{text: 'thick: P50, thin: P99', swatch: {dash: 'none', width: 1}}] : []));
-    if (grouped.variants.length > 1)
-      legend(host, 'line style:', grouped.variants.map(function (v, i) {
-        return {text: v, swatch: {dash: dashes[i % dashes.length]}};
+      return {text: k, swatch: {shape: kernelShape(k), fill: byVariant ? '#fff' : kernelColour(k),
+                                stroke: byVariant ? '#333' : '#fff', dash: 'none', width: 1.8}};
+    }).concat(measure.values(all[0] || {})[1] ? [{text: 'thick: P50, thin: P99', swatch: {dash: 'none', width: 1}}] : []));
+    var shownVariants = distinct(points.map(function (p) { return p.series.variant; })).sort(function (a, b) { return a - b; });
+    if (chart.variants.length > 1 && shownVariants.length)
+      legend(host, 'line (' + chart.variant_title + '):', shownVariants.map(function (v) {
+        return {text: chart.variants[v], swatch: {dash: dashes[v % dashes.length],
+                                                  stroke: byVariant ? palette[v % palette.length] : '#333'}};
       }));
-    return count;
+    return drawn;
+  }
+  function measureOf(chart, which) {
+    if (which === 'latency')
+      return {title: 'latency', unit: {scale: 1, name: 'us'}, logY: true,
+              values: function (p) { return [{y: p.p50_us}, {y: p.p99_us, thin: true}]; }};
+    if (chart.id === 'decode')
+      return {title: 'KV bandwidth', base: 'B/s', ceiling: data.ceilings.bw,
+              values: function (p) { return [{y: scaled(p.kv_tb_per_s, 1e12)}]; }};
+    return {title: 'throughput', base: 'FLOP/s', values: function (p) { return [{y: scaled(p.tflops, 1e12)}]; }};
   }
 
-  function clear(id) {
-    var host = document.getElementById(id);
+  function seriesHosts() { return Array.prototype.slice.call(document.querySelectorAll('.chart[data-chart]')); }
+  function clear(host) {
     while (host.firstChild) host.removeChild(host.firstChild);
   }
   function drawAll() {
-    ['roofline-chart', 'tflops-chart', 'latency-chart'].forEach(clear);
-    var points = ok.filter(shown);
-    var drawn = drawRoofline(points);
-    drawPanels('tflops-chart', 'TFLOP/s', function (p) { return [{y: p.tflops}]; }, false);
-    drawPanels('latency-chart', 'latency [us]', function (p) {
-      return [{y: p.p50_us}, {y: p.p99_us, thin: true}];
-    }, true);
+    clear(document.getElementById('roofline-chart'));
+    var drawn = drawRoofline(ok.filter(shown));
+    seriesHosts().forEach(function (host) {
+      clear(host);
+      var index = Number(host.getAttribute('data-chart'));
+      drawSeries(host, index, measureOf(data.charts[index], host.getAttribute('data-measure')));
+    });
     filterTable();
     return drawn;
   }
@@ -559,8 +583,6 @@ std::string_view report_js() {
     units.forEach(function (u) { parent.appendChild(u); });
   }
 
-  var axisTitle = document.getElementById('sweep-axis');
-  if (axisTitle) axisTitle.textContent = xAxis.text;
   buildFilters();
   var drawn = drawAll();
   Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), makeSortable);

@@ -77,9 +77,9 @@ std::string p99_text(const Row& row, int decimals) {
 
 std::string printable(std::string_view s) { return core::escape::terminal(s); }
 
-std::string ceilings_summary(const core::Ceilings& c) {
+std::string ceilings_summary(const core::Ceilings& c, std::string_view memory) {
   if (c.peak_bw_bytes_per_s <= 0 && c.peak_flops_per_s.empty()) return "none recorded";
-  std::string out = fmt::format("HBM {:.3g} TB/s", c.peak_bw_bytes_per_s / 1e12);
+  std::string out = fmt::format("{} {:.3g} TB/s", memory, c.peak_bw_bytes_per_s / 1e12);
   for (const auto& [dtype, flops] : c.peak_flops_per_s)
     out += fmt::format(", {} {:.4g} TFLOP/s", dtype, flops / 1e12);
   if (!c.source.empty()) out += " (" + c.source + ")";

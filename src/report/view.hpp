@@ -43,7 +43,7 @@ std::string significant(std::optional<double>, int digits, int min_decimals = 0)
 std::string p99_text(const Row&, int decimals);
 // core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);
-// "4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)"
-std::string ceilings_summary(const core::Ceilings&);
+// "HBM 4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)"; `memory` names the bandwidth ceiling.
+std::string ceilings_summary(const core::Ceilings&, std::string_view memory = "HBM");
 
 }  // namespace attnprof::report::detail

@@ -1,5 +1,7 @@
 // The HTML report (src/report/html.cpp): data cannot inject markup, self-contained with every section,
-// a hostile context, decode columns and chart data, verdict and flag links to their rules.
+// a hostile context, decode columns and chart data, verdict and flag links to their rules, the
+// contents, the points table's columns and folded refusals, counters collected on a second path, a
+// CPU run's memory.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -48,8 +50,8 @@ TEST_CASE("HTML is self-contained and carries every section") {
   const std::string html = render(read_results(kFixture), "html");
   for (const char* external : {"<link", "src=\"http", "src='http", "@import", "url(http", "href=\"http"})
     CHECK(html.find(external) == std::string::npos);
-  for (const char* id : {"id=\"context\"", "id=\"roofline-chart\"", "id=\"tflops-chart\"",
-                         "id=\"latency-chart\"", "id=\"points-table\"", "id=\"comparison-table\"",
+  for (const char* id : {"id=\"toc\"", "id=\"context\"", "id=\"roofline-chart\"", "id=\"prefill-throughput-chart\"",
+                         "id=\"prefill-latency-chart\"", "id=\"points-table\"", "id=\"comparison-table\"",
                          "id=\"not-ok\"", "id=\"pt-0\"", "id=\"pt-9\"", "data-render-ok"})
     CHECK_THAT(html, Catch::Contains(id));
   CHECK_THAT(html, Catch::Contains("SYNTHETIC FIXTURE"));
@@ -115,4 +117,79 @@ TEST_CASE("html: verdicts and flags link to their rule, the label key and the fi
   CHECK(html.find(R"(id="filters")") != std::string::npos);
   // The comparison's summary is a row of its own under the numbers, not a squeezed column.
   CHECK(html.find("<th>summary</th>") == std::string::npos);
+}
+
+TEST_CASE("html: contents, the points table's first columns, refusals folded by kernel and reason") {
+  Results res = small_results();
+  for (int64_t hdim : {32, 48}) {
+    Record u = res.records[1];
+    u.shape.hdim = hdim;
+    res.records.push_back(u);  // "fused" refuses three shapes for "hdim 96"
+  }
+  Record other = res.records[1];
+  other.kernel = "reference";
+  res.records.push_back(other);  // one refusal of another kernel: a row of its own
+  annotate(res);
+  const std::string html = render(res, "html");
+  for (const char* link : {"href=\"#context\"", "href=\"#roofline\"", "href=\"#sweep-prefill\"", "href=\"#points\"",
+                           "href=\"#not-ok\"", "href=\"#rules\"", "href=\"#details\""})
+    CHECK_THAT(html, Catch::Contains("<nav id=\"toc\"") && Catch::Contains(link));
+  CHECK_THAT(html, Catch::Contains("<thead><tr><th>point</th><th>kernel</th><th>status</th><th>verdict</th>"
+                                   "<th>flags / reason</th><th class=\"n\">P50 us</th>"));
+  // The three refusals of fused are one row and one line, each with the count; the drill-downs stay.
+  CHECK_THAT(html, Catch::Contains("<tr data-i=\"1\" class=\"folded\"><td><a href=\"#not-ok-0\">3 points</a></td>"
+                                   "<td>fused</td><td class=\"status-bad\">unsupported</td>"));
+  CHECK_THAT(html, Catch::Contains("<li id=\"not-ok-0\">fused: <span class=\"status-bad\">unsupported</span>, 3 points: "
+                                   "hdim 96"));
+  CHECK_THAT(html, Catch::Contains("<li id=\"not-ok-1\"><a href=\"#pt-4\">"));
+  CHECK(count(html, "<tr data-i=") == 3);
+  CHECK(count(html, "<details id=\"pt-") == 5);
+}
+
+TEST_CASE("html: counters collected on a second path do not read as a failure to fix") {
+  Results res = small_results();
+  res.records[0].counters.reason =
+      "batched session not used (cuptiRangeProfilerStop failed: CUPTI_ERROR_UNKNOWN; fix: re-run with "
+      "--no-counters to time only; report the error if it persists): collected in a session of its own; "
+      "kernel replay";
+  res.records[1].counters.status = CounterStatus::unavailable;
+  res.records[1].counters.reason = "cuptiProfilerInitialize failed: CUPTI_ERROR_UNKNOWN; fix: re-run with --no-counters";
+  annotate(res);
+  const std::string html = render(res, "html");
+  CHECK_THAT(html, Catch::Contains("status <b>ok</b>: batched session not used (cuptiRangeProfilerStop failed: "
+                                   "CUPTI_ERROR_UNKNOWN): collected in a session of its own; kernel replay"));
+  // Counters that are unavailable keep their advice.
+  CHECK_THAT(html, Catch::Contains("status <b>unavailable</b>: cuptiProfilerInitialize failed: CUPTI_ERROR_UNKNOWN; "
+                                   "fix: re-run with --no-counters"));
+}
+
+TEST_CASE("html: a CPU run names its bandwidth ceiling memory, not HBM; the page knows its backend") {
+  Results res = mixed_results();
+  res.context.backend = BackendKind::cpu;
+  for (auto& r : res.records) r.backend = BackendKind::cpu;
+  annotate(res);
+  const std::string html = render(res, "html");
+  CHECK_THAT(html, Catch::Contains("<th class=\"n\">% of memory ceiling</th>"));
+  CHECK_THAT(html, Catch::Contains("Ceilings: memory 4.52 TB/s"));
+  CHECK_THAT(html, Catch::Contains("<b>% of the memory ceiling</b>"));
+  CHECK_THAT(html, Catch::Contains("\"memory\":\"memory\""));
+  CHECK_THAT(render(mixed_results(), "html"), Catch::Contains("<th class=\"n\">% of HBM ceiling</th>"));
+}
+
+TEST_CASE("html: the series charts: prefill and decode apart, each point placed, own kernels marked") {
+  const std::string html = render(mixed_results(), "html");
+  for (const char* id : {"id=\"prefill-throughput-chart\" data-chart=\"0\"", "id=\"decode-throughput-chart\" data-chart=\"1\"",
+                         "id=\"decode-latency-chart\" data-chart=\"1\" data-measure=\"latency\""})
+    CHECK_THAT(html, Catch::Contains(id));
+  const std::string open = "<script type=\"application/json\" id=\"attnprof-data\">";
+  const size_t begin = html.find(open);
+  REQUIRE(begin != std::string::npos);
+  const json data = json::parse(html.substr(begin + open.size(), html.find("</script>", begin) - begin - open.size()));
+  REQUIRE(data.at("charts").size() == 2);
+  CHECK(data["charts"][0]["id"] == "prefill");
+  CHECK(data["charts"][1]["id"] == "decode");
+  CHECK(data["charts"][1]["x"] == "seq_k");
+  CHECK(data["points"][0]["series"]["chart"] == 0);
+  CHECK(data["points"][1]["series"]["chart"] == 1);
+  CHECK(data["points"][1]["own"] == true);
 }
