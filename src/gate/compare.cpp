@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "core/metric_names.hpp"
 #include "core/escape.hpp"
+#include "core/host_load.hpp"
 #include "gate/bootstrap.hpp"
 #include "gate/mann_whitney.hpp"
 
@@ -552,6 +553,8 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
                                    joined));
     cmp.device_differences = differences;
   }
+  if (auto w = core::recorded_busy_warning(baseline.context, baseline_label)) cmp.busy_warnings.push_back(*w);
+  if (auto w = core::recorded_busy_warning(candidate.context, candidate_label)) cmp.busy_warnings.push_back(*w);
 
   std::map<std::string, const core::Record*> cand_by_key;
   for (const auto& r : candidate.records) cand_by_key.emplace(core::point_key(r), &r);
@@ -673,6 +676,9 @@ void confirm(Comparison& first, const Comparison& rerun, const std::string& reru
     p.reason = fmt::format("{}; the re-run says {}: {}", p.reason, to_string(q.verdict), q.reason);
   }
   first.rerun_label = rerun_label;
+  for (const auto& w : rerun.busy_warnings)
+    if (std::find(first.busy_warnings.begin(), first.busy_warnings.end(), w) == first.busy_warnings.end())
+      first.busy_warnings.push_back(w);
   finish(first);
 }
 
@@ -765,6 +771,7 @@ void to_json(nlohmann::json& j, const Comparison& c) {
                     {"ci_high", c.geomean_ci.high}}},
        {"exit_code", c.exit_code},
        {"summary", c.summary}};
+  if (!c.busy_warnings.empty()) j["busy_machine"] = c.busy_warnings;  // only when a run was busy
 }
 
 }  // namespace attnprof::gate
