@@ -103,10 +103,15 @@ core::Interval percentile_interval(std::span<const double> values, double confid
   return {core::quantile(values, tail), core::quantile(values, 1.0 - tail)};
 }
 
+// The device's top clock as a run names it: a GPU's SM clock, a CPU's core clock.
+std::string_view clock_name(const core::Context& c) {
+  return c.backend == core::BackendKind::cpu ? "max CPU clock" : "max SM clock";
+}
+
 std::string describe_device(const core::Context& c) {
   std::string s = c.device.name.empty() ? "unknown device" : c.device.name;
   if (!c.device.driver_version.empty()) s += ", driver " + c.device.driver_version;
-  if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", max SM clock {:.0f} MHz", c.device.sm_clock_max_mhz);
+  if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", {} {:.0f} MHz", clock_name(c), c.device.sm_clock_max_mhz);
   s += ", backend " + (c.backend == core::BackendKind::none ? std::string("?") : std::string(core::to_string(c.backend)));
   // The exact build of each plugin measured, so a gate's header says what it compared.
   for (const auto& p : c.plugins) {
@@ -128,7 +133,7 @@ std::vector<std::string> device_differences(const core::Context& b, const core::
   // Clocks are reported in whole MHz; anything beyond rounding is another clock regime (locked clocks,
   // another SKU or power mode), which moves latency by itself.
   if (std::abs(b.device.sm_clock_max_mhz - c.device.sm_clock_max_mhz) > 0.5)
-    d.push_back(fmt::format("max SM clock {:.0f} vs {:.0f} MHz", b.device.sm_clock_max_mhz,
+    d.push_back(fmt::format("{} {:.0f} vs {:.0f} MHz", clock_name(b), b.device.sm_clock_max_mhz,
                             c.device.sm_clock_max_mhz));
   return d;
 }
