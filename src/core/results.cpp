@@ -436,6 +436,7 @@ void from_json(const json& j, Record& r) { read_fields(j, r, kRecordFields); }
 void to_json(json& j, const Context& c) {
   j = json::object();
   write_fields(j, c, kContextFields);
+  if (!c.host_load) j.erase("host_load");  // not recorded (a file before 1.11 rewritten): left out, not null
 }
 void from_json(const json& j, Context& c) {
   read_fields(j, c, kContextFields);
