@@ -205,10 +205,11 @@ std::vector<int> resolve_devices(const DeviceSelection& selection, const std::st
   if (devices.empty()) throw InputError("--devices names no device");
   if (backend_name == "cuda") {
     const int count = measure::visible_cuda_devices();
-    if (count == 0)
-      throw EnvironmentError(measure::cuda_available() ? "--backend cuda: no CUDA device is visible"
-                                                       : "--backend cuda: no usable CUDA device (no GPU, or a "
-                                                         "binary built without CUDA)");
+    if (count == 0) {
+      std::string why;  // the reason measure::cuda_available gives: the missing driver, a build without CUDA
+      throw EnvironmentError(measure::cuda_available(&why) ? "--backend cuda: no CUDA device is visible"
+                                                           : "--backend cuda: no usable CUDA device: " + why);
+    }
     for (int id : devices)
       if (id >= count)
         throw InputError(fmt::format("no CUDA device {} ({} visible)", id, count));

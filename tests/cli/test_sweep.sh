@@ -65,6 +65,17 @@ bad --axes "$tiny_axes" --backend cpu --kernels no-such-kernel
 bad --axes "$tiny_axes" --backend cpu --max-seconds nan
 bad --axes "batch=1;heads=3;kv_heads=2;seq=32;hdim=32" --backend cpu
 
+# --backend cuda without a GPU: exit 4, one line with the reason; without the NVIDIA driver, that.
+if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU "; then
+  got=0
+  "$attnprof" sweep --axes "$tiny_axes" --backend cuda --out "$scratch/cuda" >/dev/null 2>"$scratch/err" || got=$?
+  [[ "$got" == 4 && "$(wc -l <"$scratch/err")" == 1 ]] || fail "--backend cuda without a GPU: exit $got: $(cat "$scratch/err")"
+  if ! python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
+    grep -qF "no NVIDIA driver (libcuda.so.1 is not installed)" "$scratch/err" ||
+      fail "--backend cuda: the missing driver is not named: $(cat "$scratch/err")"
+  fi
+fi
+
 # The machine's load as the sweep starts: recorded in the context (the 1-minute load average and the
 # cores online); over the cores, a warning at the start, kept among the notices. ATTNPROF_TEST_LOAD_AVG
 # stands in for getloadavg()'s figure, so that this runs the same on a busy machine and an idle one.
