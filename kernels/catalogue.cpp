@@ -47,7 +47,8 @@ std::vector<CatalogueEntry> catalogue(const std::vector<const Kernel*>& kernels)
     e.description = k->description();
     e.layout = std::string(to_string(k->layout()));
     if (k->pure()) e.flags.push_back("pure");
-    if (k->graph_capturable()) e.flags.push_back("graph");
+    // CUDA graphs are the CUDA backend's: on the CPU backend the flag would hold for every kernel and mean nothing.
+    if (k->graph_capturable() && k->backend() == core::BackendKind::cuda) e.flags.push_back("graph");
     if (k->needs_zeroed_workspace()) e.flags.push_back("zero-workspace");
     if (k->writes_lse()) e.flags.push_back("lse");
     const auto note = [&](const std::string& why) {

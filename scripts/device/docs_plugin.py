@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Copies docs/plugins.md's plugin out of the page: the source block after `<!-- plugin-source: NAME -->`
 into DIR/NAME and the command block after `<!-- build-command -->` into DIR/build.sh, so that tests and
-the GPU machine build exactly what a reader of the page would."""
+the GPU machine build exactly what a reader of the page would. A third argument PREFIX takes the
+blocks after `<!-- PREFIXplugin-source: NAME -->` and `<!-- PREFIXbuild-command -->` instead (`cpu-`:
+the page's CPU plugin).
+
+usage: docs_plugin.py PAGE DIR [PREFIX]"""
 import pathlib
 import re
 import sys
@@ -17,11 +21,15 @@ def block_after(text: str, marker: str) -> str:
 
 def main() -> None:
     page, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    prefix = sys.argv[3] if len(sys.argv) > 3 else ""
     text = page.read_text()
-    name = re.search(r"<!-- plugin-source: (\S+) -->", text).group(1)
+    found = re.search(rf"<!-- {re.escape(prefix)}plugin-source: (\S+) -->", text)
+    if found is None:
+        raise SystemExit(f"no <!-- {prefix}plugin-source: NAME --> in {page}")
+    name = found.group(1)
     out.mkdir(parents=True, exist_ok=True)
-    (out / name).write_text(block_after(text, f"<!-- plugin-source: {name} -->"))
-    (out / "build.sh").write_text("set -euo pipefail\n" + block_after(text, "<!-- build-command -->"))
+    (out / name).write_text(block_after(text, f"<!-- {prefix}plugin-source: {name} -->"))
+    (out / "build.sh").write_text("set -euo pipefail\n" + block_after(text, f"<!-- {prefix}build-command -->"))
     print(f"{out / name}\n{out / 'build.sh'}")
 
 

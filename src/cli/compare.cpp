@@ -94,6 +94,8 @@ void run_compare(const CompareArgs& a, Run& run) {
     gate::confirm(cmp, gate::compare(baseline, rerun, o, a.baseline_path, a.confirm_path), a.confirm_path);
   }
 
+  // Said on stderr even with -q: a verdict on runs from a busy machine is the machine's as much as the code's.
+  for (const auto& w : cmp.busy_warnings) fmt::print(stderr, "attnprof: warning: {}\n", core::escape::terminal(w));
   if (!a.md_path.empty()) core::write_file(a.md_path, gate::render_markdown(cmp));
   if (!a.junit_path.empty()) core::write_file(a.junit_path, gate::render_junit(cmp));
   if (!a.json_path.empty()) core::write_file(a.json_path, gate::render_json(cmp));

@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
+#include "core/escape.hpp"
 #include "core/files.hpp"
 #include "core/results.hpp"
 #include "gate/history.hpp"
@@ -30,6 +33,8 @@ void run_history(const HistoryArgs& a) {
   std::vector<core::Results> runs;
   for (const auto& path : a.runs) runs.push_back(core::read_results(path));
   const gate::History h = gate::build_history(runs, a.runs, a.options);
+  // Said on stderr even with -q: a step between runs from a busy machine may be the machine's.
+  for (const auto& w : h.busy_warnings) fmt::print(stderr, "attnprof: warning: {}\n", core::escape::terminal(w));
   if (!a.md_path.empty()) core::write_file(a.md_path, gate::render_history_markdown(h));
   if (!a.html_path.empty()) core::write_file(a.html_path, gate::render_history_html(h));
   if (!a.quiet) std::fputs(gate::render_history_terminal(h).c_str(), stdout);

@@ -13,7 +13,6 @@ namespace attnprof::core {
 
 using text::giga;
 using text::human;
-using text::tera_bytes;
 
 namespace {
 
@@ -34,18 +33,21 @@ const Record* pick(const std::vector<const Record*>& records, bool materialized,
   return found;
 }
 
-std::string summary_of(const KernelComparison& c, std::optional<double> peak_bw_bytes_per_s) {
+// A CPU's figures in the units that fit them (12.6 MB, 34.5 GB/s); a GPU's in G and T as before.
+std::string summary_of(const KernelComparison& c, std::optional<double> peak_bw_bytes_per_s, BackendKind backend) {
+  const bool cpu = backend == BackendKind::cpu;
+  const auto bytes = [cpu](double v) { return cpu ? text::bytes(v) : giga(v) + "B"; };
   const double speedup = c.speedup.value_or(0);
   std::string s = speedup >= 1 ? fmt::format("{} is {:.2f}x faster than {} ({} -> {} us)", c.fused, speedup,
                                              c.reference, human(c.reference_p50_us), human(c.fused_p50_us))
                                : fmt::format("{} is {:.2f}x slower than {} ({} -> {} us)", c.fused,
                                              speedup > 0 ? 1 / speedup : 0.0, c.reference,
                                              human(c.reference_p50_us), human(c.fused_p50_us));
-  s += fmt::format("; it moves {}B less DRAM traffic ({})", giga(c.bytes_saved), c.bytes_source);
+  s += fmt::format("; it moves {} less DRAM traffic ({})", bytes(c.bytes_saved), c.bytes_source);
   if (c.intensity_gain)
     s += fmt::format("; intensity {} -> {} FLOP/B", human(*c.reference_intensity), human(*c.fused_intensity));
   if (c.sp_time_us) {
-    s += fmt::format("; moving S/P ({}B) at {} takes {} us", giga(c.sp_bytes), tera_bytes(*peak_bw_bytes_per_s),
+    s += fmt::format("; moving S/P ({}) at {} takes {} us", bytes(c.sp_bytes), text::byte_rate(*peak_bw_bytes_per_s, backend),
                      human(*c.sp_time_us));
     if (c.sp_explained_share)
       s += fmt::format(" = {:.0f}% of the {} us saved", *c.sp_explained_share * 100, human(c.latency_saved_us));
@@ -79,7 +81,7 @@ KernelComparison compare_pair(const Record& ref, const Record& fused) {
     c.sp_time_us = finite(c.sp_bytes / *peak_bw * 1e6);
     if (c.sp_time_us && c.latency_saved_us > 0) c.sp_explained_share = finite(*c.sp_time_us / c.latency_saved_us);
   }
-  c.summary = summary_of(c, mr.peak_bw_bytes_per_s);
+  c.summary = summary_of(c, mr.peak_bw_bytes_per_s, ref.backend);
   return c;
 }
 

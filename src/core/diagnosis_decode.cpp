@@ -13,7 +13,6 @@ namespace attnprof::core {
 
 namespace {
 
-using text::tera_bytes;
 std::string bytes_text(double v) { return text::bytes(v); }
 std::string us_text(double v) { return text::human(v); }
 
@@ -24,6 +23,7 @@ std::string joined(const std::vector<std::string>& parts) {
 }
 
 std::string ceiling_name(const Record& r) { return r.backend == BackendKind::cpu ? "memory bandwidth" : "HBM"; }
+std::string memory_name(const Record& r) { return r.backend == BackendKind::cpu ? "DRAM" : "HBM"; }
 
 // "32 query heads share each of 8 KV heads", or "every query head has its own KV head".
 std::string sharing_text(const Shape& s) {
@@ -61,9 +61,10 @@ DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics
                                  s.windowed() ? fmt::format("its {}-key window of the KV cache", s.window) : "the KV cache",
                                  bytes_text(kv_bytes));
   if (rate) {
-    line += " at " + tera_bytes(*rate);
+    line += " at " + text::byte_rate(*rate, r.backend);
     if (pct)
-      line += fmt::format(" = {:.0f}% of the {} {} ceiling", *pct, tera_bytes(in.peak_bw_bytes_per_s), ceiling_name(r));
+      line += fmt::format(" = {:.0f}% of the {} {} ceiling", *pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend),
+                          ceiling_name(r));
     if (!in.bytes_measured) line += " (the cost-model minimum over the P50: a lower bound)";
   }
   if (m.dram_bytes_per_token)
@@ -143,14 +144,14 @@ std::string decode_memory_next_step(const Record& r, const DecodeInputs& in, con
     const double pct = *m.pct_of_hbm_ceiling;
     if (pct >= kSolSaturatedPct)
       steps.push_back(fmt::format(
-          "HBM at {:.0f}% of the {} ceiling: the kernel is at the roof, only fewer bytes per token help: an fp8 KV "
+          "{} at {:.0f}% of the {} ceiling: the kernel is at the roof, only fewer bytes per token help: an fp8 KV "
           "cache (half the bytes of {}), more query heads per KV head (GQA/MQA: {})",
-          pct, tera_bytes(in.peak_bw_bytes_per_s), to_string(s.dtype), sharing_text(s)));
+          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend), to_string(s.dtype), sharing_text(s)));
     else
       steps.push_back(fmt::format(
-          "HBM at {:.0f}% of the {} ceiling: more K/V bytes in flight per SM (a deeper cp.async/TMA pipeline, more "
+          "{} at {:.0f}% of the {} ceiling: more K/V bytes in flight per SM (a deeper cp.async/TMA pipeline, more "
           "CTAs resident) to reach the roof, then fewer bytes per token (fp8 KV cache, GQA/MQA sharing)",
-          pct, tera_bytes(in.peak_bw_bytes_per_s)));
+          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend)));
   } else {
     steps.push_back("fewer bytes per token: an fp8 KV cache, more query heads per KV head (GQA/MQA)");
   }

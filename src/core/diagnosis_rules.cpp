@@ -17,7 +17,6 @@ using text::giga;
 using text::human;
 using text::pct;
 using text::tera_bytes;
-using text::tera_flops;
 
 using Found = std::optional<Finding>;
 
@@ -219,9 +218,10 @@ Found roofline(const RuleInput& in) {
   std::string line = fmt::format("intensity {} FLOP/B ({} / {}) is {} the {} ridge {} FLOP/B; the roof there is {}",
                                  human(*roof.intensity), "exact FLOPs", to_string(f.work.bytes_source),
                                  roof.bound == Bound::memory ? "below" : "above", to_string(f.r().shape.dtype),
-                                 human(roof.ridge_flop_per_byte), tera_flops(*roof.attainable_flops_per_s));
+                                 human(roof.ridge_flop_per_byte), text::flop_rate(*roof.attainable_flops_per_s, f.r().backend));
   if (roof.pct_of_roof) {
-    line += fmt::format(", it reaches {} = {:.0f}% of it", tera_flops(*roof.achieved_flops_per_s), *roof.pct_of_roof);
+    line += fmt::format(", it reaches {} = {:.0f}% of it", text::flop_rate(*roof.achieved_flops_per_s, f.r().backend),
+                        *roof.pct_of_roof);
     if (*roof.pct_of_clock_scaled_roof != *roof.pct_of_roof)
       line += fmt::format(" ({:.0f}% of the roof scaled to the {:.0f} MHz it ran at)", *roof.pct_of_clock_scaled_roof,
                           f.r().clock.sm_mhz_median);
@@ -328,7 +328,9 @@ Found counters_unavailable(const RuleInput& in) {
                                                   : fmt::format("counters {}", to_string(r.counters.status));
   // The CPU backend's reason is that same sentence: once is enough.
   if (!r.counters.reason.empty() && r.counters.reason != why) why += ": " + r.counters.reason;
-  Finding out = flag(Flag::counters_unavailable);
+  // The CPU backend never has counters: a flag on every one of its points would say nothing, so
+  // there it is an observation alone.
+  Finding out = r.backend == BackendKind::cpu ? Finding{} : flag(Flag::counters_unavailable);
   out.evidence.push_back(why + "; FLOPs and DRAM bytes come from the cost model");
   return out;
 }

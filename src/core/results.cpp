@@ -347,6 +347,11 @@ constexpr std::tuple kDeviceInfoFields{
     field("mem_clock_mhz", &DeviceInfo::mem_clock_mhz),
 };
 
+constexpr std::tuple kHostLoadFields{
+    field("load_avg_1m", &HostLoad::load_avg_1m),
+    field("cores", &HostLoad::cores),
+};
+
 constexpr std::tuple kContextFields{
     field("tool_version", &Context::tool_version),
     field("git_revision", &Context::git_revision),
@@ -360,6 +365,7 @@ constexpr std::tuple kContextFields{
     field("options", &Context::options),
     field("notices", &Context::notices),
     field("plugins", &Context::plugins),
+    field("host_load", &Context::host_load),  // schema 1.11; absent (or null) in older files
 };
 
 template <class E>
@@ -449,6 +455,7 @@ ATTNPROF_JSON_FIELDS_DEF(Verification)
 ATTNPROF_JSON_FIELDS_DEF(ClockInfo)
 ATTNPROF_JSON_FIELDS_DEF(Ceilings)
 ATTNPROF_JSON_FIELDS_DEF(DeviceInfo)
+ATTNPROF_JSON_FIELDS_DEF(HostLoad)
 #undef ATTNPROF_JSON_FIELDS_DEF
 
 void to_json(json& j, const Cost& c) {
@@ -469,6 +476,7 @@ void from_json(const json& j, Record& r) { read_fields(j, r, kRecordFields); }
 void to_json(json& j, const Context& c) {
   j = json::object();
   write_fields(j, c, kContextFields);
+  if (!c.host_load) j.erase("host_load");  // not recorded (a file before 1.11 rewritten): left out, not null
 }
 void from_json(const json& j, Context& c) {
   read_fields(j, c, kContextFields);

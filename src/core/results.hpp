@@ -20,7 +20,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 10;
+inline constexpr int kSchemaMinor = 11;
 // Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
 // default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -288,6 +288,14 @@ struct DeviceInfo {
   double sm_clock_max_mhz = 0, mem_clock_mhz = 0;
 };
 
+// How busy the machine was as the sweep started: the 1-minute load average (getloadavg) and the
+// cores online. A load above the cores means other work competed for them, and timings vary with it
+// (core/host_load.hpp).
+struct HostLoad {
+  double load_avg_1m = 0;
+  int64_t cores = 0;
+};
+
 struct Context {
   int schema_major = kSchemaMajor, schema_minor = kSchemaMinor;
   std::string tool_version, git_revision, command_line, date_utc, host;
@@ -298,6 +306,7 @@ struct Context {
   nlohmann::json options;                 // measurement options in force
   nlohmann::json plugins = nlohmann::json::array();  // each loaded plugin: path, name, version, sha256
   std::vector<std::string> notices;       // e.g. "no GPU: ran the CPU backend"
+  std::optional<HostLoad> host_load;      // absent in files before schema 1.11, or when unreadable
 };
 
 struct Results {
@@ -334,6 +343,7 @@ ATTNPROF_JSON_DECL(Stalls)
 ATTNPROF_JSON_DECL(Record)
 ATTNPROF_JSON_DECL(Ceilings)
 ATTNPROF_JSON_DECL(DeviceInfo)
+ATTNPROF_JSON_DECL(HostLoad)
 ATTNPROF_JSON_DECL(Context)
 ATTNPROF_JSON_DECL(Results)
 #undef ATTNPROF_JSON_DECL

@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "core/metric_names.hpp"
 #include "core/escape.hpp"
+#include "core/host_load.hpp"
 #include "gate/bootstrap.hpp"
 #include "gate/mann_whitney.hpp"
 
@@ -102,10 +103,15 @@ core::Interval percentile_interval(std::span<const double> values, double confid
   return {core::quantile(values, tail), core::quantile(values, 1.0 - tail)};
 }
 
+// The device's top clock as a run names it: a GPU's SM clock, a CPU's core clock.
+std::string_view clock_name(const core::Context& c) {
+  return c.backend == core::BackendKind::cpu ? "max CPU clock" : "max SM clock";
+}
+
 std::string describe_device(const core::Context& c) {
   std::string s = c.device.name.empty() ? "unknown device" : c.device.name;
   if (!c.device.driver_version.empty()) s += ", driver " + c.device.driver_version;
-  if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", max SM clock {:.0f} MHz", c.device.sm_clock_max_mhz);
+  if (c.device.sm_clock_max_mhz > 0) s += fmt::format(", {} {:.0f} MHz", clock_name(c), c.device.sm_clock_max_mhz);
   s += ", backend " + (c.backend == core::BackendKind::none ? std::string("?") : std::string(core::to_string(c.backend)));
   // The exact build of each plugin measured, so a gate's header says what it compared.
   for (const auto& p : c.plugins) {
@@ -127,7 +133,7 @@ std::vector<std::string> device_differences(const core::Context& b, const core::
   // Clocks are reported in whole MHz; anything beyond rounding is another clock regime (locked clocks,
   // another SKU or power mode), which moves latency by itself.
   if (std::abs(b.device.sm_clock_max_mhz - c.device.sm_clock_max_mhz) > 0.5)
-    d.push_back(fmt::format("max SM clock {:.0f} vs {:.0f} MHz", b.device.sm_clock_max_mhz,
+    d.push_back(fmt::format("{} {:.0f} vs {:.0f} MHz", clock_name(b), b.device.sm_clock_max_mhz,
                             c.device.sm_clock_max_mhz));
   return d;
 }
@@ -552,6 +558,8 @@ Comparison compare(const core::Results& baseline, const core::Results& candidate
                                    joined));
     cmp.device_differences = differences;
   }
+  if (auto w = core::recorded_busy_warning(baseline.context, baseline_label)) cmp.busy_warnings.push_back(*w);
+  if (auto w = core::recorded_busy_warning(candidate.context, candidate_label)) cmp.busy_warnings.push_back(*w);
 
   std::map<std::string, const core::Record*> cand_by_key;
   for (const auto& r : candidate.records) cand_by_key.emplace(core::point_key(r), &r);
@@ -673,6 +681,9 @@ void confirm(Comparison& first, const Comparison& rerun, const std::string& reru
     p.reason = fmt::format("{}; the re-run says {}: {}", p.reason, to_string(q.verdict), q.reason);
   }
   first.rerun_label = rerun_label;
+  for (const auto& w : rerun.busy_warnings)
+    if (std::find(first.busy_warnings.begin(), first.busy_warnings.end(), w) == first.busy_warnings.end())
+      first.busy_warnings.push_back(w);
   finish(first);
 }
 
@@ -765,6 +776,7 @@ void to_json(nlohmann::json& j, const Comparison& c) {
                     {"ci_high", c.geomean_ci.high}}},
        {"exit_code", c.exit_code},
        {"summary", c.summary}};
+  if (!c.busy_warnings.empty()) j["busy_machine"] = c.busy_warnings;  // only when a run was busy
 }
 
 }  // namespace attnprof::gate

@@ -115,6 +115,9 @@ struct Comparison {
   std::string baseline_label, candidate_label;   // file paths or names, for the header
   std::string baseline_device, candidate_device; // "NVIDIA H200, driver 570.1, 1980 MHz, cuda"
   std::vector<std::string> device_differences;   // non-empty only with --allow-device-mismatch
+  // Each run (baseline, candidate, re-run) whose recorded load exceeded its cores
+  // (core::recorded_busy_warning): its timings moved with the machine's other work.
+  std::vector<std::string> busy_warnings;
   std::vector<PointComparison> points;           // baseline order, then new points
   std::map<Verdict, int64_t> counts;
   // The family of tests: the compared points, and the cutoffs their p-values were held to (alpha with

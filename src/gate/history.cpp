@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/host_load.hpp"
 
 namespace attnprof::gate {
 
@@ -55,6 +56,7 @@ History build_history(const std::vector<core::Results>& runs, const std::vector<
     const auto& c = runs[i].context;
     h.runs.push_back({i < labels.size() ? labels[i] : fmt::format("run {}", i + 1), c.git_revision, c.date_utc,
                       describe(c)});
+    if (auto w = core::recorded_busy_warning(c, h.runs.back().label)) h.busy_warnings.push_back(*w);
   }
 
   // Every point of any run, in the order first seen.

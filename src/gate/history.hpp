@@ -45,6 +45,7 @@ struct History {
   std::vector<HistoryRun> runs;
   std::vector<HistoryPoint> points;  // worst regressions first (see build_history)
   std::vector<std::string> notes;    // device changes between runs that were allowed, ...
+  std::vector<std::string> busy_warnings;  // each run whose recorded load exceeded its cores
   Options options;
 };
 

@@ -133,6 +133,7 @@ std::string render_history_markdown(const History& h) {
                      count_steps(h, Verdict::faster), rule_text(h));
   for (const auto& n : h.notes) out += "\n- Allowed device change: " + md(n);
   if (!h.notes.empty()) out += '\n';
+  for (const auto& w : h.busy_warnings) out += "\n> **Busy machine**: " + md(w) + "\n";
   out += "\nP50 in us with its 95% interval per run; a change point names the gate's verdict and the median's "
          "change from the run before. Worst regressions first.\n\n| point | kernel |";
   for (size_t i = 0; i < h.runs.size(); ++i) out += " " + run_name(i) + " |";

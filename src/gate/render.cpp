@@ -173,6 +173,7 @@ std::string render_markdown(const Comparison& c) {
     out += fmt::format("- geometric mean of the median ratio over {} points: {} (CI {})\n", c.geomean_points,
                        change_text(c.geomean_ratio), ci_text(c.geomean_ci));
   if (!c.device_differences.empty()) out += "\n> **" + md_cell(mismatch_line(c)) + "**\n";
+  for (const auto& w : c.busy_warnings) out += "\n> **Busy machine**: " + md_cell(w) + "\n";
 
   std::vector<const PointComparison*> changed, unchanged;
   for (const auto& p : c.points)

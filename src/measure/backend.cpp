@@ -1,6 +1,8 @@
 // The backend factory: CUDA when this binary has it and a GPU is visible, else the CPU backend.
 #include "measure/backend.hpp"
 
+#include <dlfcn.h>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
@@ -20,6 +22,19 @@ void Backend::collect_counters(std::vector<core::Record>& records, const Measure
   }
 }
 
+namespace {
+
+// Whether the NVIDIA driver's library is installed: what the CUDA build's device query checks when
+// the runtime finds no driver (measure/cuda/device.cpp), asked here in a build without CUDA too.
+[[maybe_unused]] bool nvidia_driver_installed() {
+  void* handle = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  ::dlclose(handle);
+  return true;
+}
+
+}  // namespace
+
 bool cuda_available(std::string* why_not) {
 #ifdef ATTNPROF_HAVE_CUDA
   std::string why;
@@ -27,7 +42,10 @@ bool cuda_available(std::string* why_not) {
   if (!present && why_not) *why_not = why.empty() ? "no CUDA device visible" : why;
   return present;
 #else
-  if (why_not) *why_not = "this attnprof was built without CUDA";
+  if (why_not)
+    *why_not = nvidia_driver_installed()
+                   ? "this attnprof was built without CUDA"
+                   : "no NVIDIA driver (libcuda.so.1 is not installed), and this attnprof was built without CUDA";
   return false;
 #endif
 }

@@ -161,7 +161,7 @@ void context_block(const core::Context& ctx, std::string& h) {
   row("schema", fmt::format("{}.{}", ctx.schema_major, ctx.schema_minor));
   row("command", ctx.command_line);
   row("date (UTC)", ctx.date_utc);
-  row("ceilings used", detail::ceilings_summary(c, memory_name(ctx.backend)));
+  row("ceilings used", detail::ceilings_summary(c, ctx.backend));
   std::vector<std::string> sheet;
   if (c.datasheet_bw_bytes_per_s > 0)
     sheet.push_back(fmt::format("{} {:.3g} TB/s", memory_name(ctx.backend), c.datasheet_bw_bytes_per_s / 1e12));
@@ -635,7 +635,7 @@ void HtmlRenderer::render(const core::Results& results, std::ostream& out) const
        "kernel) that ran ok, at its measured arithmetic intensity and achieved FLOP/s (counters "
        "where present, else the cost model): its shape names the kernel, its fill the verdict; attnprof's "
        "own kernels on top. Ceilings: " +
-       e(detail::ceilings_summary(ctx.ceilings, memory)) +
+       e(detail::ceilings_summary(ctx.ceilings, ctx.backend)) +
        ". Hover a marker for details; click it to open its drill-down.</p>"
        "<div class=\"chart\" id=\"roofline-chart\"></div>"
        "<noscript><p>The charts need JavaScript; the tables below do not.</p></noscript></section>\n";

@@ -40,9 +40,13 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
   const auto& dev = ctx.device;
 
   out << "## attnprof report\n\n";
-  out << fmt::format("- **Device**: {}{}{} · backend {}\n", md(dev.name.empty() ? "unknown" : dev.name),
+  const bool cpu = ctx.backend == core::BackendKind::cpu;
+  // A CPU in its own words: cores (logical, as the kernels' threads count them) and its top clock.
+  out << fmt::format("- **Device**: {}{}{}{} · backend {}\n", md(dev.name.empty() ? "unknown" : dev.name),
                      dev.compute_capability.empty() ? "" : " (cc " + md(dev.compute_capability) + ")",
-                     dev.sm_count ? fmt::format(", {} {}", dev.sm_count, ctx.backend == core::BackendKind::cpu ? "threads" : "SMs") : "", md(core::to_string(ctx.backend)));
+                     dev.sm_count ? fmt::format(", {} {}", dev.sm_count, cpu ? "cores" : "SMs") : "",
+                     cpu && dev.sm_clock_max_mhz > 0 ? fmt::format(", max clock {:.0f} MHz", dev.sm_clock_max_mhz) : "",
+                     md(core::to_string(ctx.backend)));
   if (!dev.driver_version.empty() || !dev.runtime_version.empty())
     out << fmt::format("- **Driver / runtime**: {} / {} · SM clock max {:.0f} MHz, memory clock "
                        "{:.0f} MHz\n",
@@ -51,38 +55,52 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
   out << fmt::format("- **Run**: attnprof {} (revision {}) on {} at {}\n", md(ctx.tool_version),
                      md(ctx.git_revision), md(ctx.host), md(ctx.date_utc));
   if (!ctx.command_line.empty()) out << "- **Command**: " << md(ctx.command_line) << '\n';
-  out << "- **Ceilings**: " << md(ceilings_summary(ctx.ceilings)) << '\n';
+  out << "- **Ceilings**: " << md(ceilings_summary(ctx.ceilings, ctx.backend)) << '\n';
   for (const auto& notice : ctx.notices) out << "- **Notice**: " << md(notice) << '\n';
 
   // With decode points: their bandwidth columns, and "-" in TFLOP/s and % roof for them (CSV and JSON
   // keep TFLOP/s).
   const bool decode_columns = any_decode(rows);
-  out << (decode_columns ? "\n| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | KV TB/s | % HBM | "
-                           "MB/token | verdict | flags |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"
-                         : "\n| point | kernel | status | p50 us | p99 us | TFLOP/s | % roof | verdict | flags |\n"
-                           "|---|---|---|--:|--:|--:|--:|---|---|\n");
+  // Units: a GPU's TFLOP/s, TB/s and MB as always; a CPU's in the unit that fits each column.
+  const TableUnits units = table_units(rows, ctx.backend);
+  const ColumnUnit &flops_unit = units.flops, &kv_unit = units.kv_rate, &token_unit = units.per_token;
+  const auto in_unit = [](std::optional<double> v, double divisor) { return v ? std::optional(*v / divisor) : v; };
+  if (decode_columns)
+    out << fmt::format("\n| point | kernel | status | p50 us | p99 us | {}FLOP/s | % roof | KV {}B/s | {} | {}B/token | "
+                       "verdict | flags |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n",
+                       flops_unit.prefix, kv_unit.prefix, cpu ? "% DRAM" : "% HBM", token_unit.prefix);
+  else
+    out << fmt::format("\n| point | kernel | status | p50 us | p99 us | {}FLOP/s | % roof | verdict | flags |\n"
+                       "|---|---|---|--:|--:|--:|--:|---|---|\n",
+                       flops_unit.prefix);
   for (const auto& row : rows) {
     std::string decode_cells;
     if (decode_columns)
-      decode_cells = fmt::format(
-          "{} | {} | {} | ", significant(row.kv_tb_per_s, 3, 2), fixed(row.pct_of_hbm_ceiling, 1),
-          significant(row.bytes_per_token ? std::optional(*row.bytes_per_token / 1e6) : std::nullopt, 3, 1));
+      decode_cells = fmt::format("{} | {} | {} | ", significant(in_unit(row.kv_tb_per_s, kv_unit.scale / 1e12), 3, 2),
+                                 fixed(row.pct_of_hbm_ceiling, 1),
+                                 significant(in_unit(row.bytes_per_token, token_unit.scale), 3, 1));
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}{} | {} |\n", md(row.label), md(row.kernel), row.status,
-                       fixed(row.p50_us, 2), p99_text(row, 2), row.decode ? "-" : significant(row.tflops, 3, 1),
+                       fixed(row.p50_us, 2), p99_text(row, 2),
+                       row.decode ? "-" : significant(in_unit(row.tflops, flops_unit.scale / 1e12), 3, 1),
                        row.decode ? "-" : fixed(row.pct_of_roof, 1), decode_cells,
                        row.verdict.empty() ? "-" : md(row.verdict), md(fmt::format("{}", fmt::join(row.flags, ", "))));
   }
 
   const std::vector<core::KernelComparison> comparison = core::compare_kernels(results);
   if (!comparison.empty()) {
-    out << "\n### Reference vs fused\n\n"
-           "| shape | speedup | reference p50 us | fused p50 us | DRAM saved GB | intensity "
-           "reference -> fused FLOP/B | S/P time share of the gain |\n"
-           "|---|--:|--:|--:|--:|---|--:|\n";
+    std::vector<std::optional<double>> saved;
+    for (const auto& c : comparison) saved.push_back(c.bytes_saved);
+    const ColumnUnit saved_unit = column_unit(saved, ctx.backend, "G");
+    out << fmt::format("\n### Reference vs fused\n\n"
+                       "| shape | speedup | reference p50 us | fused p50 us | DRAM saved {}B | intensity "
+                       "reference -> fused FLOP/B | S/P time share of the gain |\n"
+                       "|---|--:|--:|--:|--:|---|--:|\n",
+                       saved_unit.prefix);
     for (const auto& c : comparison) {
       out << fmt::format("| {} | {}x | {} | {} | {} | {} -> {} | {} |\n", md(c.shape), md_number(c.speedup, 2),
                          md_number(c.reference_p50_us, 2), md_number(c.fused_p50_us, 2),
-                         md_number(c.bytes_saved, 2, 1e-9), md_number(c.reference_intensity, 1),
+                         cpu ? md_number(c.bytes_saved / saved_unit.scale, 2) : md_number(c.bytes_saved, 2, 1e-9),
+                         md_number(c.reference_intensity, 1),
                          md_number(c.fused_intensity, 1),
                          c.sp_explained_share ? md_number(c.sp_explained_share, 0, 100) + "%" : "-");
     }

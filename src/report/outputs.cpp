@@ -95,13 +95,13 @@ std::string render_calibration(const std::vector<core::CalibrationRow>& rows) {
   out += fmt::format("{} of {} probes diagnosed as expected\n", matching, rows.size());
   return out;
 }
-std::string render_devices(const run::DeviceList& list) {
-  std::string out;
-  for (const auto& n : list.notices) out += "notice: " + n + '\n';
-  out += fmt::format("{:<3} {:<5} {:<32} {:>4} {:>6} {:>10} {:>8} {:>9} {:>10} {:>8} {:>8} {:>8}  {}\n", "id", "kind",
-                     "name", "cc", "SMs", "memory", "L2", "SM MHz", "BW GB/s", "bf16 TF", "fp16 TF", "fp32 TF",
-                     "ceilings");
-  for (const auto& d : list.devices) {
+namespace {
+
+std::string gpu_devices_table(const std::vector<run::DeviceEntry>& devices) {
+  std::string out = fmt::format("{:<3} {:<5} {:<32} {:>4} {:>6} {:>10} {:>8} {:>9} {:>10} {:>8} {:>8} {:>8}  {}\n", "id",
+                                "kind", "name", "cc", "SMs", "memory", "L2", "SM MHz", "BW GB/s", "bf16 TF", "fp16 TF",
+                                "fp32 TF", "ceilings");
+  for (const auto& d : devices) {
     const auto& i = d.info;
     const auto& c = d.ceilings;
     out += fmt::format("{:<3} {:<5} {:<32} {:>4} {:>6} {:>10} {:>8} {:>9} {:>10} {:>8} {:>8} {:>8}  {}\n", d.id,
@@ -110,6 +110,43 @@ std::string render_devices(const run::DeviceList& list) {
                        i.sm_clock_max_mhz > 0 ? fmt::format("{:.0f}", i.sm_clock_max_mhz) : "-",
                        c.peak_bw_bytes_per_s > 0 ? fmt::format("{:.0f}", c.peak_bw_bytes_per_s / 1e9) : "-",
                        tflops(c, "bf16"), tflops(c, "fp16"), tflops(c, "fp32"), c.source.empty() ? "-" : c.source);
+  }
+  return out;
+}
+
+// The CPU in its own words: cores (logical, as nproc counts them), the last-level cache, the core
+// clock, DRAM bandwidth in GB/s and one compute ceiling in GFLOP/s (the CPU kernels compute in fp32
+// whatever the dtype, so every dtype has the fp32 figure); no compute capability.
+std::string cpu_devices_table(const std::vector<run::DeviceEntry>& devices) {
+  std::string out = fmt::format("{:<3} {:<5} {:<40} {:>5} {:>10} {:>8} {:>8} {:>10} {:>13}  {}\n", "id", "kind",
+                                "name", "cores", "memory", "LLC", "max MHz", "DRAM GB/s", "fp32 GFLOP/s", "ceilings");
+  for (const auto& d : devices) {
+    const auto& i = d.info;
+    const auto& c = d.ceilings;
+    const auto fp32 = c.peak_flops_per_s.find("fp32");
+    out += fmt::format("{:<3} {:<5} {:<40} {:>5} {:>10} {:>8} {:>8} {:>10} {:>13}  {}\n", d.id, d.backend,
+                       i.name.substr(0, 40), i.sm_count, gib(i.memory_bytes), mib(i.l2_bytes),
+                       i.sm_clock_max_mhz > 0 ? fmt::format("{:.0f}", i.sm_clock_max_mhz) : "-",
+                       c.peak_bw_bytes_per_s > 0 ? fmt::format("{:.1f}", c.peak_bw_bytes_per_s / 1e9) : "-",
+                       fp32 != c.peak_flops_per_s.end() && fp32->second > 0 ? fmt::format("{:.1f}", fp32->second / 1e9)
+                                                                            : "-",
+                       c.source.empty() ? "-" : c.source);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_devices(const run::DeviceList& list) {
+  std::string out;
+  for (const auto& n : list.notices) out += "notice: " + n + '\n';
+  // One table per backend, each with its own columns (a list holds one backend in practice).
+  std::vector<run::DeviceEntry> gpus, cpus;
+  for (const auto& d : list.devices) (d.backend == "cpu" ? cpus : gpus).push_back(d);
+  if (!gpus.empty() || cpus.empty()) out += gpu_devices_table(gpus);
+  if (!cpus.empty()) {
+    if (!gpus.empty()) out += '\n';
+    out += cpu_devices_table(cpus);
   }
   return out;
 }

@@ -17,14 +17,10 @@ namespace attnprof::report {
 namespace {
 
 struct Column {
-  const char* header;
+  std::string header;
   bool right_aligned;
 };
-constexpr Column kPointColumns[] = {{"point", false}, {"kernel", false}, {"status", false}, {"p50 us", true},
-                                    {"p99 us", true}, {"TFLOP/s", true},  {"% roof", true}};
-// With decode points in the results: their bandwidth, where a prefill point has its TFLOP/s.
-constexpr Column kDecodeColumns[] = {{"KV TB/s", true}, {"% HBM", true}, {"MB/token", true}};
-constexpr Column kVerdictColumns[] = {{"verdict", false}, {"flags", false}};
+constexpr const char* kVerdictHeaders[] = {"verdict", "flags"};
 
 class TerminalRenderer final : public Renderer {
  public:
@@ -46,26 +42,39 @@ void TerminalRenderer::render(const core::Results& results, std::ostream& out) c
   out << fmt::format("attnprof report: {} ({}), {} points; ceilings {}\n",
                      printable(ctx.device.name.empty() ? "unknown device" : ctx.device.name),
                      printable(std::string(core::to_string(ctx.backend))), rows.size(),
-                     printable(ceilings_summary(ctx.ceilings)));
+                     printable(ceilings_summary(ctx.ceilings, ctx.backend)));
   for (const auto& notice : ctx.notices) out << "  note: " << printable(notice) << '\n';
 
   const bool decode_columns = any_decode(rows);
-  std::vector<Column> columns(std::begin(kPointColumns), std::end(kPointColumns));
-  if (decode_columns) columns.insert(columns.end(), std::begin(kDecodeColumns), std::end(kDecodeColumns));
-  columns.insert(columns.end(), std::begin(kVerdictColumns), std::end(kVerdictColumns));
+  // Units: a GPU's TFLOP/s, TB/s and MB as always; a CPU's in the unit that fits each column.
+  const TableUnits units = table_units(rows, ctx.backend);
+  const ColumnUnit &flops_unit = units.flops, &kv_unit = units.kv_rate, &token_unit = units.per_token;
+  const bool cpu = ctx.backend == core::BackendKind::cpu;
+  std::vector<Column> columns = {{"point", false},  {"kernel", false}, {"status", false},
+                                 {"p50 us", true},  {"p99 us", true},
+                                 {flops_unit.prefix + "FLOP/s", true}, {"% roof", true}};
+  // With decode points in the results: their bandwidth, where a prefill point has its TFLOP/s.
+  if (decode_columns) {
+    columns.push_back({"KV " + kv_unit.prefix + "B/s", true});
+    columns.push_back({cpu ? "% DRAM" : "% HBM", true});
+    columns.push_back({token_unit.prefix + "B/token", true});
+  }
+  for (const char* h : kVerdictHeaders) columns.push_back({h, false});
+  // Divided by the unit's scale (in the field's own unit: T for tflops): a GPU's figures are the fields' own.
+  const auto in_unit = [](std::optional<double> v, double divisor) { return v ? std::optional(*v / divisor) : v; };
 
   std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
     // A decode row shows its bandwidth instead of TFLOP/s and the roof (on the memory roof, % of roof
-    // is its % of the HBM ceiling); TFLOP/s stays in the CSV and the JSON.
+    // is its % of the memory ceiling); TFLOP/s stays in the CSV and the JSON.
     std::vector<std::string> line = {printable(row.label), printable(row.kernel), row.status, fixed(row.p50_us, 2),
                                      p99_text(row, 2),
-                                     row.decode ? "-" : significant(row.tflops, 3, 1),
+                                     row.decode ? "-" : significant(in_unit(row.tflops, flops_unit.scale / 1e12), 3, 1),
                                      row.decode ? "-" : fixed(row.pct_of_roof, 1)};
     if (decode_columns) {
-      line.push_back(significant(row.kv_tb_per_s, 3, 2));
+      line.push_back(significant(in_unit(row.kv_tb_per_s, kv_unit.scale / 1e12), 3, 2));
       line.push_back(fixed(row.pct_of_hbm_ceiling, 1));
-      line.push_back(significant(row.bytes_per_token ? std::optional(*row.bytes_per_token / 1e6) : std::nullopt, 3, 1));
+      line.push_back(significant(in_unit(row.bytes_per_token, token_unit.scale), 3, 1));
     }
     line.push_back(row.verdict.empty() ? "-" : printable(row.verdict));
     line.push_back(row.flags.empty() ? "" : printable(fmt::format("{}", fmt::join(row.flags, ","))));
@@ -73,7 +82,7 @@ void TerminalRenderer::render(const core::Results& results, std::ostream& out) c
   }
   std::vector<size_t> width(columns.size());
   for (size_t c = 0; c < columns.size(); ++c) {
-    width[c] = std::string_view(columns[c].header).size();
+    width[c] = columns[c].header.size();
     for (const auto& line : cells) width[c] = std::max(width[c], line[c].size());
   }
   auto emit = [&](const std::vector<std::string>& line) {

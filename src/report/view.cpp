@@ -8,6 +8,7 @@
 #include "core/diagnosis_model.hpp"
 #include "core/escape.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 
 namespace attnprof::report::detail {
 
@@ -77,13 +78,48 @@ std::string p99_text(const Row& row, int decimals) {
 
 std::string printable(std::string_view s) { return core::escape::terminal(s); }
 
-std::string ceilings_summary(const core::Ceilings& c, std::string_view memory) {
+std::string ceilings_summary(const core::Ceilings& c, core::BackendKind backend) {
   if (c.peak_bw_bytes_per_s <= 0 && c.peak_flops_per_s.empty()) return "none recorded";
-  std::string out = fmt::format("{} {:.3g} TB/s", memory, c.peak_bw_bytes_per_s / 1e12);
+  if (backend != core::BackendKind::cpu) {
+    std::string out = fmt::format("HBM {:.3g} TB/s", c.peak_bw_bytes_per_s / 1e12);
+    for (const auto& [dtype, flops] : c.peak_flops_per_s)
+      out += fmt::format(", {} {:.4g} TFLOP/s", dtype, flops / 1e12);
+    if (!c.source.empty()) out += " (" + c.source + ")";
+    return out;
+  }
+  std::string out = "DRAM " + core::text::scaled_rate(c.peak_bw_bytes_per_s, "B/s");
   for (const auto& [dtype, flops] : c.peak_flops_per_s)
-    out += fmt::format(", {} {:.4g} TFLOP/s", dtype, flops / 1e12);
+    out += fmt::format(", {} {}", dtype, core::text::scaled_rate(flops, "FLOP/s"));
   if (!c.source.empty()) out += " (" + c.source + ")";
   return out;
+}
+
+ColumnUnit column_unit(const std::vector<std::optional<double>>& values, core::BackendKind backend,
+                       std::string_view gpu_prefix) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  const auto of = [](std::string_view prefix) {
+    for (const auto& [scale, p] : kPrefixes)
+      if (p == prefix) return ColumnUnit{scale, p};
+    return ColumnUnit{1, ""};
+  };
+  if (backend != core::BackendKind::cpu) return of(gpu_prefix);
+  double largest = 0;
+  for (const auto& v : values)
+    if (v && std::isfinite(*v)) largest = std::max(largest, std::abs(*v));
+  if (largest == 0) return of(gpu_prefix);  // nothing to fit
+  for (const auto& [scale, prefix] : kPrefixes)
+    if (largest >= scale) return {scale, prefix};
+  return {1, ""};
+}
+
+TableUnits table_units(const std::vector<Row>& rows, core::BackendKind backend) {
+  std::vector<std::optional<double>> flops, kv_rate, per_token;
+  for (const auto& row : rows) {
+    if (!row.decode && row.tflops) flops.push_back(*row.tflops * 1e12);
+    if (row.kv_tb_per_s) kv_rate.push_back(*row.kv_tb_per_s * 1e12);
+    per_token.push_back(row.bytes_per_token);
+  }
+  return {column_unit(flops, backend), column_unit(kv_rate, backend), column_unit(per_token, backend, "M")};
 }
 
 }  // namespace attnprof::report::detail

@@ -43,7 +43,26 @@ std::string significant(std::optional<double>, int digits, int min_decimals = 0)
 std::string p99_text(const Row&, int decimals);
 // core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);
-// "HBM 4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)"; `memory` names the bandwidth ceiling.
-std::string ceilings_summary(const core::Ceilings&, std::string_view memory = "HBM");
+// The ceilings in the backend's words: "HBM 4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)" on a
+// GPU; on the CPU backend "DRAM 34.5 GB/s, bf16 65.2 GFLOP/s, ... (measured)" (each figure in the unit
+// that fits it).
+std::string ceilings_summary(const core::Ceilings&, core::BackendKind);
+
+// One column's unit: the largest decimal prefix at which the column's largest value is at least 1
+// ("T", "G", "M", "k", ""), and its scale. A CPU's 0.0123 TFLOP/s reads as 12.3 GFLOP/s.
+struct ColumnUnit {
+  double scale = 1e12;
+  std::string prefix = "T";
+};
+// The unit of a column of values in base units (FLOP/s, B/s, B): gpu_prefix's on any backend but the
+// CPU's, whatever the values (GPU tables keep their units); on the CPU the one that fits the largest
+// finite value (gpu_prefix's when there is none).
+ColumnUnit column_unit(const std::vector<std::optional<double>>& values, core::BackendKind, std::string_view gpu_prefix = "T");
+// The units of the summary table's rate columns: FLOP/s of the prefill rows, the decode rows' KV
+// bandwidth, and bytes per token (a GPU's T, T and M).
+struct TableUnits {
+  ColumnUnit flops, kv_rate, per_token;
+};
+TableUnits table_units(const std::vector<Row>&, core::BackendKind);
 
 }  // namespace attnprof::report::detail

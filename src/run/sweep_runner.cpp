@@ -25,6 +25,7 @@
 #include "core/errors.hpp"
 #include "core/escape.hpp"
 #include "core/files.hpp"
+#include "core/host_load.hpp"
 #include "core/version.hpp"
 #include "kernels/plugin/plugin.hpp"
 #include "run/counter_phase.hpp"
@@ -174,6 +175,15 @@ void hold_for_test() {
   while (std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// The machine's load as the sweep starts (core::read_host_load), the 1-minute figure replaced by
+// kTestLoadAvgEnv's when that is set.
+std::optional<core::HostLoad> host_load_now() {
+  std::optional<core::HostLoad> load = core::read_host_load();
+  const char* env = std::getenv(kTestLoadAvgEnv);
+  if (load && env != nullptr && *env != '\0') load->load_avg_1m = std::atof(env);
+  return load;
+}
+
 }  // namespace
 
 std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
@@ -195,10 +205,11 @@ std::vector<int> resolve_devices(const DeviceSelection& selection, const std::st
   if (devices.empty()) throw InputError("--devices names no device");
   if (backend_name == "cuda") {
     const int count = measure::visible_cuda_devices();
-    if (count == 0)
-      throw EnvironmentError(measure::cuda_available() ? "--backend cuda: no CUDA device is visible"
-                                                       : "--backend cuda: no usable CUDA device (no GPU, or a "
-                                                         "binary built without CUDA)");
+    if (count == 0) {
+      std::string why;  // the reason measure::cuda_available gives: the missing driver, a build without CUDA
+      throw EnvironmentError(measure::cuda_available(&why) ? "--backend cuda: no CUDA device is visible"
+                                                           : "--backend cuda: no usable CUDA device: " + why);
+    }
     for (int id : devices)
       if (id >= count)
         throw InputError(fmt::format("no CUDA device {} ({} visible)", id, count));
@@ -297,6 +308,8 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   ctx.command_line = req.command_line;
   ctx.date_utc = utc_now();
   ctx.host = host_name();
+  // Before the ceilings: their probes load every core, and would count in the load average.
+  ctx.host_load = host_load_now();
   ctx.backend = backend->kind();
   ctx.device = backend->device_info();
   throw_if_interrupted("measuring the device's ceilings");
@@ -317,10 +330,14 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   ctx.plugins = plugins;
   if (all_points.size() < req.spec.shapes.size() * kernels.size())
     notices.push_back("the spec lists some shapes twice: each point is measured once");
-  ctx.notices = notices;
-
   Progress progress(points.size(), 0);
   for (const auto& n : notices) progress.message("attnprof: notice: " + n);
+  // A busy machine is said first as a warning, then kept among the notices for the reports.
+  if (ctx.host_load && core::busy(*ctx.host_load)) {
+    notices.push_back(core::busy_message(*ctx.host_load));
+    progress.message("attnprof: warning: " + notices.back());
+  }
+  ctx.notices = notices;
 
   std::error_code ec;
   if (fs::exists(req.out_dir, ec) && !fs::is_directory(req.out_dir, ec))

@@ -59,6 +59,9 @@ struct SweepOutcome {
 // Test hook: the sweep's start (before the device's ceilings are measured) is held this many seconds,
 // signals or not, so that tests/run can interrupt the phase before the worker pool for certain.
 inline constexpr const char* kTestHoldStartEnv = "ATTNPROF_TEST_HOLD_START_S";
+// Test hook: the 1-minute load average the sweep records and warns on, in place of getloadavg()'s
+// (the cores stay the machine's), so that tests/cli can show the busy-machine warning on any machine.
+inline constexpr const char* kTestLoadAvgEnv = "ATTNPROF_TEST_LOAD_AVG";
 
 // Runs the sweep. Throws InputError / EnvironmentError for what stops a sweep before any point, and
 // InterruptedError for a SIGINT/SIGTERM before the first point (run/interrupt.hpp: nothing written). Before

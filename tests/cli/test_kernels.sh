@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `attnprof kernels` (src/cli/kernels.cpp): the CPU kernels listed as text and as JSON with what they
-# support; a plugin that is not there is exit 2 and one line. Usage: test_kernels.sh <attnprof>
+# support (and no CUDA graph flag); a plugin that is not there is exit 2 and one line. Usage: test_kernels.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
 "$attnprof" kernels >"$scratch/text" 2>"$scratch/err" || fail "kernels: $(cat "$scratch/err")"
@@ -18,6 +18,7 @@ assert {"reference", "fused"} <= set(cpu), sorted(cpu)
 for e in cpu.values():
     assert e["origin"] == "built-in" and e["causal"] and e["window"] and e["varlen"], e
     assert "fp32" in e["dtypes"] and 128 in e["hdims"], e
+    assert "graph" not in e["flags"], e  # graph capture is the CUDA backend's
 PY
 
 got=0

@@ -3,7 +3,8 @@
 # results.json and the requested report files in --out; without --out a folder of the run's own under
 # reports/runs/ with reports/latest pointing at the newest (--resume continues it; a folder at
 # reports/latest is left alone); an option given where a value belongs is refused; bad option values
-# are exit 2 with one line and write nothing. Usage: test_sweep.sh <attnprof>
+# are exit 2 with one line and write nothing; the machine's load is recorded, and warned about at the
+# start when it exceeds the cores. Usage: test_sweep.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
 "$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/s" --csv "$scratch/s.csv" \
@@ -63,4 +64,43 @@ bad --axes "" --backend cpu
 bad --axes "$tiny_axes" --backend cpu --kernels no-such-kernel
 bad --axes "$tiny_axes" --backend cpu --max-seconds nan
 bad --axes "batch=1;heads=3;kv_heads=2;seq=32;hdim=32" --backend cpu
+
+# --backend cuda without a GPU: exit 4, one line with the reason; without the NVIDIA driver, that.
+if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU "; then
+  got=0
+  "$attnprof" sweep --axes "$tiny_axes" --backend cuda --out "$scratch/cuda" >/dev/null 2>"$scratch/err" || got=$?
+  [[ "$got" == 4 && "$(wc -l <"$scratch/err")" == 1 ]] || fail "--backend cuda without a GPU: exit $got: $(cat "$scratch/err")"
+  if ! python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
+    grep -qF "no NVIDIA driver (libcuda.so.1 is not installed)" "$scratch/err" ||
+      fail "--backend cuda: the missing driver is not named: $(cat "$scratch/err")"
+  fi
+fi
+
+# The machine's load as the sweep starts: recorded in the context (the 1-minute load average and the
+# cores online); over the cores, a warning at the start, kept among the notices. ATTNPROF_TEST_LOAD_AVG
+# stands in for getloadavg()'s figure, so that this runs the same on a busy machine and an idle one.
+cores=$(getconf _NPROCESSORS_ONLN)
+one_point=(--axes "batch=1;heads=2;seq=32;hdim=32;dtype=fp32" --kernels fused "${fast[@]}")
+ATTNPROF_TEST_LOAD_AVG=$((cores * 4)).5 "$attnprof" sweep "${one_point[@]}" --out "$scratch/busy" \
+  >"$scratch/busy.log" 2>&1 || fail "busy sweep: $(tail -n 5 "$scratch/busy.log")"
+unit=cores && [[ $cores != 1 ]] || unit=core
+want="the machine is busy: load $((cores * 4)).5 on $cores $unit; timings will vary"
+grep -qxF "attnprof: warning: $want" "$scratch/busy.log" || fail "no busy warning: $(head -n 5 "$scratch/busy.log")"
+python3 - "$scratch/busy/results.json" "$((cores * 4)).5" "$cores" "$want" <<'PY' || fail "busy results.json"
+import json, sys
+ctx = json.load(open(sys.argv[1]))["context"]
+assert ctx["host_load"] == {"load_avg_1m": float(sys.argv[2]), "cores": int(sys.argv[3])}, ctx["host_load"]
+assert sys.argv[4] in ctx["notices"], ctx["notices"]
+PY
+ATTNPROF_TEST_LOAD_AVG=$cores "$attnprof" sweep "${one_point[@]}" --out "$scratch/calm" >"$scratch/calm.log" 2>&1 ||
+  fail "calm sweep: $(tail -n 5 "$scratch/calm.log")"
+! grep -q "machine is busy" "$scratch/calm.log" || fail "a load equal to the cores was called busy"
+# Without the hook: the machine's own figures, whatever they are.
+"$attnprof" sweep "${one_point[@]}" --out "$scratch/real" >"$scratch/real.log" 2>&1 ||
+  fail "sweep: $(tail -n 5 "$scratch/real.log")"
+python3 - "$scratch/real/results.json" "$cores" <<'PY' || fail "results.json: host_load"
+import json, sys
+load = json.load(open(sys.argv[1]))["context"]["host_load"]
+assert load["cores"] == int(sys.argv[2]) and load["load_avg_1m"] >= 0, load
+PY
 echo "test_sweep: ok"

@@ -364,14 +364,19 @@ TEST_CASE("CPU backend records are diagnosed from the cost model") {
   ctx.device.name = "CPU: test";
   Diagnosis d = diagnose(r, ctx);
   CHECK(d.verdict == Verdict::unknown);
-  CHECK(has_flag(d, Flag::counters_unavailable));
+  // The CPU backend never has counters: said once in the evidence, never as a flag on every point.
+  CHECK_FALSE(has_flag(d, Flag::counters_unavailable));
+  CHECK(d.flags.empty());
   CHECK_FALSE(has_flag(d, Flag::tail_effect));
-  CHECK_THAT(evidence_text(d), Catch::Contains("CPU backend: no hardware counters"));
+  CHECK_THAT(evidence_text(d), Catch::Contains("CPU backend: no hardware counters; FLOPs and DRAM bytes come from the "
+                                               "cost model"));
   ctx.ceilings.peak_bw_bytes_per_s = 2e10;
   ctx.ceilings.peak_flops_per_s["bf16"] = 1e12;  // 1e11 FLOP in 0.2 s = 5e11 = 50%
   d = diagnose(r, ctx);
   CHECK(d.verdict == Verdict::unknown);  // 50% of the roof: no counters to say why
   CHECK(d.metrics.pct_of_roof.value() == Approx(50));
+  // A CPU's rates in the units that fit them, not a GPU's TFLOP/s.
+  CHECK_THAT(evidence_text(d), Catch::Contains("the roof there is 1 TFLOP/s, it reaches 500 GFLOP/s = 50% of it"));
 }
 
 TEST_CASE("a datasheet found by device name stands in for missing ceilings") {

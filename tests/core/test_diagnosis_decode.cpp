@@ -428,7 +428,7 @@ TEST_CASE("a CPU-backend decode point gets the bandwidth view but not the GPU's 
   const Diagnosis d = diagnose(r, ctx);
   CHECK(d.metrics.decode == true);
   CHECK_FALSE(d.metrics.short_call_limit_us);
-  CHECK_THAT(evidence_text(d), Catch::Contains("of the 0.1 TB/s memory bandwidth ceiling"));
+  CHECK_THAT(evidence_text(d), Catch::Contains("of the 100 GB/s memory bandwidth ceiling"));  // a CPU's unit
 }
 
 TEST_CASE("prefill points carry no decode metrics") {

@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/errors.hpp"
 #include "gate/compare.hpp"
+#include "gate/render.hpp"
 #include "gate_fixtures.hpp"
 
 using namespace attnprof;
@@ -697,4 +700,32 @@ TEST_CASE("samples too far apart for any ratio are bad input, not an internal er
   CHECK(std::isfinite(p.baseline_rel_stddev));
   CHECK(p.baseline_rel_stddev < 0.01);
   CHECK(std::isfinite(cmp.geomean_ci.high));
+}
+
+TEST_CASE("a run recorded on a busy machine is named, and does not change the verdict") {
+  std::mt19937_64 rng(17);
+  auto b = make_results({make_record("fused", latency_samples(rng, 30, 100.0, 0.01))});
+  auto c = make_results({make_record("fused", latency_samples(rng, 30, 100.0, 0.01))});
+  const gate::Comparison calm = gate::compare(b, c, {}, "base.json", "cand.json");
+  CHECK(calm.busy_warnings.empty());  // no load recorded (files before schema 1.11)
+
+  c.context.host_load = core::HostLoad{1.9, 2};  // under its cores: not busy
+  b.context.host_load = core::HostLoad{3.1, 2};
+  const gate::Comparison busy = gate::compare(b, c, {}, "base.json", "cand.json");
+  REQUIRE(busy.busy_warnings.size() == 1);
+  CHECK(busy.busy_warnings[0] ==
+        "base.json was measured on a busy machine: load 3.1 on 2 cores; its timings vary with the machine's other work");
+  CHECK(busy.exit_code == calm.exit_code);
+  CHECK(gate::render_markdown(busy).find("> **Busy machine**: base.json was measured on a busy machine") !=
+        std::string::npos);
+  CHECK(nlohmann::json::parse(gate::render_json(busy)).at("busy_machine").size() == 1);
+  CHECK_FALSE(nlohmann::json::parse(gate::render_json(calm)).contains("busy_machine"));
+
+  // --confirm: the re-run's own load is named too, the baseline's once.
+  auto rerun = c;
+  rerun.context.host_load = core::HostLoad{9.0, 4};
+  gate::Comparison first = busy;
+  gate::confirm(first, gate::compare(b, rerun, {}, "base.json", "rerun.json"), "rerun.json");
+  REQUIRE(first.busy_warnings.size() == 2);
+  CHECK(first.busy_warnings[1].starts_with("rerun.json was measured on a busy machine: load 9.0 on 4 cores"));
 }

@@ -121,3 +121,17 @@ TEST_CASE("history: a P50 interval is shown within the samples it came from, nev
   CHECK(md.find("-532.9") == std::string::npos);
   CHECK(md.find("[-") == std::string::npos);
 }
+
+TEST_CASE("history: each run recorded on a busy machine is named, in the Markdown too") {
+  std::mt19937_64 rng(11);
+  std::vector<core::Results> runs = {test::history_run(rng, 100, 400, "aaa", "2026-01-01T00:00:00Z"),
+                                     test::history_run(rng, 100, 400, "bbb", "2026-01-02T00:00:00Z"),
+                                     test::history_run(rng, 100, 400, "ccc", "2026-01-03T00:00:00Z")};
+  CHECK(build_history(runs, {"r1.json", "r2.json", "r3.json"}, Options{}).busy_warnings.empty());
+  runs[1].context.host_load = core::HostLoad{8.2, 2};
+  runs[2].context.host_load = core::HostLoad{0.4, 2};
+  const History h = build_history(runs, {"r1.json", "r2.json", "r3.json"}, Options{});
+  REQUIRE(h.busy_warnings.size() == 1);
+  CHECK(h.busy_warnings[0].starts_with("r2.json was measured on a busy machine: load 8.2 on 2 cores"));
+  CHECK(render_history_markdown(h).find("> **Busy machine**: r2.json was measured") != std::string::npos);
+}

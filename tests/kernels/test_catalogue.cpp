@@ -37,7 +37,24 @@ struct Everything final : StubKernel {
   bool runs_distinct_hdim_v() const override { return true; }
 };
 
+// The same traits on the CUDA backend.
+struct OnGpu final : StubKernel {
+  OnGpu() : StubKernel("on-gpu") {}
+  k::Backend backend() const override { return k::Backend::cuda; }
+};
+
 }  // namespace
+
+TEST_CASE("catalogue: graph capture is a CUDA kernel's flag; a CPU kernel's would say nothing") {
+  const Everything cpu;
+  const OnGpu gpu;
+  REQUIRE(cpu.graph_capturable());
+  REQUIRE(gpu.graph_capturable());
+  const auto entries = k::catalogue({&cpu, &gpu});
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].flags == std::vector<std::string>{"pure", "lse"});
+  CHECK(entries[1].flags == std::vector<std::string>{"pure", "graph", "lse"});
+}
 
 TEST_CASE("catalogue: a narrow kernel's head dims, dtypes, flags, refused probes and first refusal") {
   const Narrow narrow;
@@ -49,7 +66,7 @@ TEST_CASE("catalogue: a narrow kernel's head dims, dtypes, flags, refused probes
   CHECK(e.origin == "built-in");
   CHECK(e.description == "a test stub");
   CHECK(e.layout == "bhsd");
-  CHECK(e.flags == std::vector<std::string>{"pure", "graph", "zero-workspace"});
+  CHECK(e.flags == std::vector<std::string>{"pure", "zero-workspace"});  // no "graph": a CPU kernel
   CHECK(e.hdims == std::vector<int>{32, 64, 80, 96, 128});
   CHECK(e.dtypes == std::vector<std::string>{"fp16", "bf16"});
   CHECK_FALSE(e.causal);
@@ -68,7 +85,7 @@ TEST_CASE("catalogue: a kernel that runs every probe has no example refusal; the
   const k::CatalogueEntry& e = entries[0];
   CHECK(e.hdims == std::vector<int>{32, 64, 80, 96, 128, 192, 256});
   CHECK(e.dtypes == std::vector<std::string>{"fp16", "bf16", "fp32"});
-  CHECK(e.flags == std::vector<std::string>{"pure", "graph", "lse"});
+  CHECK(e.flags == std::vector<std::string>{"pure", "lse"});
   CHECK((e.causal && e.gqa && e.seq_q_ne_seq_k && e.window && e.varlen && e.hdim_v));
   CHECK(e.example_refusal.empty());
 

@@ -73,6 +73,22 @@ TEST_CASE("golden: devices, as a table and as JSON; the JSON reads back as its o
   CHECK(report::render_devices_json(devices_from_json(nlohmann::json::parse(json))) == json);
 }
 
+TEST_CASE("golden: the CPU device in its own words: cores, LLC, its clock, DRAM GB/s, GFLOP/s", "[golden]") {
+  const run::DeviceList list =
+      devices_from_json(nlohmann::json::parse(golden::read(kDir / "fixtures/devices_cpu.json")));
+  const std::string table = report::render_devices(list);
+  golden::check(kDir / "golden/devices_cpu.terminal", table);
+  for (const char* gpu_word : {"SMs", "SM MHz", " L2 ", " cc ", "TF"}) {
+    INFO(gpu_word);
+    CHECK(table.find(gpu_word) == std::string::npos);
+  }
+  // A list of both kinds: each under its own header.
+  run::DeviceList both = devices_from_json(nlohmann::json::parse(golden::read(kDir / "fixtures/devices.json")));
+  both.devices.push_back(list.devices.front());
+  const std::string mixed = report::render_devices(both);
+  CHECK_THAT(mixed, Catch::Contains(" SMs ") && Catch::Contains(" cores ") && Catch::Contains("\n\nid "));
+}
+
 namespace {
 
 run::DeviceList h200_devices() {

@@ -62,6 +62,22 @@ TEST_CASE("golden: every renderer's output for the fixture is the committed file
   }
 }
 
+TEST_CASE("golden: a CPU sweep's terminal table and Markdown speak of the CPU", "[golden]") {
+  core::Results results = core::read_results(ATTNPROF_SOURCE_DIR "/tests/report/fixtures/cpu_results.json");
+  report::analyse(results);
+  for (const char* format : {"terminal", "markdown"}) {
+    INFO(format);
+    const std::string text = report::render(report::renderer(format), results);
+    golden::check(kGoldenDir / (std::string("cpu_results.") + format), text);
+    // A CPU's words and units: DRAM, cores, GFLOP/s and GB/s; none of a GPU's.
+    for (const char* gpu_word : {"HBM", "TFLOP/s", "TB/s", "SMs", "counters-unavailable"}) {
+      INFO(gpu_word);
+      CHECK(text.find(gpu_word) == std::string::npos);
+    }
+    CHECK_THAT(text, Catch::Contains("DRAM 28 GB/s") && Catch::Contains("GFLOP/s") && Catch::Contains("% DRAM"));
+  }
+}
+
 TEST_CASE("golden: the results file of a sweep (the analysed results as JSON)", "[golden]") {
   golden::check(kGoldenDir / "synthetic_results.json", core::dump_json(nlohmann::json(fixture()), 1) + "\n");
 }
