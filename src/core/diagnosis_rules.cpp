@@ -777,6 +777,35 @@ Found clock_note(const RuleInput& in) {
       c.sm_mhz_median, 100 * c.sm_mhz_median / c.sm_mhz_unthrottled, c.sm_mhz_unthrottled));
 }
 
+// The warp-state samples (--stalls) of the call's most-sampled kernel: where its warps spend their
+// cycles and the source line (or SASS offset) that holds most of them.
+Found warp_states(const RuleInput& in) {
+  const Record& r = in.facts.r();
+  if (!r.stalls || r.stalls->status != SamplingStatus::ok || r.stalls->per_kernel.empty()) return std::nullopt;
+  const KernelStalls& k = r.stalls->per_kernel.front();
+  const std::string top = dominant_stall(k);
+  if (top.empty()) return std::nullopt;
+  std::string where;
+  const std::vector<HotSpot>& spots = !k.lines.empty() ? k.lines : k.instructions;
+  if (!spots.empty()) {
+    const HotSpot& hot = spots.front();
+    KernelStalls spot_mix;
+    spot_mix.reasons = hot.reasons;
+    const std::string hot_top = dominant_stall(spot_mix);
+    where = fmt::format("; its hottest {} holds {:.0f}% of them{}",
+                        hot.line > 0 ? fmt::format("source line, {}:{},", hot.file.substr(hot.file.rfind('/') + 1), hot.line)
+                                     : fmt::format("instruction, SASS offset 0x{:x},", hot.pc_offset),
+                        100.0 * static_cast<double>(hot.samples) / static_cast<double>(k.samples),
+                        hot_top.empty() ? std::string()
+                                        : fmt::format(", mostly {}", hot_top));
+  }
+  return observation(fmt::format(
+      "warp states (stalls, sampled): {} spends {:.0f}% of its warp samples on {} and {:.0f}% issuing ({:.1f} warp "
+      "cycles per issued instruction){}",
+      short_kernel_name(k.kernel), 100.0 * stall_share(k.reasons, k.samples, top), top,
+      100.0 * stall_share(k.reasons, k.samples, kIssuedReason), cycles_per_issue(k), where));
+}
+
 Found noisy(const RuleInput& in) {
   const DiagnosisFacts& f = in.facts;
   const Record& r = f.r();
@@ -874,6 +903,7 @@ const Rule kRules[] = {
     {"excess-traffic", K::flag, kExcess, excess_traffic},
     {"throttled", K::flag, kThrottledT, throttled},
     {"clock", K::observation, kClockT, clock_note},
+    {"warp-states", K::observation, none(), warp_states},
     {"noisy", K::flag, kNoisyT, noisy},
     {"unverified", K::flag, none(), verification},
 };

@@ -98,6 +98,17 @@ std::string dominant_stall(const KernelStalls& k) {
   return best;
 }
 
+std::string short_kernel_name(std::string_view name) {
+  // Cut at the first template or parameter list, then keep what follows the last scope and space.
+  const size_t open = name.find_first_of("<(");
+  if (open != std::string_view::npos) name = name.substr(0, open);
+  const size_t scope = name.rfind("::");
+  if (scope != std::string_view::npos) name.remove_prefix(scope + 2);
+  const size_t space = name.rfind(' ');
+  if (space != std::string_view::npos) name.remove_prefix(space + 1);
+  return std::string(name);
+}
+
 double cycles_per_issue(const KernelStalls& k) {
   const auto it = k.reasons.find(std::string(kIssuedReason));
   if (it == k.reasons.end() || it->second <= 0) return 0;

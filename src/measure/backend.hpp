@@ -40,7 +40,9 @@ struct MeasureOptions {
   // points' counters per session (the sweep's default is 32: src/cli/sweep.cpp).
   int counter_batch = 1;
   std::vector<std::string> extra_metrics;
-  // Warp-state (PC) samples of one call per point, in a pass after timing and counters (--stalls).
+  // The stall pass of sweep --stalls: measure() samples the warp states of one call (allocation, one
+  // call, the samples; no verification, timing or counters), in a worker whose backend was prepared
+  // with prepare_stall_sampling().
   bool stalls = false;
   bool verify = true;
   int verify_rows = 256;             // rows of O checked against float64 (all rows when fewer)

@@ -92,6 +92,14 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
   rec.verification.seed = seed;
   rec.layout = std::string(kernels::to_string(kernel.layout()));
   rec.plan = kernel.plan(shape);
+  if (options.stalls) {
+    // The stall pass: the point was verified, timed and profiled by a worker without sampling.
+    const Phase phase(steps, "stalls");
+    steps.allocate(seed);
+    steps.call_once();
+    rec.stalls = steps.sample_stalls(options, rec);
+    return;
+  }
   {
     const Phase phase(steps, "verify");
     steps.allocate(seed);
@@ -122,15 +130,8 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
     rec.launch_overhead_us = timing.launch_overhead_us;
     core::set_tflops(rec);
   }
-  {
-    const Phase phase(steps, "counters");
-    steps.profile(options, rec);
-  }
-  if (options.stalls) {
-    const Phase phase(steps, "stalls");
-    deadline.check();
-    rec.stalls = steps.sample_stalls(options, rec);
-  }
+  const Phase phase(steps, "counters");
+  steps.profile(options, rec);
 }
 
 }  // namespace

@@ -50,8 +50,9 @@ struct PointTiming {
 
 // The steps of one point on one backend, called by run_point() in this order:
 //   check_options, [support, cost: the lifecycle's], memory_refusal, fresh_seed (when the options
-//   give none), allocate, call_once, verify (when options.verify), inspect, time, profile,
-//   sample_stalls (when options.stalls).
+//   give none), allocate, call_once, verify (when options.verify), inspect, time, profile; with
+//   options.stalls (the sweep's stall pass, after the point was timed elsewhere) allocate, call_once
+//   and sample_stalls alone.
 // Phases (begin_phase/end_phase) bracket the steps by name for a timeline: "verify", "launches",
 // "time", "counters", "stalls". One PointSteps object serves one point.
 class PointSteps {
@@ -72,7 +73,7 @@ class PointSteps {
   virtual PointTiming time(const MeasureOptions&, const PointDeadline&) = 0;
   // Counters and occupancy: what the backend measures beyond time; may do nothing.
   virtual void profile(const MeasureOptions&, core::Record&) {}
-  // Warp-state samples of the call (options.stalls): a backend without them says so.
+  // Warp-state samples of the call (options.stalls; rec holds no timing): a backend without them says so.
   virtual core::Stalls sample_stalls(const MeasureOptions&, const core::Record&) {
     core::Stalls none;
     none.status = core::SamplingStatus::unsupported;

@@ -13,6 +13,7 @@
 #include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "core/escape.hpp"
+#include "core/stalls.hpp"
 #include "core/stats.hpp"
 #include "report/html_assets.hpp"
 #include "report/html_series.hpp"
@@ -314,6 +315,57 @@ void not_ok_block(const std::vector<detail::Row>& rows, const std::vector<NotOkG
   h += "</ul></section>\n";
 }
 
+// The warp-state samples of a point (--stalls): per kernel its mix of warp states, its hottest source
+// lines and SASS instructions. The JSON holds the whole listing.
+std::string top_stall(const core::HotSpot& spot) {
+  core::KernelStalls k;
+  k.reasons = spot.reasons;
+  const std::string top = core::dominant_stall(k);
+  return top.empty() ? "-" : fmt::format("{} {:.0f}%", top, 100.0 * core::stall_share(spot.reasons, spot.samples, top));
+}
+
+void stalls_block(const core::Stalls& s, std::string& h) {
+  h += "<h3>Warp states</h3><p>status <b>" + e(core::to_string(s.status)) + "</b>";
+  if (!s.reason.empty()) h += ": " + e(s.reason);
+  if (s.samples > 0)
+    h += fmt::format(" &middot; {} samples over {} call{}, one every 2<sup>{}</sup> cycles per SM{}, {:.0f} ms",
+                     s.samples, s.calls, s.calls == 1 ? "" : "s", s.period_log2,
+                     s.dropped_samples > 0 ? fmt::format(", {} dropped", s.dropped_samples) : "", s.profiling_ms);
+  h += "</p>";
+  constexpr size_t kReasons = 8, kSpots = 5;
+  for (const auto& k : s.per_kernel) {
+    std::vector<std::pair<std::string, int64_t>> reasons(k.reasons.begin(), k.reasons.end());
+    std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (reasons.size() > kReasons) reasons.resize(kReasons);
+    h += fmt::format("<p><b>{}</b> &middot; {:.0f}% of the call's samples &middot; warp cycles per issued "
+                     "instruction {}</p><div class=\"kv\">",
+                     e(k.kernel), s.samples > 0 ? 100.0 * static_cast<double>(k.samples) / static_cast<double>(s.samples) : 0.0,
+                     number_text(core::cycles_per_issue(k)));
+    for (const auto& [reason, n] : reasons)
+      h += kv(reason == core::kIssuedReason ? "selected (issuing) %" : reason + " %",
+              fmt::format("{:.1f}", 100.0 * core::stall_share(k.reasons, k.samples, reason)));
+    h += "</div>";
+    const auto spot_table = [&](const std::vector<core::HotSpot>& spots, bool instructions) {
+      if (spots.empty()) return;
+      h += instructions ? "<table><thead><tr><th>SASS offset</th><th>source line</th>"
+                        : "<table><thead><tr><th>source line</th>";
+      h += "<th class=\"n\">share of samples %</th><th>top stall</th></tr></thead><tbody>";
+      for (size_t i = 0; i < spots.size() && i < kSpots; ++i) {
+        const core::HotSpot& spot = spots[i];
+        const std::string line = spot.line > 0 ? fmt::format("{}:{}", spot.file, spot.line) : "-";
+        h += "<tr>";
+        if (instructions) h += fmt::format("<td>0x{:x}</td>", spot.pc_offset);
+        h += "<td>" + e(line) + "</td>" +
+             num_cell(100.0 * static_cast<double>(spot.samples) / static_cast<double>(std::max<int64_t>(k.samples, 1)), 1) +
+             "<td>" + e(top_stall(spot)) + "</td></tr>";
+      }
+      h += "</tbody></table>";
+    };
+    spot_table(k.lines, false);
+    spot_table(k.instructions, true);
+  }
+}
+
 void drill_down(const detail::Row& row, size_t index, std::string_view memory, std::string& h) {
   const core::Record& r = *row.record;
   h += fmt::format("<details id=\"pt-{}\"><summary>{} | {} &mdash; <span class=\"{}\">{}</span>"
@@ -430,6 +482,7 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
   };
   metric_table("total", c.total);
   for (const auto& k : c.per_kernel) metric_table("launch: " + k.kernel, k.metrics);
+  if (r.stalls) stalls_block(*r.stalls, h);
 
   const auto& o = r.occupancy;
   if (o.grid_blocks > 0 || !o.kernel.empty()) {

@@ -184,6 +184,54 @@ std::optional<core::HostLoad> host_load_now() {
   return load;
 }
 
+// The stall pass (--stalls): every ok point without warp-state samples, sampled by fresh workers that
+// enable sampling before any kernel loads (CUPTI attributes samples only to kernels loaded after), so
+// that the timing and counter workers never run with it enabled: enabled, it refuses the counters
+// and slows the timed calls. The CPU backend has no warp states: its points say so, unsampled.
+void run_stall_pass(const PoolConfig& timed_config, const std::vector<Point>& points,
+                    std::map<std::string, core::Record>& done, JournalWriter& journal, Progress& progress,
+                    const PoolEvents& timed_events, core::Context& ctx, PoolOutcome& outcome) {
+  std::deque<Point> queue;
+  for (const auto& p : points) {
+    const auto it = done.find(p.key);
+    if (it == done.end() || it->second.status != core::Status::ok || it->second.stalls) continue;
+    if (timed_config.backend == "cpu") {
+      it->second.stalls = core::Stalls{.status = core::SamplingStatus::unsupported,
+                                       .reason = "warp-state sampling needs an NVIDIA GPU: the cpu backend has none"};
+      journal.append(it->second);
+      continue;
+    }
+    queue.push_back(p);
+  }
+  if (queue.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const size_t count = queue.size();
+  progress.message(fmt::format("attnprof: stalls: sampling the warp states of {} points", count));
+  PoolConfig config = timed_config;
+  config.options.stalls = true;
+  PoolEvents events = timed_events;
+  events.counter_groups = nullptr;
+  events.counters_finished = nullptr;
+  events.finished = [&](const Point& p, core::Record sampled) {
+    const auto it = done.find(p.key);
+    if (it == done.end()) return;
+    if (sampled.stalls) {
+      it->second.stalls = std::move(sampled.stalls);
+    } else {
+      it->second.stalls = core::Stalls{.status = core::SamplingStatus::unavailable,
+                                       .reason = fmt::format("the stall pass failed: {}", sampled.reason)};
+    }
+    journal.append(it->second);
+  };
+  const PoolOutcome stalls = run_points(config, std::move(queue), events);
+  if (!stalls.fatal.empty()) ctx.notices.push_back("the stall pass did not run: " + stalls.fatal);
+  outcome.interrupted = outcome.interrupted || stalls.interrupted;
+  outcome.abandoned += stalls.abandoned;
+  if (stalls.fatal.empty() && !stalls.interrupted)
+    progress.message(fmt::format("attnprof: stalls of {} points sampled in {:.1f} s", count,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+}
+
 }  // namespace
 
 std::vector<int> resolve_devices(const DeviceSelection& selection, const std::string& backend_name) {
@@ -421,6 +469,7 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   throw_if_interrupted("the first point");
 
   PoolConfig pool_config{backend_name, devices, req.options, "", probe.pinned()};
+  pool_config.options.stalls = false;  // the stall pass runs after, in workers of its own
   PoolEvents events;
   events.finished = [&](const Point& p, core::Record record) {
     journal.append(record);
@@ -453,11 +502,13 @@ SweepOutcome run_sweep(const SweepRequest& req) {
                                   "to abandon it)"
                                 : "attnprof: interrupted again: abandoning the point in flight");
   };
-  const PoolOutcome outcome = run_points(pool_config, std::move(queue), events);
+  PoolOutcome outcome = run_points(pool_config, std::move(queue), events);
   progress.end_line();
   if (counters_points > 0 && !outcome.interrupted)
     progress.message(fmt::format("attnprof: counters of {} points collected in {:.1f} s", counters_points,
                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - counters_start).count()));
+  if (req.options.stalls && outcome.fatal.empty() && !outcome.interrupted)
+    run_stall_pass(pool_config, points, done, journal, progress, events, ctx, outcome);
 
   for (const auto& p : points)
     if (auto it = done.find(p.key); it != done.end()) results.records.push_back(it->second);

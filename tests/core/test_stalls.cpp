@@ -113,3 +113,11 @@ TEST_CASE("a record's stalls round-trip through JSON; absent where not sampled; 
   j["stalls"]["per_kernel"][0]["reasons"]["long_scoreboard"] = -1;
   CHECK_THROWS_AS(j.get<core::Record>(), InputError);
 }
+
+TEST_CASE("short_kernel_name: the function's own name, without scope, template or parameters") {
+  CHECK(core::short_kernel_name("void attnprof::kernels::fused_sm90::fused_sm90_kernel<__nv_bfloat16, 128>(Params)") ==
+        "fused_sm90_kernel");
+  CHECK(core::short_kernel_name("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128") ==
+        "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128");
+  CHECK(core::short_kernel_name("(anonymous namespace)::chase(unsigned int const*, unsigned int*)") == "chase");
+}

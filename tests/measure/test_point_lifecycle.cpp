@@ -129,6 +129,24 @@ TEST_CASE("lifecycle: the steps of a point, in order, and what each fills", "[li
   CHECK(rec.wall_s >= 0);
 }
 
+TEST_CASE("lifecycle: the stall pass allocates, calls once and samples; no verification, timing or counters",
+          "[lifecycle]") {
+  RecordingSteps steps;
+  const TestKernel kernel;
+  m::MeasureOptions options = quick_options();
+  options.stalls = true;
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
+  CHECK(rec.status == Status::ok);
+  CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[stalls", "allocate:77",
+                                                "call_once", "]"});
+  REQUIRE(rec.stalls.has_value());  // the default step: this backend has no warp states
+  CHECK(rec.stalls->status == attnprof::core::SamplingStatus::unsupported);
+  CHECK(rec.samples_us.empty());
+  CHECK(rec.counters.status == CounterStatus::not_collected);
+  options.stalls = false;
+  CHECK_FALSE(m::run_point(steps, kOrigin, small_shape(), kernel, options).stalls.has_value());
+}
+
 TEST_CASE("lifecycle: a fresh seed only when the options give none; no verify when switched off", "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel;

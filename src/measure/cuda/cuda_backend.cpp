@@ -467,8 +467,8 @@ class CudaPoint final : public PointSteps {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
-  // One call at a time under warp-state sampling, L2 flushed before each when timing was cold; the
-  // flush and the workspace zeroing run outside the sampled range.
+  // One call at a time under warp-state sampling, L2 flushed before each when timing is cold; the flush
+  // and the workspace zeroing run outside the sampled range.
   core::Stalls sample_stalls(const MeasureOptions& options, const core::Record& rec) override {
     return measure::sample_stalls(
         [&] {

@@ -263,6 +263,14 @@ core::Stalls sample_stalls(const std::function<void()>& before, const std::funct
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     check_cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device), "cudaDeviceGetAttribute");
+    if (call_us <= 0) {
+      Event begin, end;
+      before();
+      begin.record(stream);
+      call();
+      end.record(stream);
+      call_us = elapsed_ms(begin, end) * 1e3;
+    }
     out.period_log2 = period_log2_for(call_us, clock_khz * 1e-3, sm_count, target_samples);
 
     Enabled& e = enabled(ctx);

@@ -26,8 +26,8 @@ void watch_module_loads();
 std::string enable_stall_sampling();
 
 // Samples `call` (after `before`, each time, outside the sampled range) until about `target_samples`
-// samples are taken or `max_calls` calls have run. `call_us` (the call's timed P50) picks the
-// sampling period. Never throws for a CUPTI refusal: the result's status says "unavailable" with why.
+// samples are taken or `max_calls` calls have run. `call_us` (the call's timed P50; 0: one call is
+// timed here first) picks the sampling period. Never throws for a CUPTI refusal: the result's status says "unavailable" with why.
 core::Stalls sample_stalls(const std::function<void()>& before, const std::function<void()>& call,
                            cudaStream_t stream, double call_us, int max_calls = 16,
                            int64_t target_samples = 200000);
