@@ -99,9 +99,20 @@ std::string dominant_stall(const KernelStalls& k) {
 }
 
 std::string short_kernel_name(std::string_view name) {
-  // Cut at the first template or parameter list, then keep what follows the last scope and space.
-  const size_t open = name.find_first_of("<(");
-  if (open != std::string_view::npos) name = name.substr(0, open);
+  // Drop a trailing bracketed list (the parameters, then the template arguments), matched from its end.
+  const auto drop_trailing = [&](char open, char close) {
+    if (!name.ends_with(close)) return;
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      depth += name[i] == close ? 1 : name[i] == open ? -1 : 0;
+      if (depth == 0) {
+        name = name.substr(0, i);
+        return;
+      }
+    }
+  };
+  drop_trailing('(', ')');
+  drop_trailing('<', '>');
   const size_t scope = name.rfind("::");
   if (scope != std::string_view::npos) name.remove_prefix(scope + 2);
   const size_t space = name.rfind(' ');

@@ -69,7 +69,7 @@ std::vector<KernelStalls> aggregate_stalls(const std::vector<PcSample>& samples,
 double stall_share(const std::map<std::string, int64_t>& reasons, int64_t samples, std::string_view reason);
 // The warp state with the most samples other than issuing ("selected"); empty when none.
 std::string dominant_stall(const KernelStalls&);
-// A function's name without return type, scope, template and parameters
+// A function's name without return type, scope, template arguments and parameters
 // ("void ns::attention_kernel<bf16, 128>(Params)" -> "attention_kernel").
 std::string short_kernel_name(std::string_view demangled);
 // Warp cycles per issued instruction, as sampled: all samples over issuing ones; 0 without issues.

@@ -89,7 +89,8 @@ const std::vector<Rule>& flag_rules() {
                        kHostBoundOverheadFactor)),
       flag(kFlagUnverified, "no check against the float64 reference: a speed with no correctness behind it."),
       flag(kFlagCountersUnavailable,
-           "no hardware counters: FLOPs and bytes come from the cost model (the CPU backend has none)."),
+           "no hardware counters on a GPU point: FLOPs and bytes come from the cost model (CPU points, which never have "
+           "counters, do not carry the flag)."),
       flag(kFlagBorderline,
            fmt::format("a number that decided the verdict sits within its band of the threshold (SOL and occupancy "
                        "{:g} points, stall share {:g}, launch limits {:g}%) and the other side gives another "

@@ -4,7 +4,8 @@
 # reports/runs/ with reports/latest pointing at the newest (--resume continues it; a folder at
 # reports/latest is left alone); an option given where a value belongs is refused; bad option values
 # are exit 2 with one line and write nothing; the machine's load is recorded, and warned about at the
-# start when it exceeds the cores. Usage: test_sweep.sh <attnprof>
+# start when it exceeds the cores; --stalls on the CPU backend marks each point unsupported.
+# Usage: test_sweep.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
 "$attnprof" sweep --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/s" --csv "$scratch/s.csv" \
@@ -19,6 +20,19 @@ for r in d["records"]:
     assert r["status"] == "ok" and r["verification"]["passed"] and r["latency"]["n"] >= 1, (r["key"], r["status"], r["reason"], r["latency"]["n"])
 PY
 [[ "$(($(wc -l <"$scratch/s.csv") - 1))" == 4 ]] || fail "the CSV does not hold 4 points"
+python3 -c "import json,sys; assert all('stalls' not in r for r in json.load(open(sys.argv[1]))['records'])" \
+  "$scratch/s/results.json" || fail "a sweep without --stalls wrote stalls"
+
+# --stalls on the CPU backend: every ok point says the backend has no warp states; nothing else changes.
+"$attnprof" sweep --stalls --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/st" \
+  >"$scratch/log" 2>&1 || fail "sweep --stalls: $(tail -n 5 "$scratch/log")"
+python3 - "$scratch/st/results.json" <<'PY' || fail "sweep --stalls on the CPU backend"
+import json, sys
+for r in json.load(open(sys.argv[1]))["records"]:
+    assert r["status"] == "ok" and r["latency"]["n"] >= 1, (r["key"], r["status"])
+    s = r["stalls"]
+    assert s["status"] == "unsupported" and "NVIDIA GPU" in s["reason"] and not s["per_kernel"], s
+PY
 
 # Without --out: reports/runs/<UTC time>/ with results.json, report.html and summary.md, reports/latest
 # pointing at the newest; a second run gets its own folder and the first stays.

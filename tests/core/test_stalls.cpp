@@ -120,4 +120,5 @@ TEST_CASE("short_kernel_name: the function's own name, without scope, template o
   CHECK(core::short_kernel_name("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128") ==
         "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128");
   CHECK(core::short_kernel_name("(anonymous namespace)::chase(unsigned int const*, unsigned int*)") == "chase");
+  CHECK(core::short_kernel_name("void f<(int)3>(A<B>::C)") == "f");
 }

@@ -43,6 +43,8 @@ SKIPPED = [
     ("docs/plugins.md", "attnprof compare runs/base/results.json runs/cand/results.json",
      "its inputs are the two GPU sweeps of the CUDA plugin above"),
     ("docs/python.md", "attnprof sweep", "PyTorch's kernels (torch:flash, torch:cudnn) and fused-sm90 need a GPU"),
+    ("docs/why.md", "attnprof sweep --stalls", "warp-state sampling, fused-sm90 and torch:cudnn need a GPU "
+     "(tests/cli/test_sweep.sh runs --stalls on the CPU backend)"),
 ]
 
 # A sweep small enough for two cores: two shapes, each point a few milliseconds.

@@ -163,6 +163,39 @@ TEST_CASE("html: counters collected on a second path do not read as a failure to
                                    "fix: re-run with --no-counters"));
 }
 
+TEST_CASE("html: a sampled point's warp states: the mix, hot lines and instructions, and the diagnosis' line") {
+  Results res = small_results();
+  core::PcSample load;
+  load.function = "void ns::attention_kernel<bf16>(Params)";
+  load.pc_offset = 0x1a0;
+  load.file = "/src/kernel.cu";
+  load.line = 212;
+  load.reasons = {{"long_scoreboard", 60}, {"selected", 20}};
+  core::PcSample math = load;
+  math.pc_offset = 0x2b0;
+  math.line = 240;
+  math.reasons = {{"math_pipe_throttle", 15}, {"selected", 5}};
+  core::Stalls stalls;
+  stalls.calls = 2;
+  stalls.period_log2 = 10;
+  stalls.samples = 100;
+  stalls.per_kernel = core::aggregate_stalls({load, math});
+  res.records[0].stalls = stalls;
+  res.records[1].stalls = core::Stalls{.status = core::SamplingStatus::unavailable, .reason = "refused <here>"};
+  annotate(res);
+  const std::string html = render(res, "html");
+  CHECK_THAT(html, Catch::Contains("<h3>Warp states</h3><p>status <b>ok</b> &middot; 100 samples over 2 calls"));
+  CHECK_THAT(html, Catch::Contains("long_scoreboard %"));
+  CHECK_THAT(html, Catch::Contains("/src/kernel.cu:212"));
+  CHECK_THAT(html, Catch::Contains("0x1a0"));
+  CHECK_THAT(html, Catch::Contains("long_scoreboard 75%"));  // the hot line's own top stall
+  CHECK_THAT(html, Catch::Contains("status <b>unavailable</b>: refused &lt;here&gt;"));
+  CHECK_THAT(html, Catch::Contains("warp states (stalls, sampled): attention_kernel spends 60% of its warp samples on "
+                                   "long_scoreboard and 25% issuing (4.0 warp cycles per issued instruction); its "
+                                   "hottest source line, kernel.cu:212, holds 80% of them, mostly long_scoreboard"));
+  CHECK(count(html, "<h3>Warp states</h3>") == 2);  // the two sampled points, none for the rest
+}
+
 TEST_CASE("html: a CPU run names its bandwidth ceiling memory, not HBM; the page knows its backend") {
   Results res = mixed_results();
   res.context.backend = BackendKind::cpu;
@@ -170,7 +203,7 @@ TEST_CASE("html: a CPU run names its bandwidth ceiling memory, not HBM; the page
   annotate(res);
   const std::string html = render(res, "html");
   CHECK_THAT(html, Catch::Contains("<th class=\"n\">% of memory ceiling</th>"));
-  CHECK_THAT(html, Catch::Contains("Ceilings: memory 4.52 TB/s"));
+  CHECK_THAT(html, Catch::Contains("Ceilings: DRAM 4.52 TB/s"));
   CHECK_THAT(html, Catch::Contains("<b>% of the memory ceiling</b>"));
   CHECK_THAT(html, Catch::Contains("\"memory\":\"memory\""));
   CHECK_THAT(render(mixed_results(), "html"), Catch::Contains("<th class=\"n\">% of HBM ceiling</th>"));
