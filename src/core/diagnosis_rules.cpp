@@ -783,15 +783,13 @@ Found warp_states(const RuleInput& in) {
   const Record& r = in.facts.r();
   if (!r.stalls || r.stalls->status != SamplingStatus::ok || r.stalls->per_kernel.empty()) return std::nullopt;
   const KernelStalls& k = r.stalls->per_kernel.front();
-  const std::string top = dominant_stall(k);
+  const std::string top = dominant_stall(k.reasons);
   if (top.empty()) return std::nullopt;
   std::string where;
   const std::vector<HotSpot>& spots = !k.lines.empty() ? k.lines : k.instructions;
   if (!spots.empty()) {
     const HotSpot& hot = spots.front();
-    KernelStalls spot_mix;
-    spot_mix.reasons = hot.reasons;
-    const std::string hot_top = dominant_stall(spot_mix);
+    const std::string hot_top = dominant_stall(hot.reasons);
     where = fmt::format("; its hottest {} holds {:.0f}% of them{}",
                         hot.line > 0 ? fmt::format("source line, {}:{},", hot.file.substr(hot.file.rfind('/') + 1), hot.line)
                                      : fmt::format("instruction, SASS offset 0x{:x},", hot.pc_offset),

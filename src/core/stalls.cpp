@@ -85,10 +85,10 @@ double stall_share(const std::map<std::string, int64_t>& reasons, int64_t sample
   return it == reasons.end() ? 0 : static_cast<double>(it->second) / static_cast<double>(samples);
 }
 
-std::string dominant_stall(const KernelStalls& k) {
+std::string dominant_stall(const std::map<std::string, int64_t>& reasons) {
   std::string best;
   int64_t most = 0;
-  for (const auto& [reason, n] : k.reasons) {
+  for (const auto& [reason, n] : reasons) {
     if (reason == kIssuedReason) continue;
     if (n > most) {
       most = n;

@@ -14,6 +14,9 @@ namespace attnprof::core {
 
 // The warp state a sample counts as issuing an instruction (CUPTI's "selected").
 inline constexpr std::string_view kIssuedReason = "selected";
+// Why a point of a backend without warp states (the CPU's) has none.
+inline constexpr std::string_view kNoWarpStatesReason =
+    "warp-state sampling needs an NVIDIA GPU: this backend has no warp states";
 
 // Samples of one SASS instruction (or one source line), by warp state.
 struct HotSpot {
@@ -67,8 +70,9 @@ std::vector<KernelStalls> aggregate_stalls(const std::vector<PcSample>& samples,
 
 // Share of a kernel's (or hot spot's) samples in `reason`, 0 when it has none.
 double stall_share(const std::map<std::string, int64_t>& reasons, int64_t samples, std::string_view reason);
-// The warp state with the most samples other than issuing ("selected"); empty when none.
-std::string dominant_stall(const KernelStalls&);
+// The warp state with the most samples other than issuing ("selected") in `reasons` (a kernel's or a hot
+// spot's); empty when none.
+std::string dominant_stall(const std::map<std::string, int64_t>& reasons);
 // A function's name without return type, scope, template arguments and parameters
 // ("void ns::attention_kernel<bf16, 128>(Params)" -> "attention_kernel").
 std::string short_kernel_name(std::string_view demangled);

@@ -77,7 +77,7 @@ class PointSteps {
   virtual core::Stalls sample_stalls(const MeasureOptions&, const core::Record&) {
     core::Stalls none;
     none.status = core::SamplingStatus::unsupported;
-    none.reason = "warp-state sampling needs an NVIDIA GPU: this backend has no warp states";
+    none.reason = core::kNoWarpStatesReason;
     return none;
   }
   // A step threw `e`, which the lifecycle would record as failed: a backend may throw instead (an

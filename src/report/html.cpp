@@ -318,9 +318,7 @@ void not_ok_block(const std::vector<detail::Row>& rows, const std::vector<NotOkG
 // The warp-state samples of a point (--stalls): per kernel its mix of warp states, its hottest source
 // lines and SASS instructions. The JSON holds the whole listing.
 std::string top_stall(const core::HotSpot& spot) {
-  core::KernelStalls k;
-  k.reasons = spot.reasons;
-  const std::string top = core::dominant_stall(k);
+  const std::string top = core::dominant_stall(spot.reasons);
   return top.empty() ? "-" : fmt::format("{} {:.0f}%", top, 100.0 * core::stall_share(spot.reasons, spot.samples, top));
 }
 

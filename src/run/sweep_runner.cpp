@@ -197,7 +197,7 @@ void run_stall_pass(const PoolConfig& timed_config, const std::vector<Point>& po
     if (it == done.end() || it->second.status != core::Status::ok || it->second.stalls) continue;
     if (timed_config.backend == "cpu") {
       it->second.stalls = core::Stalls{.status = core::SamplingStatus::unsupported,
-                                       .reason = "warp-state sampling needs an NVIDIA GPU: the cpu backend has none"};
+                                       .reason = std::string(core::kNoWarpStatesReason)};
       journal.append(it->second);
       continue;
     }

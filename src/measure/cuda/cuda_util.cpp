@@ -1,5 +1,11 @@
 #include "measure/cuda/cuda_util.hpp"
 
+#include <cupti.h>
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "kernels/common/testbed.hpp"
@@ -72,6 +78,19 @@ DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
 }
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_) cudaFree(ptr_);
+}
+
+std::string cupti_result_text(CUptiResult result) {
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  return text ? text : fmt::format("CUPTI error {}", static_cast<int>(result));
+}
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return "?";
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
 // The driver's current context, fetched through cudart: the binary links no libcuda.

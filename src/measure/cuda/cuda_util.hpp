@@ -5,6 +5,7 @@
 
 #include <cuda.h>  // CUcontext
 #include <cuda_runtime_api.h>
+#include <cupti_result.h>
 
 namespace attnprof::measure {
 
@@ -18,6 +19,13 @@ bool is_sticky(cudaError_t);
 
 // After a failure: if the context is now unusable, returns a non-empty message naming the error.
 std::string sticky_error_message();
+
+// CUPTI's text for a result ("CUPTI_ERROR_UNKNOWN"), or "CUPTI error N" when it has none.
+std::string cupti_result_text(CUptiResult);
+
+// A kernel's demangled name as CUPTI records and samples give it mangled; the name as given when it does
+// not demangle, "?" for none.
+std::string demangle(const char* name);
 
 // The driver's current context (cuCtxGetCurrent through cudart: the binary links no libcuda);
 // null when none is current.

@@ -30,12 +30,6 @@ namespace {
 // fused kernel one. Ranges past this are dropped, and the drop is reported.
 constexpr size_t kMaxRanges = 64;
 
-std::string result_name(CUptiResult result) {
-  const char* text = nullptr;
-  cuptiGetResultString(result, &text);
-  return text ? text : fmt::format("CUPTI error {}", static_cast<int>(result));
-}
-
 // A CUPTI call that failed, with the failing call's name.
 struct CuptiFailure {
   CUptiResult result;
@@ -195,7 +189,7 @@ void validate_metrics(const std::vector<std::string>& names, const std::string& 
     add_all(host, names, chip_name);
   } catch (const CuptiFailure& failure) {
     throw EnvironmentError(fmt::format("cannot check metric names for chip {}: {} failed: {}", chip_name,
-                                       failure.during, result_name(failure.result)));
+                                       failure.during, cupti_result_text(failure.result)));
   }
 }
 
@@ -207,7 +201,7 @@ int64_t passes_needed(const std::vector<std::string>& names, const std::string& 
     return passes_of(image);
   } catch (const CuptiFailure& failure) {
     throw EnvironmentError(fmt::format("cannot plan counter passes for chip {}: {} failed: {}", chip_name,
-                                       failure.during, result_name(failure.result)));
+                                       failure.during, cupti_result_text(failure.result)));
   }
 }
 
@@ -245,7 +239,7 @@ core::Counters unavailable_counters(int cupti_result, const std::string& during)
   }
   core::Counters counters;
   counters.status = core::CounterStatus::unavailable;
-  counters.reason = fmt::format("{} failed: {}; fix: {}", during, result_name(result), fix);
+  counters.reason = fmt::format("{} failed: {}; fix: {}", during, cupti_result_text(result), fix);
   return counters;
 }
 
@@ -408,7 +402,7 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
         // H200, a PyTorch call's, at cuptiRangeProfilerStop) and still works for the others.
         counters = collect_with(false, config, before_pass, call, stream, max_ranges);
         counters.reason = fmt::format("user replay refused ({} failed: {}); {}", failure.during,
-                                      result_name(failure.result), counters.reason);
+                                      cupti_result_text(failure.result), counters.reason);
       }
     } else {
       counters = collect_with(false, config, before_pass, call, stream, max_ranges);
@@ -658,7 +652,7 @@ void CounterProfiler::recount_dram(core::Counters& counters, const std::function
       return;
     }
   } catch (const CuptiFailure& failure) {
-    why = fmt::format("{} failed: {}", failure.during, result_name(failure.result));
+    why = fmt::format("{} failed: {}", failure.during, cupti_result_text(failure.result));
   }
   counters.reason += fmt::format("{}DRAM bytes from the replayed passes (a single-pass recount failed: {})",
                                  counters.reason.empty() ? "" : "; ", why);

@@ -1,11 +1,9 @@
 #include "measure/cuda/launch_records.hpp"
 
 #include <cupti.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <memory>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -28,13 +26,6 @@ struct Collector {
 Collector& collector() {
   static Collector c;
   return c;
-}
-
-std::string demangle(const char* name) {
-  if (name == nullptr) return "?";
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -69,9 +60,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 }
 
 std::string cupti_error(CUptiResult result, const char* what) {
-  const char* text = nullptr;
-  cuptiGetResultString(result, &text);
-  return fmt::format("{}: {}", what, text ? text : "unknown CUPTI error");
+  return fmt::format("{}: {}", what, cupti_result_text(result));
 }
 
 }  // namespace

@@ -2,15 +2,12 @@
 
 #include <cupti.h>
 #include <cupti_pcsampling.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -30,25 +27,12 @@ constexpr size_t kPcsPerRead = 4096;
 constexpr int kMinPeriodLog2 = 5;
 constexpr int kMaxPeriodLog2 = 24;
 
-std::string cupti_text(CUptiResult r) {
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  return text ? text : fmt::format("CUPTI error {}", static_cast<int>(r));
-}
-
 struct CuptiFailure {
   std::string what;
 };
 
 void check(CUptiResult r, const char* what) {
-  if (r != CUPTI_SUCCESS) throw CuptiFailure{fmt::format("{}: {}", what, cupti_text(r))};
-}
-
-std::string demangle(const char* name) {
-  if (name == nullptr) return "?";
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
+  if (r != CUPTI_SUCCESS) throw CuptiFailure{fmt::format("{}: {}", what, cupti_result_text(r))};
 }
 
 // Every cubin loaded since watch_module_loads(), by CUPTI's CRC (the key PC samples carry).
@@ -229,8 +213,8 @@ struct PcKey {
   auto operator<=>(const PcKey&) const = default;
 };
 
-}  // namespace
-
+// Keeps every cubin loaded from now on (for source lines). Idempotent; a failure leaves the samples
+// with SASS offsets alone.
 void watch_module_loads() {
   Modules& m = modules();
   const std::lock_guard lock(m.mutex);
@@ -242,6 +226,8 @@ void watch_module_loads() {
   }
   m.watching = true;
 }
+
+}  // namespace
 
 std::string enable_stall_sampling() {
   watch_module_loads();

@@ -1,7 +1,7 @@
 // Warp-state (PC) sampling of one call through CUPTI's PC sampling API (cupti_pcsampling.h): every
 // 2^period cycles each SM reports one resident warp's program counter and state (issuing, or the
 // reason it stalls). Run in a pass of its own after timing and counters, never while latency is
-// sampled. Source lines come from the cubins CUPTI saw loaded (watch_module_loads()), for code built
+// sampled. Source lines come from the cubins CUPTI saw loaded since enable_stall_sampling(), for code built
 // with -lineinfo; a library's kernels get SASS offsets alone.
 #pragma once
 #include <functional>
@@ -12,11 +12,6 @@
 #include "core/stalls.hpp"
 
 namespace attnprof::measure {
-
-// Keeps every cubin loaded from now on, for source lines. Call before the first kernel runs: a
-// module loaded earlier has no line info in the samples. Idempotent; failures are silent (the
-// samples then carry SASS offsets alone).
-void watch_module_loads();
 
 // Watches module loads and enables PC sampling on the current device's context, stopped: call before
 // the first kernel of a point runs. CUPTI attributes samples only to kernels loaded after sampling was

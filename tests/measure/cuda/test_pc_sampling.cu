@@ -128,7 +128,7 @@ TEST_CASE("sample_stalls: a dependent chain of scattered loads waits on the long
   CHECK(s.dropped_samples == 0);
   const core::KernelStalls& k = kernel_named(s, "chase");
   INFO(mix(k));
-  CHECK(core::dominant_stall(k) == "long_scoreboard");
+  CHECK(core::dominant_stall(k.reasons) == "long_scoreboard");
   CHECK(core::stall_share(k.reasons, k.samples, "long_scoreboard") > 0.5);
   CHECK(core::cycles_per_issue(k) > 10);
   REQUIRE_FALSE(k.instructions.empty());
@@ -150,7 +150,7 @@ TEST_CASE("sample_stalls: 31 warps waiting for one at __syncthreads stall on the
   REQUIRE(s.status == core::SamplingStatus::ok);
   const core::KernelStalls& k = kernel_named(s, "barrier_heavy");
   INFO(mix(k));
-  CHECK(core::dominant_stall(k) == "barrier");
+  CHECK(core::dominant_stall(k.reasons) == "barrier");
   CHECK(core::stall_share(k.reasons, k.samples, "barrier") > 0.5);
 }
 
@@ -166,7 +166,7 @@ TEST_CASE("sample_stalls: a 32-way bank conflict stalls on the shared-memory pat
     REQUIRE(s.status == core::SamplingStatus::ok);
     const core::KernelStalls& k = kernel_named(s, "bank_conflicts");
     INFO(mix(k));
-    const std::string top = core::dominant_stall(k);
+    const std::string top = core::dominant_stall(k.reasons);
     CHECK((top == "short_scoreboard" || top == "mio_throttle"));
     CHECK(core::stall_share(k.reasons, k.samples, "short_scoreboard") +
               core::stall_share(k.reasons, k.samples, "mio_throttle") > 0.5);
