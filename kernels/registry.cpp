@@ -32,6 +32,7 @@ std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {
 }
 
 std::string support_reason(const Kernel& kernel, const core::Shape& s) {
+  if (s.backward() && !kernel.runs_backward()) return kernel.no_backward_reason();
   if (s.paged() && !kernel.reads_paged_kv())
     return kernel.name() + " reads contiguous K and V only (no paged KV cache); the decode kernel reads pages";
   if (s.kv_splits > 0 && !kernel.splits_kv())
@@ -47,6 +48,8 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
   }
   return kernel.unsupported_reason(s);
 }
+
+std::string Kernel::no_backward_reason() const { return name() + " runs the forward pass only (no backward)"; }
 
 std::string Kernel::no_window_reason() const { return name() + " has no sliding-window mask"; }
 

@@ -46,6 +46,14 @@ struct AttentionArgs {
   // Packed variable-length batch (shape.varlen()): int32 [batch + 1], sequence b's first token
   // (core/shape.hpp); a device pointer for CUDA kernels, a host pointer for CPU kernels. nullptr dense.
   const int32_t* cu_seqlens = nullptr;
+  // Backward pass (shape.pass bwd or fwd_bwd, core/shape.hpp), in the layout of q, k, v and o: d_o (as
+  // O) is an input; dq (as Q), dk (as K) and dv (as V, kv_heads wide) are outputs every call overwrites.
+  // A bwd call reads o and lse as inputs (the measurement filled them with this kernel's forward,
+  // untimed) and leaves them unchanged; a fwd_bwd call writes them first. nullptr for a forward point.
+  const void* d_o = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
 };
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
@@ -138,6 +146,10 @@ class Kernel {
   // Runs a value head dim other than the query/key one (shape.hdim_v: V and O value_hdim() wide). A
   // kernel that does not say so never runs such a point: it would read V and write O hdim wide.
   virtual bool runs_distinct_hdim_v() const { return false; }
+  // Runs the backward pass (shape.pass bwd and fwd_bwd, AttentionArgs' gradients) besides the forward.
+  // workspace_bytes, stage_names, plan and launch_info see the pass in the shape. A kernel that does
+  // not say so gets backward points `unsupported`.
+  virtual bool runs_backward() const { return false; }
   // What support_reason says of a windowed (packed, distinct-hdim_v) point when masks_window()
   // (runs_varlen(), runs_distinct_hdim_v()) is false: the built-in kernels lack the mask (the packed
   // path, a second tile width); a plugin kernel says why it was not given one (its ABI version, or a
@@ -145,10 +157,12 @@ class Kernel {
   virtual std::string no_window_reason() const;
   virtual std::string no_varlen_reason() const;
   virtual std::string no_hdim_v_reason() const { return "one tile width for Q, K and V"; }
+  virtual std::string no_backward_reason() const;
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
-// cache, a split count, a sliding window, a packed variable-length batch, a value head dim of its own)
+// cache, a split count, a sliding window, a packed variable-length batch, a value head dim of its own,
+// a backward pass)
 // checked against its traits, then the kernel's own unsupported_reason (which, for a packed batch a
 // kernel does not run, may say why before the generic reason). The measurement, the catalogue and
 // fused-auto all ask this, never unsupported_reason alone.

@@ -39,4 +39,27 @@ core::Verification verify_rows(const core::Shape&, uint64_t seed, const std::vec
                                const std::vector<float>& o_rows, const std::vector<float>& lse_rows,
                                int64_t unwritten, int q_scale_log2 = 0, bool check_lse = true);
 
+// The backward pass (core/shape.hpp): dO is tensor 3 of kernels/common/random.hpp (shaped as O). The
+// float64 backward takes the O and LSE the kernel's backward read (its forward's, checked against the
+// float64 forward by verify_rows): D = rowsum(dO * O), P = exp(scale * q.k - LSE) under the mask,
+// dS = P * (dP - D). Checked rows: grad_rows_to_check. dQ rows index as Q's rows (rows_to_check's
+// flat row r); dK and dV rows are key rows r = (b * kv_heads + g) * seq_k + j (packed: g * tokens +
+// cu_seqlens[b] + j), each summed over its group's query heads and all query rows.
+struct GradRows {
+  std::vector<int64_t> q_rows;   // rows of dQ
+  std::vector<int64_t> kv_rows;  // rows of dK and of dV
+};
+GradRows grad_rows_to_check(const core::Shape&, int max_rows, uint64_t seed);
+
+// o_all and lse_all: the whole of O and LSE as the backward read them (converted to float, in the
+// bhsd layout or the packed one). dq_rows: q_rows.size() * hdim values; dk_rows kv_rows.size() * hdim;
+// dv_rows kv_rows.size() * value_hdim(). unwritten: poisoned or non-finite elements counted over the
+// whole of dQ, dK and dV by the caller. Fills the GradChecks ("dq", "dk", "dv") of the returned
+// Verification's grads, and passed when all three are within tolerance and nothing is unwritten;
+// the caller merges it with the forward check of O and LSE.
+core::Verification verify_grads(const core::Shape&, uint64_t seed, const GradRows& rows,
+                                const std::vector<float>& o_all, const std::vector<float>& lse_all,
+                                const std::vector<float>& dq_rows, const std::vector<float>& dk_rows,
+                                const std::vector<float>& dv_rows, int64_t unwritten);
+
 }  // namespace attnprof::kernels

@@ -189,6 +189,19 @@ struct Launch {
   Occupancy occupancy;                     // theoretical; achieved_pct from its counter range if any
 };
 
+// One gradient of a backward point (dQ, dK or dV) against the float64 backward: its sampled rows'
+// max error and the FlashAttention-rule tolerance from the naive low-precision backward
+// (kernels/common/verify.hpp).
+struct GradCheck {
+  int64_t rows_checked = 0, rows_total = 0;
+  double max_abs_err = 0, mean_abs_err = 0;
+  double naive_max_abs_err = 0;
+  double tolerance = 0;
+  bool passed = false;
+};
+
+// A backward point's Verification holds the forward check of the O and LSE its backward read (the
+// fields below) and one GradCheck per gradient; passed needs all of them.
 struct Verification {
   bool checked = false;
   bool lse_checked = true;                   // false: the kernel writes no LSE (a plugin's choice)
@@ -199,6 +212,7 @@ struct Verification {
   double lse_max_abs_err = 0;
   double naive_o_max_abs_err = 0;            // same math done naively in the same low precision
   double tolerance = 0;                      // 2 * naive + absolute term (FlashAttention rule)
+  std::map<std::string, GradCheck> grads;    // "dq", "dk", "dv" of a backward point; empty forward
   bool passed = false;
 };
 

@@ -29,6 +29,22 @@ DType parse_dtype(std::string_view s) {
 
 int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 
+std::string_view to_string(Pass p) {
+  switch (p) {
+    case Pass::fwd: return "fwd";
+    case Pass::bwd: return "bwd";
+    case Pass::fwd_bwd: return "fwd_bwd";
+  }
+  return "?";
+}
+
+Pass parse_pass(std::string_view s) {
+  if (s == "fwd") return Pass::fwd;
+  if (s == "bwd") return Pass::bwd;
+  if (s == "fwd_bwd") return Pass::fwd_bwd;
+  throw InputError(fmt::format("unknown pass '{}' (expected fwd, bwd or fwd_bwd)", s));
+}
+
 std::string Shape::label() const {
   std::string out = fmt::format("b{} h{}/{} s{}x{} d{}{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
                                 distinct_hdim_v() ? fmt::format("v{}", hdim_v) : std::string(),
@@ -43,6 +59,7 @@ std::string Shape::label() const {
       out += fmt::format(" varlen {} seed{} tokens{}", lengths, lengths_seed, tokens_q());
     }
   }
+  if (backward()) out += fmt::format(" {}", to_string(pass));
   return out;
 }
 
@@ -87,6 +104,7 @@ Shape Shape::padded() const {
   s.kv_splits = kv_splits;
   s.window = window;
   s.hdim_v = hdim_v;
+  s.pass = pass;
   return s;
 }
 
@@ -110,6 +128,9 @@ void Shape::validate() const {
   if (hdim_v != 0 && (hdim_v < 0 || hdim_v % kHdimVStep != 0 || hdim_v > kMaxHdimV))
     throw InputError(fmt::format("impossible shape {}: hdim_v {} is not a positive multiple of {} up to {}", label(),
                                  hdim_v, kHdimVStep, kMaxHdimV));
+  if (backward() && (paged() || kv_splits > 0))
+    throw InputError(fmt::format("impossible shape {}: a backward pass has no {} (an inference layout)", label(),
+                                 paged() ? "paged KV cache" : "split count"));
   if (varlen()) {
     if (static_cast<int64_t>(seq_lens.size()) != batch)
       throw InputError(fmt::format("impossible shape {}: {} sequence lengths for batch {}", label(), seq_lens.size(), batch));
@@ -154,6 +175,7 @@ void to_json(nlohmann::json& j, const Shape& s) {
   if (s.kv_splits > 0) j["kv_splits"] = s.kv_splits;
   if (s.window > 0) j["window"] = s.window;
   if (s.distinct_hdim_v()) j["hdim_v"] = s.hdim_v;
+  if (s.backward()) j["pass"] = std::string(to_string(s.pass));
   if (s.varlen()) {
     j["seq_lens"] = s.seq_lens;
     j["lengths"] = s.lengths;
@@ -186,6 +208,8 @@ void from_json(const nlohmann::json& j, Shape& s) {
   }
   s.lengths = j.contains("lengths") ? j.at("lengths").get<std::string>() : std::string();
   s.lengths_seed = j.contains("lengths_seed") ? json_int<int64_t>(j.at("lengths_seed"), "lengths_seed") : 0;
+  // Absent before 1.12, and for the forward: fwd.
+  s.pass = j.contains("pass") ? parse_pass(j.at("pass").get<std::string>()) : Pass::fwd;
 }
 
 }  // namespace attnprof::core

@@ -11,6 +11,10 @@
 //                   p - W < j, and also j <= p when causal, or j < p + W when not (FlashAttention's
 //                   window_size = (W-1, 0) causal, (W-1, W-1) not). window 0 (the default) is no window.
 // A row that sees no key has O = 0 and LSE = -inf. Shape::keys_of_row gives the keys a row sees.
+// Pass (training's backward): fwd computes O and LSE; bwd computes dQ, dK, dV (shaped as Q, K and V,
+// dense) from Q, K, V, O, dO (shaped as O) and LSE, the forward's outputs given as inputs; fwd_bwd
+// computes both, the forward first. dS = P * (dP - D) with D = rowsum(dO * O), FlashAttention's
+// formulation; a row that sees no key contributes nothing to dK and dV and has dQ = 0.
 // Paged KV cache (page_size > 0): K and V live in pools of pages [pages, kv_heads, page_size, hdim]
 // (hdim_v for V; one page of one kv head is contiguous) and an int32 block table [batch, pages_per_seq] maps
 // sequence b's logical page p to its physical page; the pages are shuffled as an allocator leaves
@@ -37,6 +41,9 @@ namespace attnprof::core {
 
 enum class DType { fp32, fp16, bf16 };
 
+// Which pass of attention a point measures (see above).
+enum class Pass { fwd, bwd, fwd_bwd };
+
 // Largest tensor a shape may name (2^48 elements, 512 TiB in bf16): kernels index in 64 bits, and a
 // shape that does not fit the device is that point's `oom`, not an input error.
 inline constexpr int64_t kMaxTensorElems = int64_t{1} << 48;
@@ -49,6 +56,8 @@ inline constexpr int64_t kMaxHdimV = 512;
 std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError naming the token
 int dtype_bytes(DType);
+std::string_view to_string(Pass);  // "fwd", "bwd", "fwd_bwd"
+Pass parse_pass(std::string_view);  // throws InputError naming the token
 
 // Keys [begin, end) one query row sees; begin == end when it sees none.
 struct KeyRange {
@@ -79,17 +88,22 @@ struct Shape {
   // The value head dim (V's and O's rows); 0 = hdim. A shape whose hdim_v equals hdim holds 0 (the
   // sweep grammar and from_json write it so), so that the two spellings are one point.
   int64_t hdim_v = 0;
+  Pass pass = Pass::fwd;
 
   // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key
   // ("d192v128" when the value head dim differs; " win4096" follows the dtype when a window is set; a packed batch ends in
-  // " varlen uniform:512:4096 seed1 tokens16384", a list in " varlen list:512/1024").
+  // " varlen uniform:512:4096 seed1 tokens16384", a list in " varlen list:512/1024"; then " bwd" or
+  // " fwd_bwd" for a backward pass, nothing for the forward).
   std::string label() const;
   // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads,
   // a negative window, an hdim_v other than 0 or a multiple of kHdimVStep up to kMaxHdimV; a packed
   // batch whose seq_lens disagree with batch, seq_q and seq_k, hold a
-  // length below 1, more than 2^31 - 1 tokens (cu_seqlens is int32) or sit in a paged cache).
+  // length below 1, more than 2^31 - 1 tokens (cu_seqlens is int32) or sit in a paged cache; a
+  // backward pass over a paged cache or a split count, which are inference's).
   void validate() const;
   bool windowed() const { return window > 0; }
+  // The point runs the backward pass (bwd or fwd_bwd).
+  bool backward() const { return pass != Pass::fwd; }
   // The width of V's and O's rows: hdim_v, or hdim when it is 0.
   int64_t value_hdim() const { return hdim_v > 0 ? hdim_v : hdim; }
   // V and O are narrower or wider than Q and K (a kernel must say it runs this: kernels/registry.hpp).
@@ -125,6 +139,8 @@ struct Shape {
   int64_t v_elems() const { return kv_heads * tokens_k() * value_hdim(); }
   int64_t o_elems() const { return heads * tokens_q() * value_hdim(); }
   int64_t lse_elems() const { return heads * tokens_q(); }
+  // The backward's tensors: dO as O, dQ as Q, dK as K and dV as V (kv_heads wide: GQA's gradients are
+  // summed over each group's query heads).
   bool paged() const { return page_size > 0; }
   // Pages of one sequence, and entries of the block table (0 when contiguous).
   int64_t pages_per_seq() const { return paged() ? (seq_k + page_size - 1) / page_size : 0; }

@@ -24,7 +24,7 @@ namespace {
 
 enum class Axis {
   batch, heads, kv_heads, seq, seq_q, seq_k, hdim, hdim_v, causal, dtype, tokens, dim, page_size, kv_splits,
-  window, lengths, lengths_seed
+  window, lengths, lengths_seed, pass
 };
 
 struct AxisName {
@@ -32,7 +32,7 @@ struct AxisName {
   Axis axis;
 };
 
-constexpr std::array<AxisName, 17> kAxes{{
+constexpr std::array<AxisName, 18> kAxes{{
     {"batch", Axis::batch},
     {"heads", Axis::heads},
     {"kv_heads", Axis::kv_heads},
@@ -50,6 +50,7 @@ constexpr std::array<AxisName, 17> kAxes{{
     {"window", Axis::window},
     {"lengths", Axis::lengths},
     {"lengths_seed", Axis::lengths_seed},
+    {"pass", Axis::pass},
 }};
 
 // Axes whose value 0 means "off" (contiguous KV, the kernel's own split count, no window), and the
@@ -84,7 +85,7 @@ std::string known_axes() {
 }
 
 // One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.
-// causal is stored as 0/1 and dtype as the DType's underlying value, so every axis is a list of ints;
+// causal is stored as 0/1, dtype and pass as their enums' underlying values, so every axis is a list of ints;
 // lengths stores the index of its distribution in `lengths`.
 struct AxisValues {
   Axis axis;
@@ -200,6 +201,8 @@ struct Parser {
         av.values.push_back(parse_causal(item));
       } else if (av.axis == Axis::dtype) {
         av.values.push_back(static_cast<int64_t>(parse_dtype(item)));
+      } else if (av.axis == Axis::pass) {
+        av.values.push_back(static_cast<int64_t>(parse_pass(item)));
       } else if (item.find(':') != std::string_view::npos) {
         if (!allow_lists) fail(fmt::format("'{}' is a range; a single shape takes one value per axis", token));
         expand_range(item, name, av.values);
@@ -261,6 +264,7 @@ struct Parser {
         case Axis::window: s.window = v; break;
         case Axis::lengths: lengths = &axes[i].lengths[static_cast<size_t>(v)]; break;
         case Axis::lengths_seed: lengths_seed = v; break;
+        case Axis::pass: s.pass = static_cast<Pass>(v); break;
       }
     }
     s.batch = batch.value_or(s.batch);
