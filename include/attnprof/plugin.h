@@ -37,15 +37,18 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the structs below. attnprof loads a plugin built for this version or for
- * version 1, and refuses any other.
+ * versions 1 and 2, and refuses any other.
  *   1  dense batches without a sliding window.
  *   2  attnprof_shape gains the sliding window, the packed variable-length batch and the value head
  *      dim (after every field of version 1, so a version-1 plugin reads its fields where they were),
  *      attnprof_tensors the batch's cu_seqlens, and kernels the flags ATTNPROF_KERNEL_MASKS_WINDOW,
  *      _RUNS_VARLEN and _DISTINCT_HDIM_V. A version-1 plugin still loads and runs as before; its
  *      kernels are never given a windowed, packed or distinct-hdim_v point (attnprof records those
- *      "unsupported") and may not declare the new flags. */
-#define ATTNPROF_PLUGIN_ABI_VERSION 2u
+ *      "unsupported") and may not declare the new flags.
+ *   3  the backward pass: attnprof_shape gains `pass`, attnprof_tensors dO, dQ, dK and dV, and kernels
+ *      the flag ATTNPROF_KERNEL_RUNS_BACKWARD. A plugin of version 1 or 2 runs forward points as before
+ *      and gets backward points "unsupported". */
+#define ATTNPROF_PLUGIN_ABI_VERSION 3u
 
 /* The symbol attnprof looks up. */
 #define ATTNPROF_PLUGIN_ENTRY_NAME "attnprof_plugin_entry"
@@ -62,6 +65,17 @@ typedef unsigned long long attnprof_deviceptr;
 typedef enum attnprof_backend { ATTNPROF_BACKEND_CPU = 0, ATTNPROF_BACKEND_CUDA = 1 } attnprof_backend;
 
 typedef enum attnprof_dtype { ATTNPROF_DTYPE_FP32 = 0, ATTNPROF_DTYPE_FP16 = 1, ATTNPROF_DTYPE_BF16 = 2 } attnprof_dtype;
+
+/* ABI version 3. Which pass of attention one call computes (attnprof_shape.pass):
+ *   FWD      O (and LSE) from Q, K, V.
+ *   BWD      dQ, dK, dV from Q, K, V, O, dO and LSE. Before the first launch attnprof filled O (and LSE,
+ *            when the kernel writes it) with a forward call of the same kernel (a separate prepare of
+ *            the point with pass FWD); a backward call must leave them unchanged.
+ *   FWD_BWD  the forward, then the backward, in one call.
+ * With S = scale * Q K^T, P = softmax(S) under the mask and D = rowsum(dO * O) per query row:
+ * dV = P^T dO, dP = dO V^T, dS = P * (dP - D), dQ = scale * dS K, dK = scale * dS^T Q. dK and dV are
+ * kv_heads wide: each sums the gradients of its group's query heads. */
+typedef enum attnprof_pass { ATTNPROF_PASS_FWD = 0, ATTNPROF_PASS_BWD = 1, ATTNPROF_PASS_FWD_BWD = 2 } attnprof_pass;
 
 /* Which analytic cost (FLOPs, minimum bytes) attnprof charges the kernel with. */
 typedef enum attnprof_cost_model {
@@ -96,6 +110,9 @@ typedef enum attnprof_cost_model {
 /* ABI version 2. The kernel runs a value head dim other than the query/key one (attnprof_shape.hdim_v
  * != hdim, e.g. 128 against 192): without it attnprof never gives the kernel such a point. */
 #define ATTNPROF_KERNEL_DISTINCT_HDIM_V 64u
+/* ABI version 3. The kernel runs the backward pass (attnprof_shape.pass BWD and FWD_BWD, the gradient
+ * tensors): without it attnprof gives the kernel forward points only. */
+#define ATTNPROF_KERNEL_RUNS_BACKWARD 128u
 
 /* One point. Query row i (0 <= i < seq_q) sits at key position p = i + (seq_k - seq_q): masks are
  * aligned to the bottom-right corner (FlashAttention >= 2.1).
@@ -127,6 +144,9 @@ typedef struct attnprof_shape {
   int64_t max_seqlen;    /* packed batch: the longest sequence's tokens (= seq_q = seq_k); 0 = dense */
   int64_t total_tokens;  /* packed batch: every sequence's tokens (cu_seqlens[batch]); 0 = dense */
   int64_t hdim_v;        /* value head dim: V and O are hdim_v wide (= hdim unless the point says otherwise) */
+  /* ABI version 3 */
+  int32_t pass;          /* attnprof_pass; FWD unless the kernel declares ATTNPROF_KERNEL_RUNS_BACKWARD */
+  int32_t reserved3;
 } attnprof_shape;
 
 /* A tensor: its first element and its strides in elements for (batch, head, seq, hdim). */
@@ -163,6 +183,10 @@ typedef struct attnprof_tensors {
   /* Packed batch: int32 [batch + 1], cu_seqlens[b] the first token of sequence b and cu_seqlens[batch]
    * = total_tokens, in device memory (host memory on the CPU backend), valid until release(). 0 dense. */
   attnprof_deviceptr cu_seqlens;
+  /* ABI version 3: the backward's tensors, in the layout of q, k, v and o; data 0 for a forward point.
+   * d_o is an input shaped as o; dq (as q), dk (as k) and dv (as v) are outputs every backward call
+   * overwrites whole. A backward point's o and lse are inputs (see attnprof_pass). */
+  attnprof_tensor d_o, dq, dk, dv;
 } attnprof_tensors;
 
 typedef struct attnprof_kernel {

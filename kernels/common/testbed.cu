@@ -8,8 +8,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/cuda_check.cuh"
@@ -84,6 +87,32 @@ __global__ void count_bad_kernel(const T* o, int64_t o_elems, const float* lse, 
   if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(bad, local);
 }
 
+// Non-finite elements of a tensor of gradients (dQ, dK or dV), added to *bad.
+template <typename T>
+__global__ void count_nonfinite_kernel(const T* x, int64_t elems, unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
+    local += isfinite(to_float(x[i])) ? 0 : 1;
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(bad, local);
+}
+
+// The whole tensor as float in the canonical order (the float64 backward reads all of O).
+template <typename T>
+__global__ void to_canonical_kernel(const T* x, int64_t elems, TensorMap map, float* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
+    out[canonical_index(map, i)] = to_float(x[i]);
+}
+
+// The canonical rows `rows` of a tensor, `width` wide, as float.
+template <typename T>
+__global__ void gather_tensor_rows_kernel(const T* x, TensorMap map, const int64_t* rows, int row_count, int width,
+                                          float* out) {
+  const int64_t total = int64_t{row_count} * width;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = to_float(x[physical_row_offset(map, rows[i / width]) + i % width]);
+}
+
 // Copies the sampled rows of O (converted to float) and LSE into compact buffers.
 template <typename T>
 __global__ void gather_rows_kernel(const T* o, TensorMap o_map, const float* lse, const int64_t* rows, int row_count,
@@ -110,6 +139,34 @@ void* device_alloc(size_t bytes, size_t& total) {
   return p;
 }
 
+// Scratch device memory of a verification, freed on every way out.
+struct CudaFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+using DeviceScratch = std::unique_ptr<void, CudaFree>;
+template <typename T>
+T* scratch(size_t count, std::vector<DeviceScratch>& owned) {
+  size_t unused = 0;
+  owned.emplace_back(device_alloc(std::max<size_t>(count, 1) * sizeof(T), unused));
+  return static_cast<T*>(owned.back().get());
+}
+
+// A bwd shape's workspace holds its forward's too (fill_inputs runs the forward on it).
+size_t workspace_for(const core::Shape& shape, const Kernel& kernel) {
+  size_t bytes = kernel.workspace_bytes(shape);
+  if (shape.pass == core::Pass::bwd) {
+    core::Shape fwd = shape;
+    fwd.pass = core::Pass::fwd;
+    bytes = std::max(bytes, kernel.workspace_bytes(fwd));
+    // A kernel without LSE borrows a built-in forward's (CudaProblem::run_forward).
+    if (!kernel.writes_lse())
+      for (const char* name : {"fused", "reference"})
+        if (const Kernel* k = find(Backend::cuda, name); k && support_reason(*k, fwd).empty())
+          bytes = std::max(bytes, k->workspace_bytes(fwd));
+  }
+  return bytes;
+}
+
 template <typename Fn>
 void dispatch_dtype(core::DType dtype, Fn&& fn) {
   switch (dtype) {
@@ -122,7 +179,9 @@ void dispatch_dtype(core::DType dtype, Fn&& fn) {
 }  // namespace
 
 CudaProblem::CudaProblem(const core::Shape& shape, const Kernel& kernel)
-    : CudaProblem(shape, kernel.workspace_bytes(shape), 0, kernel.layout(), kernel.writes_lse()) {}
+    : CudaProblem(shape, workspace_for(shape, kernel), 0, kernel.layout(), kernel.writes_lse()) {
+  kernel_ = &kernel;
+}
 
 CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q_scale_log2, Layout layout,
                          bool check_lse)
@@ -138,6 +197,12 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
     o_ = device_alloc(shape.o_elems() * elem, allocated_bytes_);
     lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
+    if (shape.backward()) {
+      do_ = device_alloc(shape.o_elems() * elem, allocated_bytes_);
+      dq_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
+      dk_ = device_alloc(shape.kv_elems() * elem, allocated_bytes_);
+      dv_ = device_alloc(shape.v_elems() * elem, allocated_bytes_);
+    }
     // Zero once (untimed): a kernel may keep state there that it returns to zero (Kernel::workspace_bytes).
     if (workspace_ != nullptr) ATTNPROF_CUDA_CHECK(cudaMemset(workspace_, 0, workspace_bytes));
     if (shape.paged())
@@ -151,7 +216,7 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
     }
   } catch (...) {
     for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
-                    static_cast<void*>(cu_seqlens_)})
+                    static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_})
       if (p) cudaFree(p);
     throw;
   }
@@ -159,7 +224,7 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
 
 CudaProblem::~CudaProblem() {
   for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
-                  static_cast<void*>(cu_seqlens_)})
+                  static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_})
     if (p) cudaFree(p);
 }
 
@@ -170,6 +235,9 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
     const int64_t q_elems = shape_.q_elems(), k_elems = shape_.kv_elems(), v_elems = shape_.v_elems();
     const TensorMap qm = q_map(shape_, layout_), km = kv_map(shape_, layout_), vm = v_map(shape_, layout_);
     fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, qm, seed, 0, q_scale_log2_);
+    if (do_ != nullptr)
+      fill_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(static_cast<T*>(do_), shape_.o_elems(),
+                                                                      o_map(shape_, layout_), seed, 3, 0);
     if (!shape_.paged()) {
       fill_kernel<T><<<blocks_for(k_elems), kThreads, 0, s>>>(static_cast<T*>(k_), k_elems, km, seed, 1, 0);
       fill_kernel<T><<<blocks_for(v_elems), kThreads, 0, s>>>(static_cast<T*>(v_), v_elems, vm, seed, 2, 0);
@@ -190,14 +258,64 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
     }
   });
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
+  if (shape_.pass == core::Pass::bwd) run_forward(stream);
+}
+
+// O and LSE of a bwd shape, by the kernel's forward on the same buffers, poisoned first so that
+// verify's forward check sees what the forward left unwritten. A kernel that writes no LSE (PyTorch's
+// SDPA) gets the float64 backward's LSE from a built-in forward run first (its O is then the kernel's
+// own, as the kernel's backward saw it); the kernel's backward does not read LSE from attnprof.
+void CudaProblem::run_forward(void* stream) {
+  if (kernel_ == nullptr)
+    throw std::invalid_argument("CudaProblem: a bwd shape needs the kernel whose forward fills O and LSE");
+  auto s = static_cast<cudaStream_t>(stream);
+  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
+  AttentionArgs a = args(stream);
+  a.shape.pass = core::Pass::fwd;
+  a.d_o = nullptr;
+  a.dq = a.dk = a.dv = nullptr;
+  const auto run = [&](const Kernel& kernel) {
+    if (kernel.workspace_bytes(a.shape) > workspace_bytes_)
+      throw std::runtime_error("the forward of " + kernel.name() + " needs more workspace than the backward's");
+    const std::unique_ptr<Call> forward = kernel.prepare(a);
+    if (kernel.needs_zeroed_workspace()) zero_workspace(stream);
+    forward->launch();
+    forward->write_output();
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+  };
+  if (!kernel_->writes_lse()) {
+    const Kernel* lse_writer = nullptr;
+    for (const char* name : {"fused", "reference"})
+      if (const Kernel* k = find(Backend::cuda, name); k && k->writes_lse() && support_reason(*k, a.shape).empty()) {
+        lse_writer = k;
+        break;
+      }
+    if (lse_writer == nullptr)
+      throw Unsupported(kernel_->name() + " writes no LSE and no built-in forward runs this shape to give the "
+                        "backward's check one");
+    run(*lse_writer);
+  }
+  run(*kernel_);
+  // The backward starts on a zeroed workspace, as the constructor leaves it.
+  zero_workspace(stream);
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 void CudaProblem::poison_outputs(void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   // All-ones bytes are a NaN in fp32, fp16 and bf16 alike.
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
-  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
-  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
+  if (shape_.pass != core::Pass::bwd) {
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
+  }
+  if (shape_.backward()) {
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dq_, 0xFF, shape_.q_elems() * elem, s));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dk_, 0xFF, shape_.kv_elems() * elem, s));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dv_, 0xFF, shape_.v_elems() * elem, s));
+  }
 }
 
 void CudaProblem::zero_workspace(void* stream) {
@@ -219,6 +337,10 @@ AttentionArgs CudaProblem::args(void* stream) const {
   a.layout = layout_;
   a.block_table = block_table_;
   a.cu_seqlens = cu_seqlens_;
+  a.d_o = do_;
+  a.dq = dq_;
+  a.dk = dk_;
+  a.dv = dv_;
   return a;
 }
 
@@ -274,7 +396,72 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
                   static_cast<void*>(o_rows_dev), static_cast<void*>(lse_rows_dev)})
     if (p) cudaFree(p);
 
-  return verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad), q_scale_log2_, check_lse_);
+  core::Verification forward =
+      verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad), q_scale_log2_, check_lse_);
+  if (!shape_.backward()) return forward;
+  core::Verification grads = verify_grads(seed, max_rows, stream);
+  forward.grads = std::move(grads.grads);
+  forward.unwritten += grads.unwritten;
+  forward.passed = forward.passed && grads.passed;
+  return forward;
+}
+
+// The gradients: non-finite elements over all of dQ, dK and dV, their sampled rows, and the whole of
+// O and LSE (the float64 backward's inputs, as the backward read them).
+core::Verification CudaProblem::verify_grads(uint64_t seed, int max_rows, void* stream) const {
+  auto s = static_cast<cudaStream_t>(stream);
+  const GradRows rows = grad_rows_to_check(shape_, max_rows, seed);
+  const int64_t dim = shape_.hdim, dim_v = shape_.value_hdim();
+  std::vector<float> o_all(static_cast<size_t>(shape_.o_elems())), lse_all(static_cast<size_t>(shape_.lse_elems()));
+  std::vector<float> dq_rows(rows.q_rows.size() * dim), dk_rows(rows.kv_rows.size() * dim),
+      dv_rows(rows.kv_rows.size() * dim_v);
+  unsigned long long bad = 0;
+  std::vector<DeviceScratch> owned;
+  auto* bad_dev = scratch<unsigned long long>(1, owned);
+  auto* o_dev = scratch<float>(o_all.size(), owned);
+  auto* q_rows_dev = scratch<int64_t>(rows.q_rows.size(), owned);
+  auto* kv_rows_dev = scratch<int64_t>(rows.kv_rows.size(), owned);
+  auto* dq_dev = scratch<float>(dq_rows.size(), owned);
+  auto* dk_dev = scratch<float>(dk_rows.size(), owned);
+  auto* dv_dev = scratch<float>(dv_rows.size(), owned);
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(bad_dev, 0, sizeof(bad), s));
+  const auto upload = [&](int64_t* dst, const std::vector<int64_t>& src) {
+    if (!src.empty())
+      ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+  };
+  upload(q_rows_dev, rows.q_rows);
+  upload(kv_rows_dev, rows.kv_rows);
+  dispatch_dtype(shape_.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (const auto& [x, elems] : {std::pair{dq_, shape_.q_elems()}, std::pair{dk_, shape_.kv_elems()},
+                                   std::pair{dv_, shape_.v_elems()}})
+      count_nonfinite_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(static_cast<const T*>(x), elems, bad_dev);
+    to_canonical_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(
+        static_cast<const T*>(o_), shape_.o_elems(), o_map(shape_, layout_), o_dev);
+    const auto gather = [&](const void* x, const TensorMap& map, const int64_t* rows_dev, size_t count, int64_t width,
+                            float* out) {
+      if (count == 0) return;
+      gather_tensor_rows_kernel<T><<<blocks_for(static_cast<int64_t>(count) * width), kThreads, 0, s>>>(
+          static_cast<const T*>(x), map, rows_dev, static_cast<int>(count), static_cast<int>(width), out);
+    };
+    gather(dq_, q_map(shape_, layout_), q_rows_dev, rows.q_rows.size(), dim, dq_dev);
+    gather(dk_, kv_map(shape_, layout_), kv_rows_dev, rows.kv_rows.size(), dim, dk_dev);
+    gather(dv_, v_map(shape_, layout_), kv_rows_dev, rows.kv_rows.size(), dim_v, dv_dev);
+  });
+  ATTNPROF_CUDA_CHECK(cudaGetLastError());
+  const auto download = [&](std::vector<float>& dst, const void* src) {
+    if (!dst.empty())
+      ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, dst.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
+  };
+  ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(&bad, bad_dev, sizeof(bad), cudaMemcpyDeviceToHost, s));
+  download(o_all, o_dev);
+  ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(lse_all.data(), lse_, lse_all.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
+  download(dq_rows, dq_dev);
+  download(dk_rows, dk_dev);
+  download(dv_rows, dv_dev);
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+  return kernels::verify_grads(shape_, seed, rows, o_all, lse_all, dq_rows, dk_rows, dv_rows,
+                               static_cast<int64_t>(bad));
 }
 
 }  // namespace attnprof::kernels

@@ -7,6 +7,11 @@
 // that reads a key it must not fails verification. A packed variable-length batch gets its tensors
 // packed (core/shape.hpp) and a device copy of cu_seqlens; the unwritten-element count covers the
 // whole packed O and LSE, and the sampled rows cover every sequence (rows_to_check).
+// A backward shape (core/shape.hpp's pass) adds dO (filled from tensor 3) and dQ, dK, dV. Its outputs
+// are the pass's: dQ, dK and dV for bwd, O and LSE too for fwd_bwd. A bwd problem made for a kernel
+// runs that kernel's forward in fill_inputs (untimed), so O and LSE hold what its backward reads;
+// verify checks them against the float64 forward and the gradients against the float64 backward of
+// those O and LSE (kernels/common/verify.hpp).
 // Used by the GPU tests and by the CUDA measurement backend. Only built with nvcc.
 #pragma once
 #include <cstddef>
@@ -36,13 +41,17 @@ class CudaProblem {
   // false: the kernel writes no LSE, which verify then ignores. Throws DeviceOutOfMemory, CudaError.
   CudaProblem(const core::Shape&, size_t workspace_bytes, int q_scale_log2 = 0, Layout layout = Layout::bhsd,
               bool check_lse = true);
-  // Convenience for a kernel of the registry: its workspace, layout and LSE.
+  // For a kernel of the registry: its workspace (a bwd shape's: the larger of its forward's and its
+  // backward's), layout and LSE; a bwd shape's fill_inputs runs its forward. The kernel must outlive
+  // the problem. A bwd shape needs this constructor (std::invalid_argument from the other).
   CudaProblem(const core::Shape&, const Kernel&);
   ~CudaProblem();
   CudaProblem(const CudaProblem&) = delete;
   CudaProblem& operator=(const CudaProblem&) = delete;
 
+  // Q, K, V (and dO); for a bwd shape then O and LSE by the kernel's forward (synchronises).
   void fill_inputs(uint64_t seed, void* stream);
+  // NaN in every output of the shape's pass.
   void poison_outputs(void* stream);
   void zero_workspace(void* stream);
   AttentionArgs args(void* stream) const;
@@ -53,7 +62,12 @@ class CudaProblem {
 
  private:
   core::Shape shape_;
+  void run_forward(void* stream);
+  core::Verification verify_grads(uint64_t seed, int max_rows, void* stream) const;
+
+  const Kernel* kernel_ = nullptr;  // whose forward fills O and LSE of a bwd shape
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *workspace_ = nullptr;
+  void *do_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr;  // backward shapes only
   float* lse_ = nullptr;
   int32_t* block_table_ = nullptr;  // paged shapes: kernels/common/paged.hpp
   int32_t* cu_seqlens_ = nullptr;   // packed batches: int32 [batch + 1] (core/shape.hpp)

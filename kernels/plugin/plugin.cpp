@@ -35,10 +35,13 @@ constexpr uint32_t kAbiV1Flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CA
                                  ATTNPROF_KERNEL_ZERO_WORKSPACE | ATTNPROF_KERNEL_WRITES_LSE;
 constexpr uint32_t kAbiV2Flags =
     kAbiV1Flags | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
-static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 2, "a new ABI version needs its flags here and its fields in to_c");
+constexpr uint32_t kAbiV3Flags = kAbiV2Flags | ATTNPROF_KERNEL_RUNS_BACKWARD;
+static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 3, "a new ABI version needs its flags here and its fields in to_c");
 
 // The flag bits a plugin built for `abi_version` may declare (a supported version).
-constexpr uint32_t known_flags(uint32_t abi_version) { return abi_version == 1 ? kAbiV1Flags : kAbiV2Flags; }
+constexpr uint32_t known_flags(uint32_t abi_version) {
+  return abi_version == 1 ? kAbiV1Flags : abi_version == 2 ? kAbiV2Flags : kAbiV3Flags;
+}
 
 // The flags version 2 added, by name.
 constexpr std::pair<uint32_t, std::string_view> kAbiV2FlagNames[] = {
@@ -94,6 +97,9 @@ attnprof_shape to_c(const core::Shape& s) {
     c.max_seqlen = s.seq_q;
     c.total_tokens = s.tokens_q();
   }
+  // ABI version 3's; an older plugin is never given a backward point.
+  c.pass = s.pass == core::Pass::fwd ? ATTNPROF_PASS_FWD : s.pass == core::Pass::bwd ? ATTNPROF_PASS_BWD
+                                                                                      : ATTNPROF_PASS_FWD_BWD;
   return c;
 }
 
@@ -194,6 +200,13 @@ class PluginKernel final : public Kernel {
   // Whatever a plugin does on the host (Python, planning) must not show as GPU time.
   bool host_side_heavy() const override { return true; }
   bool runs_distinct_hdim_v() const override { return (k_.flags & ATTNPROF_KERNEL_DISTINCT_HDIM_V) != 0; }
+  bool runs_backward() const override { return (k_.flags & ATTNPROF_KERNEL_RUNS_BACKWARD) != 0; }
+  std::string no_backward_reason() const override {
+    if (abi_version_ < 3)
+      return fmt::format("{} cannot be given a backward pass (plugin ABI version {} has no gradient tensors)", name(),
+                         abi_version_);
+    return name() + " does not declare ATTNPROF_KERNEL_RUNS_BACKWARD (it runs the forward pass only)";
+  }
   std::string no_hdim_v_reason() const override {
     if (abi_version_ == 1) return "plugin ABI version 1's attnprof_shape has one hdim";
     return "the plugin does not declare ATTNPROF_KERNEL_DISTINCT_HDIM_V";
@@ -231,6 +244,12 @@ class PluginKernel final : public Kernel {
     t.workspace_bytes = args.workspace_bytes;
     t.softmax_scale = core::softmax_scale(s);
     t.cu_seqlens = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.cu_seqlens));
+    if (s.backward()) {
+      t.d_o = tensor_of(args.d_o, args.layout, s.heads, rows_q, s.value_hdim(), packed);
+      t.dq = tensor_of(args.dq, args.layout, s.heads, rows_q, s.hdim, packed);
+      t.dk = tensor_of(args.dk, args.layout, s.kv_heads, rows_k, s.hdim, packed);
+      t.dv = tensor_of(args.dv, args.layout, s.kv_heads, rows_k, s.value_hdim(), packed);
+    }
     void* state = nullptr;
     std::array<char, kMessageBytes> error{};
     const int rc = guarded(name() + ": prepare()",

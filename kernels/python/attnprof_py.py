@@ -15,6 +15,10 @@ Kernels:
       CUDA graph (torch.cuda.graph) and every timed call replays it, so Python and PyTorch's dispatch
       are not on the host path of the timed calls; where capture fails the call runs eagerly
       (ATTNPROF_PY_GRAPHS=0 turns capture off).
+      Backward points (shape["pass"] "bwd" or "fwd_bwd") run autograd on attnprof's buffers: for
+      "bwd", prepare runs the forward once with Q, K and V requiring gradients, and every call is
+      torch.autograd.grad of that output with dO (the graph retained), so only the backward's kernels
+      run in a call; "fwd_bwd" runs both in each call. write_output copies dQ, dK and dV (and O).
   py:MODULE:FUNCTION
       any callable FUNCTION(q, k, v, causal=bool, scale=float) returning O of shape
       [batch, heads, seq_q, hdim_v]: torch tensors on the CUDA backend (on attnprof's stream, which is
@@ -95,6 +99,9 @@ def _numpy_array(desc):
 # One prepared call.
 
 class _Call:
+    """run() returns one tensor (O) or a tuple of them; `out` is attnprof's buffer, or a tuple of
+    buffers (None where the call's result is not copied), matching it."""
+
     def __init__(self, run, out, backend, graph=None, graph_out=None):
         self._run = run
         self._out = out
@@ -143,8 +150,11 @@ class _Call:
             return
         import torch
 
+        pairs = zip(self._out, self._last) if isinstance(self._out, tuple) else [(self._out, self._last)]
         with torch.cuda.stream(self._stream(stream)):
-            self._out.copy_(self._last)
+            for target, result in pairs:
+                if target is not None:
+                    target.copy_(result)
 
 
 def _check_output(result, expected_shape, expected_dtype, backend):
@@ -196,6 +206,25 @@ def _torch_sdpa(which, shape, q, k, v):
 # ---------------------------------------------------------------------------------------------- #
 # What the bridge calls.
 
+def _torch_backward(forward, pass_, q, k, v, d_o):
+    """The backward of `forward` (a run() of _torch_sdpa over q, k, v, which require gradients) with
+    dO: returns run() -> (O or None, dQ, dK, dV)."""
+    import torch
+
+    inputs = (q, k, v)
+    if pass_ == "bwd":
+        out = forward()  # untimed: the graph every call differentiates
+
+        def run():
+            return (None,) + torch.autograd.grad(out, inputs, d_o, retain_graph=True)
+    else:
+        def run():
+            o = forward()
+            return (o,) + torch.autograd.grad(o, inputs, d_o)
+
+    return run
+
+
 def _split(name):
     if name.startswith("torch:"):
         which = name[len("torch:"):]
@@ -223,6 +252,8 @@ def supports(name, backend, shape):
             return "PyTorch's SDPA backends run on the CUDA backend"
         if shape["dtype"] == "fp32" and name in ("torch:flash", "torch:cudnn"):
             return f"{name} takes fp16 and bf16 only"
+    elif shape.get("pass", "fwd") != "fwd":
+        return f"{name}: a py: callable computes the forward only"
     return ""
 
 
@@ -230,12 +261,22 @@ def prepare(name, backend, shape, tensors):
     """Wraps the buffers, makes the call ready and runs it once (untimed); returns the call."""
     kind, first, second = _split(name)
     dtype = tensors["element_dtype"]
+    pass_ = shape.get("pass", "fwd")
     if backend == "cuda":
         q, k, v, o = (_torch_tensor(tensors[t], dtype) for t in ("q", "k", "v", "o"))
     else:
         q, k, v, o = (_numpy_array(tensors[t]) for t in ("q", "k", "v", "o"))
+    out = o
+    expected = [[shape["batch"], shape["heads"], shape["seq_q"], _hdim_v(shape)]]
 
-    if kind == "torch":
+    if kind == "torch" and pass_ != "fwd":
+        d_o, dq, dk, dv = (_torch_tensor(tensors[t], dtype) for t in ("d_o", "dq", "dk", "dv"))
+        # Leaves over attnprof's buffers (detach shares the memory) that autograd differentiates.
+        q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
+        run = _torch_backward(_torch_sdpa(first, shape, q, k, v), pass_, q, k, v, d_o)
+        out = (o if pass_ == "fwd_bwd" else None, dq, dk, dv)
+        expected = [list(t.shape) for t in (dq, dk, dv)]
+    elif kind == "torch":
         run = _torch_sdpa(first, shape, q, k, v)
     else:
         if os.getcwd() not in sys.path:
@@ -265,12 +306,14 @@ def prepare(name, backend, shape, tensors):
             if kind == "torch" and "No available kernel" in str(exc):
                 raise Unsupported(f"PyTorch: {'; '.join(reasons) or _describe(exc)}") from exc
             raise
-    _check_output(result, [shape["batch"], shape["heads"], shape["seq_q"], _hdim_v(shape)], dtype, backend)
+    results = result[1:] if isinstance(out, tuple) else [result]
+    for got, want in zip(results, expected):
+        _check_output(got, want, dtype, backend)
     if kind == "torch" and backend == "cuda" and os.environ.get("ATTNPROF_PY_GRAPHS", "1") != "0":
         graph, graph_out = _capture(run)
         if graph is not None:
-            return _Call(run, o, backend, graph, graph_out)
-    return _Call(run, o, backend)
+            return _Call(run, out, backend, graph, graph_out)
+    return _Call(run, out, backend)
 
 
 def _capture(run):

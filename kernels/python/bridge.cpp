@@ -134,10 +134,13 @@ struct Gil {
 
 const char* dtype_name(int32_t d) { return d == ATTNPROF_DTYPE_FP32 ? "fp32" : d == ATTNPROF_DTYPE_FP16 ? "fp16" : "bf16"; }
 
+const char* pass_name(int32_t p) { return p == ATTNPROF_PASS_BWD ? "bwd" : p == ATTNPROF_PASS_FWD_BWD ? "fwd_bwd" : "fwd"; }
+
 PyObject* shape_dict(const attnprof_shape& s) {
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:O,s:s}", "batch", (long long)s.batch, "heads", (long long)s.heads,
-                       "kv_heads", (long long)s.kv_heads, "seq_q", (long long)s.seq_q, "seq_k", (long long)s.seq_k,
-                       "hdim", (long long)s.hdim, "causal", s.causal ? Py_True : Py_False, "dtype", dtype_name(s.dtype));
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:O,s:s,s:s}", "batch", (long long)s.batch, "heads",
+                       (long long)s.heads, "kv_heads", (long long)s.kv_heads, "seq_q", (long long)s.seq_q, "seq_k",
+                       (long long)s.seq_k, "hdim", (long long)s.hdim, "causal", s.causal ? Py_True : Py_False,
+                       "dtype", dtype_name(s.dtype), "pass", pass_name(s.pass));
 }
 
 PyObject* tensor_dict(const attnprof_tensor& t, long long heads, long long seq, long long hdim, long long batch) {
@@ -187,6 +190,21 @@ int prepare(void* user, const attnprof_shape* shape, const attnprof_tensors* t, 
       "{s:N,s:N,s:N,s:N,s:s}", "q", tensor_dict(t->q, s.heads, s.seq_q, s.hdim, s.batch), "k",
       tensor_dict(t->k, s.kv_heads, s.seq_k, s.hdim, s.batch), "v", tensor_dict(t->v, s.kv_heads, s.seq_k, hdim_v, s.batch),
       "o", tensor_dict(t->o, s.heads, s.seq_q, t->o.stride[2], s.batch), "element_dtype", dtype_name(t->element_dtype));
+  if (tensors && t->d_o.data != 0) {  // a backward point: dO in, dQ, dK, dV out
+    const struct {
+      const char* key;
+      const attnprof_tensor& tensor;
+      long long heads, seq, width;
+    } grads[] = {{"d_o", t->d_o, s.heads, s.seq_q, t->o.stride[2]},
+                 {"dq", t->dq, s.heads, s.seq_q, s.hdim},
+                 {"dk", t->dk, s.kv_heads, s.seq_k, s.hdim},
+                 {"dv", t->dv, s.kv_heads, s.seq_k, hdim_v}};
+    for (const auto& g : grads) {
+      PyObject* value = tensor_dict(g.tensor, g.heads, g.seq, g.width, s.batch);
+      if (value) PyDict_SetItemString(tensors, g.key, value);
+      Py_XDECREF(value);
+    }
+  }
   PyObject* dict = shape_dict(s);
   if (dict) {
     PyObject* width = PyLong_FromLongLong(hdim_v);
@@ -256,8 +274,10 @@ void add_kernel(Table& table, const std::string& name, const std::string& backen
   k.layouts = ATTNPROF_LAYOUT_BHSD;
   // Pure; not graph-capturable by attnprof (the module replays torch: calls from its own CUDA graph,
   // and py: callables may allocate in every call); no LSE (PyTorch's SDPA does not return it). V and O
-  // may be narrower or wider than Q and K: the module reads their widths from the tensors.
+  // may be narrower or wider than Q and K: the module reads their widths from the tensors. PyTorch's
+  // backends run the backward through autograd; a py: callable is a forward.
   k.flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
+  if (name.starts_with("torch:")) k.flags |= ATTNPROF_KERNEL_RUNS_BACKWARD;
   k.user = &table.specs.back();
   k.supports = supports;
   k.prepare = prepare;

@@ -13,6 +13,16 @@
 // group * seq_q rows, and the batch strides stay uniform.
 // A packed variable-length batch (core/shape.hpp) runs the three stages sequence by sequence
 // (run_packed): cuBLAS calls per (sequence, kv head) and a softmax launch per sequence.
+// The backward (dense batches), with dS the gradient of the scaled scores S:
+//   bwd_qk_gemm  S = scale * Q K^T          (bwd only: the forward's P is gone; fwd_bwd keeps it)
+//   bwd_softmax  P = exp(S - LSE) masked    (bwd only) in the dtype
+//   bwd_dv_gemm  dV = P^T dO                 cuBLAS; the GEMM's k runs over the group's query rows,
+//                                            which sums GQA's gradient per kv head
+//   bwd_dp_gemm  dP = dO V^T                 fp32, over S
+//   bwd_ds       dS = P * (dP - D), D = rowsum(dO * O), in the dtype, over P
+//   bwd_dq_gemm  dQ = scale * dS K
+//   bwd_dk_gemm  dK = scale * dS^T Q          (summed over the group like dV)
+// The workspace is the forward's: dP reuses S's fp32 and dS P's dtype entries.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -73,6 +83,8 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 // Paged K and V into contiguous (batch, kv_heads, seq_k, hdim) copies (hdim_v for V), 16 bytes per
 // thread step: the first k_chunks steps copy K, the rest V, whose rows may be of another width.
@@ -96,6 +108,18 @@ __global__ void gather_kv_kernel(const uint4* __restrict__ k_pool, const uint4* 
       v_out[i] = v_pool[src];
   }
 }
+
+// P = exp(S - LSE) where row i sees key j, 0 elsewhere (and on a row without a visible key); `rows`
+// rows of seq_k scores, row r's LSE at r.
+template <typename T>
+__global__ void probs_from_lse_kernel(const float* __restrict__ s, const float* __restrict__ lse, T* __restrict__ p,
+                                      int64_t rows, int64_t seq_q, int64_t seq_k, bool causal, int64_t window);
+
+// dS = P * (dP - D) with D = rowsum(dO * O) of the row: one CTA per row; dP in the fp32 buffer, dS
+// written over P.
+template <typename T>
+__global__ void dsoftmax_rows_kernel(const float* __restrict__ dp, T* __restrict__ p_ds, const T* __restrict__ d_o,
+                                     const T* __restrict__ o, int64_t seq_k, int64_t hdim_v);
 
 struct MaxSum {
   float max;  // running maximum of the row's scores
@@ -175,6 +199,38 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
     const float prob = j >= visible.begin && j < visible.end ? __expf(s_row[j] - total.max) * inv_sum : 0.f;
     p_row[j] = from_float<T>(prob);
   }
+}
+
+template <typename T>
+__global__ void probs_from_lse_kernel(const float* __restrict__ s, const float* __restrict__ lse, T* __restrict__ p,
+                                      int64_t rows, int64_t seq_q, int64_t seq_k, bool causal, int64_t window) {
+  const int64_t total = rows * seq_k;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total; e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t row = e / seq_k, j = e % seq_k;
+    const RowKeys visible = row_keys(row % seq_q, seq_q, seq_k, causal, window);
+    const float l = lse[row];
+    const bool seen = j >= visible.begin && j < visible.end && l != -INFINITY;
+    p[e] = from_float<T>(seen ? __expf(s[e] - l) : 0.f);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kSoftmaxThreads)
+    dsoftmax_rows_kernel(const float* __restrict__ dp, T* __restrict__ p_ds, const T* __restrict__ d_o,
+                         const T* __restrict__ o, int64_t seq_k, int64_t hdim_v) {
+  const int64_t row = blockIdx.x;
+  float dot = 0.f;
+  for (int64_t c = threadIdx.x; c < hdim_v; c += blockDim.x)
+    dot += to_float(d_o[row * hdim_v + c]) * to_float(o[row * hdim_v + c]);
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+  __shared__ float warp_dot[kSoftmaxThreads / kWarpSize];
+  if (threadIdx.x % kWarpSize == 0) warp_dot[threadIdx.x / kWarpSize] = dot;
+  __syncthreads();
+  float d = 0.f;
+  for (int w = 0; w < kSoftmaxThreads / kWarpSize; ++w) d += warp_dot[w];
+  const float* dp_row = dp + row * seq_k;
+  T* row_out = p_ds + row * seq_k;
+  for (int64_t j = threadIdx.x; j < seq_k; j += blockDim.x) row_out[j] = from_float<T>(to_float(row_out[j]) * (dp_row[j] - d));
 }
 
 // Four values of P in the input dtype, stored with one 8-byte access.
@@ -358,6 +414,11 @@ Geometry geometry_of(const core::Shape& s) {
   return {static_cast<int>(s.batch * s.kv_heads), (s.heads / s.kv_heads) * s.seq_q, s.seq_k, s.hdim, s.value_hdim()};
 }
 
+// Blocks of the elementwise probs_from_lse_kernel (a grid-stride loop).
+int64_t probs_blocks(int64_t elems) {
+  return std::max<int64_t>(1, std::min<int64_t>(int64_t{1} << 16, (elems + kSoftmaxThreads - 1) / kSoftmaxThreads));
+}
+
 constexpr int kGatherThreads = 256;
 constexpr int64_t kGatherMaxBlocks = 4096;
 
@@ -411,6 +472,7 @@ class ReferenceKernel final : public Kernel {
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     if (s.dtype == core::DType::fp32) return "reference kernel supports fp16 and bf16 inputs only";
+    if (s.backward() && s.varlen()) return "reference backward runs dense batches only (no packed variable-length batch)";
     if (s.hdim % 8 != 0) return "reference kernel needs hdim divisible by 8 (cuBLAS alignment)";
     if (s.seq_k > INT32_MAX || s.hdim > INT32_MAX || (s.heads / s.kv_heads) * s.seq_q > INT32_MAX)
       return "reference kernel: a GEMM dimension exceeds 2^31 (cuBLAS takes int)";
@@ -422,10 +484,16 @@ class ReferenceKernel final : public Kernel {
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
   bool runs_distinct_hdim_v() const override { return true; }  // PV is a GEMM of its own width
+  bool runs_backward() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override { return gathered_offset(s) + gathered_bytes(s); }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
     if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
-    return {"qk_gemm", "softmax", "pv_gemm"};
+    std::vector<std::string> names;
+    if (s.pass != core::Pass::bwd) names = {"qk_gemm", "softmax", "pv_gemm"};
+    if (s.pass == core::Pass::bwd) names = {"bwd_qk_gemm", "bwd_softmax"};
+    if (s.backward())
+      for (const char* name : {"bwd_dv_gemm", "bwd_dp_gemm", "bwd_ds", "bwd_dq_gemm", "bwd_dk_gemm"}) names.emplace_back(name);
+    return names;
   }
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     // A packed batch launches the softmax once per sequence: the longest one's launch stands for them.
@@ -435,9 +503,29 @@ class ReferenceKernel final : public Kernel {
     if (s.paged())
       out.push_back({"gather_kv_kernel", reinterpret_cast<const void*>(&gather_kv_kernel),
                      gather_blocks(s), kGatherThreads, 0});
-    out.push_back({"qk_gemm (cuBLAS)", nullptr, 0, 0, 0});
-    out.push_back({softmax.name, softmax.func, softmax.blocks, softmax.threads, 0});
-    out.push_back({"pv_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    if (s.pass != core::Pass::bwd) {
+      out.push_back({"qk_gemm (cuBLAS)", nullptr, 0, 0, 0});
+      out.push_back({softmax.name, softmax.func, softmax.blocks, softmax.threads, 0});
+      out.push_back({"pv_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    }
+    if (!s.backward()) return out;
+    const bool bf16 = s.dtype == core::DType::bf16;
+    const int64_t rows = s.batch * s.heads * s.seq_q;
+    if (s.pass == core::Pass::bwd) {
+      out.push_back({"bwd_qk_gemm (cuBLAS)", nullptr, 0, 0, 0});
+      out.push_back({"probs_from_lse_kernel",
+                     bf16 ? reinterpret_cast<const void*>(&probs_from_lse_kernel<__nv_bfloat16>)
+                          : reinterpret_cast<const void*>(&probs_from_lse_kernel<__half>),
+                     probs_blocks(rows * s.seq_k), kSoftmaxThreads, 0});
+    }
+    out.push_back({"bwd_dv_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    out.push_back({"bwd_dp_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    out.push_back({"dsoftmax_rows_kernel",
+                   bf16 ? reinterpret_cast<const void*>(&dsoftmax_rows_kernel<__nv_bfloat16>)
+                        : reinterpret_cast<const void*>(&dsoftmax_rows_kernel<__half>),
+                   rows, kSoftmaxThreads, 0});
+    out.push_back({"bwd_dq_gemm (cuBLAS)", nullptr, 0, 0, 0});
+    out.push_back({"bwd_dk_gemm (cuBLAS)", nullptr, 0, 0, 0});
     return out;
   }
 
@@ -494,6 +582,10 @@ class ReferenceKernel final : public Kernel {
       run_packed<T>(a, hook, io_type, handle, scores, probs);
       return;
     }
+    if (s.pass == core::Pass::bwd) {
+      backward<T>(a, hook, io_type, handle, scores, probs, stage);
+      return;
+    }
 
     // Row-major S (rows x seq_k) is column-major S^T = K Q^T: A = K (stored d x seq_k column-major,
     // transposed), B = Q (d x rows column-major).
@@ -519,6 +611,69 @@ class ReferenceKernel final : public Kernel {
         io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, &zero, a.o, io_type,
         static_cast<int>(g.hdim_v), g.rows_per_batch * g.hdim_v, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
+    if (s.pass == core::Pass::fwd_bwd) {
+      backward<T>(a, hook, io_type, handle, scores, probs, stage + 1);
+      return;
+    }
+    if (hook) hook->after_last();
+  }
+
+  // The backward's stages (see the top of the file) from stage `stage` on; a fwd_bwd call comes here
+  // with the forward's P in `probs`, a bwd call recomputes it from LSE first.
+  template <typename T>
+  void backward(const AttentionArgs& a, StageHook* hook, cudaDataType_t io_type, cublasHandle_t handle, float* scores,
+                T* probs, int stage) const {
+    const core::Shape& s = a.shape;
+    const Geometry g = geometry_of(s);
+    auto stream = static_cast<cudaStream_t>(a.stream);
+    if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
+      throw CudaError("reference kernel: a backward call without dO, dQ, dK and dV");
+    const float scale = static_cast<float>(core::softmax_scale(s));
+    const float one = 1.f, zero = 0.f;
+    const int m_rows = static_cast<int>(g.rows_per_batch), n_keys = static_cast<int>(g.seq_k),
+              d = static_cast<int>(g.hdim), dv = static_cast<int>(g.hdim_v);
+    const int64_t rows = s.batch * s.heads * s.seq_q;
+    if (s.pass == core::Pass::bwd) {
+      if (hook) hook->before_stage(stage++);
+      ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+          handle, CUBLAS_OP_T, CUBLAS_OP_N, n_keys, m_rows, d, &scale, a.k, io_type, d, g.seq_k * g.hdim, a.q, io_type,
+          d, g.rows_per_batch * g.hdim, &zero, scores, CUDA_R_32F, n_keys, g.rows_per_batch * g.seq_k, g.batch_count,
+          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      if (hook) hook->before_stage(stage++);
+      probs_from_lse_kernel<T><<<static_cast<unsigned>(probs_blocks(rows * s.seq_k)), kSoftmaxThreads, 0, stream>>>(
+          scores, a.lse, probs, rows, s.seq_q, s.seq_k, s.causal, clamped_window(s));
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    }
+    // Row-major dV (seq_k x dv) is column-major dV^T = dO^T P: A = dO (dv x rows), B = P^T (P is
+    // seq_k x rows column-major).
+    if (hook) hook->before_stage(stage++);
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, CUBLAS_OP_N, CUBLAS_OP_T, dv, n_keys, m_rows, &one, a.d_o, io_type, dv, g.rows_per_batch * g.hdim_v,
+        probs, io_type, n_keys, g.rows_per_batch * g.seq_k, &zero, a.dv, io_type, dv, g.seq_k * g.hdim_v,
+        g.batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    // Row-major dP (rows x seq_k) is column-major dP^T = V dO^T: A = V^T (V is dv x seq_k column-major),
+    // B = dO (dv x rows).
+    if (hook) hook->before_stage(stage++);
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, CUBLAS_OP_T, CUBLAS_OP_N, n_keys, m_rows, dv, &one, a.v, io_type, dv, g.seq_k * g.hdim_v, a.d_o,
+        io_type, dv, g.rows_per_batch * g.hdim_v, &zero, scores, CUDA_R_32F, n_keys, g.rows_per_batch * g.seq_k,
+        g.batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    if (hook) hook->before_stage(stage++);
+    dsoftmax_rows_kernel<T><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(
+        scores, probs, static_cast<const T*>(a.d_o), static_cast<const T*>(a.o), s.seq_k, s.value_hdim());
+    ATTNPROF_CUDA_CHECK(cudaGetLastError());
+    // Row-major dQ (rows x d) is column-major dQ^T = K^T dS^T: A = K (d x seq_k), B = dS (seq_k x rows).
+    if (hook) hook->before_stage(stage++);
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, CUBLAS_OP_N, CUBLAS_OP_N, d, m_rows, n_keys, &scale, a.k, io_type, d, g.seq_k * g.hdim, probs, io_type,
+        n_keys, g.rows_per_batch * g.seq_k, &zero, a.dq, io_type, d, g.rows_per_batch * g.hdim, g.batch_count,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    // Row-major dK (seq_k x d) is column-major dK^T = Q^T dS: A = Q (d x rows), B = dS^T.
+    if (hook) hook->before_stage(stage);
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, CUBLAS_OP_N, CUBLAS_OP_T, d, n_keys, m_rows, &scale, a.q, io_type, d, g.rows_per_batch * g.hdim, probs,
+        io_type, n_keys, g.rows_per_batch * g.seq_k, &zero, a.dk, io_type, d, g.seq_k * g.hdim, g.batch_count,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     if (hook) hook->after_last();
   }
 

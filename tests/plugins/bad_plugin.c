@@ -50,7 +50,7 @@ static const attnprof_kernel kernels[] = {{
 #if defined(FLAG_UNDER_V1)
     ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_MASKS_WINDOW,
 #elif defined(UNKNOWN_FLAG)
-    ATTNPROF_KERNEL_PURE | 128u,
+    ATTNPROF_KERNEL_PURE | 256u,
 #else
     ATTNPROF_KERNEL_PURE,
 #endif

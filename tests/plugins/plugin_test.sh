@@ -10,7 +10,7 @@ source "$(dirname "$0")/../run/lib.sh"
 plugin="$2"
 bad="$3"
 v1="$bad/cpu_attention_v1.so"      # examples/plugins/cpu_attention.c as built for ABI version 1
-plain="$bad/plain_v2.so"           # ABI version 2, declaring neither the window nor the varlen flag
+plain="$bad/plain_v2.so"           # built for ABI version 2, declaring neither the window nor the varlen flag
 [[ -f "$plugin" ]] || fail "no example plugin at '$plugin'"
 [[ -f "$v1" && -f "$plain" ]] || fail "no test plugins in '$bad'"
 axes="batch=1;heads=4;kv_heads=2;seq=32,48;hdim=32;causal=0,1;dtype=fp32"
@@ -33,7 +33,7 @@ for name in ("example-cpu-v1", "plain-v2"):
     assert not ks[name]["window"] and not ks[name]["varlen"], ks[name]
 assert ks["fused"]["window"] and ks["fused"]["varlen"] and ks["reference"]["varlen"], ks["fused"]
 assert d["plugins"][0]["name"] == "example-cpu" and len(d["plugins"][0]["sha256"]) == 64, d["plugins"]
-assert [p["abi_version"] for p in d["plugins"]] == [2, 1, 2], d["plugins"]
+assert [p["abi_version"] for p in d["plugins"]] == [3, 1, 2], d["plugins"]
 ' || fail "kernels --json"
 
 # Sliding windows (none, the diagonal, narrower and wider than the sequence), causal or not: the ABI 2
@@ -49,7 +49,7 @@ res = json.load(open(sys.argv[1]))
 assert res["schema_version"] == "1.11", res["schema_version"]
 recs = res["records"]
 assert len(recs) == 4 * 16, [(r["key"], r["status"]) for r in recs]
-assert [p["abi_version"] for p in res["context"]["plugins"]] == [2, 1, 2], res["context"]["plugins"]
+assert [p["abi_version"] for p in res["context"]["plugins"]] == [3, 1, 2], res["context"]["plugins"]
 windows = set()
 for r in recs:
     window = r["shape"].get("window", 0)
@@ -139,6 +139,29 @@ for name in ("fused", "fused-sm90", "decode", "fused-auto"):
 assert k.get(("cuda", "reference"), {"hdim_v": True})["hdim_v"]
 ' || fail "kernels --json: hdim_v support"
 
+# The backward pass (plugin ABI version 3): a plugin built for version 1 or 2 runs its forward points
+# and gets backward points unsupported with the reason; so does a version-3 kernel without
+# ATTNPROF_KERNEL_RUNS_BACKWARD.
+"$attnprof" sweep --plugin "$plugin" --plugin "$v1" --plugin "$plain" --kernels example-cpu,example-cpu-v1,plain-v2 \
+  --axes "heads=2;seq=32;hdim=32;causal=1;dtype=fp32;pass=fwd,bwd" "${fast[@]}" --out "$scratch/bwd" \
+  >"$scratch/bwd.log" 2>&1 || fail "backward sweep with the plugins failed: $(tail -n 5 "$scratch/bwd.log")"
+python3 - "$scratch/bwd/results.json" <<'PY' || fail "backward sweep: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 6, [(r["key"], r["status"]) for r in recs]
+why = {"example-cpu": "example-cpu does not declare ATTNPROF_KERNEL_RUNS_BACKWARD (it runs the forward pass only)",
+       "example-cpu-v1": "example-cpu-v1 cannot be given a backward pass (plugin ABI version 1 has no gradient tensors)",
+       "plain-v2": "plain-v2 cannot be given a backward pass (plugin ABI version 2 has no gradient tensors)"}
+for r in recs:
+    if r["shape"].get("pass", "fwd") == "bwd":
+        assert " bwd | " in r["key"] and r["status"] == "unsupported" and r["reason"] == why[r["kernel"]], (
+            r["key"], r["status"], r["reason"])
+    elif r["kernel"] != "plain-v2":  # plain-v2 computes nothing: its forward is incorrect, not refused
+        assert r["status"] == "ok", (r["key"], r["status"], r["reason"])
+    else:
+        assert r["status"] == "incorrect", (r["key"], r["status"], r["reason"])
+PY
+
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/a" \
   >"$scratch/a.log" 2>&1 || fail "sweep with the plugin failed: $(tail -n 5 "$scratch/a.log")"
@@ -157,7 +180,7 @@ assert all(r["layout"] == "bhsd" for r in recs if r["kernel"] == "fused")
 p = res["context"]["plugins"][0]
 assert p["path"] == os.path.realpath(sys.argv[2]) or p["path"] == os.path.abspath(sys.argv[2]), p
 assert p["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest(), p
-assert p["version"] == "1.0" and p["kernels"] == ["example-cpu"] and p["abi_version"] == 2, p
+assert p["version"] == "1.0" and p["kernels"] == ["example-cpu"] and p["abi_version"] == 3, p
 PY
 
 # Reports and the gate read plugin points like any other.
@@ -215,12 +238,12 @@ check_refused() {
 check_refused "missing file" "no such file" --plugin "$scratch/nosuch.so"
 check_refused "not a library" "not a loadable shared library" --plugin "$scratch/text.so"
 check_refused "no entry point" "exports no attnprof_plugin_entry" --plugin "$bad/bad_no_entry.so"
-check_refused "ABI mismatch" "built for plugin ABI version 99, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_mismatch.so"
-check_refused "a future ABI version" "built for plugin ABI version 3, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_next.so"
-check_refused "ABI version 0" "built for plugin ABI version 0, this attnprof speaks versions 1 to 2" --plugin "$bad/bad_abi_zero.so"
+check_refused "ABI mismatch" "built for plugin ABI version 99, this attnprof speaks versions 1 to 3" --plugin "$bad/bad_abi_mismatch.so"
+check_refused "a future ABI version" "built for plugin ABI version 4, this attnprof speaks versions 1 to 3" --plugin "$bad/bad_abi_next.so"
+check_refused "ABI version 0" "built for plugin ABI version 0, this attnprof speaks versions 1 to 3" --plugin "$bad/bad_abi_zero.so"
 check_refused "a version 2 flag under ABI version 1" \
   "kernel 'bad-plugin-kernel' declares ATTNPROF_KERNEL_MASKS_WINDOW under plugin ABI version 1" --plugin "$bad/bad_flag_under_v1.so"
-check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x80" --plugin "$bad/bad_unknown_flag.so"
+check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x100" --plugin "$bad/bad_unknown_flag.so"
 check_refused "struct size" "struct sizes" --plugin "$bad/bad_struct_size.so"
 check_refused "no table" "returned no table" --plugin "$bad/bad_no_table.so"
 check_refused "null name" "kernel #0 has no name" --plugin "$bad/bad_null_name.so"

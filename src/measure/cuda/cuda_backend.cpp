@@ -379,10 +379,13 @@ class CudaPoint final : public PointSteps {
 
   void allocate(uint64_t seed) override {
     problem_ = std::make_unique<kernels::CudaProblem>(shape_, kernel_);
+    // Inputs first (a backward point's O and LSE by its forward): a plugin's prepare may run the call,
+    // and PyTorch's backward records its autograd graph there.
+    problem_->fill_inputs(seed, stream_arg_);
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     // Untimed: a plugin's planning, handles and allocation happen here.
     call_ = kernel_.prepare(problem_->args(stream_arg_));
     zero_workspace_ = kernel_.needs_zeroed_workspace();
-    problem_->fill_inputs(seed, stream_arg_);
     problem_->poison_outputs(stream_arg_);
   }
 
