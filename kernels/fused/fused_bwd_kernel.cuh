@@ -57,8 +57,11 @@ struct BwdTraits : SmemRows<kHeadDim * 2, true> {
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K, V or dO
   static constexpr int kKSteps = kHeadDim / 16;       // k-steps over hdim: S^T, dP^T
-  static constexpr int kQSteps = kBlockM / 16;        // k-steps over a block's query rows: dV, dK
-  static constexpr int kNTilesS = kBlockM / 8;        // n8 tiles of a warp's S^T rows (queries)
+  // A block's query rows are taken kPartRows at a time for S^T, dP^T, dV and dK.
+  static constexpr int kQueryParts = kConfig.query_parts;
+  static constexpr int kPartRows = kBlockM / kQueryParts;
+  static constexpr int kQSteps = kPartRows / 16;      // k-steps over a part's query rows: dV, dK
+  static constexpr int kNTilesS = kPartRows / 8;      // n8 tiles of a warp's S^T rows (queries)
   static constexpr int kNTilesD = kHeadDim / 8;       // n8 tiles of a dK or dV row
   // dQ_block += dS K: warps kDqWarpsM x kDqWarpsN over (block_m, hdim).
   static constexpr int kDqWarpsM = kConfig.dq_warps_m;
@@ -72,6 +75,7 @@ struct BwdTraits : SmemRows<kHeadDim * 2, true> {
   static_assert(kWarps % kDqWarpsM == 0 && kBlockM % (kMmaRows * kDqWarpsM) == 0, "dQ rows split evenly");
   static_assert(kDqCols % 16 == 0, "a warp's dQ columns are whole k16 B fragments");
   static_assert(kThreads >= 2 * kBlockM, "one thread per row copies LSE, one D");
+  static_assert(kBlockM % kQueryParts == 0 && kPartRows % 16 == 0, "parts of whole k16 steps");
 };
 
 // Converts 8 elements of the dtype (16 bytes) to floats.
@@ -149,7 +153,7 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
 #else
   using Tr = BwdTraits<kHeadDim>;
   using Ds = typename Tr::DsRows;
-  constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN;
+  constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kPartRows = Tr::kPartRows;
   constexpr uint32_t kRowBytes = Tr::kSmemRowBytes, kDsRowBytes = Ds::kSmemRowBytes;
   constexpr uint32_t kQTileBytes = kBlockM * kRowBytes;
 
@@ -259,6 +263,9 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
     for (int e = 0; e < 4; ++e) acc_dk[nt][e] = acc_dv[nt][e] = 0.f;
 
   const int key_row = warp * kMmaRows + quad_row;  // this lane's keys in the CTA's block: key_row, + 8
+  // The lane's 4 bytes of dS^T's row key_row in n8 tile 0 (chunk 0 ^ quad_row); tile nt's are this XOR
+  // (nt % 8) * 16 plus (nt / 8) * 128, as SmemRows::step's: one base register for every store.
+  const uint32_t ds_store_lane = key_row * kDsRowBytes + Ds::lane_chunk(0, quad_row) + quad_col * 4;
   const int dq_wm = warp / Tr::kDqWarpsN, dq_wn = warp % Tr::kDqWarpsN;
 
   for (int step = 0; step < steps; ++step) {
@@ -274,117 +281,126 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
     int m0;
     const int64_t row0 = step_row0(step, m0);
     const uint32_t q_buf = s_q + buf * kQTileBytes, do_buf = s_do + buf * kQTileBytes;
-    // This lane's columns' LSE and D: queries nt * 8 + 2 quad_col, + 1 at lse_cols[nt], dsum_cols[nt].
+    // This lane's columns' LSE and D: queries nt * 8 + 2 quad_col, + 1 at lse_cols[nt * 4], dsum_cols[nt * 4].
     const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + buf * kBlockM) + quad_col;
     const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + buf * kBlockM) + quad_col;
 
-    // S^T = K Q^T: the warp's 16 keys by the block's kBlockM query rows.
-    float acc_s[Tr::kNTilesS][4];
+    // The block's rows in kQueryParts parts of kPartRows: the part's S^T and dP^T are the only
+    // accumulators besides dK and dV.
 #pragma unroll
-    for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
-#pragma unroll
-    for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-      uint32_t a[4];
-      ldmatrix_x4(a, Tr::step(s_k + kv_a_lane, ks));
-#pragma unroll
-      for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
-        uint32_t b[4];
-        ldmatrix_x4(b, Tr::step(q_buf + rows_b_lane, ks) + nt2 * 16 * kRowBytes);
-        mma_16816<T>(acc_s[2 * nt2], a, b[0], b[1]);
-        mma_16816<T>(acc_s[2 * nt2 + 1], a, b[2], b[3]);
-      }
-    }
-
-    // Mask the scores of keys a row does not see, and of rows past seq_q (same limits as the forward's).
-    if (bwd_block_needs_mask(Tr::kConfig, m0, n0, seq_q, seq_k, p.causal, p.window)) {
+    for (int part = 0; part < Tr::kQueryParts; ++part) {
+      const uint32_t q_part = q_buf + part * kPartRows * kRowBytes, do_part = do_buf + part * kPartRows * kRowBytes;
+      // S^T = K Q^T: the warp's 16 keys by the part's kPartRows query rows.
+      float acc_s[Tr::kNTilesS][4];
 #pragma unroll
       for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int i = m0 + nt * 8 + quad_col * 2 + e;
-          const int pos = i + seq_k - seq_q;
-          const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : seq_k;
-          const int key_limit = i < seq_q ? min(seq_k, key_end) : 0;
-          const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+        for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int key = n0 + key_row + half * 8;
-            if (key >= key_limit || key < key_begin) acc_s[nt][half * 2 + e] = -INFINITY;
-          }
+      for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+        uint32_t a[4];
+        ldmatrix_x4(a, Tr::step(s_k + kv_a_lane, ks));
+#pragma unroll
+        for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
+          uint32_t b[4];
+          ldmatrix_x4(b, Tr::step(q_part + rows_b_lane, ks) + nt2 * 16 * kRowBytes);
+          mma_16816<T>(acc_s[2 * nt2], a, b[0], b[1]);
+          mma_16816<T>(acc_s[2 * nt2 + 1], a, b[2], b[3]);
         }
-    }
-
-    // P^T = exp2(S^T * scale_log2 - LSE_i * log2 e): column i's LSE for elements 0, 2 and 1, 3.
-#pragma unroll
-    for (int nt = 0; nt < Tr::kNTilesS; ++nt) {
-      const float2 lse = lse_cols[nt * 4];
-      acc_s[nt][0] = fast_exp2(fmaf(acc_s[nt][0], p.scale_log2, -lse.x));
-      acc_s[nt][1] = fast_exp2(fmaf(acc_s[nt][1], p.scale_log2, -lse.y));
-      acc_s[nt][2] = fast_exp2(fmaf(acc_s[nt][2], p.scale_log2, -lse.x));
-      acc_s[nt][3] = fast_exp2(fmaf(acc_s[nt][3], p.scale_log2, -lse.y));
-    }
-
-    // dV += P^T dO. Two adjacent n8 tiles of P^T are one k16 A fragment (as P in the forward).
-#pragma unroll
-    for (int qs = 0; qs < Tr::kQSteps; ++qs) {
-      const uint32_t a[4] = {pack2<T>(acc_s[2 * qs][0], acc_s[2 * qs][1]), pack2<T>(acc_s[2 * qs][2], acc_s[2 * qs][3]),
-                             pack2<T>(acc_s[2 * qs + 1][0], acc_s[2 * qs + 1][1]),
-                             pack2<T>(acc_s[2 * qs + 1][2], acc_s[2 * qs + 1][3])};
-#pragma unroll
-      for (int dt2 = 0; dt2 < Tr::kNTilesD / 2; ++dt2) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, Tr::step(do_buf + cols_b_lane, dt2) + qs * 16 * kRowBytes);
-        mma_16816<T>(acc_dv[2 * dt2], a, b[0], b[1]);
-        mma_16816<T>(acc_dv[2 * dt2 + 1], a, b[2], b[3]);
-      }
-    }
-
-    // dP^T = V dO^T.
-    float acc_dp[Tr::kNTilesS][4];
-#pragma unroll
-    for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_dp[nt][e] = 0.f;
-#pragma unroll
-    for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-      uint32_t a[4];
-      ldmatrix_x4(a, Tr::step(s_v + kv_a_lane, ks));
-#pragma unroll
-      for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
-        uint32_t b[4];
-        ldmatrix_x4(b, Tr::step(do_buf + rows_b_lane, ks) + nt2 * 16 * kRowBytes);
-        mma_16816<T>(acc_dp[2 * nt2], a, b[0], b[1]);
-        mma_16816<T>(acc_dp[2 * nt2 + 1], a, b[2], b[3]);
-      }
-    }
-
-    // dS^T = P^T * (dP^T - D_i), rounded to the dtype as k16 A fragments; each fragment's four
-    // registers are rows key_row, key_row + 8 of n8 tiles 2 qs and 2 qs + 1, also stored as dS^T's rows
-    // for dQ.
-    uint32_t ds[Tr::kQSteps][4];
-#pragma unroll
-    for (int qs = 0; qs < Tr::kQSteps; ++qs)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int nt = 2 * qs + j / 2, half = j % 2;
-        const float2 d = dsum_cols[nt * 4];
-        ds[qs][j] = pack2<T>(acc_s[nt][half * 2] * (acc_dp[nt][half * 2] - d.x),
-                             acc_s[nt][half * 2 + 1] * (acc_dp[nt][half * 2 + 1] - d.y));
-        *reinterpret_cast<uint32_t*>(ds_bytes + Ds::at(key_row + half * 8, nt) + quad_col * 4) = ds[qs][j];
       }
 
-    // dK += dS^T Q (scaled once, at the end).
+      // Mask the scores of keys a row does not see, and of rows past seq_q (same limits as the forward's).
+      if (bwd_block_needs_mask(Tr::kConfig, m0, n0, seq_q, seq_k, p.causal, p.window)) {
 #pragma unroll
-    for (int qs = 0; qs < Tr::kQSteps; ++qs)
+        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
-      for (int dt2 = 0; dt2 < Tr::kNTilesD / 2; ++dt2) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, Tr::step(q_buf + cols_b_lane, dt2) + qs * 16 * kRowBytes);
-        mma_16816<T>(acc_dk[2 * dt2], ds[qs], b[0], b[1]);
-        mma_16816<T>(acc_dk[2 * dt2 + 1], ds[qs], b[2], b[3]);
+          for (int e = 0; e < 2; ++e) {
+            const int i = m0 + part * kPartRows + nt * 8 + quad_col * 2 + e;
+            const int pos = i + seq_k - seq_q;
+            const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : seq_k;
+            const int key_limit = i < seq_q ? min(seq_k, key_end) : 0;
+            const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int key = n0 + key_row + half * 8;
+              if (key >= key_limit || key < key_begin) acc_s[nt][half * 2 + e] = -INFINITY;
+            }
+          }
       }
+
+      // P^T = exp2(S^T * scale_log2 - LSE_i * log2 e): column i's LSE for elements 0, 2 and 1, 3.
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesS; ++nt) {
+        const float2 lse = lse_cols[part * kPartRows / 2 + nt * 4];
+        acc_s[nt][0] = fast_exp2(fmaf(acc_s[nt][0], p.scale_log2, -lse.x));
+        acc_s[nt][1] = fast_exp2(fmaf(acc_s[nt][1], p.scale_log2, -lse.y));
+        acc_s[nt][2] = fast_exp2(fmaf(acc_s[nt][2], p.scale_log2, -lse.x));
+        acc_s[nt][3] = fast_exp2(fmaf(acc_s[nt][3], p.scale_log2, -lse.y));
+      }
+
+      // dV += P^T dO. Two adjacent n8 tiles of P^T are one k16 A fragment (as P in the forward).
+#pragma unroll
+      for (int qs = 0; qs < Tr::kQSteps; ++qs) {
+        const uint32_t a[4] = {pack2<T>(acc_s[2 * qs][0], acc_s[2 * qs][1]), pack2<T>(acc_s[2 * qs][2], acc_s[2 * qs][3]),
+                               pack2<T>(acc_s[2 * qs + 1][0], acc_s[2 * qs + 1][1]),
+                               pack2<T>(acc_s[2 * qs + 1][2], acc_s[2 * qs + 1][3])};
+#pragma unroll
+        for (int dt2 = 0; dt2 < Tr::kNTilesD / 2; ++dt2) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, Tr::step(do_part + cols_b_lane, dt2) + qs * 16 * kRowBytes);
+          mma_16816<T>(acc_dv[2 * dt2], a, b[0], b[1]);
+          mma_16816<T>(acc_dv[2 * dt2 + 1], a, b[2], b[3]);
+        }
+      }
+
+      // dP^T = V dO^T.
+      float acc_dp[Tr::kNTilesS][4];
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_dp[nt][e] = 0.f;
+#pragma unroll
+      for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+        uint32_t a[4];
+        ldmatrix_x4(a, Tr::step(s_v + kv_a_lane, ks));
+#pragma unroll
+        for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
+          uint32_t b[4];
+          ldmatrix_x4(b, Tr::step(do_part + rows_b_lane, ks) + nt2 * 16 * kRowBytes);
+          mma_16816<T>(acc_dp[2 * nt2], a, b[0], b[1]);
+          mma_16816<T>(acc_dp[2 * nt2 + 1], a, b[2], b[3]);
+        }
+      }
+
+      // dS^T = P^T * (dP^T - D_i), rounded to the dtype as k16 A fragments; each fragment's four
+      // registers are rows key_row, key_row + 8 of n8 tiles 2 qs and 2 qs + 1, also stored as dS^T's rows
+      // for dQ.
+      uint32_t ds[Tr::kQSteps][4];
+#pragma unroll
+      for (int qs = 0; qs < Tr::kQSteps; ++qs)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int nt = 2 * qs + j / 2, half = j % 2;
+          const float2 d = dsum_cols[part * kPartRows / 2 + nt * 4];
+          ds[qs][j] = pack2<T>(acc_s[nt][half * 2] * (acc_dp[nt][half * 2] - d.x),
+                               acc_s[nt][half * 2 + 1] * (acc_dp[nt][half * 2 + 1] - d.y));
+          const int chunk = part * Tr::kNTilesS + nt;  // of dS^T's row
+          const uint32_t at = ((ds_store_lane ^ static_cast<uint32_t>((chunk % 8) * 16)) + (chunk / 8) * 128) + half * 8 * kDsRowBytes;
+          *reinterpret_cast<uint32_t*>(ds_bytes + at) = ds[qs][j];
+        }
+
+      // dK += dS^T Q (scaled once, at the end).
+#pragma unroll
+      for (int qs = 0; qs < Tr::kQSteps; ++qs)
+#pragma unroll
+        for (int dt2 = 0; dt2 < Tr::kNTilesD / 2; ++dt2) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, Tr::step(q_part + cols_b_lane, dt2) + qs * 16 * kRowBytes);
+          mma_16816<T>(acc_dk[2 * dt2], ds[qs], b[0], b[1]);
+          mma_16816<T>(acc_dk[2 * dt2 + 1], ds[qs], b[2], b[3]);
+        }
+
+    }
 
     // Every warp's dS^T rows are in shared memory: warp (dq_wm, dq_wn) computes rows dq_wm * kBlockM /
     // kDqWarpsM and columns dq_wn * kDqCols of dQ_block = dS K over the CTA's kBlockN keys.

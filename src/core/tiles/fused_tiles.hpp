@@ -250,6 +250,9 @@ struct BwdTileConfig {
   int block_n = 0;       // keys per CTA: 16 per warp
   int warps = 0;
   int dq_warps_m = 0;    // warps along dQ's rows in dQ += dS K (warps / dq_warps_m along its columns)
+  // S^T, dP^T, dV and dK take a block's rows block_m / query_parts at a time: fewer accumulator
+  // registers (the part's S^T and dP^T), for K's and V's fragments loaded once per part.
+  int query_parts = 1;
   // Q, dO, K and V tiles are copied a line at a time (load_tile_async in fused_kernel.cuh).
   bool copy_by_lines = true;
   constexpr bool operator==(const BwdTileConfig&) const = default;
@@ -266,8 +269,10 @@ constexpr bool bwd_supported_hdim(int hdim) {
 
 // 8 warps x 16 keys (FlashAttention-2's 128-key CTA, so that dQ is summed with atomics over seq_k / 128
 // key blocks) and 64 query rows per step: a warp holds dK and dV of its 16 keys (hdim / 2 registers
-// each per thread) and the 16 x 64 tiles S^T, then dP^T, in fp32 (32 registers each).
-constexpr BwdTileConfig bwd_tile_config(int /*hdim*/) { return {64, 128, 8, 2, true}; }
+// each per thread) and the 16 x 64 tiles S^T and dP^T in fp32 (32 registers each). Taking the rows
+// in two parts of 32 (query_parts 2) left ptxas's spills at hdim 128 about where they were (12-32
+// bytes either way, 255 registers), for twice the loads of K's and V's fragments.
+constexpr BwdTileConfig bwd_tile_config(int /*hdim*/) { return {64, 128, 8, 2, 1, true}; }
 
 constexpr int bwd_threads_of(BwdTileConfig c) { return c.warps * 32; }
 
