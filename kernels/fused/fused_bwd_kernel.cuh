@@ -281,7 +281,8 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
     int m0;
     const int64_t row0 = step_row0(step, m0);
     const uint32_t q_buf = s_q + buf * kQTileBytes, do_buf = s_do + buf * kQTileBytes;
-    // This lane's columns' LSE and D: queries nt * 8 + 2 quad_col, + 1 at lse_cols[nt * 4], dsum_cols[nt * 4].
+    // This lane's columns' LSE and D: queries nt * 8 + 2 quad_col, + 1 at lse_cols[nt * 4] and
+    // dsum_cols[nt * 4].
     const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + buf * kBlockM) + quad_col;
     const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + buf * kBlockM) + quad_col;
 
@@ -385,7 +386,8 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
           ds[qs][j] = pack2<T>(acc_s[nt][half * 2] * (acc_dp[nt][half * 2] - d.x),
                                acc_s[nt][half * 2 + 1] * (acc_dp[nt][half * 2 + 1] - d.y));
           const int chunk = part * Tr::kNTilesS + nt;  // of dS^T's row
-          const uint32_t at = ((ds_store_lane ^ static_cast<uint32_t>((chunk % 8) * 16)) + (chunk / 8) * 128) + half * 8 * kDsRowBytes;
+          const uint32_t at =
+              ((ds_store_lane ^ static_cast<uint32_t>((chunk % 8) * 16)) + (chunk / 8) * 128) + half * 8 * kDsRowBytes;
           *reinterpret_cast<uint32_t*>(ds_bytes + at) = ds[qs][j];
         }
 
@@ -399,7 +401,6 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
           mma_16816<T>(acc_dk[2 * dt2], ds[qs], b[0], b[1]);
           mma_16816<T>(acc_dk[2 * dt2 + 1], ds[qs], b[2], b[3]);
         }
-
     }
 
     // Every warp's dS^T rows are in shared memory: warp (dq_wm, dq_wn) computes rows dq_wm * kBlockM /
