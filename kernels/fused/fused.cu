@@ -1,5 +1,6 @@
 // The fused kernel's host side: shape checks, the ATTNPROF_FUSED_CONFIG tile variant, dispatch to the
-// per-head-dim instantiations (fused_launch.hpp), and registration as kernel "fused".
+// per-head-dim instantiations (fused_launch.hpp), the backward pass's three stages and its workspace,
+// and registration as kernel "fused".
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -8,8 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/launch_params.hpp"
@@ -50,6 +53,22 @@ std::optional<TileVariant> variant_for(const core::Shape& s) {
                                 s.windowed(), s.varlen());
 }
 
+// The backward's stages, in launch order, and their names in stage_names().
+constexpr fused::BwdStage kBwdStages[] = {fused::BwdStage::preprocess, fused::BwdStage::main,
+                                          fused::BwdStage::dq_convert};
+constexpr const char* kBwdStageNames[] = {"bwd_preprocess", "bwd_main", "bwd_dq_convert"};
+constexpr const char* kBwdKernelNames[] = {"fused_bwd_preprocess_kernel", "fused_bwd_main_kernel",
+                                           "fused_bwd_dq_convert_kernel"};
+
+// Rows of Q (and O, LSE, dO, dQ): the backward's per-row work and its workspace.
+int64_t q_rows(const core::Shape& s) { return s.heads * s.tokens_q(); }
+
+// CTAs of the backward's main stage: one per block of keys of every (batch, kv head); a packed batch's
+// grid covers its longest sequence.
+int64_t bwd_main_ctas(const core::Shape& s) {
+  return fused::bwd_key_blocks(fused::bwd_tile_config(static_cast<int>(s.hdim)), s.seq_k) * s.batch * s.kv_heads;
+}
+
 class FusedKernel final : public Kernel {
  public:
   std::string name() const override { return "fused"; }
@@ -63,7 +82,8 @@ class FusedKernel final : public Kernel {
                                  std::to_string(fused::kTwoCtaUnmaskedKeys) + " keys without it)";
     const std::string chosen = text.empty() ? by_shape : std::string(variant ? fused::to_string(*variant) : "invalid");
     return "FlashAttention-2 style: one launch, mma.sync m16n8k16, online softmax in fp32, "
-           "cp.async double-buffered K/V; tile variant " + chosen;
+           "cp.async double-buffered K/V; tile variant " + chosen +
+           "; backward (hdim 64 and 128): FlashAttention-2's, one CTA per 128 keys, dQ by fp32 atomics";
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     const auto variant = variant_for(s);
@@ -84,14 +104,78 @@ class FusedKernel final : public Kernel {
     const fused::TileConfig c = fused::tile_config(static_cast<int>(s.hdim), *variant);
     const long long ctas = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
     if (ctas > INT32_MAX) return "fused kernel: more than 2^31 CTAs";
+    if (s.backward()) {
+      if (!fused::bwd_supported_hdim(static_cast<int>(s.hdim)))
+        return "fused kernel's backward runs hdim 64 and 128, not " + std::to_string(s.hdim);
+      if (bwd_main_ctas(s) > INT32_MAX) return "fused kernel's backward: more than 2^31 CTAs";
+    }
     return {};
   }
-  size_t workspace_bytes(const core::Shape&) const override { return 0; }
+  // The backward's: dQ's fp32 accumulator, LSE in log2 units and D, per row of Q (fused::BwdWorkspace).
+  size_t workspace_bytes(const core::Shape& s) const override {
+    if (!s.backward() || !unsupported_reason(s).empty()) return 0;
+    return static_cast<size_t>(fused::bwd_workspace(q_rows(s), static_cast<int>(s.hdim)).bytes());
+  }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
+  bool runs_backward() const override { return true; }
+
+  // fwd: the one launch; bwd: the three stages; fwd_bwd: the forward ("fwd") then the three.
+  std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (!s.backward()) return {name()};
+    std::vector<std::string> names;
+    if (s.pass == core::Pass::fwd_bwd) names.emplace_back("fwd");
+    names.insert(names.end(), std::begin(kBwdStageNames), std::end(kBwdStageNames));
+    return names;
+  }
+
+  // The backward's tile (fused_tiles.hpp's bwd_tile_config) and how dQ is summed: dq_atomic 1, fp32
+  // atomics into the workspace (the forward reports no plan).
+  std::map<std::string, int64_t> plan(const core::Shape& s) const override {
+    if (!s.backward() || !unsupported_reason(s).empty()) return {};
+    const fused::BwdTileConfig c = fused::bwd_tile_config(static_cast<int>(s.hdim));
+    return {{"bwd_block_m", c.block_m}, {"bwd_block_n", c.block_n}, {"bwd_warps", c.warps},
+            {"bwd_dq_warps_m", c.dq_warps_m}, {"dq_atomic", 1}};
+  }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
+    if (!s.backward()) return {forward_launch_info(s)};
+    std::vector<LaunchInfo> infos;
+    if (s.pass == core::Pass::fwd_bwd) infos.push_back(forward_launch_info(s));
+    const int hdim = static_cast<int>(s.hdim);
+    for (size_t i = 0; i < std::size(kBwdStages); ++i) {
+      LaunchInfo info;
+      info.kernel_name = std::string(kBwdKernelNames[i]) + "<" + std::string(core::to_string(s.dtype)) + ", d" +
+                         std::to_string(hdim) + ">";
+      fused::dispatch_bwd_hdim(hdim, [&](auto d) {
+        info.func = fused::bwd_kernel_func<d.value>(s.dtype, kBwdStages[i]);
+        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, kBwdStages[i], q_rows(s), bwd_main_ctas(s));
+        info.grid_blocks = dims.grid_blocks;
+        info.block_threads = dims.block_threads;
+        info.dynamic_smem_bytes = dims.dynamic_smem_bytes;
+      });
+      infos.push_back(info);
+    }
+    return infos;
+  }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
+    if (s.varlen() && a.cu_seqlens == nullptr) throw CudaError("fused kernel: a packed batch without cu_seqlens");
+    const nvtx3::scoped_range range("fused " + s.label());
+    int stage = 0;
+    if (s.pass != core::Pass::bwd) {
+      if (hook) hook->before_stage(stage++);
+      launch_forward(a);
+    }
+    if (s.backward()) launch_backward(a, hook, stage);
+    if (hook) hook->after_last();
+  }
+
+ private:
+  LaunchInfo forward_launch_info(const core::Shape& s) const {
     const TileVariant variant = *variant_for(s);
     const int hdim = static_cast<int>(s.hdim);
     const fused::TileConfig c = fused::tile_config(hdim, variant);
@@ -102,15 +186,13 @@ class FusedKernel final : public Kernel {
     info.grid_blocks = fused::m_blocks(c, s.seq_q) * s.batch * s.heads;
     info.block_threads = fused::threads_of(c);
     info.dynamic_smem_bytes = fused::smem_bytes(c, hdim, core::dtype_bytes(s.dtype));
-    return {info};
+    return info;
   }
 
-  void launch(const AttentionArgs& a, StageHook* hook) const override {
+  // O and LSE from Q, K, V (the shape's pass aside).
+  static void launch_forward(const AttentionArgs& a) {
     const core::Shape& s = a.shape;
-    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const TileVariant variant = *variant_for(s);
-    const nvtx3::scoped_range range("fused " + s.label());
-    if (hook) hook->before_stage(0);
     const int hdim = static_cast<int>(s.hdim);
     const fused::TileConfig c = fused::tile_config(hdim, variant);
     fused::FusedParams p{};
@@ -122,14 +204,50 @@ class FusedKernel final : public Kernel {
     fill_shape_fields(p, s);
     // A packed batch: seq_q is the longest sequence's length, whose query blocks the grid covers.
     p.num_m_blocks = static_cast<int>(fused::m_blocks(c, s.seq_q));
-    if (s.varlen() && a.cu_seqlens == nullptr) throw CudaError("fused kernel: a packed batch without cu_seqlens");
     p.cu_seqlens = s.varlen() ? a.cu_seqlens : nullptr;
     p.tokens = static_cast<int>(s.tokens_q());
     const auto grid = static_cast<unsigned>(p.num_m_blocks * s.batch * s.heads);
     fused::dispatch_hdim(hdim, [&](auto d) {
       fused::launch_kernel<d.value>(s.dtype, variant, p, grid, static_cast<cudaStream_t>(a.stream));
     });
-    if (hook) hook->after_last();
+  }
+
+  // dQ, dK, dV from Q, K, V, O, dO and LSE: stages kBwdStages, hook's stages first_stage on.
+  static void launch_backward(const AttentionArgs& a, StageHook* hook, int first_stage) {
+    const core::Shape& s = a.shape;
+    if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
+      throw CudaError("fused kernel: a backward pass without dO, dQ, dK or dV");
+    const int hdim = static_cast<int>(s.hdim);
+    const fused::BwdWorkspace ws = fused::bwd_workspace(q_rows(s), hdim);
+    if (a.workspace == nullptr || a.workspace_bytes < static_cast<size_t>(ws.bytes()))
+      throw CudaError("fused kernel: the backward needs " + std::to_string(ws.bytes()) + " bytes of workspace, got " +
+                      std::to_string(a.workspace == nullptr ? 0 : a.workspace_bytes));
+    fused::FusedBwdParams p{};
+    p.q = a.q;
+    p.k = a.k;
+    p.v = a.v;
+    p.o = a.o;
+    p.d_o = a.d_o;
+    p.lse = a.lse;
+    p.dq = a.dq;
+    p.dk = a.dk;
+    p.dv = a.dv;
+    p.dq_accum = static_cast<float*>(a.workspace);
+    p.lse_log2 = p.dq_accum + ws.dq_accum_floats;
+    p.d_sum = p.lse_log2 + ws.lse_log2_floats;
+    fill_shape_fields(p, s);
+    p.scale = static_cast<float>(core::softmax_scale(s));
+    const int64_t ctas = bwd_main_ctas(s);
+    p.num_n_blocks = static_cast<int>(fused::bwd_key_blocks(fused::bwd_tile_config(hdim), s.seq_k));
+    p.cu_seqlens = s.varlen() ? a.cu_seqlens : nullptr;
+    p.tokens = static_cast<int>(s.tokens_q());
+    p.q_rows = q_rows(s);
+    for (size_t i = 0; i < std::size(kBwdStages); ++i) {
+      if (hook) hook->before_stage(first_stage + static_cast<int>(i));
+      fused::dispatch_bwd_hdim(hdim, [&](auto d) {
+        fused::launch_bwd_stage<d.value>(s.dtype, kBwdStages[i], p, ctas, static_cast<cudaStream_t>(a.stream));
+      });
+    }
   }
 };
 

@@ -41,34 +41,13 @@ namespace attnprof::kernels::fused {
 
 inline constexpr float kLn2 = 0.6931471805599453f;
 
-template <int kHeadDim, TileVariant kVariant>
-struct FusedTraits {
-  static constexpr TileConfig kConfig = tile_config(kHeadDim, kVariant);
-  static constexpr int kBlockM = kConfig.block_m;
-  static constexpr int kBlockN = kConfig.block_n;
-  static constexpr int kWarps = kConfig.warps;
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kMTiles = kConfig.m_tiles_per_warp;
-  static constexpr int kWarpRows = kMmaRows * kMTiles;
-  static constexpr bool kQInRegisters = kConfig.q_in_registers;
-  static constexpr int kMinBlocksPerSm = kConfig.min_blocks_per_sm;
-  static constexpr int kKvBuffers = kConfig.kv_buffers;
-  static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K or V
-  static constexpr bool kSwizzled = kConfig.swizzled;
-  static constexpr bool kStagedO = kConfig.staged_o;
-  static constexpr int kAhead = kConfig.fragment_lookahead;
-  static constexpr int kSmemStride = smem_row_elems(kConfig, kHeadDim);  // elements per shared-memory row
-  static constexpr uint32_t kSmemRowBytes = kSmemStride * 2;
-  static constexpr int kKSteps = kHeadDim / 16;       // k-steps of S = Q K^T
-  static constexpr int kNTilesS = kBlockN / 8;         // n8 tiles of one S block row
-  static constexpr int kNTilesO = kHeadDim / 8;        // n8 tiles of one O row
-  static_assert(kBlockM == kMmaRows * kWarps * kMTiles, "block_m = 16 * warps * m_tiles_per_warp");
-  static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
-  static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
-  static_assert(kKvBuffers == 1 || kKvBuffers == 2, "one or two K/V buffers");
-  static_assert(!kSwizzled || kHeadDim % 64 == 0, "a swizzled row is whole 128-byte lines");
-  // A k-step's A fragments are loaded at most one k-step ahead: two buffers suffice.
-  static_assert(kAhead >= 0 && kAhead < kNTilesS / 2, "lookahead shorter than one k-step of S");
+// Addresses in shared-memory tiles of kRowBytes-long rows, padded or swizzled (see above); the backward
+// (fused_bwd_kernel.cuh) addresses its tiles the same way.
+template <uint32_t kRowBytes, bool kSwizzledRows>
+struct SmemRows {
+  static constexpr uint32_t kSmemRowBytes = kRowBytes;
+  static constexpr bool kSwizzled = kSwizzledRows;
+  static_assert(!kSwizzled || kRowBytes % 128 == 0, "a swizzled row is whole 128-byte lines");
   // Byte offset of 16-byte chunk `chunk` of shared-memory row `row`.
   static __device__ __forceinline__ uint32_t at(int row, int chunk) {
     return static_cast<uint32_t>(row) * kSmemRowBytes + static_cast<uint32_t>(kSwizzled ? chunk ^ (row & 7) : chunk) * 16;
@@ -83,6 +62,33 @@ struct FusedTraits {
   static __device__ __forceinline__ uint32_t lane_chunk(int half, int row_key) {
     return static_cast<uint32_t>(kSwizzled ? half ^ row_key : half) * 16;
   }
+};
+
+template <int kHeadDim, TileVariant kVariant>
+struct FusedTraits : SmemRows<smem_row_elems(tile_config(kHeadDim, kVariant), kHeadDim) * 2,
+                              tile_config(kHeadDim, kVariant).swizzled> {
+  static constexpr TileConfig kConfig = tile_config(kHeadDim, kVariant);
+  static constexpr int kBlockM = kConfig.block_m;
+  static constexpr int kBlockN = kConfig.block_n;
+  static constexpr int kWarps = kConfig.warps;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMTiles = kConfig.m_tiles_per_warp;
+  static constexpr int kWarpRows = kMmaRows * kMTiles;
+  static constexpr bool kQInRegisters = kConfig.q_in_registers;
+  static constexpr int kMinBlocksPerSm = kConfig.min_blocks_per_sm;
+  static constexpr int kKvBuffers = kConfig.kv_buffers;
+  static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row of Q, K or V
+  static constexpr bool kStagedO = kConfig.staged_o;
+  static constexpr int kAhead = kConfig.fragment_lookahead;
+  static constexpr int kKSteps = kHeadDim / 16;       // k-steps of S = Q K^T
+  static constexpr int kNTilesS = kBlockN / 8;         // n8 tiles of one S block row
+  static constexpr int kNTilesO = kHeadDim / 8;        // n8 tiles of one O row
+  static_assert(kBlockM == kMmaRows * kWarps * kMTiles, "block_m = 16 * warps * m_tiles_per_warp");
+  static_assert(kHeadDim % 16 == 0, "hdim is a multiple of the MMA k-step");
+  static_assert(kBlockN % 16 == 0, "block_n is a multiple of the MMA k-step");
+  static_assert(kKvBuffers == 1 || kKvBuffers == 2, "one or two K/V buffers");
+  // A k-step's A fragments are loaded at most one k-step ahead: two buffers suffice.
+  static_assert(kAhead >= 0 && kAhead < kNTilesS / 2, "lookahead shorter than one k-step of S");
 };
 
 // How a tile's rows at or past rows_valid become zeros: a zero-byte cp.async from a stand-in source, or

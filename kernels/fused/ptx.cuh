@@ -1,6 +1,7 @@
-// Thin wrappers over the PTX instructions the fused kernel is built from (sm_80+; run on sm_90):
-// cp.async 16-byte global->shared copies with zero fill, ldmatrix (plain and transposed), the
-// m16n8k16 tensor-core MMA with fp32 accumulators; pack2 and fast_exp2 come from common/device_math.cuh.
+// Thin wrappers over the PTX instructions the fused kernel and its backward are built from (sm_80+;
+// run on sm_90): cp.async global->shared copies with zero fill, ldmatrix (plain and transposed), the
+// m16n8k16 tensor-core MMA with fp32 accumulators, fp32 reductions in global memory; pack2 and
+// fast_exp2 come from common/device_math.cuh.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -24,6 +25,11 @@ __device__ __forceinline__ uint32_t smem_address(const void* p) {
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
+// 4 bytes through L1 when src_bytes == 4, 4 zero bytes when src_bytes == 0 (the backward's rows of LSE
+// and D, whose rows start at any float).
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
 // 16 zero bytes at a shared-memory address (a tail row's chunk that no cp.async fills).
 __device__ __forceinline__ void st_shared_zero_16(uint32_t dst) {
   asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst), "r"(0));
@@ -40,6 +46,16 @@ __device__ __forceinline__ uint4 ld_shared_128(uint32_t src) {
 }
 __device__ __forceinline__ void st_global_128(void* dst, uint4 v) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+// dst[0] += a, dst[1] += b in global memory, no return value (8-byte aligned): one vector reduction on
+// sm_90, two scalar ones before.
+__device__ __forceinline__ void red_add_f32x2(float* dst, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(dst), make_float2(a, b));
+#else
+  atomicAdd(dst, a);
+  atomicAdd(dst + 1, b);
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>

@@ -240,4 +240,84 @@ constexpr TileVariant default_variant(int hdim, int value_hdim, bool causal, lon
   return has_two_cta_tile(hdim, value_hdim) && two_ctas ? TileVariant::m64n64sw : TileVariant::fast;
 }
 
+// The backward pass (fused_bwd_kernel.cuh, FlashAttention-2's algorithm): one CTA owns block_n keys
+// of one (batch, kv head), 16 per warp, and walks every query head of its GQA group and every block of
+// block_m query rows that sees one of its keys, accumulating dK and dV of its keys in registers; dQ is
+// summed over the key blocks with fp32 atomics into a workspace. dq_warps_m of the warps split dQ's
+// block_m rows in dQ += dS K, the rest its columns.
+struct BwdTileConfig {
+  int block_m = 0;       // query rows per step of a CTA's loop
+  int block_n = 0;       // keys per CTA: 16 per warp
+  int warps = 0;
+  int dq_warps_m = 0;    // warps along dQ's rows in dQ += dS K (warps / dq_warps_m along its columns)
+  // S^T, dP^T, dV and dK take a block's rows block_m / query_parts at a time: fewer accumulator
+  // registers (the part's S^T and dP^T), for K's and V's fragments loaded once per part.
+  int query_parts = 1;
+  // Q, dO, K and V tiles are copied a line at a time (load_tile_async in fused_kernel.cuh).
+  bool copy_by_lines = true;
+  constexpr bool operator==(const BwdTileConfig&) const = default;
+};
+
+// Head dims the backward is instantiated at (fused_bwd_d<hdim>.cu).
+inline constexpr int kBwdHeadDims[] = {64, 128};
+
+constexpr bool bwd_supported_hdim(int hdim) {
+  for (int h : kBwdHeadDims)
+    if (h == hdim) return true;
+  return false;
+}
+
+// 8 warps x 16 keys (FlashAttention-2's 128-key CTA, so that dQ is summed with atomics over seq_k / 128
+// key blocks) and 64 query rows per step: a warp holds dK and dV of its 16 keys (hdim / 2 registers
+// each per thread) and the 16 x 64 tiles S^T and dP^T in fp32 (32 registers each). Taking the rows
+// in two parts of 32 (query_parts 2) left ptxas's spills at hdim 128 about where they were (12-32
+// bytes either way, 255 registers), for twice the loads of K's and V's fragments.
+constexpr BwdTileConfig bwd_tile_config(int /*hdim*/) { return {64, 128, 8, 2, 1, true}; }
+
+constexpr int bwd_threads_of(BwdTileConfig c) { return c.warps * 32; }
+
+// K and V (block_n rows each), two buffers of Q and of dO (block_m rows), hdim-wide swizzled rows;
+// dS^T (block_n rows of block_m); two buffers of block_m floats for LSE and for D.
+constexpr size_t bwd_smem_bytes(BwdTileConfig c, int hdim, int elem_bytes) {
+  return static_cast<size_t>(2 * c.block_n + 4 * c.block_m) * hdim * elem_bytes +
+         static_cast<size_t>(c.block_n) * c.block_m * elem_bytes + static_cast<size_t>(4 * c.block_m) * 4;
+}
+
+// Key blocks of one (batch, kv head): one CTA each.
+constexpr long long bwd_key_blocks(BwdTileConfig c, long long seq_k) {
+  return (seq_k + c.block_n - 1) / c.block_n;
+}
+
+// Query rows [begin, end) that see at least one of the keys [n0, n0 + keys) under core/shape.hpp's
+// masks (p = i + seq_k - seq_q): row i's first visible key, p - window + 1 with a window, and its
+// limit, p + 1 causal or p + window with a window alone, both grow with i, so these rows are one
+// range: those whose limit passes n0 and whose first key is before n0 + keys. Empty (begin >= end) when
+// no row sees one of them.
+struct RowSpan {
+  long long begin = 0, end = 0;
+};
+constexpr RowSpan rows_seeing_keys(long long n0, long long keys, long long seq_q, long long seq_k, bool causal,
+                                   long long window) {
+  const long long offset = seq_k - seq_q;
+  long long begin = causal ? n0 - offset : window > 0 ? n0 - window + 1 - offset : 0;
+  long long end = window > 0 ? n0 + keys + window - 1 - offset : seq_q;
+  begin = begin > 0 ? begin : 0;
+  end = end < seq_q ? end : seq_q;
+  return {begin, end};
+}
+
+// Whether the block of rows [m0, m0 + block_m) and keys [n0, n0 + block_n) needs per-element masking:
+// it runs past seq_q or seq_k, or some key lies beyond the first row's limit (causal, or a window
+// without it) or before the last row's window start.
+constexpr bool bwd_block_needs_mask(BwdTileConfig c, long long m0, long long n0, long long seq_q,
+                                    long long seq_k, bool causal, long long window) {
+  if (m0 + c.block_m > seq_q || n0 + c.block_n > seq_k) return true;
+  const long long p_first = m0 + seq_k - seq_q, p_last = p_first + c.block_m - 1;
+  const long long n_last = n0 + c.block_n - 1;
+  if (causal && n_last > p_first) return true;
+  if (window <= 0) return false;
+  if (!causal && n_last >= p_first + window) return true;
+  return n0 <= p_last - window;
+}
+
 }  // namespace attnprof::kernels::fused

@@ -339,6 +339,56 @@ TEST_CASE("sliding-window tile range and masking agree with the brute-force mask
   CHECK(fused::key_tiles(fast, 128, 1000, 1000, true, 0) == fused::key_tiles(fast, 128, 1000, 1000, true));
 }
 
+TEST_CASE("backward: the query rows a key block visits and its masking agree with the brute-force mask") {
+  const long long lengths[] = {1, 17, 64, 65, 130, 333};
+  const long long windows[] = {0, 1, 33, 100, 1000};
+  for (int hdim : fused::kBwdHeadDims) {
+    const fused::BwdTileConfig c = fused::bwd_tile_config(hdim);
+    CHECK(c.block_n == 16 * c.warps);
+    CHECK(c.block_m % (16 * c.query_parts) == 0);
+    // One CTA per SM: its shared memory fits the SM's 227 KB (sm_90) in fp16 and bf16.
+    CHECK(fused::bwd_smem_bytes(c, hdim, 2) <= 227u * 1024);
+    for (long long seq_q : lengths)
+      for (long long seq_k : lengths)
+        for (bool causal : {false, true})
+          for (long long window : windows) {
+            attnprof::core::Shape s;
+            s.seq_q = seq_q;
+            s.seq_k = seq_k;
+            s.causal = causal;
+            s.window = window;
+            INFO("seq_q " << seq_q << " seq_k " << seq_k << " causal " << causal << " window " << window);
+            for (long long n0 = 0; n0 < seq_k; n0 += c.block_n) {
+              const long long keys = std::min<long long>(c.block_n, seq_k - n0);
+              // The rows that see one of keys [n0, n0 + keys): exactly rows_seeing_keys.
+              long long lo = seq_q, hi = -1;
+              for (long long i = 0; i < seq_q; ++i) {
+                const attnprof::core::KeyRange r = s.keys_of_row(i);
+                if (std::max<long long>(r.begin, n0) < std::min<long long>(r.end, n0 + keys)) lo = std::min(lo, i), hi = std::max(hi, i);
+              }
+              const fused::RowSpan span = fused::rows_seeing_keys(n0, keys, seq_q, seq_k, causal, window);
+              if (hi < 0) {
+                CHECK(span.end <= span.begin);
+              } else {
+                CHECK(span.begin == lo);
+                CHECK(span.end == hi + 1);
+              }
+              // A block run without masking has every key visible to every row, all of them real.
+              for (long long m0 = 0; m0 < seq_q; m0 += c.block_m) {
+                if (fused::bwd_block_needs_mask(c, m0, n0, seq_q, seq_k, causal, window)) continue;
+                CHECK(m0 + c.block_m <= seq_q);
+                CHECK(n0 + c.block_n <= seq_k);
+                for (long long i = m0; i < std::min(seq_q, m0 + c.block_m); ++i) {
+                  const attnprof::core::KeyRange r = s.keys_of_row(i);
+                  CHECK(r.begin <= n0);
+                  CHECK(r.end >= n0 + c.block_n);
+                }
+              }
+            }
+          }
+  }
+}
+
 // The GPU tests' wide inputs (Q x 2^3, kernels/common/random.hpp) must make the fused kernel's lazy max
 // move after a row's first key tile, or their check of the rescale would pass vacuously; with the
 // default inputs it almost never moves (why the wide case exists). A host walk over the same values.
