@@ -125,7 +125,9 @@ void run_why(const WhyArgs& a) {
     throw InputError(fmt::format("baseline '{}' and candidate '{}' are the same records: name two kernels, or one "
                                  "kernel in two files (base.json:{} new.json:{})",
                                  a.baseline, a.candidate, b.kernel, b.kernel));
-  core::WhyReport report = core::why(side_of(b, a.results, files), side_of(c, a.results, files), a.shape);
+  const core::WhySide baseline = side_of(b, a.results, files);
+  const core::WhySide candidate = side_of(c, a.results, files);
+  core::WhyReport report = core::why(baseline, candidate, a.shape);
   report.files = files.order();
   const std::string text = a.json ? report::render_why_json(report) : report::render_why(report, a.top);
   std::fputs(text.c_str(), stdout);

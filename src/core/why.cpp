@@ -300,25 +300,39 @@ std::vector<WhyEvidence> evidence_of(const Record& b, const DiagnosisFacts& fb, 
   return std::move(e).sorted();
 }
 
-std::string stalls_missing(std::string_view label, const Record& r) {
-  if (r.backend == BackendKind::cpu) return fmt::format("{}: no warp states: {}", label, kNoWarpStatesReason);
-  if (!r.stalls)
-    return fmt::format("{}: no warp states: the sweep ran without --stalls (attnprof sweep --stalls samples them)", label);
+// Why a side has no warp states, and what would sample them; empty when it has them.
+std::string stalls_missing(const Record& r, bool sampled) {
+  if (sampled) return {};
+  if (r.backend == BackendKind::cpu) return fmt::format("no warp states: {}", kNoWarpStatesReason);
+  if (!r.stalls) return "no warp states: the sweep ran without --stalls (attnprof sweep --stalls samples them)";
   if (r.stalls->status != SamplingStatus::ok)
-    return fmt::format("{}: warp states {}{}{}", label, to_string(r.stalls->status), r.stalls->reason.empty() ? "" : ": ",
+    return fmt::format("warp states {}{}{}", to_string(r.stalls->status), r.stalls->reason.empty() ? "" : ": ",
                        r.stalls->reason);
-  return fmt::format("{}: warp-state sampling named no instruction", label);
+  return "warp-state sampling named no instruction";
 }
 
-std::optional<std::string> counters_missing(std::string_view label, const Record& r) {
+// Why a side has no counters, and what would collect them; empty when it has them.
+std::string counters_missing(const Record& r) {
   const Counters& c = r.counters;
-  if (c.status == CounterStatus::ok) return std::nullopt;
-  std::string line = fmt::format("{}: counters {}", label, to_string(c.status));
+  if (c.status == CounterStatus::ok) return {};
+  std::string line = c.status == CounterStatus::not_collected ? "counters not collected"
+                                                               : fmt::format("counters {}", to_string(c.status));
   if (!c.reason.empty()) line += ": " + c.reason;
   if (c.status == CounterStatus::not_collected && r.backend != BackendKind::cpu)
     line += " (attnprof sweep collects them unless --no-counters)";
   if (c.status == CounterStatus::pending) line += " (attnprof sweep --resume collects them)";
   return line;
+}
+
+// One line per side that lacks something, or one line for both when they lack it for the same reason.
+void add_missing(std::vector<std::string>& out, std::string_view b_label, const std::string& b_why,
+                 std::string_view c_label, const std::string& c_why) {
+  if (!b_why.empty() && b_why == c_why) {
+    out.push_back(fmt::format("{} and {}: {}", b_label, c_label, b_why));
+    return;
+  }
+  if (!b_why.empty()) out.push_back(fmt::format("{}: {}", b_label, b_why));
+  if (!c_why.empty()) out.push_back(fmt::format("{}: {}", c_label, c_why));
 }
 
 std::vector<std::string> sampled_kernels(const Record& r) {
@@ -380,11 +394,9 @@ WhyPoint why_point(const WhyRecord& baseline, const WhyRecord& candidate, std::s
   } else {
     p.method = b.counters.status == CounterStatus::ok && c.counters.status == CounterStatus::ok ? WhyMethod::counters
                                                                                                 : WhyMethod::time_only;
-    if (!bs.ok()) p.missing.push_back(stalls_missing(baseline_label, b));
-    if (!cs.ok()) p.missing.push_back(stalls_missing(candidate_label, c));
   }
-  if (auto m = counters_missing(baseline_label, b)) p.missing.push_back(*m);
-  if (auto m = counters_missing(candidate_label, c)) p.missing.push_back(*m);
+  add_missing(p.missing, baseline_label, stalls_missing(b, bs.ok()), candidate_label, stalls_missing(c, cs.ok()));
+  add_missing(p.missing, baseline_label, counters_missing(b), candidate_label, counters_missing(c));
 
   const DiagnosisFacts fb = gather_facts(b, *baseline.context), fc = gather_facts(c, *candidate.context);
   p.evidence = evidence_of(b, fb, bs, c, fc, cs);

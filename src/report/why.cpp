@@ -130,7 +130,8 @@ void kernels_block(const core::WhyPoint& p, const core::WhyReport& r, std::strin
                      terminal(r.candidate), list(p.candidate_kernels));
 }
 
-void point_block(const core::WhyPoint& p, const core::WhyReport& r, size_t top, std::string& out) {
+void point_block(const core::WhyPoint& p, const core::WhyReport& r, size_t top,
+                 const std::vector<std::string>& common_missing, std::string& out) {
   out += fmt::format("\n{}\n", terminal(p.shape));
   out += fmt::format("  P50 {} -> {} us: {} ({:+.1f}%); {} runs at {:.3f}x {}'s speed\n",
                      core::text::latency_us(p.baseline_p50_us), core::text::latency_us(p.candidate_p50_us),
@@ -142,7 +143,18 @@ void point_block(const core::WhyPoint& p, const core::WhyReport& r, size_t top, 
   if (p.method == core::WhyMethod::warp_states) terms_block(p, r, top, out);
   kernels_block(p, r, out);
   evidence_block(p, r, top, out);
-  for (const std::string& m : p.missing) out += "  missing: " + terminal(m) + "\n";
+  for (const std::string& m : p.missing)
+    if (std::find(common_missing.begin(), common_missing.end(), m) == common_missing.end())
+      out += "  missing: " + terminal(m) + "\n";
+}
+
+// The missing-data lines every point has, said once above the points.
+std::vector<std::string> missing_everywhere(const core::WhyReport& r) {
+  if (r.points.empty()) return {};
+  std::vector<std::string> common = r.points.front().missing;
+  for (const core::WhyPoint& p : r.points)
+    std::erase_if(common, [&](const std::string& m) { return std::find(p.missing.begin(), p.missing.end(), m) == p.missing.end(); });
+  return common;
 }
 
 }  // namespace
@@ -160,7 +172,9 @@ std::string render_why(const core::WhyReport& r, size_t top) {
   if (any_terms)
     out += "a warp state's time is its share of the call's warp samples x the P50: sampled shares, not cycle counts;\n"
            "over every state the terms sum to the gap\n";
-  for (const core::WhyPoint& p : r.points) point_block(p, r, top, out);
+  const std::vector<std::string> common_missing = missing_everywhere(r);
+  for (const std::string& m : common_missing) out += "missing at every shape: " + terminal(m) + "\n";
+  for (const core::WhyPoint& p : r.points) point_block(p, r, top, common_missing, out);
   if (!r.skipped.empty()) {
     out += "\nnot compared (a side did not run ok):\n";
     for (const core::WhySkipped& s : r.skipped)
