@@ -18,7 +18,7 @@ namespace {
 using core::escape::terminal;
 
 std::string state_name(const std::string& state) {
-  return state == core::kIssuedReason ? "selected (issuing)" : state;
+  return state == core::kIssuedReason ? "selected (issuing)" : terminal(state);
 }
 
 std::string signed_us(double us) { return fmt::format("{}{} us", us < 0 ? "-" : "+", core::text::latency_us(std::abs(us))); }

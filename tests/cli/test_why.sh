@@ -86,6 +86,31 @@ else
   fail "why on the CPU fixture exited $?: $(cat "$tmp/err")"
 fi
 
+# Names from a file stay on their lines: a kernel, a warp state and a source file with ESC and newlines.
+python3 - "$results" "$tmp/hostile.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["records"] = [r for r in d["records"] if r["kernel"] in ("fused-sm90", "torch:cudnn")]
+for r in d["records"]:
+    if r["kernel"] == "fused-sm90":
+        r["kernel"] = "evil\x1b[31m\nkernel"
+        k = r["stalls"]["per_kernel"][0]
+        k["reasons"]["wait\x1b]0;x\x07\nstate"] = k["reasons"].pop("wait")
+        for spot in k["lines"]:
+            spot["file"] = "/x/evil\x1b[2J\n.cuh"
+            if "wait" in spot["reasons"]:
+                spot["reasons"]["wait\x1b]0;x\x07\nstate"] = spot["reasons"].pop("wait")
+json.dump(d, open(sys.argv[2], "w"))
+PY
+if "$bin" why torch:cudnn "$(printf 'evil\x1b[31m\nkernel')" "$tmp/hostile.json" >"$tmp/hostile" 2>"$tmp/err"; then
+  grep -q $'\x1b' "$tmp/hostile" && fail "an ESC byte reached the terminal text"
+  grep -qF 'evil\x1b[31m\nkernel' "$tmp/hostile" || fail "the kernel's escapes are not shown visibly"
+  grep -qF 'wait\x1b]0;x\x07\nstate' "$tmp/hostile" || fail "the state's escapes are not shown visibly"
+  grep -qF 'evil\x1b[2J\n.cuh:28' "$tmp/hostile" || fail "the file's escapes are not shown visibly"
+else
+  fail "why on hostile names exited $?: $(cat "$tmp/err")"
+fi
+
 # Each bad input: exit 2, exactly one line on stderr, nothing on stdout.
 echo 'not json' >"$tmp/notjson.json"
 python3 - "$results" "$tmp/far.json" <<'PY'
