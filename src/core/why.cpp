@@ -485,6 +485,31 @@ WhySide why_side(std::string label, std::string_view kernel, const std::vector<c
   return side;
 }
 
+std::vector<WhyPair> why_against_fastest(const Results& results) {
+  std::vector<std::string> shapes;
+  std::map<std::string, std::vector<const Record*>> sampled_at;
+  for (const Record& r : results.records) {
+    if (!ran_ok(r) || !samples_of(r).ok()) continue;
+    const std::string shape = r.shape.label();
+    if (!sampled_at.contains(shape)) shapes.push_back(shape);
+    sampled_at[shape].push_back(&r);
+  }
+  std::vector<WhyPair> pairs;
+  for (const std::string& shape : shapes) {
+    const auto& records = sampled_at[shape];
+    if (records.size() < 2) continue;
+    const Record* fastest = *std::min_element(records.begin(), records.end(), [](const Record* a, const Record* b) {
+      return a->latency.p50_us < b->latency.p50_us;
+    });
+    for (const Record* r : records)
+      if (r != fastest)
+        pairs.push_back({.baseline = fastest->kernel,
+                         .candidate = r->kernel,
+                         .point = why_point({fastest, &results.context}, {r, &results.context}, fastest->kernel, r->kernel)});
+  }
+  return pairs;
+}
+
 void to_json(nlohmann::json& j, const WhySpot& s) {
   j = {{"kernel", s.kernel}, {"file", s.file}, {"line", s.line}, {"pc_offset", s.pc_offset},
        {"us", s.us}, {"share_of_state", s.share_of_state},

@@ -139,6 +139,15 @@ WhyReport why(const WhySide& baseline, const WhySide& candidate, std::string_vie
 WhySide why_side(std::string label, std::string_view kernel, const std::vector<const Results*>& files,
                  const std::vector<std::string>& file_names);
 
+// One kernel of a sweep against the fastest kernel at its shape (the HTML report's "Why the gap").
+struct WhyPair {
+  std::string baseline, candidate;  // kernel names: the fastest at the shape, and another
+  WhyPoint point;
+};
+// Every shape of `results` where two or more kernels ran ok with warp states: each of them against the
+// fastest of them (lowest P50), in record order.
+std::vector<WhyPair> why_against_fastest(const Results&);
+
 void to_json(nlohmann::json&, const WhySpot&);
 void to_json(nlohmann::json&, const StallTerm&);
 void to_json(nlohmann::json&, const WhyEvidence&);

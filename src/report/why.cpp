@@ -184,6 +184,17 @@ std::string render_why(const core::WhyReport& r, size_t top) {
   return out;
 }
 
+std::string why_term_line(const core::StallTerm& t, const core::WhyPoint& p, std::string_view baseline,
+                          std::string_view candidate) {
+  std::string line = fmt::format("{} {} ({:+.1f}%)", state_name(t.state), signed_sampled_us(t.delta_us), t.delta_pct);
+  const bool candidate_side = t.delta_us >= 0;
+  const auto& spots = candidate_side ? t.candidate_spots : t.baseline_spots;
+  if (!spots.empty())
+    line += fmt::format(", in {} at {}", terminal(candidate_side ? candidate : baseline),
+                        spot_text(spots.front(), (candidate_side ? p.candidate_sampled : p.baseline_sampled).size() > 1));
+  return line;
+}
+
 std::string render_why_json(const core::WhyReport& r) { return core::dump_json(nlohmann::json(r), 2) + "\n"; }
 
 }  // namespace attnprof::report

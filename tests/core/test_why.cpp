@@ -431,3 +431,23 @@ TEST_CASE("why: torch:cudnn -> fused-sm90 on the H200 fixture", "[fixture]") {
     CHECK(p.terms[1].delta_us == Approx(22.7).margin(0.1));
   }
 }
+
+TEST_CASE("why_against_fastest: the kernels sampled at a shape, each against the fastest of them") {
+  Results res;
+  res.context = test::gpu_context();
+  res.records.push_back(sampled("slow", 150, {kernel_samples("slow", {{"selected", 10}, {"wait", 20}})}));
+  res.records.push_back(sampled("fast", 100, {kernel_samples("fast", {{"selected", 10}, {"wait", 10}})}));
+  Record unsampled = test::counted_record();  // faster still, but without warp states: not in the pairs
+  unsampled.kernel = "unsampled";
+  unsampled.latency.p50_us = 50;
+  res.records.push_back(unsampled);
+  Record alone = sampled("slow", 100, {kernel_samples("slow", {{"selected", 10}})});
+  alone.shape.seq_q = alone.shape.seq_k = 4096;  // the only kernel sampled at its shape
+  res.records.push_back(alone);
+  const std::vector<WhyPair> pairs = why_against_fastest(res);
+  REQUIRE(pairs.size() == 1);
+  CHECK(pairs[0].baseline == "fast");
+  CHECK(pairs[0].candidate == "slow");
+  CHECK(pairs[0].point.gap_us == Approx(50));
+  CHECK(term(pairs[0].point, "wait").delta_us == Approx(50));  // 50 us -> 100 us
+}
