@@ -22,7 +22,9 @@ namespace {
 // A kernel's warp samples: one function, its states, and its hot spots.
 KernelStalls kernel_samples(std::string name, std::map<std::string, int64_t> states, std::vector<HotSpot> lines = {},
                             std::vector<HotSpot> instructions = {}) {
-  KernelStalls k{.kernel = std::move(name), .reasons = std::move(states)};
+  KernelStalls k;
+  k.kernel = std::move(name);
+  k.reasons = std::move(states);
   for (const auto& [state, n] : k.reasons) k.samples += n;
   k.lines = std::move(lines);
   k.instructions = std::move(instructions);
@@ -30,15 +32,27 @@ KernelStalls kernel_samples(std::string name, std::map<std::string, int64_t> sta
 }
 
 HotSpot line_spot(std::string file, int64_t line, std::map<std::string, int64_t> states) {
-  HotSpot h{.file = std::move(file), .line = line, .reasons = std::move(states)};
+  HotSpot h;
+  h.file = std::move(file);
+  h.line = line;
+  h.reasons = std::move(states);
   for (const auto& [state, n] : h.reasons) h.samples += n;
   return h;
 }
 
 HotSpot sass_spot(uint64_t pc, std::map<std::string, int64_t> states) {
-  HotSpot h{.pc_offset = pc, .reasons = std::move(states)};
+  HotSpot h;
+  h.pc_offset = pc;
+  h.reasons = std::move(states);
   for (const auto& [state, n] : h.reasons) h.samples += n;
   return h;
+}
+
+Launch launch(std::string name, double duration_us) {
+  Launch l;
+  l.name = std::move(name);
+  l.duration_us = duration_us;
+  return l;
 }
 
 Record sampled(std::string kernel, double p50_us, std::vector<KernelStalls> kernels) {
@@ -130,9 +144,9 @@ TEST_CASE("why: samples of every kernel of a call are pooled, and a multi-kernel
   const Context ctx = test::gpu_context();
   Record b = sampled("split", 100, {kernel_samples("void split_kernel(P)", {{"selected", 600}, {"long_scoreboard", 200}}),
                                     kernel_samples("void combine_kernel(P)", {{"selected", 100}, {"wait", 100}})});
-  b.launches = {Launch{.name = "void split_kernel(P)", .duration_us = 90}, Launch{.name = "void combine_kernel(P)", .duration_us = 10}};
+  b.launches = {launch("void split_kernel(P)", 90), launch("void combine_kernel(P)", 10)};
   Record c = sampled("one", 110, {kernel_samples("void one_kernel(P)", {{"selected", 700}, {"long_scoreboard", 300}})});
-  c.launches = {Launch{.name = "void one_kernel(P)", .duration_us = 108}};
+  c.launches = {launch("void one_kernel(P)", 108)};
   const WhyPoint p = why_point({&b, &ctx}, {&c, &ctx}, "split", "one");
   CHECK(p.baseline_samples == 1000);
   CHECK(term(p, "wait").baseline_us == Approx(10));
@@ -264,7 +278,9 @@ TEST_CASE("why: a side sampled and the other not gives no terms, and names the s
   const Context ctx = test::gpu_context();
   const Record b = sampled("b", 100, {kernel_samples("b", {{"selected", 10}})});
   Record c = test::counted_record();
-  c.stalls = Stalls{.status = SamplingStatus::unavailable, .reason = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"};
+  c.stalls = Stalls{};
+  c.stalls->status = SamplingStatus::unavailable;
+  c.stalls->reason = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
   const WhyPoint p = why_point({&b, &ctx}, {&c, &ctx}, "b", "c");
   CHECK(p.terms.empty());
   CHECK(p.method == WhyMethod::counters);
