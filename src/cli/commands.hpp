@@ -20,5 +20,6 @@ void add_explain(CLI::App&, Run&);
 void add_kernels(CLI::App&, Run&);
 void add_history(CLI::App&, Run&);
 void add_calibrate(CLI::App&, Run&);
+void add_why(CLI::App&, Run&);
 
 }  // namespace attnprof::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   cli::add_kernels(app, run);
   cli::add_history(app, run);
   cli::add_calibrate(app, run);
+  cli::add_why(app, run);
   cli::refuse_options_as_values(app);
 
   try {

@@ -59,6 +59,10 @@ inline constexpr const char* kMetricDramClockPerSecond = "dram__cycles_elapsed.a
 // (measure/counter_batch.hpp). Requested by the batched session only, and removed from what it reports.
 inline constexpr const char* kMetricWarpsLaunched = "sm__warps_launched.sum";
 
+// Warp-level instructions executed: not requested (`sweep --metrics` adds it); `attnprof why` shows it
+// where both sides hold it.
+inline constexpr const char* kMetricInstExecuted = "smsp__inst_executed.sum";
+
 // Name prefixes of the tensor-path operation and tensor-pipe instruction counters (the gate sums every
 // ".sum" metric under one of them that both runs collected).
 inline constexpr const char* kTensorOpsMetricPrefix = "sm__ops_path_tensor";

@@ -15,12 +15,14 @@
 #include "core/escape.hpp"
 #include "core/stalls.hpp"
 #include "core/stats.hpp"
+#include "core/why.hpp"
 #include "report/html_assets.hpp"
 #include "report/html_series.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/rules.hpp"
 #include "report/view.hpp"
+#include "report/why.hpp"
 
 namespace attnprof::report {
 
@@ -291,6 +293,33 @@ void comparison_block(const std::vector<core::KernelComparison>& comparison, std
   h += "</table></div><p class=\"note\">S/P time / gain: the time the reference's S and P "
        "traffic takes at the bandwidth ceiling, as a share of the P50 the fused kernel saves.</p>"
        "</section>\n";
+}
+
+// Each kernel against the fastest at a shape where two or more were sampled (--stalls): the gap and its
+// largest warp-state terms (core::why_against_fastest; `attnprof why` gives the whole decomposition).
+void why_block(const std::vector<core::WhyPair>& pairs, std::string& h) {
+  if (pairs.empty()) return;
+  constexpr size_t kTerms = 3;
+  h += "<section id=\"why-gap\"><h2>Why the gap</h2><p class=\"note\">At each shape where two or more kernels "
+       "were sampled with <code>--stalls</code>, each against the fastest there. A term is the time in one warp "
+       "state (its share of the call's warp samples x the P50), kernel minus fastest; over every state the "
+       "terms sum to the gap. Sampled shares, not cycle counts. <code>attnprof why FASTEST KERNEL results.json</code> "
+       "gives every term, the places that hold them and the counters beside them.</p>"
+       "<div class=\"table-wrap\"><table class=\"sortable\" id=\"why-table\"><thead><tr><th>shape</th>"
+       "<th>kernel</th><th>fastest</th><th class=\"n\">gap us</th><th class=\"n\">gap %</th></tr></thead>";
+  for (const core::WhyPair& pair : pairs) {
+    // One body per pair: its numbers, then its largest terms across the whole width (as the comparison's
+    // summaries: a terms column beside the numbers is squeezed to a few words per line).
+    const core::WhyPoint& p = pair.point;
+    std::vector<std::string> terms;
+    for (size_t i = 0; i < p.terms.size() && i < kTerms; ++i)
+      terms.push_back(e(why_term_line(p.terms[i], p, pair.baseline, pair.candidate)));
+    h += fmt::format("<tbody><tr class=\"numbers\"><td>{}</td><td>{}</td><td>{}</td>{}{}</tr>"
+                     "<tr class=\"summary\"><td colspan=\"5\">largest terms: {}</td></tr></tbody>",
+                     e(p.shape), e(pair.candidate), e(pair.baseline), num_cell(p.gap_us, 2), num_cell(p.gap_pct, 1),
+                     fmt::join(terms, "; "));
+  }
+  h += "</table></div></section>\n";
 }
 
 void not_ok_block(const std::vector<detail::Row>& rows, const std::vector<NotOkGroup>& groups, std::string& h) {
@@ -633,12 +662,13 @@ void series_block(const detail::SeriesLayout& layout, std::string_view memory, s
 }
 
 // The page's sections, linked.
-void contents(const detail::SeriesLayout& layout, bool any_not_ok, std::string& h) {
+void contents(const detail::SeriesLayout& layout, bool any_not_ok, bool any_why, std::string& h) {
   std::vector<std::pair<std::string, std::string>> items = {{"context", "Context"}, {"roofline", "Roofline"}};
   for (const auto& c : layout.charts)
     items.emplace_back("sweep-" + c.id, c.id == "decode" ? "Decode series" : "Prefill series");
   if (layout.charts.empty()) items.emplace_back("sweep", "Series");
   items.insert(items.end(), {{"points", "Points"}, {"comparison", "Reference vs fused"}});
+  if (any_why) items.emplace_back("why-gap", "Why the gap");
   if (any_not_ok) items.emplace_back("not-ok", "Points not ok");
   items.insert(items.end(), {{"rules", "How to read a verdict"}, {"details", "Drill-down"}});
   h += "<nav id=\"toc\" aria-label=\"contents\"><b>Contents</b>";
@@ -678,7 +708,8 @@ void HtmlRenderer::render(const core::Results& results, std::ostream& out) const
   h += "<header><h1>attnprof report</h1><p class=\"sub\">" + e(ctx.device.name) + " &middot; " +
        e(core::to_string(ctx.backend)) + " backend &middot; " + e(ctx.date_utc) + " &middot; " +
        std::to_string(rows.size()) + " points, " + std::to_string(ok_points) + " ok</p></header>\n";
-  contents(layout, !not_ok.empty(), h);
+  const auto why_pairs = core::why_against_fastest(results);
+  contents(layout, !not_ok.empty(), !why_pairs.empty(), h);
   context_block(ctx, h);
 
   h += "<div class=\"filters\" id=\"filters\" aria-label=\"filters of the charts and the points table\"></div>";
@@ -693,6 +724,7 @@ void HtmlRenderer::render(const core::Results& results, std::ostream& out) const
   series_block(layout, memory, h);
   points_table(rows, not_ok, memory, h);
   comparison_block(core::compare_kernels(results), h);
+  why_block(why_pairs, h);
   not_ok_block(rows, not_ok, h);
   rules_block(h);
   h += "<section id=\"details\"><h2>Drill-down</h2>";

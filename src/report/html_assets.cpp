@@ -41,12 +41,12 @@ nav#toc b { color: var(--muted); font-weight: 600; }
 table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th[aria-sort="ascending"]::after { content: " \25B2"; }
 table.sortable th[aria-sort="descending"]::after { content: " \25BC"; }
-#comparison-table tbody { border-bottom: 1px solid var(--line); }
-#comparison-table tbody tr { background: none; }
-#comparison-table tbody:nth-of-type(even) { background: var(--alt); }
-#comparison-table tr.summary td { border-bottom: none; padding-top: 0; color: var(--muted); font-size: 13px;
-                                  white-space: normal; }
-#comparison-table tr.numbers td { border-bottom: none; }
+#comparison-table tbody, #why-table tbody { border-bottom: 1px solid var(--line); }
+#comparison-table tbody tr, #why-table tbody tr { background: none; }
+#comparison-table tbody:nth-of-type(even), #why-table tbody:nth-of-type(even) { background: var(--alt); }
+#comparison-table tr.summary td, #why-table tr.summary td { border-bottom: none; padding-top: 0; color: var(--muted);
+                                                            font-size: 13px; white-space: normal; }
+#comparison-table tr.numbers td, #why-table tr.numbers td { border-bottom: none; }
 .status-ok { color: #176b3a; }
 .status-bad { color: var(--bad); font-weight: 600; }
 .flag { display: inline-block; background: #eef1f4; border-radius: 3px; padding: 0 4px; margin: 0 2px 2px 0;

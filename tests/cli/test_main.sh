@@ -17,7 +17,7 @@ one_line() {
 }
 
 expect 0 --help
-for command in sweep report compare merge devices explain kernels history calibrate; do
+for command in sweep report compare merge devices explain kernels history calibrate why; do
   grep -qE "^ +$command( |$)" "$scratch/out" || fail "--help does not list '$command'"
 done
 expect 0 --version

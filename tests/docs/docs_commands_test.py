@@ -134,6 +134,9 @@ def setup(attnprof, source, base, env):
     for name in ("baseline.json", "candidate.json", "base.json", "rerun.json", "results.json"):
         shutil.copy(same, base / name)
     shutil.copy(fixtures / "run_3.json", base / "cand.json")
+    # The H200 warp-state sweep the why pages read (reports/h200-stalls/results.json), at its own path.
+    (base / "reports/h200-stalls").mkdir(parents=True)
+    shutil.copy(source / "reports/h200-stalls/results.json", base / "reports/h200-stalls/results.json")
     # A history: runs/<date>/results.json (docs/ci-gate.md's runs/2026-11-2*/results.json).
     for day, n in (("20", 1), ("21", 2)):
         (base / f"runs/2026-11-{day}").mkdir(parents=True)

@@ -196,6 +196,29 @@ TEST_CASE("html: a sampled point's warp states: the mix, hot lines and instructi
   CHECK(count(html, "<h3>Warp states</h3>") == 2);  // the two sampled points, none for the rest
 }
 
+TEST_CASE("html: why the gap, each kernel against the fastest at a shape where several were sampled") {
+  const Results h200 = read_results(std::string(ATTNPROF_SOURCE_DIR) + "/reports/h200-stalls/results.json");
+  const std::string html = render(h200, "html");
+  CHECK_THAT(html, Catch::Contains("href=\"#why-gap\"") && Catch::Contains("<section id=\"why-gap\"><h2>Why the gap</h2>"));
+  // Four kernels sampled at each of six shapes: three rows per shape, each against torch:cudnn (the fastest).
+  const size_t begin = html.find("id=\"why-table\""), end = html.find("</table>", begin);
+  REQUIRE(begin != std::string::npos);
+  const std::string table = html.substr(begin, end - begin);
+  CHECK(count(table, "<tr class=\"numbers\">") == 18);
+  CHECK(count(table, "<td>torch:cudnn</td>") == 18);
+  const size_t row =
+      table.find("<tr class=\"numbers\"><td>b1 h16/16 s16384x16384 d128 bf16</td><td>fused-sm90</td><td>torch:cudnn</td>");
+  REQUIRE(row != std::string::npos);
+  const std::string pair = table.substr(row, table.find("</tbody>", row) - row);
+  CHECK_THAT(pair, Catch::Contains(">363.38</td>") && Catch::Contains(">10.5</td>"));
+  CHECK_THAT(pair, Catch::EndsWith("<tr class=\"summary\"><td colspan=\"5\">largest terms: wait +559.0 us (+16.1%), in "
+                                   "fused-sm90 at device_math.cuh:28; mio_throttle +384.4 us (+11.1%), in fused-sm90 at "
+                                   "device_math.cuh:28; dispatch_stall -263.0 us (-7.6%)</td></tr>"));
+  // Without warp states (the synthetic fixture), no section and no link.
+  const std::string plain = render(read_results(kFixture), "html");
+  CHECK(plain.find("why-gap") == std::string::npos);
+}
+
 TEST_CASE("html: a CPU run names its bandwidth ceiling memory, not HBM; the page knows its backend") {
   Results res = mixed_results();
   res.context.backend = BackendKind::cpu;
