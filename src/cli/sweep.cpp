@@ -258,6 +258,9 @@ void add_sweep(CLI::App& app, Run& run) {
   cmd->add_flag("--stalls", o.stalls,
                 "Sample warp states per point after timing: stall reasons, hot instructions and source lines "
                 "(docs/why.md)");
+  cmd->add_flag("--timeline", o.timeline,
+                "Sample one call per point against time after timing: tensor pipe, DRAM, L2, L1, shared memory and "
+                "active warps every 1-500 us (docs/why.md#timeline)");
   cmd->add_flag("--no-verify", args->no_verify, "Skip the check against the float64 reference");
   cmd->add_option("--verify-rows", o.verify_rows, "Rows of O checked against float64 (--no-verify checks none)")
       ->capture_default_str()

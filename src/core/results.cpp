@@ -318,6 +318,7 @@ constexpr std::tuple kRecordFields{
     field("verification", &Record::verification),
     field("cost", &Record::cost),
     field("stalls", &Record::stalls),
+    field("timeline", &Record::timeline),
     field("diagnosis", &Record::diagnosis),
     field("wall_s", &Record::wall_s),
 };
@@ -469,6 +470,7 @@ void to_json(json& j, const Record& r) {
   j = json::object();
   write_fields(j, r, kRecordFields);
   if (!r.stalls) j.erase("stalls");  // written only where sampled (--stalls)
+  if (!r.timeline) j.erase("timeline");  // written only where sampled (--timeline)
   j["key"] = point_key(r);
 }
 void from_json(const json& j, Record& r) { read_fields(j, r, kRecordFields); }

@@ -14,13 +14,14 @@
 
 #include "core/backend_kind.hpp"
 #include "core/stalls.hpp"
+#include "core/timeline.hpp"
 #include "core/diagnosis_model.hpp"
 #include "core/shape.hpp"
 
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 11;
+inline constexpr int kSchemaMinor = 12;
 // Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
 // default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -273,6 +274,9 @@ struct Record {
   Cost cost;
   // Warp-state samples of the call (--stalls), taken after timing and counters; absent when not asked.
   std::optional<Stalls> stalls;
+  // Counters against time over one call (--timeline), taken after timing and counters; absent when
+  // not asked.
+  std::optional<Timeline> timeline;
   std::optional<Diagnosis> diagnosis;     // filled by analysis (src/core/diagnosis.hpp); null when absent
   double wall_s = 0;                      // wall time spent on this point
 };

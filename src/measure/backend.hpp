@@ -44,6 +44,10 @@ struct MeasureOptions {
   // call, the samples; no verification, timing or counters), in a worker whose backend was prepared
   // with prepare_stall_sampling().
   bool stalls = false;
+  // The timeline pass of sweep --timeline: measure() samples the counters of one call against time
+  // (allocation, one call, the samples; nothing else), in a worker of its own: PM sampling, warp-state
+  // sampling and the counters all program the GPU's performance monitors.
+  bool timeline = false;
   bool verify = true;
   int verify_rows = 256;             // rows of O checked against float64 (all rows when fewer)
   uint64_t seed = 0;                 // 0 = fresh random seed for each point
@@ -54,7 +58,7 @@ struct MeasureOptions {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasureOptions, warmup_calls, warmup_seconds, min_seconds_per_point,
                                    min_samples, max_samples, target_rel_ci, max_seconds_per_point, cold_l2,
                                    counters, extra_metrics, verify, verify_rows, seed, point_timeout_s,
-                                   counter_batch, stalls)
+                                   counter_batch, stalls, timeline)
 
 // What a fresh worker found when it checked its device after a killed point.
 struct SettleReport {

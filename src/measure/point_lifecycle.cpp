@@ -100,6 +100,14 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
     rec.stalls = steps.sample_stalls(options, rec);
     return;
   }
+  if (options.timeline) {
+    // The timeline pass: the point was verified, timed and profiled by a worker without sampling.
+    const Phase phase(steps, "timeline");
+    steps.allocate(seed);
+    steps.call_once();
+    rec.timeline = steps.sample_timeline(options, rec);
+    return;
+  }
   {
     const Phase phase(steps, "verify");
     steps.allocate(seed);

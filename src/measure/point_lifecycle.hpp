@@ -52,9 +52,10 @@ struct PointTiming {
 //   check_options, [support, cost: the lifecycle's], memory_refusal, fresh_seed (when the options
 //   give none), allocate, call_once, verify (when options.verify), inspect, time, profile; with
 //   options.stalls (the sweep's stall pass, after the point was timed elsewhere) allocate, call_once
-//   and sample_stalls alone.
+//   and sample_stalls alone; with options.timeline (the timeline pass) allocate, call_once and
+//   sample_timeline alone.
 // Phases (begin_phase/end_phase) bracket the steps by name for a timeline: "verify", "launches",
-// "time", "counters", "stalls". One PointSteps object serves one point.
+// "time", "counters", "stalls", "timeline". One PointSteps object serves one point.
 class PointSteps {
  public:
   virtual ~PointSteps() = default;
@@ -78,6 +79,14 @@ class PointSteps {
     core::Stalls none;
     none.status = core::SamplingStatus::unsupported;
     none.reason = core::kNoWarpStatesReason;
+    return none;
+  }
+  // The counters of the call against time (options.timeline; rec holds no timing): a backend without
+  // PM sampling says so.
+  virtual core::Timeline sample_timeline(const MeasureOptions&, const core::Record&) {
+    core::Timeline none;
+    none.status = core::SamplingStatus::unsupported;
+    none.reason = core::kNoTimelineReason;
     return none;
   }
   // A step threw `e`, which the lifecycle would record as failed: a backend may throw instead (an

@@ -18,6 +18,7 @@
 #include "core/why.hpp"
 #include "report/html_assets.hpp"
 #include "report/html_series.hpp"
+#include "report/html_timeline.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/rules.hpp"
@@ -510,6 +511,7 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
   metric_table("total", c.total);
   for (const auto& k : c.per_kernel) metric_table("launch: " + k.kernel, k.metrics);
   if (r.stalls) stalls_block(*r.stalls, h);
+  if (r.timeline) h += detail::timeline_block(*r.timeline);
 
   const auto& o = r.occupancy;
   if (o.grid_blocks > 0 || !o.kernel.empty()) {

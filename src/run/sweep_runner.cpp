@@ -184,20 +184,42 @@ std::optional<core::HostLoad> host_load_now() {
   return load;
 }
 
-// The stall pass (--stalls): every ok point without warp-state samples, sampled by fresh workers that
-// enable sampling before any kernel loads (CUPTI attributes samples only to kernels loaded after), so
-// that the timing and counter workers never run with it enabled: enabled, it refuses the counters
-// and slows the timed calls. The CPU backend has no warp states: its points say so, unsampled.
-void run_stall_pass(const PoolConfig& timed_config, const std::vector<Point>& points,
-                    std::map<std::string, core::Record>& done, JournalWriter& journal, Progress& progress,
-                    const PoolEvents& timed_events, core::Context& ctx, PoolOutcome& outcome) {
+// A sampling pass after timing and counters (--stalls, --timeline): every ok point without its
+// samples, sampled by fresh workers with `option` set. Fresh, so that the timing and counter workers
+// never run with the sampling enabled: enabled, PC sampling refuses the counters and slows the timed
+// calls, and it must be enabled before any kernel loads (CUPTI attributes samples only to kernels
+// loaded after). PM sampling, PC sampling and the counters all program the same performance
+// monitors, so each pass has workers of its own. The CPU backend has neither: its points say so,
+// unsampled.
+template <class T>
+struct SamplingPass {
+  const char* name;      // "stalls", in the progress messages
+  const char* pass;      // "the stall pass", in notices and reasons
+  const char* sampling;  // "sampling the warp states of"
+  bool measure::MeasureOptions::*option;
+  std::optional<T> core::Record::*result;
+  std::string_view cpu_reason;  // a CPU point's reason
+};
+const SamplingPass<core::Stalls> kStallPass{"stalls", "the stall pass", "sampling the warp states of",
+                                            &measure::MeasureOptions::stalls, &core::Record::stalls,
+                                            core::kNoWarpStatesReason};
+const SamplingPass<core::Timeline> kTimelinePass{"timeline", "the timeline pass", "sampling the timelines of",
+                                                 &measure::MeasureOptions::timeline, &core::Record::timeline,
+                                                 core::kNoTimelineReason};
+
+template <class T>
+void run_sampling_pass(const SamplingPass<T>& kind, const PoolConfig& timed_config, const std::vector<Point>& points,
+                       std::map<std::string, core::Record>& done, JournalWriter& journal, Progress& progress,
+                       const PoolEvents& timed_events, core::Context& ctx, PoolOutcome& outcome) {
   std::deque<Point> queue;
   for (const auto& p : points) {
     const auto it = done.find(p.key);
-    if (it == done.end() || it->second.status != core::Status::ok || it->second.stalls) continue;
+    if (it == done.end() || it->second.status != core::Status::ok || it->second.*kind.result) continue;
     if (timed_config.backend == "cpu") {
-      it->second.stalls = core::Stalls{.status = core::SamplingStatus::unsupported,
-                                       .reason = std::string(core::kNoWarpStatesReason)};
+      T none;
+      none.status = core::SamplingStatus::unsupported;
+      none.reason = std::string(kind.cpu_reason);
+      it->second.*kind.result = std::move(none);
       journal.append(it->second);
       continue;
     }
@@ -206,29 +228,31 @@ void run_stall_pass(const PoolConfig& timed_config, const std::vector<Point>& po
   if (queue.empty()) return;
   const auto start = std::chrono::steady_clock::now();
   const size_t count = queue.size();
-  progress.message(fmt::format("attnprof: stalls: sampling the warp states of {} points", count));
+  progress.message(fmt::format("attnprof: {}: {} {} points", kind.name, kind.sampling, count));
   PoolConfig config = timed_config;
-  config.options.stalls = true;
+  config.options.*kind.option = true;
   PoolEvents events = timed_events;
   events.counter_groups = nullptr;
   events.counters_finished = nullptr;
   events.finished = [&](const Point& p, core::Record sampled) {
     const auto it = done.find(p.key);
     if (it == done.end()) return;
-    if (sampled.stalls) {
-      it->second.stalls = std::move(sampled.stalls);
+    if (sampled.*kind.result) {
+      it->second.*kind.result = std::move(sampled.*kind.result);
     } else {
-      it->second.stalls = core::Stalls{.status = core::SamplingStatus::unavailable,
-                                       .reason = fmt::format("the stall pass failed: {}", sampled.reason)};
+      T failed;
+      failed.status = core::SamplingStatus::unavailable;
+      failed.reason = fmt::format("{} failed: {}", kind.pass, sampled.reason);
+      it->second.*kind.result = std::move(failed);
     }
     journal.append(it->second);
   };
-  const PoolOutcome stalls = run_points(config, std::move(queue), events);
-  if (!stalls.fatal.empty()) ctx.notices.push_back("the stall pass did not run: " + stalls.fatal);
-  outcome.interrupted = outcome.interrupted || stalls.interrupted;
-  outcome.abandoned += stalls.abandoned;
-  if (stalls.fatal.empty() && !stalls.interrupted)
-    progress.message(fmt::format("attnprof: stalls of {} points sampled in {:.1f} s", count,
+  const PoolOutcome sampled = run_points(config, std::move(queue), events);
+  if (!sampled.fatal.empty()) ctx.notices.push_back(fmt::format("{} did not run: {}", kind.pass, sampled.fatal));
+  outcome.interrupted = outcome.interrupted || sampled.interrupted;
+  outcome.abandoned += sampled.abandoned;
+  if (sampled.fatal.empty() && !sampled.interrupted)
+    progress.message(fmt::format("attnprof: {} of {} points sampled in {:.1f} s", kind.name, count,
                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
 }
 
@@ -469,7 +493,8 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   throw_if_interrupted("the first point");
 
   PoolConfig pool_config{backend_name, devices, req.options, "", probe.pinned()};
-  pool_config.options.stalls = false;  // the stall pass runs after, in workers of its own
+  pool_config.options.stalls = false;  // the sampling passes run after, in workers of their own
+  pool_config.options.timeline = false;
   PoolEvents events;
   events.finished = [&](const Point& p, core::Record record) {
     journal.append(record);
@@ -508,7 +533,9 @@ SweepOutcome run_sweep(const SweepRequest& req) {
     progress.message(fmt::format("attnprof: counters of {} points collected in {:.1f} s", counters_points,
                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - counters_start).count()));
   if (req.options.stalls && outcome.fatal.empty() && !outcome.interrupted)
-    run_stall_pass(pool_config, points, done, journal, progress, events, ctx, outcome);
+    run_sampling_pass(kStallPass, pool_config, points, done, journal, progress, events, ctx, outcome);
+  if (req.options.timeline && outcome.fatal.empty() && !outcome.interrupted)
+    run_sampling_pass(kTimelinePass, pool_config, points, done, journal, progress, events, ctx, outcome);
 
   for (const auto& p : points)
     if (auto it = done.find(p.key); it != done.end()) results.records.push_back(it->second);

@@ -4,7 +4,7 @@
 # reports/runs/ with reports/latest pointing at the newest (--resume continues it; a folder at
 # reports/latest is left alone); an option given where a value belongs is refused; bad option values
 # are exit 2 with one line and write nothing; the machine's load is recorded, and warned about at the
-# start when it exceeds the cores; --stalls on the CPU backend marks each point unsupported.
+# start when it exceeds the cores; --stalls and --timeline on the CPU backend mark each point unsupported.
 # Usage: test_sweep.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
@@ -33,6 +33,24 @@ for r in json.load(open(sys.argv[1]))["records"]:
     s = r["stalls"]
     assert s["status"] == "unsupported" and "NVIDIA GPU" in s["reason"] and not s["per_kernel"], s
 PY
+
+# --timeline on the CPU backend: every ok point says the backend has no PM sampling; with --stalls too,
+# both passes run and each says so.
+"$attnprof" sweep --timeline --stalls --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/tl" \
+  >"$scratch/log" 2>&1 || fail "sweep --timeline: $(tail -n 5 "$scratch/log")"
+python3 - "$scratch/tl/results.json" <<'PY' || fail "sweep --timeline on the CPU backend"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == "1.12", d["schema_version"]
+assert d["context"]["options"]["timeline"] is True, d["context"]["options"]
+for r in d["records"]:
+    assert r["status"] == "ok" and r["latency"]["n"] >= 1, (r["key"], r["status"])
+    t = r["timeline"]
+    assert t["status"] == "unsupported" and "NVIDIA GPU" in t["reason"] and not t["series"] and not t["t_us"], t
+    assert r["stalls"]["status"] == "unsupported", r["stalls"]
+PY
+python3 -c "import json,sys; assert all('timeline' not in r for r in json.load(open(sys.argv[1]))['records'])" \
+  "$scratch/st/results.json" || fail "a sweep without --timeline wrote a timeline"
 
 # Without --out: reports/runs/<UTC time>/ with results.json, report.html and summary.md, reports/latest
 # pointing at the newest; a second run gets its own folder and the first stays.

@@ -45,6 +45,8 @@ SKIPPED = [
     ("docs/python.md", "attnprof sweep", "PyTorch's kernels (torch:flash, torch:cudnn) and fused-sm90 need a GPU"),
     ("docs/why.md", "attnprof sweep --stalls", "warp-state sampling, fused-sm90 and torch:cudnn need a GPU "
      "(tests/cli/test_sweep.sh runs --stalls on the CPU backend)"),
+    ("docs/why.md", "attnprof sweep --timeline", "PM sampling, fused-sm90 and decode need a GPU "
+     "(tests/cli/test_sweep.sh runs --timeline on the CPU backend)"),
 ]
 
 # A sweep small enough for two cores: two shapes, each point a few milliseconds.

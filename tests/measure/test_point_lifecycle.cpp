@@ -147,6 +147,26 @@ TEST_CASE("lifecycle: the stall pass allocates, calls once and samples; no verif
   CHECK_FALSE(m::run_point(steps, kOrigin, small_shape(), kernel, options).stalls.has_value());
 }
 
+TEST_CASE("lifecycle: the timeline pass allocates, calls once and samples; no verification, timing or counters",
+          "[lifecycle]") {
+  RecordingSteps steps;
+  const TestKernel kernel;
+  m::MeasureOptions options = quick_options();
+  options.timeline = true;
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
+  CHECK(rec.status == Status::ok);
+  CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[timeline", "allocate:77",
+                                                "call_once", "]"});
+  REQUIRE(rec.timeline.has_value());  // the default step: this backend has no PM sampling
+  CHECK(rec.timeline->status == attnprof::core::SamplingStatus::unsupported);
+  CHECK(rec.timeline->reason == attnprof::core::kNoTimelineReason);
+  CHECK_FALSE(rec.stalls.has_value());
+  CHECK(rec.samples_us.empty());
+  CHECK(rec.counters.status == CounterStatus::not_collected);
+  options.timeline = false;
+  CHECK_FALSE(m::run_point(steps, kOrigin, small_shape(), kernel, options).timeline.has_value());
+}
+
 TEST_CASE("lifecycle: a fresh seed only when the options give none; no verify when switched off", "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel;

@@ -219,6 +219,31 @@ TEST_CASE("html: why the gap, each kernel against the fastest at a shape where s
   CHECK(plain.find("why-gap") == std::string::npos);
 }
 
+// A timeline that holds a status and its reason alone.
+static core::Timeline status_only_timeline(core::SamplingStatus status, std::string reason) {
+  core::Timeline t;
+  t.status = status;
+  t.reason = std::move(reason);
+  return t;
+}
+
+TEST_CASE("html: a sampled point's drill-down holds its Timeline; the others none") {
+  Results res = small_results();
+  core::Timeline t;
+  t.calls = 1;
+  t.interval_ns = 1000;
+  t.t_us = {0, 1, 2};
+  t.series.push_back({.metric = core::kTimelineMetrics[0].name, .label = core::kTimelineTensorLabel, .values = {10, 90, 20}});
+  res.records[0].timeline = t;
+  res.records[1].timeline = status_only_timeline(core::SamplingStatus::unavailable, "PM sampling refused <x>");
+  annotate(res);
+  const std::string html = render(res, "html");
+  CHECK(count(html, "<h3>Timeline</h3>") == 2);
+  CHECK(count(html, "<svg class=\"timeline\"") == 1);
+  CHECK_THAT(html, Catch::Contains("status <b>unavailable</b>: PM sampling refused &lt;x&gt;"));
+  CHECK(count(render(small_results(), "html"), "<h3>Timeline</h3>") == 0);
+}
+
 TEST_CASE("html: a CPU run names its bandwidth ceiling memory, not HBM; the page knows its backend") {
   Results res = mixed_results();
   res.context.backend = BackendKind::cpu;

@@ -28,6 +28,7 @@ measure::MeasureOptions odd_options() {
   o.extra_metrics = {"lts__t_bytes.sum"};
   o.verify = false;
   o.stalls = true;
+  o.timeline = true;
   o.verify_rows = 64;
   o.seed = 1234567890123ULL;
   o.point_timeout_s = 30;
@@ -39,7 +40,8 @@ measure::MeasureOptions odd_options() {
 const char* const kOddOptionsJson =
     R"({"cold_l2":false,"counter_batch":16,"counters":false,"extra_metrics":["lts__t_bytes.sum"],)"
     R"("max_samples":900,"max_seconds_per_point":2.5,"min_samples":12,"min_seconds_per_point":0.5,)"
-    R"("point_timeout_s":30.0,"seed":1234567890123,"stalls":true,"target_rel_ci":0.002,"verify":false,)"
+    R"("point_timeout_s":30.0,"seed":1234567890123,"stalls":true,"target_rel_ci":0.002,"timeline":true,)"
+    R"("verify":false,)"
     R"("verify_rows":64,)"
     R"("warmup_calls":5,"warmup_seconds":0.25})";
 

@@ -32,6 +32,7 @@
 #include "measure/cuda/launch_records.hpp"
 #include "measure/cuda/occupancy.hpp"
 #include "measure/cuda/pc_sampling.hpp"
+#include "measure/cuda/pm_sampling.hpp"
 #include "measure/cuda/timer.hpp"
 #include "measure/point_lifecycle.hpp"
 
@@ -479,6 +480,17 @@ class CudaPoint final : public PointSteps {
           before_call();
         },
         [&] { call_->launch(); }, stream_, rec.latency.p50_us);
+  }
+
+  // The L2 flush (cold timing) and the workspace's zeroing before the sampled window; a later call
+  // of a short one's back-to-back run zeroes its workspace inside it.
+  core::Timeline sample_timeline(const MeasureOptions& options, const core::Record&) override {
+    return measure::sample_timeline(
+        [&] {
+          if (options.cold_l2) b_.flusher_->flush(stream_);
+          before_call();
+        },
+        [&] { call_->launch(); }, [&] { before_call(); }, stream_);
   }
 
   // A sticky CUDA error: the context is lost, and the sweep runner restarts its worker.
