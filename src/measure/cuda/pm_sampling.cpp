@@ -31,6 +31,8 @@ namespace {
 // takes 64 MiB for up to 1024 samples of a few metrics; a call here takes a few thousand samples of
 // seven. An overflow is reported (the sample's `overflow`), never silent.
 constexpr size_t kHardwareBufferBytes = size_t{64} << 20;
+// An overflowed buffer's samples that span at least this share of the calls' time lost none of theirs.
+constexpr double kCoveredShare = 0.9;
 // The sampled window holds more than the call: the host's Start, the launch and the synchronisation
 // before Stop. The counter data image has room for this much of it beyond the calls [us].
 constexpr double kWindowSlackUs = 2000;
@@ -452,7 +454,13 @@ core::Timeline sample_timeline(const std::function<void()>& before, const std::f
                                   "from the second on L2 is warm",
                                   plan.calls, out.call_us, out.call_us * 1e3 / static_cast<double>(plan.interval_ns),
                                   plan.interval_ns));
-    if (overflow) notes.push_back("the hardware buffer overflowed: the samples end early");
+    // The hardware keeps sampling the idle GPU until Stop and may overflow then: only an overflow whose
+    // samples fall short of the calls' time lost any of them.
+    const double span_us = out.t_us.empty() ? 0 : out.t_us.back() - out.t_us.front() +
+                                                       static_cast<double>(out.interval_ns) * 1e-3;
+    if (overflow && span_us < kCoveredShare * out.call_us * static_cast<double>(plan.calls))
+      notes.push_back(fmt::format("the hardware buffer overflowed: the samples end after {:.1f} us of the calls' "
+                                  "{:.1f} us", span_us, out.call_us * static_cast<double>(plan.calls)));
     if (config.names.size() < core::kTimelineMetrics.size())
       notes.push_back(fmt::format("{} of the {} metrics fit one pass on {}", config.names.size(),
                                   core::kTimelineMetrics.size(), s.chip));
