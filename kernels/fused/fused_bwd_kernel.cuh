@@ -308,8 +308,9 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
     const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + buf * kBlockM) + quad_col;
 
     // The block's rows in kQueryParts parts of kPartRows: the part's S^T and dP^T are the only
-    // accumulators besides dK and dV.
-#pragma unroll
+    // accumulators besides dK and dV. A loop, not unrolled: unrolled, two 64-row parts at hdim 64 made
+    // ptxas spill 16 bytes (255 registers), as a loop none.
+#pragma unroll 1
     for (int part = 0; part < Tr::kQueryParts; ++part) {
       const uint32_t q_part = q_buf + part * kPartRows * kRowBytes, do_part = do_buf + part * kPartRows * kRowBytes;
       // S^T = K Q^T: the warp's 16 keys by the part's kPartRows query rows.

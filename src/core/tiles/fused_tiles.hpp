@@ -272,17 +272,21 @@ constexpr bool bwd_supported_hdim(int hdim) {
 }
 
 // 8 warps x 16 keys (FlashAttention-2's 128-key CTA, so that dQ is summed with atomics over seq_k / 128
-// key blocks) and 64 query rows per step: a warp holds dK and dV of its 16 keys (hdim / 2 registers
-// each per thread) and the 16 x 64 tiles S^T and dP^T in fp32 (32 registers each). Taking the rows
-// in two parts of 32 (query_parts 2) left ptxas's spills at hdim 128 about where they were (12-32
-// bytes either way, 255 registers), for twice the loads of K's and V's fragments.
-// At hdim 64, K's and V's fragments stay in registers (32 per thread): per warp and 64-row block the
-// ldmatrix.x4 count falls from 96 to 88 for the same 160 MMAs (S^T and dP^T take 4 B loads per k-step
-// instead of 1 A + 4 B). The loop's time follows its shared-memory wavefronts (H200, against
-// FlashAttention-2's backward: ldmatrix plus shared stores per MMA, ours / theirs, 1.25 at hdim 64 and
-// 1.18 at 128, speed 0.78x and 0.85x at 4096 keys).
+// key blocks): a warp holds dK and dV of its 16 keys (hdim / 2 registers each per thread) and the
+// 16 x 64 tiles S^T and dP^T of a 64-row part in fp32 (32 registers each). The loop's time follows its
+// shared-memory wavefronts (ldmatrix.x4 4 each, conflict-free 4-byte stores 1): against
+// FlashAttention-2's backward on the H200, ours per MMA over theirs was 1.25 at hdim 64 and 1.18 at
+// 128 for speeds of 0.78x and 0.85x at 4096 keys.
+// hdim 128: 64 query rows per step. Taking them in two parts of 32 (query_parts 2) left ptxas's spills
+// about where they were (12-32 bytes either way, 255 registers), for twice the loads of K's and V's
+// fragments.
+// hdim 64: K's and V's fragments stay in registers (32 per thread): S^T and dP^T take 4 B loads per
+// k-step instead of 1 A + 4 B. 128 query rows per step in two parts of 64, so that dQ_block += dS K
+// is 128 x 64 split 4 x 2 (a warp 32 x 32: 2 A + 2 B loads per 8 MMAs, where 64 x 64 split 2 x 4 took
+// 2 A + 1 B per 4) and a block takes one barrier pair per 128 rows instead of per 64. Per warp and 128
+// rows, ldmatrix.x4 192 -> 160 for the same 320 MMAs; with dS^T's 32 stores, wavefronts 800 -> 672.
 constexpr BwdTileConfig bwd_tile_config(int hdim) {
-  if (hdim == 64) return {64, 128, 8, 2, 1, true, true};
+  if (hdim == 64) return {128, 128, 8, 4, 2, true, true};
   return {64, 128, 8, 2, 1, true, false};
 }
 
