@@ -435,7 +435,9 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
       for (int nt = 0; nt < Tr::kDqNTiles; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_dq[mt][nt][e] = 0.f;
-#pragma unroll
+    // Two k-steps per trip (16 or more MMAs to cover the loads): fully unrolled, ptxas hoisted the
+    // loads of later k-steps and spilled 28 bytes at hdim 128 (255 registers).
+#pragma unroll 2
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
       uint32_t a[Tr::kDqMTiles][4];
 #pragma unroll
