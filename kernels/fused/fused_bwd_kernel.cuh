@@ -63,6 +63,7 @@ struct BwdTraits : SmemRows<kHeadDim * 2, true> {
   static constexpr int kQSteps = kPartRows / 16;      // k-steps over a part's query rows: dV, dK
   static constexpr int kNTilesS = kPartRows / 8;      // n8 tiles of a warp's S^T rows (queries)
   static constexpr int kNTilesD = kHeadDim / 8;       // n8 tiles of a dK or dV row
+  static constexpr bool kKvInRegisters = kConfig.kv_in_registers;
   // dQ_block += dS K: warps kDqWarpsM x kDqWarpsN over (block_m, hdim).
   static constexpr int kDqWarpsM = kConfig.dq_warps_m;
   static constexpr int kDqWarpsN = kWarps / kDqWarpsM;
@@ -268,6 +269,17 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
   const uint32_t ds_store_lane = key_row * kDsRowBytes + Ds::lane_chunk(0, quad_row) + quad_col * 4;
   const int dq_wm = warp / Tr::kDqWarpsN, dq_wn = warp % Tr::kDqWarpsN;
 
+  // With kKvInRegisters, the A fragments of the warp's K and V rows for every k-step, loaded at step 0.
+  uint32_t k_frags[Tr::kKvInRegisters ? Tr::kKSteps : 1][4];
+  uint32_t v_frags[Tr::kKvInRegisters ? Tr::kKSteps : 1][4];
+  // The A fragment of k-step ks of the warp's K (or V) rows: from registers, or loaded into `a`.
+  auto kv_fragment = [&](uint32_t s_kv, const uint32_t (&frags)[Tr::kKvInRegisters ? Tr::kKSteps : 1][4], int ks,
+                         uint32_t (&a)[4]) -> const uint32_t(&)[4] {
+    if constexpr (Tr::kKvInRegisters) return frags[ks];
+    ldmatrix_x4(a, Tr::step(s_kv + kv_a_lane, ks));
+    return a;
+  };
+
   for (int step = 0; step < steps; ++step) {
     const int buf = step & 1;
     // Step `step` is the oldest copy group in flight (at step 0, step 1 is loading behind it). After the
@@ -278,6 +290,15 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
       load_step(step + 1, buf ^ 1);
       cp_async_commit();
     }
+    if constexpr (Tr::kKvInRegisters) {
+      if (step == 0) {
+#pragma unroll
+        for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+          ldmatrix_x4(k_frags[ks], Tr::step(s_k + kv_a_lane, ks));
+          ldmatrix_x4(v_frags[ks], Tr::step(s_v + kv_a_lane, ks));
+        }
+      }
+    }
     int m0;
     const int64_t row0 = step_row0(step, m0);
     const uint32_t q_buf = s_q + buf * kQTileBytes, do_buf = s_do + buf * kQTileBytes;
@@ -287,8 +308,9 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
     const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + buf * kBlockM) + quad_col;
 
     // The block's rows in kQueryParts parts of kPartRows: the part's S^T and dP^T are the only
-    // accumulators besides dK and dV.
-#pragma unroll
+    // accumulators besides dK and dV. A loop, not unrolled: unrolled, two 64-row parts at hdim 64 made
+    // ptxas spill 16 bytes (255 registers), as a loop none.
+#pragma unroll 1
     for (int part = 0; part < Tr::kQueryParts; ++part) {
       const uint32_t q_part = q_buf + part * kPartRows * kRowBytes, do_part = do_buf + part * kPartRows * kRowBytes;
       // S^T = K Q^T: the warp's 16 keys by the part's kPartRows query rows.
@@ -299,8 +321,8 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
         for (int e = 0; e < 4; ++e) acc_s[nt][e] = 0.f;
 #pragma unroll
       for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-        uint32_t a[4];
-        ldmatrix_x4(a, Tr::step(s_k + kv_a_lane, ks));
+        uint32_t a_smem[4];
+        const uint32_t(&a)[4] = kv_fragment(s_k, k_frags, ks, a_smem);
 #pragma unroll
         for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
           uint32_t b[4];
@@ -362,8 +384,8 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
         for (int e = 0; e < 4; ++e) acc_dp[nt][e] = 0.f;
 #pragma unroll
       for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-        uint32_t a[4];
-        ldmatrix_x4(a, Tr::step(s_v + kv_a_lane, ks));
+        uint32_t a_smem[4];
+        const uint32_t(&a)[4] = kv_fragment(s_v, v_frags, ks, a_smem);
 #pragma unroll
         for (int nt2 = 0; nt2 < Tr::kNTilesS / 2; ++nt2) {
           uint32_t b[4];
@@ -413,7 +435,9 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
       for (int nt = 0; nt < Tr::kDqNTiles; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_dq[mt][nt][e] = 0.f;
-#pragma unroll
+    // Two k-steps per trip (16 or more MMAs to cover the loads): fully unrolled, ptxas hoisted the
+    // loads of later k-steps and spilled 28 bytes at hdim 128 (255 registers).
+#pragma unroll 2
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
       uint32_t a[Tr::kDqMTiles][4];
 #pragma unroll

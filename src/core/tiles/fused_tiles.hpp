@@ -255,6 +255,10 @@ struct BwdTileConfig {
   int query_parts = 1;
   // Q, dO, K and V tiles are copied a line at a time (load_tile_async in fused_kernel.cuh).
   bool copy_by_lines = true;
+  // Each warp loads the A fragments of its 16 rows of K and V once and keeps them in registers
+  // (hdim / 2 registers per thread for both) instead of reloading them from shared memory for every
+  // S^T and dP^T.
+  bool kv_in_registers = false;
   constexpr bool operator==(const BwdTileConfig&) const = default;
 };
 
@@ -268,11 +272,24 @@ constexpr bool bwd_supported_hdim(int hdim) {
 }
 
 // 8 warps x 16 keys (FlashAttention-2's 128-key CTA, so that dQ is summed with atomics over seq_k / 128
-// key blocks) and 64 query rows per step: a warp holds dK and dV of its 16 keys (hdim / 2 registers
-// each per thread) and the 16 x 64 tiles S^T and dP^T in fp32 (32 registers each). Taking the rows
-// in two parts of 32 (query_parts 2) left ptxas's spills at hdim 128 about where they were (12-32
-// bytes either way, 255 registers), for twice the loads of K's and V's fragments.
-constexpr BwdTileConfig bwd_tile_config(int /*hdim*/) { return {64, 128, 8, 2, 1, true}; }
+// key blocks): a warp holds dK and dV of its 16 keys (hdim / 2 registers each per thread) and the
+// 16 x 64 tiles S^T and dP^T of a 64-row part in fp32 (32 registers each). The loop's time follows its
+// shared-memory wavefronts (ldmatrix.x4 4 each, conflict-free 4-byte stores 1): against
+// FlashAttention-2's backward on the H200, ours per MMA over theirs was 1.25 at hdim 64 and 1.18 at
+// 128 for speeds of 0.78x and 0.85x at 4096 keys.
+// Both head dims: 128 query rows per step in two parts of 64, so that dQ_block += dS K is 128 x hdim
+// over the 128 keys split 4 x 2 (a warp 32 rows: 2 A loads per k-step for hdim / 32 B loads and
+// hdim / 4 MMAs), and a block takes one barrier pair per 128 rows. Per warp and 128 rows, against
+// 64-row steps (dQ split 2 x 4): ldmatrix.x4 for dQ 64 -> 48 at hdim 128 and 48 -> 32 at 64, barriers
+// 4 -> 2. At hdim 128 the shared memory is 226 KB, under sm_90's 227 KB for one CTA.
+// hdim 64: K's and V's fragments also stay in registers (32 per thread): S^T and dP^T take 4 B loads
+// per k-step instead of 1 A + 4 B. Per warp and 128 rows, ldmatrix.x4 192 -> 160 for the same 320 MMAs;
+// with dS^T's 32 stores, wavefronts 800 -> 672.
+// hdim 128 keeps K and V in shared memory: dK and dV already take 128 registers per thread.
+constexpr BwdTileConfig bwd_tile_config(int hdim) {
+  if (hdim == 64) return {128, 128, 8, 4, 2, true, true};
+  return {128, 128, 8, 4, 2, true, false};
+}
 
 constexpr int bwd_threads_of(BwdTileConfig c) { return c.warps * 32; }
 
