@@ -20,7 +20,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 11;
+inline constexpr int kSchemaMinor = 12;
 // Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
 // default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -347,6 +347,7 @@ ATTNPROF_JSON_DECL(KernelCounters)
 ATTNPROF_JSON_DECL(CounterSession)
 ATTNPROF_JSON_DECL(Counters)
 ATTNPROF_JSON_DECL(Occupancy)
+ATTNPROF_JSON_DECL(GradCheck)
 ATTNPROF_JSON_DECL(Verification)
 ATTNPROF_JSON_DECL(Launch)
 ATTNPROF_JSON_DECL(Cost)

@@ -154,7 +154,7 @@ TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") 
   rec.tflops_fa_convention = 40;
   r.records.push_back(rec);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.11");
+  CHECK(j.at("schema_version") == "1.12");
   CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
   CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
   const Results back = parse_results(j.dump(), "mem");
@@ -281,7 +281,7 @@ TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older 
   dense.cost = cost_of(dense.shape, KernelKind::fused);
   r.records.push_back(dense);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.11");
+  CHECK(j.at("schema_version") == "1.12");
   const auto& packed = j.at("records")[0];
   CHECK(packed.at("shape").at("seq_lens") == std::vector<int64_t>{300, 17, 1});
   CHECK(packed.at("cost").at("padded_flops") == rec.cost.padded_flops);
@@ -317,7 +317,7 @@ TEST_CASE("schema 1.9: hdim_v written only when it differs; older files read V a
   same.cost = cost_of(same.shape, KernelKind::materialized);
   r.records.push_back(same);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.11");
+  CHECK(j.at("schema_version") == "1.12");
   CHECK(j.at("records")[0].at("shape").at("hdim_v") == 128);
   CHECK_FALSE(j.at("records")[1].at("shape").contains("hdim_v"));
   CHECK(j.at("records")[0].at("key") == "b1 h16/16 s4096x4096 d192v128 causal bf16 | reference");
@@ -338,5 +338,67 @@ TEST_CASE("schema 1.9: hdim_v written only when it differs; older files read V a
   // An hdim_v no shape may have is refused.
   nlohmann::json bad = j;
   bad["records"][0]["shape"]["hdim_v"] = "128";
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+}
+
+TEST_CASE("schema 1.12: a backward point's pass and gradient checks round-trip; absent grads read as none") {
+  Results r;
+  Record bwd;
+  bwd.shape = Shape{1, 4, 2, 256, 256, 64, true, DType::bf16};
+  bwd.shape.pass = Pass::bwd;
+  bwd.kernel = "reference";
+  bwd.cost = cost_of(bwd.shape, KernelKind::materialized);
+  bwd.verification.checked = true;
+  bwd.verification.passed = true;
+  GradCheck dq;
+  dq.rows_checked = 64;
+  dq.rows_total = 1024;
+  dq.max_abs_err = 1.5e-3;
+  dq.mean_abs_err = 2.5e-4;
+  dq.naive_max_abs_err = 1.25e-3;
+  dq.tolerance = 4.5e-3;
+  dq.passed = true;
+  GradCheck dk = dq;
+  dk.rows_total = 512;
+  dk.max_abs_err = NAN;  // a poisoned element reads back as such
+  dk.passed = false;
+  bwd.verification.grads = {{"dq", dq}, {"dk", dk}, {"dv", dq}};
+  r.records.push_back(bwd);
+  Record fwd = bwd;
+  fwd.shape.pass = Pass::fwd;
+  fwd.verification.grads.clear();
+  r.records.push_back(fwd);
+
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.12");
+  const nlohmann::json& grads = j.at("records")[0].at("verification").at("grads");
+  CHECK(grads.size() == 3);
+  CHECK(grads.at("dq").at("tolerance") == 4.5e-3);
+  CHECK(grads.at("dk").at("max_abs_err") == "nan");
+  CHECK_FALSE(j.at("records")[1].at("verification").contains("grads"));
+  CHECK(j.at("records")[0].at("shape").at("pass") == "bwd");
+
+  const Results back = parse_results(j.dump(), "mem");
+  const Verification& v = back.records[0].verification;
+  REQUIRE(v.grads.size() == 3);
+  CHECK(v.grads.at("dq").rows_checked == 64);
+  CHECK(v.grads.at("dq").naive_max_abs_err == 1.25e-3);
+  CHECK(v.grads.at("dq").passed);
+  CHECK(v.grads.at("dk").rows_total == 512);
+  CHECK(std::isnan(v.grads.at("dk").max_abs_err));
+  CHECK_FALSE(v.grads.at("dk").passed);
+  CHECK(back.records[0].shape.pass == Pass::bwd);
+  CHECK(back.records[1].verification.grads.empty());
+  CHECK(point_key(back.records[0]) != point_key(back.records[1]));
+  // A 1.11 file has no grads and no pass: a forward point.
+  nlohmann::json old = j;
+  old["schema_version"] = "1.11";
+  old["records"].erase(0);
+  CHECK(parse_results(old.dump(), "old").records[0].verification.grads.empty());
+  // grads that are not an object of objects are refused.
+  nlohmann::json bad = j;
+  bad["records"][0]["verification"]["grads"] = {1, 2};
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+  bad["records"][0]["verification"]["grads"] = {{"dq", 3}};
   CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
 }
