@@ -93,6 +93,9 @@ std::vector<CatalogueEntry> catalogue(const std::vector<const Kernel*>& kernels)
     mla.hdim = 192;
     mla.hdim_v = 128;
     e.hdim_v = note(reason_of(*k, mla));
+    core::Shape backward = s;
+    backward.pass = core::Pass::bwd;
+    e.backward = note(reason_of(*k, backward));
     out.push_back(std::move(e));
   }
   return out;

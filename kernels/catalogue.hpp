@@ -15,12 +15,14 @@ struct CatalogueEntry {
   std::vector<int> hdims;          // of the probe grid, those that run in some dtype
   std::vector<std::string> dtypes; // likewise
   // window: a sliding window; varlen: a packed variable-length batch; hdim_v: a value head dim other
-  // than the query/key one (probed at 192 / 128)
+  // than the query/key one (probed at 192 / 128); backward: the backward pass (Shape::pass bwd)
   bool causal = false, gqa = false, seq_q_ne_seq_k = false, window = false, varlen = false, hdim_v = false;
+  bool backward = false;
   std::string example_refusal;     // one probe shape's reason, when some probe is refused
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CatalogueEntry, name, backend, origin, description, layout, flags, hdims, dtypes,
-                                   causal, gqa, seq_q_ne_seq_k, window, varlen, hdim_v, example_refusal)
+                                   causal, gqa, seq_q_ne_seq_k, window, varlen, hdim_v, backward,
+                                   example_refusal)
 
 class Kernel;
 // The entries of `kernels`, in their order; catalogue() is every registered kernel's.

@@ -399,10 +399,7 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
   core::Verification forward =
       verify_rows(shape_, seed, rows, o_rows, lse_rows, static_cast<int64_t>(bad), q_scale_log2_, check_lse_);
   if (!shape_.backward()) return forward;
-  core::Verification grads = verify_grads(seed, max_rows, stream);
-  forward.grads = std::move(grads.grads);
-  forward.unwritten += grads.unwritten;
-  forward.passed = forward.passed && grads.passed;
+  merge_grad_checks(forward, verify_grads(seed, max_rows, stream));
   return forward;
 }
 

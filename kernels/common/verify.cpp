@@ -21,7 +21,7 @@ namespace attnprof::kernels {
 
 namespace {
 
-constexpr int kTensorQ = 0, kTensorK = 1, kTensorV = 2;
+constexpr int kTensorQ = 0, kTensorK = 1, kTensorV = 2, kTensorDO = 3;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Heads (b, h) a sampled check spreads its rows over. Few heads keep the K/V regeneration cheap (the
@@ -427,6 +427,293 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
   v.tolerance = 2 * v.naive_o_max_abs_err + o_abs_tolerance(s.dtype);
   v.passed = unwritten == 0 && all_finite && v.o_max_abs_err <= v.tolerance && lse_within;
   return v;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The backward pass (core/shape.hpp): float64 gradients of the sampled rows from the O and LSE the
+// kernel's backward read, and the naive low-precision backward beside them.
+
+namespace {
+
+// Multiply-adds a gradient check may spend on its key rows: a dK/dV row costs group * seq_q *
+// (2 * hdim + 2 * value_hdim) (every query row of its group that sees the key), so a long seq_q with
+// many heads a group checks fewer key rows (at least kMinGradKvRows: rows_to_check's corners and a
+// few more). About a second on one core.
+constexpr double kMaxGradKvMacs = 0x1p31;
+constexpr int64_t kMinGradKvRows = 8;
+
+// The key rows of a shape indexed as rows_to_check indexes query rows: a shape whose "query rows"
+// are the keys of each (batch, kv head), r = (b * kv_heads + g) * seq_k + j (packed: g * tokens +
+// cu_seqlens[b] + j). Only what rows_to_check reads matters: the counts and the packed lengths.
+core::Shape key_rows_shape(const core::Shape& s) {
+  core::Shape k = s;
+  k.heads = s.kv_heads;
+  k.seq_q = s.seq_k;
+  k.seq_k = s.seq_q;
+  k.causal = false;
+  k.window = 0;
+  return k;
+}
+
+// dO's row `row` (flat, as Q's and O's): value_hdim() values.
+std::vector<float> do_row(const core::Shape& s, uint64_t seed, int64_t row) {
+  const int64_t dv = s.value_hdim();
+  std::vector<float> out(static_cast<size_t>(dv));
+  const auto base = static_cast<uint64_t>(row * dv);
+  for (int64_t d = 0; d < dv; ++d) out[d] = input_value(seed, kTensorDO, base + d);
+  return out;
+}
+
+// A floor under the gradients' absolute term: dS = P (dP - D) cancels where dP ~ D (a row that sees
+// one key has dP = D exactly), and a kernel's fp32 sums leave a few fp32 ulps of |dP| (~1e-7) there
+// where the float64 backward has 0; summed over a row's keys that stays below 1e-6. A gradient whose
+// every checked element is 0 (b1 s1x1) would otherwise get a tolerance of 0.
+constexpr double kGradCancellationFloor = 1e-6;
+
+// The absolute term of a gradient's tolerance: one rounding (half an ulp of the dtype, the forward's
+// term at magnitude 1) of the largest checked element, and the cancellation floor.
+double grad_abs_tolerance(core::DType t, double max_abs_ref) {
+  return o_abs_tolerance(t) * max_abs_ref + kGradCancellationFloor;
+}
+
+// Errors of one gradient's checked elements against float64 and of the naive backward against float64.
+struct GradErrors {
+  double max = 0, sum = 0, naive_max = 0, ref_max = 0;
+  int64_t elems = 0;
+  bool finite = true;
+  void add(float got, double ref, double naive) {
+    if (!std::isfinite(got)) finite = false;
+    const double err = std::fabs(double(got) - ref);
+    max = std::isnan(err) ? kInf : std::max(max, err);
+    sum += std::isnan(err) ? kInf : err;
+    naive_max = std::max(naive_max, std::fabs(naive - ref));
+    ref_max = std::max(ref_max, std::fabs(ref));
+    ++elems;
+  }
+  void merge(const GradErrors& o) {
+    max = std::max(max, o.max);
+    sum += o.sum;
+    naive_max = std::max(naive_max, o.naive_max);
+    ref_max = std::max(ref_max, o.ref_max);
+    elems += o.elems;
+    finite = finite && o.finite;
+  }
+  core::GradCheck check(core::DType t, int64_t rows_checked, int64_t rows_total) const {
+    core::GradCheck g;
+    g.rows_checked = rows_checked;
+    g.rows_total = rows_total;
+    g.max_abs_err = max;
+    g.mean_abs_err = elems > 0 ? sum / double(elems) : 0;
+    g.naive_max_abs_err = naive_max;
+    g.tolerance = 2 * naive_max + grad_abs_tolerance(t, ref_max);
+    g.passed = finite && max <= g.tolerance;
+    return g;
+  }
+};
+
+double dot(const float* a, const float* b, int64_t n) {
+  double sum = 0;
+  for (int64_t d = 0; d < n; ++d) sum += double(a[d]) * double(b[d]);
+  return sum;
+}
+float dot_fp32(const float* a, const float* b, int64_t n) {
+  float sum = 0;
+  for (int64_t d = 0; d < n; ++d) sum += a[d] * b[d];
+  return sum;
+}
+
+// One score's part of the backward, in float64 and as the naive low-precision backward does it:
+// P = exp(scale * q.k - LSE) (naive: in fp32, rounded to the dtype as a kernel stores P for its GEMMs),
+// dP = dO.v, dS = P (dP - D) with D = dO.O (naive: from the rounded P, in fp32, rounded).
+struct ScoreGrad {
+  double p = 0, ds = 0;
+  float p_lp = 0, ds_lp = 0;
+};
+// D of one query row, in float64 and in fp32.
+struct RowDelta {
+  double f64 = 0;
+  float f32 = 0;
+};
+RowDelta row_delta(const float* d_o, const float* o, int64_t dv) { return {dot(d_o, o, dv), dot_fp32(d_o, o, dv)}; }
+
+ScoreGrad score_grad(const core::Shape& s, const float* q, const float* d_o, RowDelta delta, float lse,
+                     const float* k, const float* v) {
+  const int64_t dv = s.value_hdim();
+  const double scale = core::softmax_scale(s);
+  ScoreGrad g;
+  g.p = std::exp(scale * dot(q, k, s.hdim) - double(lse));
+  g.ds = g.p * (dot(d_o, v, dv) - delta.f64);
+  g.p_lp = round_to(s.dtype, std::exp(static_cast<float>(scale) * dot_fp32(q, k, s.hdim) - lse));
+  g.ds_lp = round_to(s.dtype, g.p_lp * (dot_fp32(d_o, v, dv) - delta.f32));
+  return g;
+}
+
+}  // namespace
+
+GradRows grad_rows_to_check(const core::Shape& s, int max_rows, uint64_t seed) {
+  GradRows rows;
+  rows.q_rows = rows_to_check(s, max_rows, seed);
+  const double macs_per_key_row = static_cast<double>(s.heads / s.kv_heads) * static_cast<double>(s.seq_q) *
+                                  2.0 * static_cast<double>(s.hdim + s.value_hdim());
+  const auto affordable = static_cast<int64_t>(kMaxGradKvMacs / std::max(1.0, macs_per_key_row));
+  const int kv_max = static_cast<int>(std::min<int64_t>(max_rows, std::max(kMinGradKvRows, affordable)));
+  rows.kv_rows = rows_to_check(key_rows_shape(s), kv_max, splitmix64(seed ^ 0x6b65797300000000ull));
+  return rows;
+}
+
+core::Verification verify_grads(const core::Shape& s, uint64_t seed, const GradRows& rows,
+                                const std::vector<float>& o_all, const std::vector<float>& lse_all,
+                                const std::vector<float>& dq_rows, const std::vector<float>& dk_rows,
+                                const std::vector<float>& dv_rows, int64_t unwritten) {
+  const int64_t dv = s.value_hdim();
+  const auto n_q = static_cast<int64_t>(rows.q_rows.size()), n_kv = static_cast<int64_t>(rows.kv_rows.size());
+  if (static_cast<int64_t>(o_all.size()) != s.o_elems() || static_cast<int64_t>(lse_all.size()) != s.lse_elems())
+    throw std::invalid_argument("verify_grads: o_all / lse_all are not the whole of O and LSE");
+  if (static_cast<int64_t>(dq_rows.size()) != n_q * s.hdim || static_cast<int64_t>(dk_rows.size()) != n_kv * s.hdim ||
+      static_cast<int64_t>(dv_rows.size()) != n_kv * dv)
+    throw std::invalid_argument("verify_grads: dq_rows / dk_rows / dv_rows do not match the rows checked");
+  for (int64_t r : rows.q_rows) check_row(s, r);
+  const core::Shape key_shape = key_rows_shape(s);
+  for (int64_t r : rows.kv_rows)
+    if (r < 0 || r >= key_shape.lse_elems())
+      throw std::out_of_range("verify_grads: key row " + std::to_string(r) + " outside " + s.label());
+
+  const RowIndex index(s), key_index(key_shape);
+  const double scale = core::softmax_scale(s);
+  const auto scale_f = static_cast<float>(scale);
+  const int64_t group = s.heads / s.kv_heads;
+
+  // dQ: rows grouped by (b, kv head) as verify_rows groups them; row i sums over the keys it sees.
+  std::vector<GradErrors> dq_err(static_cast<size_t>(n_q));
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> q_groups;
+  for (int64_t p = 0; p < n_q; ++p) {
+    const RowCoord c = index.coord(rows.q_rows[p]);
+    q_groups[{c.b, kv_head_of(s, c.h)}].push_back(p);
+  }
+  for (const auto& group_rows : q_groups) {
+    const auto& key = group_rows.first;
+    const auto& positions = group_rows.second;
+    core::KeyRange keys{s.seq_k, 0};
+    for (int64_t p : positions) {
+      const core::KeyRange r = index.keys_of_row(rows.q_rows[p]);
+      if (r.size() == 0) continue;
+      keys.begin = std::min(keys.begin, r.begin);
+      keys.end = std::max(keys.end, r.end);
+    }
+    if (keys.end <= keys.begin) keys = {0, 0};
+    const auto k = kv_rows(s, index, seed, kTensorK, key.first, key.second, keys, true);
+    const auto v = kv_rows(s, index, seed, kTensorV, key.first, key.second, keys, true);
+    parallel_for(static_cast<int64_t>(positions.size()), 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t g = lo; g < hi; ++g) {
+        const int64_t p = positions[g];
+        const int64_t row = rows.q_rows[p];
+        const core::KeyRange visible = index.keys_of_row(row);
+        const int64_t row_keys = visible.size();
+        const int64_t first = row_keys > 0 ? visible.begin - keys.begin : 0;
+        const float* k_first = k.data() + first * s.hdim;
+        const auto q = q_row(s, seed, row);
+        const auto d_o = do_row(s, seed, row);
+        const RowDelta delta = row_delta(d_o.data(), o_all.data() + row * dv, dv);
+        std::vector<double> ref(static_cast<size_t>(s.hdim), 0.0);
+        std::vector<float> naive(static_cast<size_t>(s.hdim), 0.0f);
+        for (int64_t j = 0; j < row_keys; ++j) {
+          const float* kj = k_first + j * s.hdim;
+          const ScoreGrad sg = score_grad(s, q.data(), d_o.data(), delta, lse_all[row], kj, v.data() + (first + j) * dv);
+          for (int64_t d = 0; d < s.hdim; ++d) {
+            ref[d] += sg.ds * double(kj[d]);
+            naive[d] += sg.ds_lp * kj[d];
+          }
+        }
+        for (int64_t d = 0; d < s.hdim; ++d)
+          dq_err[p].add(dq_rows[p * s.hdim + d], scale * ref[d], round_to(s.dtype, scale_f * naive[d]));
+      }
+    });
+  }
+
+  // dK and dV: key rows grouped by (b, kv head); the group's Q and dO rows (every head of the group,
+  // every query row) regenerated once, each key row summing over the query rows that see it.
+  std::vector<GradErrors> dk_err(static_cast<size_t>(n_kv)), dv_err(static_cast<size_t>(n_kv));
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> kv_groups;
+  for (int64_t p = 0; p < n_kv; ++p) {
+    const RowCoord c = key_index.coord(rows.kv_rows[p]);  // c.h is the kv head, c.i the key
+    kv_groups[{c.b, c.h}].push_back(p);
+  }
+  for (const auto& group_rows : kv_groups) {
+    const int64_t b = group_rows.first.first, kvh = group_rows.first.second;
+    const auto& positions = group_rows.second;
+    const core::Shape seq = index.sequence(b);
+    // Flat query rows of head h, row i: as RowIndex numbers them.
+    const int64_t seq_start = s.varlen() ? s.cu_seqlens()[static_cast<size_t>(b)] : 0;
+    auto flat_row = [&](int64_t h, int64_t i) {
+      return s.varlen() ? h * s.tokens_q() + seq_start + i : (b * s.heads + h) * s.seq_q + i;
+    };
+    const int64_t rows_per_head = seq.seq_q;
+    std::vector<float> q_all(static_cast<size_t>(group * rows_per_head * s.hdim));
+    std::vector<float> do_all(static_cast<size_t>(group * rows_per_head * dv));
+    std::vector<int64_t> flat(static_cast<size_t>(group * rows_per_head));
+    std::vector<RowDelta> deltas(static_cast<size_t>(group * rows_per_head));
+    parallel_for(group * rows_per_head, 64, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t row = flat_row(kvh * group + t / rows_per_head, t % rows_per_head);
+        flat[t] = row;
+        const auto q = q_row(s, seed, row);
+        const auto d_o = do_row(s, seed, row);
+        std::copy(q.begin(), q.end(), q_all.begin() + t * s.hdim);
+        std::copy(d_o.begin(), d_o.end(), do_all.begin() + t * dv);
+        deltas[t] = row_delta(d_o.data(), o_all.data() + row * dv, dv);
+      }
+    });
+    parallel_for(static_cast<int64_t>(positions.size()), 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t g = lo; g < hi; ++g) {
+        const int64_t p = positions[g];
+        const int64_t j = key_index.coord(rows.kv_rows[p]).i;
+        const auto k = kv_rows(s, index, seed, kTensorK, b, kvh, {j, j + 1}, false);
+        const auto v = kv_rows(s, index, seed, kTensorV, b, kvh, {j, j + 1}, false);
+        std::vector<double> dk_ref(static_cast<size_t>(s.hdim), 0.0), dv_ref(static_cast<size_t>(dv), 0.0);
+        std::vector<float> dk_naive(static_cast<size_t>(s.hdim), 0.0f), dv_naive(static_cast<size_t>(dv), 0.0f);
+        for (int64_t t = 0; t < group * rows_per_head; ++t) {
+          const core::KeyRange visible = seq.keys_of_row(t % rows_per_head);
+          if (j < visible.begin || j >= visible.end) continue;
+          const float* q = q_all.data() + t * s.hdim;
+          const float* d_o = do_all.data() + t * dv;
+          const ScoreGrad sg = score_grad(s, q, d_o, deltas[t], lse_all[flat[t]], k.data(), v.data());
+          for (int64_t d = 0; d < s.hdim; ++d) {
+            dk_ref[d] += sg.ds * double(q[d]);
+            dk_naive[d] += sg.ds_lp * q[d];
+          }
+          for (int64_t d = 0; d < dv; ++d) {
+            dv_ref[d] += sg.p * double(d_o[d]);
+            dv_naive[d] += sg.p_lp * d_o[d];
+          }
+        }
+        for (int64_t d = 0; d < s.hdim; ++d)
+          dk_err[p].add(dk_rows[p * s.hdim + d], scale * dk_ref[d], round_to(s.dtype, scale_f * dk_naive[d]));
+        for (int64_t d = 0; d < dv; ++d) dv_err[p].add(dv_rows[p * dv + d], dv_ref[d], round_to(s.dtype, dv_naive[d]));
+      }
+    });
+  }
+
+  auto reduce = [](const std::vector<GradErrors>& parts) {
+    GradErrors all;
+    for (const GradErrors& e : parts) all.merge(e);
+    return all;
+  };
+  core::Verification v;
+  v.checked = true;
+  v.seed = seed;
+  v.unwritten = unwritten;
+  v.grads["dq"] = reduce(dq_err).check(s.dtype, n_q, s.lse_elems());
+  v.grads["dk"] = reduce(dk_err).check(s.dtype, n_kv, key_shape.lse_elems());
+  v.grads["dv"] = reduce(dv_err).check(s.dtype, n_kv, key_shape.lse_elems());
+  v.passed = unwritten == 0;
+  for (const auto& [name, g] : v.grads) v.passed = v.passed && g.passed;
+  return v;
+}
+
+void merge_grad_checks(core::Verification& forward, const core::Verification& grads) {
+  forward.grads = grads.grads;
+  forward.unwritten += grads.unwritten;
+  forward.passed = forward.passed && grads.passed;
 }
 
 }  // namespace attnprof::kernels

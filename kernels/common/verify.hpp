@@ -61,5 +61,8 @@ core::Verification verify_grads(const core::Shape&, uint64_t seed, const GradRow
                                 const std::vector<float>& o_all, const std::vector<float>& lse_all,
                                 const std::vector<float>& dq_rows, const std::vector<float>& dk_rows,
                                 const std::vector<float>& dv_rows, int64_t unwritten);
+// A backward point's one Verification: the forward check of the O and LSE its backward read
+// (verify_rows) takes verify_grads' GradChecks and unwritten count, and passes only when both passed.
+void merge_grad_checks(core::Verification& forward, const core::Verification& grads);
 
 }  // namespace attnprof::kernels

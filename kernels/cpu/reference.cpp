@@ -3,13 +3,26 @@
 //   qk_gemm  S = scale * Q K^T            (fp32, [batch*heads, seq_q, seq_k])
 //   softmax  P = softmax(S) rounded to the dtype, LSE = row_max + log(row_sum)
 //   pv_gemm  O = P V rounded to the dtype (V and O value_hdim() wide)
+// and the backward (Shape::pass bwd; fwd_bwd runs the forward's stages first) in seven, S, P, dP and
+// dS materialised:
+//   bwd_qk_gemm  S = scale * Q K^T recomputed (fp32)
+//   bwd_softmax  P = exp(S - LSE) with the forward's LSE, rounded to the dtype, zero where masked
+//   bwd_dv_gemm  dV = P^T dO (summed over each kv head's group of query heads: GQA)
+//   bwd_dp_gemm  dP = dO V^T (fp32)
+//   bwd_ds       dS = P (dP - D), D = rowsum(dO * O), rounded to the dtype
+//   bwd_dq_gemm  dQ = scale * dS K
+//   bwd_dk_gemm  dK = scale * dS^T Q (summed over the group)
+// The gradients are accumulated in fp32 and rounded to the dtype once.
 // Computation is fp32; rounding P and O to shape.dtype emulates the GPU's storage precision
 // (docs/cpu-backend.md). Masked rows (causal, sliding window) touch only their visible keys. A packed
 // variable-length batch runs sequence by sequence, each with its own masks and (len, len) S block.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/parallel.hpp"
@@ -19,57 +32,184 @@
 namespace attnprof::kernels::cpu {
 namespace {
 
+// Stage names: the forward's three, the backward's seven (mirroring the GPU reference's passes,
+// docs/cost-model.md), fwd_bwd the forward's then the backward's.
+const std::vector<std::string> kForwardStages = {"qk_gemm", "softmax", "pv_gemm"};
+const std::vector<std::string> kBackwardStages = {"bwd_qk_gemm", "bwd_softmax", "bwd_dv_gemm", "bwd_dp_gemm",
+                                                  "bwd_ds",      "bwd_dq_gemm", "bwd_dk_gemm"};
+
+// Score-sized fp32 buffers of the workspace: S and P for the forward; S, P, dP and dS for a backward.
+int64_t score_buffers(const core::Shape& s) { return s.backward() ? 4 : 2; }
+
+// Tells the hook stage `index` starts (the stages of a fwd_bwd call are numbered on from the forward's).
+void stage(StageHook* hook, int index) {
+  if (hook) hook->before_stage(index);
+}
+
+// S = scale * Q K^T over the keys each row block sees (both passes' first stage).
+void qk_stage(const core::Shape& s, const RowBlocks& work, const float* q, const float* k, float* scores) {
+  const auto scale = static_cast<float>(core::softmax_scale(s));
+  parallel_for(static_cast<int64_t>(work.blocks.size()), 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> kt(static_cast<size_t>(s.hdim * kBlockKeys));  // (D, kBlockKeys)
+    for (int64_t t = lo; t < hi; ++t) {
+      const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
+      const core::Shape& seq = *blk.shape;
+      const core::KeyRange needed = block_keys(seq, blk.i0, blk.rows);
+      float* s_rows = scores + blk.score_offset;
+      for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
+        const int64_t keys = std::min(kBlockKeys, needed.end - j0);
+        pack_keys_transposed(k + blk.view.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
+        qk_tile(q + blk.view.q_offset + blk.i0 * s.hdim, blk.rows, kt.data(), keys, s.hdim, scale, s_rows + j0,
+                seq.seq_k);
+      }
+    }
+  });
+}
+
+// out rows (rows x width, row stride width) = scale * sum_j a[r, j] b[j] over the row block's keys:
+// O = P V (scale 1), dQ = scale dS K. `a` is a score-sized buffer, b's rows `width` wide.
+void rows_times_keys(const core::Shape& s, const RowBlocks& work, const float* a, const float* b,
+                     int64_t width, bool b_is_v, float scale, float* out, bool out_is_q) {
+  parallel_for(static_cast<int64_t>(work.blocks.size()), 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> acc(static_cast<size_t>(kBlockRows * width));  // (kBlockRows, width)
+    for (int64_t t = lo; t < hi; ++t) {
+      const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
+      const core::Shape& seq = *blk.shape;
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      const core::KeyRange needed = block_keys(seq, blk.i0, blk.rows);
+      const float* a_rows = a + blk.score_offset;
+      const float* b_key0 = b + (b_is_v ? blk.view.v_offset : blk.view.kv_offset);
+      for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
+        const int64_t keys = std::min(kBlockKeys, needed.end - j0);
+        pv_tile(a_rows + j0, seq.seq_k, blk.rows, b_key0 + j0 * width, keys, width, acc.data());
+      }
+      const int64_t n = blk.rows * width;
+      if (scale != 1.0f)
+        for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
+      round_in_place(s.dtype, acc.data(), n);
+      std::copy(acc.begin(), acc.begin() + n, out + (out_is_q ? blk.view.q_offset : blk.view.o_offset) + blk.i0 * width);
+    }
+  });
+}
+
+// Key blocks of one kv head of one sequence, with the row blocks of every query head of its group:
+// the unit of the dV and dK GEMMs, which sum over the group's heads and rows (GQA's reduction).
+struct KeyBlock {
+  const core::Shape* shape = nullptr;
+  int64_t kv_offset = 0, v_offset = 0;  // key 0 of the kv head in K (dK) and V (dV)
+  int64_t j0 = 0, keys = 0;
+  std::vector<const RowBlock*> rows;    // the group's row blocks whose keys reach this block
+};
+std::vector<KeyBlock> key_blocks(const RowBlocks& work) {
+  // Row blocks that read the same K rows belong to one (sequence, kv head).
+  std::map<std::pair<const core::Shape*, int64_t>, std::vector<const RowBlock*>> groups;
+  for (const RowBlock& blk : work.blocks) groups[{blk.shape, blk.view.kv_offset}].push_back(&blk);
+  std::vector<KeyBlock> out;
+  for (const auto& [key, blocks] : groups) {
+    const core::Shape& seq = *key.first;
+    for (int64_t j0 = 0; j0 < seq.seq_k; j0 += kBlockKeys) {
+      KeyBlock kb{&seq, key.second, blocks.front()->view.v_offset, j0, std::min(kBlockKeys, seq.seq_k - j0), {}};
+      for (const RowBlock* blk : blocks) {
+        const core::KeyRange r = block_keys(seq, blk->i0, blk->rows);
+        if (r.begin < j0 + kb.keys && r.end > j0) kb.rows.push_back(blk);
+      }
+      out.push_back(std::move(kb));
+    }
+  }
+  return out;
+}
+
+// out key rows = scale * sum over the group's rows i of a[i, j] b[i] (a score-sized, zero where
+// masked): dV = P^T dO (b = dO, O's rows), dK = scale dS^T Q (b = Q). Summed in fp32, rounded once.
+void keys_times_rows(const core::Shape& s, const std::vector<KeyBlock>& tasks, const float* a, const float* b,
+                     int64_t width, bool b_is_o, float scale, float* out, bool out_is_v) {
+  parallel_for(static_cast<int64_t>(tasks.size()), 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> acc(static_cast<size_t>(kBlockKeys * width));  // (kBlockKeys, width)
+    for (int64_t t = lo; t < hi; ++t) {
+      const KeyBlock& kb = tasks[static_cast<size_t>(t)];
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (const RowBlock* blk : kb.rows) {
+        const float* b_rows = b + (b_is_o ? blk->view.o_offset : blk->view.q_offset) + blk->i0 * width;
+        for (int64_t r = 0; r < blk->rows; ++r) {
+          const float* a_row = a + blk->score_offset + r * kb.shape->seq_k + kb.j0;
+          const float* b_row = b_rows + r * width;
+          for (int64_t j = 0; j < kb.keys; ++j) {
+            const float x = a_row[j];
+            if (x == 0.0f) continue;  // masked (or exactly zero): adds nothing
+            float* acc_row = acc.data() + j * width;
+            for (int64_t d = 0; d < width; ++d) acc_row[d] += x * b_row[d];
+          }
+        }
+      }
+      const int64_t n = kb.keys * width;
+      if (scale != 1.0f)
+        for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
+      round_in_place(s.dtype, acc.data(), n);
+      std::copy(acc.begin(), acc.begin() + n, out + (out_is_v ? kb.v_offset : kb.kv_offset) + kb.j0 * width);
+    }
+  });
+}
+
 class CpuReference final : public Kernel {
  public:
   std::string name() const override { return "reference"; }
   Backend backend() const override { return Backend::cpu; }
   core::KernelKind kind() const override { return core::KernelKind::materialized; }
   std::string description() const override {
-    return "unfused: S = QK^T, softmax, O = PV as three passes with S and P (fp32) in memory; "
-           "fp32 compute, P and O rounded to the dtype";
+    return "unfused: S = QK^T, softmax, O = PV as three passes with S and P (fp32) in memory; the backward "
+           "as seven (S, P, dV, dP, dS, dQ, dK); fp32 compute, P, dS and the outputs rounded to the dtype";
   }
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
   bool runs_distinct_hdim_v() const override { return true; }
+  bool runs_backward() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
-    // S and P of every (sequence, head): seq_q * seq_k each dense, len^2 per sequence packed.
-    return 2 * sizeof(float) * static_cast<size_t>(score_elems(s));
+    // S and P (and a backward's dP and dS) of every (sequence, head): seq_q * seq_k each dense, len^2
+    // per sequence packed.
+    return static_cast<size_t>(score_buffers(s)) * sizeof(float) * static_cast<size_t>(score_elems(s));
   }
-  std::vector<std::string> stage_names(const core::Shape&) const override { return {"qk_gemm", "softmax", "pv_gemm"}; }
+  std::vector<std::string> stage_names(const core::Shape& s) const override {
+    switch (s.pass) {
+      case core::Pass::fwd: return kForwardStages;
+      case core::Pass::bwd: return kBackwardStages;
+      case core::Pass::fwd_bwd: {
+        std::vector<std::string> all = kForwardStages;
+        all.insert(all.end(), kBackwardStages.begin(), kBackwardStages.end());
+        return all;
+      }
+    }
+    return {};
+  }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     const core::Shape& s = a.shape;
     if (a.workspace_bytes < workspace_bytes(s) || (workspace_bytes(s) > 0 && a.workspace == nullptr))
       throw std::runtime_error("cpu reference: workspace too small");
+    if (s.backward() && (!a.d_o || !a.dq || !a.dk || !a.dv))
+      throw std::runtime_error("cpu reference: a backward call needs dO, dQ, dK and dV");
+    const RowBlocks work = row_blocks(s);
+    if (s.pass != core::Pass::bwd) forward(a, work, hook);
+    if (s.backward()) backward(a, work, hook, s.pass == core::Pass::fwd_bwd ? 3 : 0);
+    if (hook) hook->after_last();
+  }
+
+ private:
+  // O and LSE; S and P in the workspace's first two score buffers.
+  static void forward(const AttentionArgs& a, const RowBlocks& work, StageHook* hook) {
+    const core::Shape& s = a.shape;
     const auto* q = static_cast<const float*>(a.q);
     const auto* k = static_cast<const float*>(a.k);
     const auto* v = static_cast<const float*>(a.v);
     auto* o = static_cast<float*>(a.o);
-    const RowBlocks work = row_blocks(s);
     float* scores = static_cast<float*>(a.workspace);  // S: each (sequence, head)'s (seq_q, seq_k)
     float* probs = scores + work.score_elems;          // P: likewise
     const auto tasks = static_cast<int64_t>(work.blocks.size());
-    const auto scale = static_cast<float>(core::softmax_scale(s));
 
-    if (hook) hook->before_stage(0);
-    parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
-      std::vector<float> kt(static_cast<size_t>(s.hdim * kBlockKeys));  // (D, kBlockKeys)
-      for (int64_t t = lo; t < hi; ++t) {
-        const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
-        const core::Shape& seq = *blk.shape;
-        const core::KeyRange needed = block_keys(seq, blk.i0, blk.rows);
-        float* s_rows = scores + blk.score_offset;
-        for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
-          const int64_t keys = std::min(kBlockKeys, needed.end - j0);
-          pack_keys_transposed(k + blk.view.kv_offset + j0 * s.hdim, keys, s.hdim, kt.data());
-          qk_tile(q + blk.view.q_offset + blk.i0 * s.hdim, blk.rows, kt.data(), keys, s.hdim, scale, s_rows + j0,
-                  seq.seq_k);
-        }
-      }
-    });
+    stage(hook, 0);
+    qk_stage(s, work, q, k, scores);
 
-    if (hook) hook->before_stage(1);
+    stage(hook, 1);
     parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t t = lo; t < hi; ++t) {
         const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
@@ -101,26 +241,94 @@ class CpuReference final : public Kernel {
       }
     });
 
-    if (hook) hook->before_stage(2);
+    stage(hook, 2);
+    rows_times_keys(s, work, probs, v, s.value_hdim(), true, 1.0f, o, false);
+  }
+
+  // dQ, dK, dV from Q, K, V, O, dO and LSE; S, P, dP and dS in the workspace's four score buffers,
+  // P and dS written whole (zero where masked). first_stage: the hook's index of the first.
+  static void backward(const AttentionArgs& a, const RowBlocks& work, StageHook* hook, int first_stage) {
+    const core::Shape& s = a.shape;
     const int64_t dv = s.value_hdim();
+    const auto* q = static_cast<const float*>(a.q);
+    const auto* k = static_cast<const float*>(a.k);
+    const auto* v = static_cast<const float*>(a.v);
+    const auto* o = static_cast<const float*>(a.o);
+    const auto* d_o = static_cast<const float*>(a.d_o);
+    float* scores = static_cast<float*>(a.workspace);  // S (fp32)
+    float* probs = scores + work.score_elems;          // P (rounded to the dtype)
+    float* d_probs = probs + work.score_elems;         // dP (fp32)
+    float* d_scores = d_probs + work.score_elems;      // dS (rounded to the dtype)
+    const auto tasks = static_cast<int64_t>(work.blocks.size());
+    const auto scale = static_cast<float>(core::softmax_scale(s));
+
+    stage(hook, first_stage + 0);  // S = scale Q K^T, recomputed
+    qk_stage(s, work, q, k, scores);
+
+    stage(hook, first_stage + 1);  // P = exp(S - LSE) with the forward's LSE, whole rows
     parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
-      std::vector<float> acc(static_cast<size_t>(kBlockRows * dv));  // (kBlockRows, Dv)
       for (int64_t t = lo; t < hi; ++t) {
         const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
         const core::Shape& seq = *blk.shape;
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        const core::KeyRange needed = block_keys(seq, blk.i0, blk.rows);
-        const float* p_rows = probs + blk.score_offset;
-        for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
-          const int64_t keys = std::min(kBlockKeys, needed.end - j0);
-          pv_tile(p_rows + j0, seq.seq_k, blk.rows, v + blk.view.v_offset + j0 * dv, keys, dv, acc.data());
+        for (int64_t r = 0; r < blk.rows; ++r) {
+          const core::KeyRange visible = seq.keys_of_row(blk.i0 + r);
+          float* p_row = probs + blk.score_offset + r * seq.seq_k;
+          std::fill(p_row, p_row + visible.begin, 0.0f);
+          std::fill(p_row + visible.end, p_row + seq.seq_k, 0.0f);
+          if (visible.size() == 0) continue;
+          const float* s_row = scores + blk.score_offset + r * seq.seq_k;
+          std::copy(s_row + visible.begin, s_row + visible.end, p_row + visible.begin);
+          exp_shifted_sum(p_row + visible.begin, visible.size(), a.lse[blk.view.lse_offset + blk.i0 + r]);
+          round_in_place(s.dtype, p_row + visible.begin, visible.size());
         }
-        float* o_rows = o + blk.view.o_offset + blk.i0 * dv;
-        round_in_place(s.dtype, acc.data(), blk.rows * dv);
-        std::copy(acc.begin(), acc.begin() + blk.rows * dv, o_rows);
       }
     });
-    if (hook) hook->after_last();
+
+    const std::vector<KeyBlock> key_tasks = key_blocks(work);
+    stage(hook, first_stage + 2);  // dV = P^T dO, summed over the group's heads
+    keys_times_rows(s, key_tasks, probs, d_o, dv, true, 1.0f, static_cast<float*>(a.dv), true);
+
+    stage(hook, first_stage + 3);  // dP = dO V^T over the keys each row block sees
+    parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> vt(static_cast<size_t>(dv * kBlockKeys));  // (Dv, kBlockKeys)
+      for (int64_t t = lo; t < hi; ++t) {
+        const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
+        const core::Shape& seq = *blk.shape;
+        const core::KeyRange needed = block_keys(seq, blk.i0, blk.rows);
+        for (int64_t j0 = needed.begin; j0 < needed.end; j0 += kBlockKeys) {
+          const int64_t keys = std::min(kBlockKeys, needed.end - j0);
+          pack_keys_transposed(v + blk.view.v_offset + j0 * dv, keys, dv, vt.data());
+          qk_tile(d_o + blk.view.o_offset + blk.i0 * dv, blk.rows, vt.data(), keys, dv, 1.0f,
+                  d_probs + blk.score_offset + j0, seq.seq_k);
+        }
+      }
+    });
+
+    stage(hook, first_stage + 4);  // dS = P (dP - D), D = rowsum(dO O), whole rows
+    parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
+        const core::Shape& seq = *blk.shape;
+        for (int64_t r = 0; r < blk.rows; ++r) {
+          const core::KeyRange visible = seq.keys_of_row(blk.i0 + r);
+          const int64_t row = blk.i0 + r;
+          float delta = 0;
+          for (int64_t d = 0; d < dv; ++d) delta += d_o[blk.view.o_offset + row * dv + d] * o[blk.view.o_offset + row * dv + d];
+          const int64_t at = blk.score_offset + r * seq.seq_k;
+          float* ds_row = d_scores + at;
+          std::fill(ds_row, ds_row + visible.begin, 0.0f);
+          std::fill(ds_row + visible.end, ds_row + seq.seq_k, 0.0f);
+          for (int64_t j = visible.begin; j < visible.end; ++j) ds_row[j] = probs[at + j] * (d_probs[at + j] - delta);
+          round_in_place(s.dtype, ds_row + visible.begin, visible.size());
+        }
+      }
+    });
+
+    stage(hook, first_stage + 5);  // dQ = scale dS K
+    rows_times_keys(s, work, d_scores, k, s.hdim, false, scale, static_cast<float*>(a.dq), true);
+
+    stage(hook, first_stage + 6);  // dK = scale dS^T Q, summed over the group's heads
+    keys_times_rows(s, key_tasks, d_scores, q, s.hdim, false, scale, static_cast<float*>(a.dk), false);
   }
 };
 

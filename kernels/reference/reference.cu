@@ -14,8 +14,8 @@
 // A packed variable-length batch (core/shape.hpp) runs the three stages sequence by sequence
 // (run_packed): cuBLAS calls per (sequence, kv head) and a softmax launch per sequence.
 // The backward (dense batches), with dS the gradient of the scaled scores S:
-//   bwd_qk_gemm  S = scale * Q K^T          (bwd only: the forward's P is gone; fwd_bwd keeps it)
-//   bwd_softmax  P = exp(S - LSE) masked    (bwd only) in the dtype
+//   bwd_qk_gemm  S = scale * Q K^T          recomputed from the forward's LSE, as in a bwd call
+//   bwd_softmax  P = exp(S - LSE) masked    in the dtype
 //   bwd_dv_gemm  dV = P^T dO                 cuBLAS; the GEMM's k runs over the group's query rows,
 //                                            which sums GQA's gradient per kv head
 //   bwd_dp_gemm  dP = dO V^T                 fp32, over S
@@ -490,9 +490,10 @@ class ReferenceKernel final : public Kernel {
     if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
     std::vector<std::string> names;
     if (s.pass != core::Pass::bwd) names = {"qk_gemm", "softmax", "pv_gemm"};
-    if (s.pass == core::Pass::bwd) names = {"bwd_qk_gemm", "bwd_softmax"};
     if (s.backward())
-      for (const char* name : {"bwd_dv_gemm", "bwd_dp_gemm", "bwd_ds", "bwd_dq_gemm", "bwd_dk_gemm"}) names.emplace_back(name);
+      for (const char* name : {"bwd_qk_gemm", "bwd_softmax", "bwd_dv_gemm", "bwd_dp_gemm", "bwd_ds", "bwd_dq_gemm",
+                               "bwd_dk_gemm"})
+        names.emplace_back(name);
     return names;
   }
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
@@ -511,7 +512,7 @@ class ReferenceKernel final : public Kernel {
     if (!s.backward()) return out;
     const bool bf16 = s.dtype == core::DType::bf16;
     const int64_t rows = s.batch * s.heads * s.seq_q;
-    if (s.pass == core::Pass::bwd) {
+    {
       out.push_back({"bwd_qk_gemm (cuBLAS)", nullptr, 0, 0, 0});
       out.push_back({"probs_from_lse_kernel",
                      bf16 ? reinterpret_cast<const void*>(&probs_from_lse_kernel<__nv_bfloat16>)
@@ -618,8 +619,7 @@ class ReferenceKernel final : public Kernel {
     if (hook) hook->after_last();
   }
 
-  // The backward's stages (see the top of the file) from stage `stage` on; a fwd_bwd call comes here
-  // with the forward's P in `probs`, a bwd call recomputes it from LSE first.
+  // The backward's stages (see the top of the file) from stage `stage` on.
   template <typename T>
   void backward(const AttentionArgs& a, StageHook* hook, cudaDataType_t io_type, cublasHandle_t handle, float* scores,
                 T* probs, int stage) const {
@@ -633,7 +633,7 @@ class ReferenceKernel final : public Kernel {
     const int m_rows = static_cast<int>(g.rows_per_batch), n_keys = static_cast<int>(g.seq_k),
               d = static_cast<int>(g.hdim), dv = static_cast<int>(g.hdim_v);
     const int64_t rows = s.batch * s.heads * s.seq_q;
-    if (s.pass == core::Pass::bwd) {
+    {
       if (hook) hook->before_stage(stage++);
       ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
           handle, CUBLAS_OP_T, CUBLAS_OP_N, n_keys, m_rows, d, &scale, a.k, io_type, d, g.seq_k * g.hdim, a.q, io_type,

@@ -30,9 +30,10 @@ void print_table(const std::vector<kernels::CatalogueEntry>& entries, std::ostre
       out << fmt::format("    supports none of the probe shapes ({})\n", e.example_refusal);
     } else {
       out << fmt::format(
-          "    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}; window {}; varlen {}; hdim_v != hdim {}\n",
+          "    supports hdim {}; {}; causal {}; GQA {}; seq_q != seq_k {}; window {}; varlen {}; hdim_v != hdim {}; "
+          "backward {}\n",
           fmt::join(e.hdims, ","), fmt::join(e.dtypes, ","), yes_no(e.causal), yes_no(e.gqa), yes_no(e.seq_q_ne_seq_k),
-          yes_no(e.window), yes_no(e.varlen), yes_no(e.hdim_v));
+          yes_no(e.window), yes_no(e.varlen), yes_no(e.hdim_v), yes_no(e.backward));
       if (!e.example_refusal.empty()) out << fmt::format("    e.g. refuses: {}\n", e.example_refusal);
     }
   }

@@ -1,5 +1,5 @@
-// Analytic FLOPs and minimum HBM traffic of one attention forward (docs/cost-model.md has the
-// formulas and a worked example).
+// Analytic FLOPs and minimum HBM traffic of one attention call, forward, backward or both
+// (docs/cost-model.md has the formulas and a worked example).
 #include "core/cost_model.hpp"
 
 #include <algorithm>
@@ -12,6 +12,8 @@ namespace {
 constexpr double kFp32Bytes = 4;    // S and LSE are fp32 in every kernel
 constexpr double kBlockTableEntryBytes = 4;  // int32 page index
 constexpr double kFlopsPerMac = 2;  // one multiply-add
+// FlashAttention's benchmarks count a backward as 2.5 forwards (its five products against two).
+constexpr double kFaBackwardFactor = 2.5;
 // Two GEMMs per (batch, head): QK^T of 2 * seq_q * seq_k * hdim FLOPs and PV of 2 * seq_q * seq_k *
 // hdim_v (the value head dim, hdim unless the shape says otherwise).
 
@@ -83,7 +85,8 @@ int64_t pages_touched(const Shape& s, KeyRange keys) {
 
 namespace {
 
-Cost dense_cost_of(const Shape& s, KernelKind kind) {
+// The forward (Shape::pass fwd) of a dense shape.
+Cost forward_cost_of(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
   const double bh = static_cast<double>(s.batch) * static_cast<double>(s.heads);
   // Per score: one multiply-add per dim of Q.K (hdim) and one per dim of P.V (the value head dim).
@@ -126,6 +129,83 @@ Cost dense_cost_of(const Shape& s, KernelKind kind) {
     c.min_bytes_write += s_write + p_write;
     c.sp_bytes = s_write + s_read + p_write + p_read;
     c.workspace_bytes = s_write + p_write;
+  }
+  return c;
+}
+
+// The backward (Shape::pass bwd) of a dense shape: dQ, dK, dV from Q, K, V, O, dO and LSE.
+Cost backward_cost_of(const Shape& s, KernelKind kind) {
+  const double bytes = dtype_bytes(s.dtype);
+  const double d = static_cast<double>(s.hdim), dv = static_cast<double>(s.value_hdim());
+  const double bh = static_cast<double>(s.batch) * static_cast<double>(s.heads);
+  // Per score, five products: S = QK^T recomputed (D), dV = P^T dO (Dv), dP = dO V^T (Dv), dQ = dS K
+  // (D) and dK = dS^T Q (D). 2.5x the forward's per score when Dv = D.
+  const double per_score = kFlopsPerMac * (3 * d + 2 * dv);
+  const double scores_dense = bh * static_cast<double>(s.seq_q) * static_cast<double>(s.seq_k);
+  const double scores_unmasked = bh * unmasked_scores(s);
+
+  Cost c;
+  c.flops_dense = per_score * scores_dense;
+  c.flops = per_score * scores_unmasked;
+  c.flops_fa_convention = kFaBackwardFactor * forward_cost_of(s, kind).flops_fa_convention;
+
+  const double q_elems = static_cast<double>(s.q_elems()), o_elems = static_cast<double>(s.o_elems());
+  const double k_elems = static_cast<double>(s.kv_elems()), v_elems = static_cast<double>(s.v_elems());
+  // The gradients, written whole (a row that sees no key has dQ = 0, a key no row sees dK = dV = 0):
+  // dQ as Q, dK and dV as K and V, kv_heads wide.
+  const double grads_write = (q_elems + k_elems + v_elems) * bytes;
+  if (kind == KernelKind::fused) {
+    // The rows that see a key: their Q, O and dO rows (D = rowsum(dO * O)) and LSE; the K and V rows
+    // of the keys some row sees. Nothing else is needed.
+    const double rows = bh * static_cast<double>(rows_with_keys(s));
+    const double batch_kv_heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
+    const double keys = batch_kv_heads * static_cast<double>(keys_seen(s).size());
+    c.min_bytes_read = rows * ((d + 2 * dv) * bytes + kFp32Bytes) + keys * (d + dv) * bytes;
+    c.min_bytes_write = grads_write;
+  } else {
+    // The unfused reference backward, one pass per product, every score-sized buffer whole:
+    //   S  = scale QK^T       reads Q, K; writes S (fp32)
+    //   P  = exp(S - LSE)     reads S where unmasked and LSE; writes P (dtype, 0 where masked)
+    //   dV = P^T dO           reads P, dO; writes dV
+    //   dP = dO V^T           reads dO, V; writes dP (fp32)
+    //   dS = P (dP - D)       reads O, dO (D = rowsum(dO * O)), P, dP; writes dS (dtype)
+    //   dQ = scale dS K       reads dS, K; writes dQ
+    //   dK = scale dS^T Q     reads dS, Q; writes dK
+    // dP reuses S's buffer and dS P's, so the workspace is the forward's. With GQA the dV and dK GEMMs
+    // sum over the group's query rows (their k dimension): no per-head buffers.
+    const double lse_bytes = static_cast<double>(s.lse_elems()) * kFp32Bytes;
+    const double s_bytes = scores_dense * kFp32Bytes, s_read = scores_unmasked * kFp32Bytes;
+    const double p_bytes = scores_dense * bytes, dp_bytes = scores_dense * kFp32Bytes;
+    const double ds_bytes = scores_dense * bytes;
+    // The GEMMs' and dS's operands: Q and K twice, V once, dO three times and O once (O-shaped both).
+    const double operands = (2 * q_elems + 2 * k_elems + v_elems + 4 * o_elems) * bytes;
+    c.sp_bytes = s_bytes + s_read + 3 * p_bytes + 2 * dp_bytes + 3 * ds_bytes;
+    c.min_bytes_read = operands + lse_bytes + s_read + 2 * p_bytes + dp_bytes + 2 * ds_bytes;
+    c.min_bytes_write = grads_write + s_bytes + p_bytes + dp_bytes + ds_bytes;
+    c.workspace_bytes = s_bytes + p_bytes;
+  }
+  return c;
+}
+
+Cost dense_cost_of(const Shape& s, KernelKind kind) {
+  Cost c;
+  switch (s.pass) {
+    case Pass::fwd: c = forward_cost_of(s, kind); break;
+    case Pass::bwd: c = backward_cost_of(s, kind); break;
+    case Pass::fwd_bwd: {
+      // The forward's cost plus the backward's: the forward writes O and LSE and the backward reads
+      // them back (no call keeps a whole problem on chip). The backward's buffers serve the forward's
+      // S and P, so the workspace is the larger of the two.
+      const Cost f = forward_cost_of(s, kind), b = backward_cost_of(s, kind);
+      c.flops = f.flops + b.flops;
+      c.flops_dense = f.flops_dense + b.flops_dense;
+      c.flops_fa_convention = f.flops_fa_convention + b.flops_fa_convention;
+      c.min_bytes_read = f.min_bytes_read + b.min_bytes_read;
+      c.min_bytes_write = f.min_bytes_write + b.min_bytes_write;
+      c.sp_bytes = f.sp_bytes + b.sp_bytes;
+      c.workspace_bytes = std::max(f.workspace_bytes, b.workspace_bytes);
+      break;
+    }
   }
   const double min_bytes = c.min_bytes_read + c.min_bytes_write;
   c.intensity = min_bytes > 0 ? c.flops / min_bytes : 0;
@@ -172,7 +252,9 @@ double footprint_bytes(const Shape& s, KernelKind kind) {
   const double tensors = static_cast<double>(s.q_elems() + s.o_elems() + s.kv_buffer_elems() + s.v_buffer_elems()) * bytes +
                          static_cast<double>(s.lse_elems()) * kFp32Bytes +
                          static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
-  return tensors + cost_of(s, kind).workspace_bytes;
+  // The backward's dO (as O) and gradients (dQ as Q, dK and dV as K and V).
+  const double grads = s.backward() ? static_cast<double>(s.o_elems() + s.q_elems() + s.kv_elems() + s.v_elems()) * bytes : 0;
+  return tensors + grads + cost_of(s, kind).workspace_bytes;
 }
 
 }  // namespace attnprof::core

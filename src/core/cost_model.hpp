@@ -1,4 +1,4 @@
-// Analytic cost of one attention forward call: FLOPs, the fewest HBM bytes each kernel kind must move,
+// Analytic cost of one attention call (forward, backward or both: Shape::pass): FLOPs, the fewest HBM bytes each kernel kind must move,
 // workspace, arithmetic intensity. Plain arithmetic, unit-tested (tests/core/test_cost_model.cpp).
 #pragma once
 #include "core/results.hpp"
@@ -34,6 +34,14 @@ KeyRange keys_seen(const Shape&);
 // materialized (the reference, as kernels/reference/reference.cu runs it): all of Q, K, V read by
 // the dense GEMMs; S (fp32) written whole by QK^T and read by the softmax only where unmasked; P
 // (dtype) written whole by the softmax and read whole by PV. sp_bytes holds that S/P traffic.
+// The backward (pass bwd): flops 2*B*H*(3D + 2Dv)*unmasked_scores (S recomputed, dV = P^T dO,
+// dP = dO V^T, dQ = dS K, dK = dS^T Q), flops_dense likewise over every score, flops_fa_convention
+// 2.5x the forward's (FlashAttention's benchmarks). fused min bytes: the Q, O and dO rows and LSE of
+// the rows that see a key, the K and V rows of keys_seen read; dQ, dK and dV written whole.
+// materialized (the unfused reference backward): S (fp32), P (dtype), dP (fp32) and dS (dtype)
+// written whole, each read by the passes that need it, the GEMMs' operands read by each GEMM, and with
+// GQA fp32 per-query-head dK and dV written and read by their reduction; docs/cost-model.md lists the
+// passes. fwd_bwd: the forward's cost plus the backward's (workspace: the larger).
 // A packed batch (Shape::varlen) costs the sum of its sequences' costs, each a dense batch of one at
 // its length (exact for the causal mask and the window, which apply per sequence); padded_flops and
 // padded_min_bytes are what the same batch padded to its longest sequence would cost (0 when dense).
@@ -43,7 +51,8 @@ Cost cost_of(const Shape&, KernelKind);
 // the P50); both 0 without a positive P50.
 void set_tflops(Record&);
 
-// Device memory one call needs: inputs, outputs and workspace, in bytes.
+// Device memory one call needs: inputs, outputs and workspace, in bytes (with a backward's dO, dQ,
+// dK and dV).
 double footprint_bytes(const Shape&, KernelKind);
 
 }  // namespace attnprof::core

@@ -27,7 +27,8 @@ std::string function_name(std::string_view kernel) {
 }  // namespace
 
 bool is_decode(const Shape& s) {
-  return s.seq_q >= 1 && s.seq_q <= kDecodeMaxSeqQ && s.seq_k >= kDecodeMinKeysPerQuery * s.seq_q;
+  // A backward pass is training's: it reads no KV cache and writes dK and dV for every key.
+  return !s.backward() && s.seq_q >= 1 && s.seq_q <= kDecodeMaxSeqQ && s.seq_k >= kDecodeMinKeysPerQuery * s.seq_q;
 }
 
 int64_t generated_tokens(const Shape& s) { return s.batch * s.seq_q; }

@@ -15,7 +15,8 @@ namespace attnprof::core {
 
 // A decode point: at most kDecodeMaxSeqQ query rows per sequence (one generated token, or up to 16
 // draft tokens of speculative decoding: the decode kernel's range) against at least
-// kDecodeMinKeysPerQuery keys per query row, so the KV cache, not Q, is what the call moves.
+// kDecodeMinKeysPerQuery keys per query row, so the KV cache, not Q, is what the call moves. A
+// backward point (Shape::pass) is never one.
 inline constexpr int64_t kDecodeMaxSeqQ = 16;
 inline constexpr int64_t kDecodeMinKeysPerQuery = 16;
 bool is_decode(const Shape&);

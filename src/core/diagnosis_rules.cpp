@@ -13,6 +13,10 @@ namespace attnprof::core {
 
 namespace {
 
+// The score-sized tensors a materialized kernel moves through memory: the forward's S and P, the
+// backward's S, P, dP and dS (core/cost_model.hpp).
+std::string score_buffers_text(const Shape& s) { return s.backward() ? "S, P, dP and dS" : "S and P"; }
+
 using text::giga;
 using text::human;
 using text::pct;
@@ -497,9 +501,11 @@ Found memory_bound(const RuleInput& in) {
                         level, mem, compute, pipe, kSolDominanceMarginPct, level));
   if (f.traffic.materialized) {
     const double min_bytes = f.work.min_bytes();
+    const bool backward = f.r().shape.backward();
     out.next_steps.push_back(fmt::format(
-        "fuse QK^T, softmax and PV (the fused kernel) so that S and P ({} of the minimum bytes) never leave the chip",
-        pct(min_bytes > 0 ? f.r().cost.sp_bytes / min_bytes * 100 : 0)));
+        "fuse {} so that {} ({} of the minimum bytes) never leave the chip",
+        backward ? "the backward's products (a FlashAttention-2 backward)" : "QK^T, softmax and PV (the fused kernel)",
+        score_buffers_text(f.r().shape), pct(min_bytes > 0 ? f.r().cost.sp_bytes / min_bytes * 100 : 0)));
   }
   // A decode point bound by HBM always gets the decode step; the others the level's own.
   if (f.decode.decode && f.memory.level == MemoryLevel::dram)
@@ -748,8 +754,9 @@ Found excess_traffic(const RuleInput& in) {
     }
   }
   if (t.materialized) {
-    out.evidence.push_back(fmt::format("S and P are {:.0f}% of the minimum bytes ({}B of {}B): a fused kernel never moves them",
-                                       t.sp_share * 100, giga(f.r().cost.sp_bytes), giga(w.min_bytes())));
+    out.evidence.push_back(fmt::format("{} are {:.0f}% of the minimum bytes ({}B of {}B): a fused kernel never moves them",
+                                       score_buffers_text(f.r().shape), t.sp_share * 100, giga(f.r().cost.sp_bytes),
+                                       giga(w.min_bytes())));
     excess |= t.sp_share > kSpShareExcess;
   }
   if (out.evidence.empty()) return std::nullopt;
@@ -837,9 +844,14 @@ Found verification(const RuleInput& in) {
     out.evidence.push_back("output not verified against the float64 reference");
     return out;
   }
-  if (!r.verification.passed || r.status == Status::incorrect)
-    return observation(fmt::format("verification FAILED: max |O error| {:.3g} over tolerance {:.3g} ({} unwritten elements)",
-                                   r.verification.o_max_abs_err, r.verification.tolerance, r.verification.unwritten));
+  if (!r.verification.passed || r.status == Status::incorrect) {
+    std::string text = fmt::format("verification FAILED: max |O error| {:.3g} over tolerance {:.3g} ({} unwritten elements)",
+                                   r.verification.o_max_abs_err, r.verification.tolerance, r.verification.unwritten);
+    // A backward point's gradients (dq, dk, dv) that failed.
+    for (const auto& [name, g] : r.verification.grads)
+      if (!g.passed) text += fmt::format("; max |{} error| {:.3g} over tolerance {:.3g}", name, g.max_abs_err, g.tolerance);
+    return observation(text);
+  }
   return std::nullopt;
 }
 

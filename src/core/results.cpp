@@ -252,6 +252,16 @@ constexpr std::tuple kLaunchFields{
     field("occupancy", &Launch::occupancy),
 };
 
+constexpr std::tuple kGradCheckFields{
+    field("rows_checked", &GradCheck::rows_checked),
+    field("rows_total", &GradCheck::rows_total),
+    field("max_abs_err", &GradCheck::max_abs_err),
+    field("mean_abs_err", &GradCheck::mean_abs_err),
+    field("naive_max_abs_err", &GradCheck::naive_max_abs_err),
+    field("tolerance", &GradCheck::tolerance),
+    field("passed", &GradCheck::passed),
+};
+
 constexpr std::tuple kVerificationFields{
     field("checked", &Verification::checked),
     field("lse_checked", &Verification::lse_checked),
@@ -452,12 +462,30 @@ ATTNPROF_JSON_FIELDS_DEF(HotSpot)
 ATTNPROF_JSON_FIELDS_DEF(KernelStalls)
 ATTNPROF_JSON_FIELDS_DEF(Stalls)
 ATTNPROF_JSON_FIELDS_DEF(Launch)
-ATTNPROF_JSON_FIELDS_DEF(Verification)
+ATTNPROF_JSON_FIELDS_DEF(GradCheck)
 ATTNPROF_JSON_FIELDS_DEF(ClockInfo)
 ATTNPROF_JSON_FIELDS_DEF(Ceilings)
 ATTNPROF_JSON_FIELDS_DEF(DeviceInfo)
 ATTNPROF_JSON_FIELDS_DEF(HostLoad)
 #undef ATTNPROF_JSON_FIELDS_DEF
+
+// A backward point's gradient checks (schema 1.12), written only where there are some; absent, the
+// point has none (a forward point, an older file).
+void to_json(json& j, const Verification& v) {
+  j = json::object();
+  write_fields(j, v, kVerificationFields);
+  if (!v.grads.empty()) j["grads"] = v.grads;
+}
+void from_json(const json& j, Verification& v) {
+  read_fields(j, v, kVerificationFields);
+  const auto it = j.find("grads");
+  if (it == j.end() || it->is_null()) return;
+  if (!it->is_object()) throw InputError("verification field 'grads' is not an object");
+  for (auto g = it->begin(); g != it->end(); ++g) {
+    if (!g->is_object()) throw InputError(fmt::format("verification grads '{}' is not an object", escape::one_line(g.key())));
+    v.grads[g.key()] = g->get<GradCheck>();
+  }
+}
 
 void to_json(json& j, const Cost& c) {
   j = json::object();

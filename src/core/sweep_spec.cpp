@@ -374,16 +374,20 @@ struct PresetDef {
 
 // quick: small enough for the CPU backend on a 2-core CI machine; covers causal and GQA.
 // fa-bench: the FlashAttention-2 paper's forward benchmark (16k tokens, model dim 2048).
+// fa-bench-train: fa-bench's 48 shapes for each pass, forward, backward and both (the paper's backward
+//   and forward + backward benchmarks); pass slowest, so its first 48 points are fa-bench's.
 // long-context: a GQA model (16 query heads, 2 kv heads, hdim 128) at 16k-128k context, batch 1.
 // decode: one new token per sequence against a KV cache of 1k-128k tokens, batch 1-256, GQA 32/8 and
 //   64/8, contiguous and paged (64-token pages); batch 256 stops at 32k (128k would need 137 GB).
 // serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point); the
 //   last is DeepSeek-V3's MLA prefill per GPU at tensor parallel 8 (hdim 192, hdim_v 128).
-constexpr std::array<PresetDef, 5> kPresets{{
+constexpr std::array<PresetDef, 6> kPresets{{
     {"quick",
      "batch=2;heads=4;seq=128,512;hdim=64;causal=0,1;dtype=bf16"
      " | batch=2;heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=bf16"},
     {"fa-bench", "tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
+    {"fa-bench-train",
+     "pass=fwd,bwd,fwd_bwd;tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
     {"long-context", "batch=1;dim=2048;kv_heads=2;hdim=128;causal=1;dtype=bf16;seq=16384:131072:x2"},
     {"decode",
      "heads=32,64;kv_heads=8;hdim=128;dtype=bf16;seq_q=1;page_size=0,64;batch=1,16,64;seq_k=1024,8192,32768,131072"

@@ -99,6 +99,9 @@ std::optional<KernelTiling> tiling_of_kernel(std::string_view name) {
 }
 
 std::optional<RecordTiling> tiling_of_record(const Record& r) {
+  // The tile headers describe the forward kernels: a backward call's kernels split their work by key
+  // tiles, which none of them describes.
+  if (r.shape.backward()) return std::nullopt;
   for (const auto& l : r.launches) {
     if (auto t = tiling_of_kernel(l.name)) return RecordTiling{*t, l.grid[0] * l.grid[1] * l.grid[2]};
   }

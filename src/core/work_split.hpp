@@ -24,7 +24,8 @@ struct KernelTiling {
 std::optional<KernelTiling> tiling_of_kernel(std::string_view kernel_name);
 
 // The tiling of the record's main kernel: its launch records first, else the occupancy's kernel name.
-// grid_ctas: that launch's CTAs (grid x * y * z), else occupancy.grid_blocks.
+// grid_ctas: that launch's CTAs (grid x * y * z), else occupancy.grid_blocks. nullopt for a backward
+// point (Shape::pass bwd or fwd_bwd): the tile headers are the forward kernels'.
 struct RecordTiling {
   KernelTiling tiling;
   int64_t grid_ctas = 0;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -129,11 +130,25 @@ class StageClock final : public kernels::StageHook {
   Clock::time_point end_;
 };
 
-// Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here.
+// The shape of a backward point's untimed forward (Shape::pass fwd on the same buffers).
+core::Shape forward_of(core::Shape s) {
+  s.pass = core::Pass::fwd;
+  return s;
+}
+
+// Workspace of the point's calls: a bwd point's forward call shares it with the backward call.
+size_t workspace_of(const core::Shape& s, const kernels::Kernel& kernel) {
+  const size_t own = kernel.workspace_bytes(s);
+  return s.pass == core::Pass::bwd ? std::max(own, kernel.workspace_bytes(forward_of(s))) : own;
+}
+
+// Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here (a backward's
+// dO, dQ, dK and dV too).
 double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) {
-  return sizeof(float) * (static_cast<double>(s.q_elems() + s.o_elems() + s.kv_elems() + s.v_elems()) +
-                          static_cast<double>(s.lse_elems())) +
-         static_cast<double>(kernel.workspace_bytes(s));
+  const double tensors = static_cast<double>(s.q_elems() + s.o_elems() + s.kv_elems() + s.v_elems());
+  const double grads = s.backward() ? tensors : 0;  // dO as O, dQ as Q, dK as K, dV as V
+  return sizeof(float) * (tensors + grads + static_cast<double>(s.lse_elems())) +
+         static_cast<double>(workspace_of(s, kernel));
 }
 
 class CpuBackend final : public Backend {
@@ -221,11 +236,21 @@ class CpuPoint final : public PointSteps {
     v_.emplace(s_.v_elems());
     o_.emplace(s_.o_elems());
     lse_.emplace(s_.lse_elems());
-    workspace_.emplace(static_cast<int64_t>((kernel_.workspace_bytes(s_) + sizeof(float) - 1) / sizeof(float)));
+    workspace_.emplace(static_cast<int64_t>((workspace_of(s_, kernel_) + sizeof(float) - 1) / sizeof(float)));
     workspace_->fill(0.0f);  // zero when first handed to the kernel, as on CUDA (Kernel::workspace_bytes)
     fill_inputs(seed);
     o_->fill(std::numeric_limits<float>::quiet_NaN());
     lse_->fill(std::numeric_limits<float>::quiet_NaN());
+    if (s_.backward()) {
+      // dO from tensor 3 (kernels/common/random.hpp), the gradients poisoned: an element the verified
+      // call leaves unwritten fails the point.
+      d_o_.emplace(s_.o_elems());
+      fill_tensor(*d_o_, kTensorDO, o_map_, seed);
+      dq_.emplace(s_.q_elems());
+      dk_.emplace(s_.kv_elems());
+      dv_.emplace(s_.v_elems());
+      for (HostTensor* t : {&*dq_, &*dk_, &*dv_}) t->fill(std::numeric_limits<float>::quiet_NaN());
+    }
 
     kernels::AttentionArgs args;
     args.shape = s_;
@@ -240,9 +265,28 @@ class CpuPoint final : public PointSteps {
     cu_seqlens_.clear();
     for (int64_t start : s_.cu_seqlens()) cu_seqlens_.push_back(static_cast<int32_t>(start));  // validate(): < 2^31
     args.cu_seqlens = cu_seqlens_.empty() ? nullptr : cu_seqlens_.data();
+    if (s_.pass == core::Pass::bwd) {
+      // The kernel's own forward on the same buffers, which fills the O and LSE the backward reads.
+      kernels::AttentionArgs forward_args = args;
+      forward_args.shape = forward_of(s_);
+      forward_call_ = kernel_.prepare(forward_args);
+    }
+    if (s_.backward()) {
+      args.d_o = d_o_->data();
+      args.dq = dq_->data();
+      args.dk = dk_->data();
+      args.dv = dv_->data();
+    }
     // Untimed: a plugin's planning and allocation happen here.
     call_ = kernel_.prepare(args);
     zero_workspace_ = kernel_.needs_zeroed_workspace() && workspace_->size() > 0;
+  }
+
+  void call_forward() override {
+    if (!forward_call_) throw std::logic_error("call_forward: not a bwd point");
+    if (zero_workspace_) workspace_->fill(0.0f);
+    forward_call_->launch();
+    forward_call_->write_output();
   }
 
   void call_once() override {
@@ -269,7 +313,9 @@ class CpuPoint final : public PointSteps {
       o_rows.insert(o_rows.end(), row, row + dv);
       lse_rows.push_back(lse_->data()[r]);
     }
-    return kernels::verify_rows(s_, seed, rows, o_rows, lse_rows, unwritten, 0, check_lse);
+    core::Verification v = kernels::verify_rows(s_, seed, rows, o_rows, lse_rows, unwritten, 0, check_lse);
+    if (s_.backward()) kernels::merge_grad_checks(v, verify_grads(seed, max_rows));
+    return v;
   }
 
   PointTiming time(const MeasureOptions& options, const PointDeadline& deadline) override {
@@ -301,18 +347,47 @@ class CpuPoint final : public PointSteps {
   }
 
  private:
+  static constexpr int kTensorQ = 0, kTensorK = 1, kTensorV = 2, kTensorDO = 3;  // kernels/common/random.hpp
+
   // Each element of a tensor, in the kernel's layout, holds its canonical element's value.
+  static void fill_tensor(HostTensor& t, int id, const kernels::TensorMap& map, uint64_t seed) {
+    float* data = t.data();
+    kernels::parallel_for(t.size(), 1 << 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t e = lo; e < hi; ++e)
+        data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(kernels::canonical_index(map, e)));
+    });
+  }
   void fill_inputs(uint64_t seed) {
-    int tensor = 0;
-    for (HostTensor* t : {&*q_, &*k_, &*v_}) {
-      float* data = t->data();
-      const int id = tensor++;
-      const kernels::TensorMap& map = id == 0 ? q_map_ : id == 1 ? kv_map_ : v_map_;
-      kernels::parallel_for(t->size(), 1 << 16, [&](int64_t lo, int64_t hi) {
-        for (int64_t e = lo; e < hi; ++e)
-          data[e] = kernels::input_value(seed, id, static_cast<uint64_t>(kernels::canonical_index(map, e)));
-      });
+    fill_tensor(*q_, kTensorQ, q_map_, seed);
+    fill_tensor(*k_, kTensorK, kv_map_, seed);
+    fill_tensor(*v_, kTensorV, v_map_, seed);
+  }
+
+  // `rows` rows of `width` values of tensor t (in the kernel's layout through `map`), canonical order.
+  static std::vector<float> gather_rows(const HostTensor& t, const kernels::TensorMap& map,
+                                        const std::vector<int64_t>& rows, int64_t width) {
+    std::vector<float> out;
+    out.reserve(rows.size() * static_cast<size_t>(width));
+    for (int64_t r : rows) {
+      const float* row = t.data() + kernels::physical_row_offset(map, r);
+      out.insert(out.end(), row, row + width);
     }
+    return out;
+  }
+
+  // dQ, dK and dV against the float64 backward from the O and LSE the backward read.
+  core::Verification verify_grads(uint64_t seed, int max_rows) const {
+    int64_t unwritten = 0;
+    for (const HostTensor* t : {&*dq_, &*dk_, &*dv_})
+      for (int64_t e = 0; e < t->size(); ++e) unwritten += !std::isfinite(t->data()[e]);
+    const kernels::GradRows rows = kernels::grad_rows_to_check(s_, max_rows, seed);
+    std::vector<int64_t> all_rows(static_cast<size_t>(s_.lse_elems()));
+    for (int64_t r = 0; r < s_.lse_elems(); ++r) all_rows[static_cast<size_t>(r)] = r;
+    const std::vector<float> o_all = gather_rows(*o_, o_map_, all_rows, s_.value_hdim());
+    const std::vector<float> lse_all(lse_->data(), lse_->data() + lse_->size());
+    return kernels::verify_grads(s_, seed, rows, o_all, lse_all, gather_rows(*dq_, q_map_, rows.q_rows, s_.hdim),
+                                 gather_rows(*dk_, kv_map_, rows.kv_rows, s_.hdim),
+                                 gather_rows(*dv_, v_map_, rows.kv_rows, s_.value_hdim()), unwritten);
   }
 
   CpuBackend& backend_;
@@ -321,8 +396,10 @@ class CpuPoint final : public PointSteps {
   bool bshd_;
   kernels::TensorMap q_map_, o_map_, kv_map_, v_map_;
   std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;
+  std::optional<HostTensor> d_o_, dq_, dk_, dv_;  // a backward point's
   std::vector<int32_t> cu_seqlens_;  // a packed batch's, else empty
   std::unique_ptr<kernels::Call> call_;
+  std::unique_ptr<kernels::Call> forward_call_;  // a bwd point's untimed forward
   bool zero_workspace_ = false;
 };
 

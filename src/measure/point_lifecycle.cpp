@@ -48,7 +48,15 @@ std::string verification_failure(const core::Verification& v) {
     reason += fmt::format(" max |O - O_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g});",
                           v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err);
   reason += fmt::format(" max |LSE - LSE_f64| {:.3g}", v.lse_max_abs_err);
+  for (const auto& [name, g] : v.grads)
+    if (!g.passed)
+      reason += fmt::format("; max |{} - {}_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g})",
+                            name, name, g.max_abs_err, g.tolerance, g.naive_max_abs_err);
   return reason;
+}
+
+void PointSteps::call_forward() {
+  throw kernels::Unsupported("this backend does not run a backward point's forward (no backward buffers)");
 }
 
 namespace {
@@ -96,6 +104,7 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
     // The stall pass: the point was verified, timed and profiled by a worker without sampling.
     const Phase phase(steps, "stalls");
     steps.allocate(seed);
+    if (shape.pass == core::Pass::bwd) steps.call_forward();
     steps.call_once();
     rec.stalls = steps.sample_stalls(options, rec);
     return;
@@ -104,6 +113,7 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
     // The timeline pass: the point was verified, timed and profiled by a worker without sampling.
     const Phase phase(steps, "timeline");
     steps.allocate(seed);
+    if (shape.pass == core::Pass::bwd) steps.call_forward();
     steps.call_once();
     rec.timeline = steps.sample_timeline(options, rec);
     return;
@@ -111,6 +121,7 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
   {
     const Phase phase(steps, "verify");
     steps.allocate(seed);
+    if (shape.pass == core::Pass::bwd) steps.call_forward();
     steps.call_once();
     if (options.verify) {
       rec.verification = steps.verify(seed, options.verify_rows);

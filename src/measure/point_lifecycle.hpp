@@ -50,10 +50,10 @@ struct PointTiming {
 
 // The steps of one point on one backend, called by run_point() in this order:
 //   check_options, [support, cost: the lifecycle's], memory_refusal, fresh_seed (when the options
-//   give none), allocate, call_once, verify (when options.verify), inspect, time, profile; with
-//   options.stalls (the sweep's stall pass, after the point was timed elsewhere) allocate, call_once
-//   and sample_stalls alone; with options.timeline (the timeline pass) allocate, call_once and
-//   sample_timeline alone.
+//   give none), allocate, call_forward (a bwd point only), call_once, verify (when options.verify),
+//   inspect, time, profile; with options.stalls (the sweep's stall pass, after the point was timed
+//   elsewhere) allocate, call_forward (bwd), call_once and sample_stalls alone; with options.timeline
+//   (the timeline pass) allocate, call_forward (bwd), call_once and sample_timeline alone.
 // Phases (begin_phase/end_phase) bracket the steps by name for a timeline: "verify", "launches",
 // "time", "counters", "stalls", "timeline". One PointSteps object serves one point.
 class PointSteps {
@@ -66,8 +66,16 @@ class PointSteps {
   virtual uint64_t fresh_seed() = 0;
   // Buffers, inputs filled from `seed`, outputs poisoned, the kernel's call prepared (untimed).
   virtual void allocate(uint64_t seed) = 0;
-  // One untimed call, its output written where verify() reads it.
+  // A bwd point (Shape::pass bwd) only: one untimed call of the kernel's own forward (the shape with
+  // pass fwd) on the point's buffers, filling the O and LSE its backward calls read; they leave them
+  // unchanged, so every later call_once and timed call is a backward alone. A backend that has no
+  // backward buffers keeps the default, which makes the point unsupported.
+  virtual void call_forward();
+  // One untimed call, its output written where verify() reads it (a backward point's dQ, dK and dV
+  // poisoned before it; a fwd_bwd point's O and LSE too).
   virtual void call_once() = 0;
+  // A backward point's: the O and LSE its backward read (verify_rows) and its gradients (verify_grads),
+  // merged (kernels::merge_grad_checks).
   virtual core::Verification verify(uint64_t seed, int max_rows) = 0;
   // Untimed looks at the call before it is timed (CUDA: its launch records); may do nothing.
   virtual void inspect(core::Record&) {}
@@ -112,7 +120,7 @@ core::Record run_point(PointSteps& steps, const PointOrigin& origin, const core:
 std::vector<core::Stage> stages_of(const std::vector<std::string>& names, const SampleSet& samples);
 
 // "verification failed: ..." with what failed: unwritten elements, O's error against its tolerance
-// and the naive low-precision error, LSE's error.
+// and the naive low-precision error, LSE's error, and a backward point's failed gradients.
 std::string verification_failure(const core::Verification&);
 
 }  // namespace attnprof::measure

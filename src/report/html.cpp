@@ -543,13 +543,20 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
     h += kv("max |LSE err|", number_text(v.lse_max_abs_err));
     h += kv("naive max |O err|", number_text(v.naive_o_max_abs_err));
     h += kv("tolerance", number_text(v.tolerance));
+    // A backward point's gradients (docs/verification.md#the-backward-pass).
+    for (const auto& [name, g] : v.grads)
+      h += kv(fmt::format("{} max err / naive / tolerance ({} of {} rows)", name, g.rows_checked, g.rows_total),
+              number_text(g.max_abs_err) + " / " + number_text(g.naive_max_abs_err) + " / " + number_text(g.tolerance) +
+                  (g.passed ? "" : " FAILED"));
   }
   h += "</div>";
 
   const auto& cost = r.cost;
   h += "<h3>Cost model</h3><div class=\"kv\">";
   h += kv("FLOPs (exact)", number_text(cost.flops));
-  h += kv("FLOPs (FA convention: dense / 2 when causal)", number_text(cost.flops_fa_convention));
+  h += kv(r.shape.backward() ? "FLOPs (FA convention: the forward's dense / 2 when causal, x 2.5 bwd, x 3.5 fwd_bwd)"
+                              : "FLOPs (FA convention: dense / 2 when causal)",
+          number_text(cost.flops_fa_convention));
   h += kv("FLOPs dense", number_text(cost.flops_dense));
   h += kv("min bytes read", number_text(cost.min_bytes_read));
   h += kv("min bytes write", number_text(cost.min_bytes_write));

@@ -120,13 +120,16 @@ SeriesChart chart_of(std::string id, const core::Results& results, const std::ve
   std::vector<SlotValues> values;
   for (size_t i : members) values.push_back(slot_values(shape(i), ties[i], x));
 
-  // Panels: dtype, hdim (unless it is the x axis), mask, then the fields moved out of the variants.
+  // Panels: dtype, hdim (unless it is the x axis), mask, the pass where a backward point is among
+  // the members (a backward's time is not a forward's), then the fields moved out of the variants.
+  const bool passes = std::any_of(members.begin(), members.end(), [&](size_t i) { return shape(i).backward(); });
   std::vector<int> moved;
   auto panel_of = [&](size_t m) {
     const core::Shape& s = shape(members[m]);
     std::string name = std::string(core::to_string(s.dtype));
     if (x != "hdim") name += fmt::format(" \u00b7 hdim {}", s.hdim);
     name += s.causal ? " \u00b7 causal" : " \u00b7 not causal";
+    if (passes) name += fmt::format(" \u00b7 {}", core::to_string(s.pass));
     for (int slot : moved) name += " \u00b7 " + values[m][slot];
     return name;
   };

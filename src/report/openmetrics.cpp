@@ -53,8 +53,8 @@ std::string label_set(const std::vector<Label>& labels) {
 
 // Every field of the shape's label (core::Shape::label) is a label here, so that two points never share
 // a label set (a strict parser rejects a repeated one, and with it the whole text). The fields most
-// points lack (a value head dim of its own, a paged cache, KV splits, a window, a packed batch) are
-// labels only where set: a query without them (window="") selects the points without them, and the
+// points lack (a value head dim of its own, a paged cache, KV splits, a window, a backward pass, a
+// packed batch) are labels only where set: a query without them (window="") selects the points without them, and the
 // series of the other points keep the labels they always had.
 std::vector<Label> point_labels(const core::Results& results, const detail::Row& row) {
   const auto& s = row.record->shape;
@@ -72,6 +72,7 @@ std::vector<Label> point_labels(const core::Results& results, const detail::Row&
   if (s.page_size > 0) labels.push_back({"page_size", std::to_string(s.page_size)});
   if (s.kv_splits > 0) labels.push_back({"kv_splits", std::to_string(s.kv_splits)});
   if (s.window > 0) labels.push_back({"window", std::to_string(s.window)});
+  if (s.backward()) labels.push_back({"pass", std::string(core::to_string(s.pass))});
   if (s.varlen()) {
     // As the shape's label: a list (or a shape without its distribution's text) by its lengths.
     std::string lengths = s.lengths;

@@ -52,13 +52,17 @@ std::string render_explanation(const core::Explanation& e) {
   };
   using K = KernelExplanation;
   row("", [](const K& k) { return k.kernel; });
-  row("S and P", [](const K& k) { return std::string(k.kind == KernelKind::materialized ? "in HBM" : "on chip"); });
+  // The score-sized tensors: the forward's S and P, a backward's S, P, dP and dS too.
+  const bool backward = e.shape.backward();
+  row(backward ? "S, P, dP, dS" : "S and P",
+      [](const K& k) { return std::string(k.kind == KernelKind::materialized ? "in HBM" : "on chip"); });
   row("FLOPs (exact)", [](const K& k) { return si(k.cost.flops, "FLOP"); });
   row("FLOPs (FA convention)", [](const K& k) { return si(k.cost.flops_fa_convention, "FLOP"); });
   row("FLOPs (dense)", [](const K& k) { return si(k.cost.flops_dense, "FLOP"); });
   row("min bytes read", [](const K& k) { return si(k.cost.min_bytes_read, "B"); });
   row("min bytes written", [](const K& k) { return si(k.cost.min_bytes_write, "B"); });
-  row("S/P traffic (read+write)", [](const K& k) { return si(k.cost.sp_bytes, "B"); });
+  row(backward ? "S/P/dP/dS traffic (read+write)" : "S/P traffic (read+write)",
+      [](const K& k) { return si(k.cost.sp_bytes, "B"); });
   row("workspace", [](const K& k) { return si(k.cost.workspace_bytes, "B"); });
   row("device memory footprint", [](const K& k) { return si(k.footprint_bytes, "B"); });
   row("intensity [FLOP/B]", [](const K& k) { return fmt::format("{:.1f}", k.cost.intensity); });
@@ -70,6 +74,9 @@ std::string render_explanation(const core::Explanation& e) {
          "intensity, attainable, floor and every TFLOP/s; FLOPs (FA convention) halves dense FLOPs when\n"
          "causal, as FlashAttention's benchmarks do; the reference's dense GEMMs execute FLOPs (dense) even\n"
          "when causal. Floor latency = max(FLOPs / peak, bytes / bandwidth).\n";
+  if (backward)
+    out += "The backward (docs/cost-model.md#the-backward-pass): five products per score (S recomputed, dV, dP,\n"
+           "dQ, dK); the FA convention is 2.5x the forward's (3.5x for fwd_bwd).\n";
   return out;
 }
 

@@ -20,6 +20,15 @@ else
   fail "explain exited $? on a good shape: $(cat "$tmp/err")"
 fi
 
+# A backward shape: the backward's cost (docs/cost-model.md's worked example) and its score tensors.
+if "$bin" explain --gpu h200 --shape "$good,pass=bwd" >"$tmp/bwd" 2>"$tmp/err"; then
+  for want in 'bwd on NVIDIA H200' 'S, P, dP, dS' '687.195 GFLOP' '336.593 MB' '15.032 GB' '1277.5' '43.4'; do
+    grep -qF -- "$want" "$tmp/bwd" || fail "backward table lacks '$want'"
+  done
+else
+  fail "explain exited $? on a backward shape: $(cat "$tmp/err")"
+fi
+
 # A CUDA device name works as well as a key, and --json is JSON with both kernels.
 if "$bin" explain --gpu "NVIDIA H100 80GB HBM3" --shape "$good,causal=1" --json >"$tmp/json" 2>"$tmp/err"; then
   python3 - "$tmp/json" <<'PY' || fail "JSON output wrong"

@@ -23,6 +23,42 @@ PY
 python3 -c "import json,sys; assert all('stalls' not in r for r in json.load(open(sys.argv[1]))['records'])" \
   "$scratch/s/results.json" || fail "a sweep without --stalls wrote stalls"
 
+# The backward pass on the CPU backend: the reference's bwd and fwd_bwd points verified with their
+# gradient checks; the fused kernel (forward only) gets its backward points unsupported, with a reason.
+bwd_axes="batch=1;heads=2;kv_heads=1;seq=64;hdim=32;causal=0,1;pass=fwd,bwd,fwd_bwd"
+"$attnprof" sweep --axes "$bwd_axes" --kernels reference,fused "${fast[@]}" --out "$scratch/bwd" --md "$scratch/bwd.md" \
+  >"$scratch/log" 2>&1 || fail "sweep of the backward: $(tail -n 5 "$scratch/log")"
+python3 - "$scratch/bwd/results.json" <<'PY' || fail "backward points"
+import json, sys
+d = json.load(open(sys.argv[1]))
+records = d["records"]
+assert len(records) == 12, len(records)
+for r in records:
+    p = r["shape"].get("pass", "fwd")
+    assert ("pass" in r["shape"]) == (p != "fwd"), r["shape"]
+    if r["kernel"] == "fused" and p != "fwd":
+        assert r["status"] == "unsupported" and "forward pass only" in r["reason"], (r["key"], r["status"], r["reason"])
+        continue
+    v = r["verification"]
+    assert r["status"] == "ok" and v["passed"] and r["latency"]["n"] >= 1, (r["key"], r["status"], r["reason"])
+    if p == "fwd":
+        assert "grads" not in v, r["key"]
+        continue
+    assert r["key"].split(" | ")[0].endswith(" " + p), r["key"]
+    assert set(v["grads"]) == {"dq", "dk", "dv"}, v
+    for name, g in v["grads"].items():
+        assert g["passed"] and g["rows_checked"] > 0 and g["max_abs_err"] <= g["tolerance"], (r["key"], name, g)
+    # The cost is the pass's: the backward's five products per score against the forward's two.
+    fwd = next(f for f in records if f["kernel"] == r["kernel"] and f["shape"].get("pass", "fwd") == "fwd"
+               and f["shape"]["causal"] == r["shape"]["causal"])
+    factor = 2.5 if p == "bwd" else 3.5
+    assert abs(r["cost"]["flops"] - factor * fwd["cost"]["flops"]) <= 1e-6 * r["cost"]["flops"], (r["key"], r["cost"])
+    assert abs(r["tflops"] - r["cost"]["flops"] / r["latency"]["p50_us"] / 1e6) <= 1e-6 * r["tflops"], r["key"]
+    stages = [s["name"] for s in r["stages"]]
+    assert stages[-1] == "bwd_dk_gemm" and (stages[0] == "qk_gemm") == (p == "fwd_bwd"), stages
+PY
+grep -q "s64x64 d32 causal bf16 bwd | reference | ok" "$scratch/bwd.md" || fail "the Markdown summary does not show the backward points"
+
 # --stalls on the CPU backend: every ok point says the backend has no warp states; nothing else changes.
 "$attnprof" sweep --stalls --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/st" \
   >"$scratch/log" 2>&1 || fail "sweep --stalls: $(tail -n 5 "$scratch/log")"

@@ -418,3 +418,126 @@ TEST_CASE("hdim_v: DeepSeek-V3's MLA prefill per GPU (serving preset)") {
   CHECK(c.min_bytes_read == 16.0 * 4096 * (192 + 192 + 128) * 2);
   CHECK(c.min_bytes_write == 16.0 * 4096 * 128 * 2 + 16.0 * 4096 * 4);
 }
+
+namespace {
+Shape with_pass(Shape s, Pass pass) {
+  s.pass = pass;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("backward FLOPs: five products per unmasked score; FlashAttention's 2.5x beside them") {
+  // b2 h4 s3x5 d16 causal fp16: 12 unmasked scores a head (see above); the backward's per score
+  // products are S (16), dV (16), dP (16), dQ (16), dK (16) multiply-adds.
+  const Shape fwd = shape(2, 4, 4, 3, 5, 16, true, DType::fp16);
+  for (auto kind : {KernelKind::fused, KernelKind::materialized}) {
+    const Cost b = cost_of(with_pass(fwd, Pass::bwd), kind);
+    CHECK(b.flops == 2.0 * 2 * 4 * 5 * 16 * 12);          // 15360
+    CHECK(b.flops_dense == 2.0 * 2 * 4 * 5 * 16 * 3 * 5);  // 19200
+    CHECK(b.flops_fa_convention == 2.5 * 3840);            // the forward's convention, 2.5x
+    const Cost fb = cost_of(with_pass(fwd, Pass::fwd_bwd), kind);
+    CHECK(fb.flops == 6144 + 15360);
+    CHECK(fb.flops_fa_convention == 3.5 * 3840);           // FlashAttention's fwd_bwd
+  }
+  // Square, no mask, D = Dv: exactly 2.5x the forward, as the convention says.
+  const Shape sq = shape(1, 2, 2, 64, 64, 32, false, DType::bf16);
+  CHECK(cost_of(with_pass(sq, Pass::bwd), KernelKind::fused).flops == 2.5 * cost_of(sq, KernelKind::fused).flops);
+  // A value head dim of its own: S, dQ, dK are D wide, dV and dP Dv wide.
+  const Shape v = with_hdim_v(shape(1, 2, 1, 3, 5, 16, false, DType::bf16), 8);
+  CHECK(cost_of(with_pass(v, Pass::bwd), KernelKind::fused).flops == 2.0 * 2 * 15 * (3 * 16 + 2 * 8));
+}
+
+TEST_CASE("backward FLOPs count the mask element by element: windows, seq_q != seq_k") {
+  for (int64_t sq : {1, 5, 16})
+    for (int64_t sk : {3, 16})
+      for (bool causal : {false, true})
+        for (int64_t window : {0, 2, 7}) {
+          Shape s = with_pass(shape(1, 2, 1, sq, sk, 16, causal, DType::bf16), Pass::bwd);
+          s.window = window;
+          double scores = 0;
+          for (int64_t i = 0; i < sq; ++i) scores += static_cast<double>(s.keys_of_row(i).size());
+          INFO(s.label());
+          CHECK(cost_of(s, KernelKind::fused).flops == 2.0 * 2 * 5 * 16 * scores);
+        }
+}
+
+TEST_CASE("backward minimum bytes, fused: rows that see a key, keys seen; gradients written whole") {
+  // b1 h2 kv1 s_q8 s_k2 d16 bf16 causal: 2 of 8 rows a head see a key; both keys are seen.
+  const Shape s = with_pass(shape(1, 2, 1, 8, 2, 16, true, DType::bf16), Pass::bwd);
+  const Cost f = cost_of(s, KernelKind::fused);
+  // Q, O, dO rows (16 each) and an fp32 LSE for 2 rows x 2 heads; K and V rows of 2 keys of 1 kv head.
+  CHECK(f.min_bytes_read == 2 * 2 * (3 * 16 * 2.0 + 4) + 2 * (2 * 16 * 2.0));
+  // dQ all 8 rows of 2 heads, dK and dV 2 keys of the kv head (GQA: summed over the group).
+  CHECK(f.min_bytes_write == (2 * 8 * 16 + 2 * 2 * 16) * 2.0);
+  CHECK(f.sp_bytes == 0);
+  CHECK(f.workspace_bytes == 0);
+  CHECK(f.intensity == Approx(f.flops / (f.min_bytes_read + f.min_bytes_write)));
+  // fwd_bwd: the two minimums, the forward's O and LSE written and read back.
+  const Cost fwd = cost_of(with_pass(s, Pass::fwd), KernelKind::fused);
+  const Cost fb = cost_of(with_pass(s, Pass::fwd_bwd), KernelKind::fused);
+  CHECK(fb.min_bytes_read == fwd.min_bytes_read + f.min_bytes_read);
+  CHECK(fb.min_bytes_write == fwd.min_bytes_write + f.min_bytes_write);
+}
+
+TEST_CASE("backward minimum bytes, materialized: every pass of the reference counted by hand") {
+  // b1 h4 kv2 s8 d16 fp16 causal: Q, O, dO 4*8*16 = 512 elements; K, V 2*8*16 = 256; LSE 32;
+  // 256 scores, 144 unmasked (8*9/2 a head).
+  const Shape s = with_pass(shape(1, 4, 2, 8, 8, 16, true, DType::fp16), Pass::bwd);
+  const Cost m = cost_of(s, KernelKind::materialized);
+  const double e = 2, scores = 256, unmasked = 144;
+  // S: Q, K read, S written. P: S (unmasked) and LSE read, P written. dV: P, dO. dP: dO, V, dP
+  // written. dS: O, dO, P, dP read, dS written. dQ: dS, K. dK: dS, Q. The GEMMs sum GQA's groups.
+  const double read = (512 + 256) * e + (unmasked * 4 + 32 * 4) + (scores * e + 512 * e) + (512 + 256) * e +
+                      (2 * 512 * e + scores * e + scores * 4) + (scores * e + 256 * e) + (scores * e + 512 * e);
+  const double write = scores * 4 + scores * e + scores * 4 + scores * e + (512 + 256 + 256) * e;
+  CHECK(m.min_bytes_read == read);
+  CHECK(m.min_bytes_write == write);
+  CHECK(m.sp_bytes == scores * 4 + unmasked * 4 + 3 * scores * e + 2 * scores * 4 + 3 * scores * e);
+  // dP over S, dS over P: the forward's workspace.
+  CHECK(m.workspace_bytes == scores * (4 + e));
+  CHECK(m.workspace_bytes == cost_of(with_pass(s, Pass::fwd), KernelKind::materialized).workspace_bytes);
+  // The reference moves more than the fused minimum; fwd_bwd's workspace serves both passes.
+  CHECK(m.min_bytes_read > cost_of(s, KernelKind::fused).min_bytes_read);
+  const Cost fb = cost_of(with_pass(s, Pass::fwd_bwd), KernelKind::materialized);
+  CHECK(fb.workspace_bytes == m.workspace_bytes);
+  CHECK(fb.sp_bytes == m.sp_bytes + cost_of(with_pass(s, Pass::fwd), KernelKind::materialized).sp_bytes);
+}
+
+TEST_CASE("backward of a packed batch: the sum over its sequences; footprint holds dO and the gradients") {
+  for (auto kind : {KernelKind::fused, KernelKind::materialized}) {
+    const Shape s = with_pass(packed({1, 7, 3, 16, 7}, 4, 2, 64, true, 5), Pass::bwd);
+    const Cost c = cost_of(s, kind);
+    Cost sum;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const Cost one = cost_of(s.sequence(b), kind);
+      sum.flops += one.flops;
+      sum.min_bytes_read += one.min_bytes_read;
+      sum.min_bytes_write += one.min_bytes_write;
+      sum.workspace_bytes += one.workspace_bytes;
+    }
+    CHECK(s.sequence(0).pass == Pass::bwd);
+    CHECK(c.flops == Approx(sum.flops));
+    CHECK(c.min_bytes_read == Approx(sum.min_bytes_read));
+    CHECK(c.min_bytes_write == Approx(sum.min_bytes_write));
+    CHECK(c.workspace_bytes == Approx(sum.workspace_bytes));
+  }
+  const Shape d = shape(2, 8, 2, 128, 128, 64, false, DType::fp16);
+  const double grads = (2 * 8 * 128 * 64 + 2 * 8 * 128 * 64 + 2 * 2 * 2 * 128 * 64) * 2.0;  // dO, dQ, dK, dV
+  CHECK(footprint_bytes(with_pass(d, Pass::bwd), KernelKind::fused) == footprint_bytes(d, KernelKind::fused) + grads);
+}
+
+TEST_CASE("the backward's worked example in docs/cost-model.md") {
+  const Shape s = with_pass(shape(8, 16, 16, 2048, 2048, 128, false, DType::bf16), Pass::bwd);
+  const Cost f = cost_of(s, KernelKind::fused);
+  CHECK(f.flops == 687194767360.0);
+  CHECK(f.flops == 2.5 * 274877906944.0);
+  CHECK(f.min_bytes_read == 336592896.0);
+  CHECK(f.min_bytes_write == 201326592.0);
+  CHECK(f.intensity == Approx(1277.5).epsilon(1e-4));
+  const Cost m = cost_of(s, KernelKind::materialized);
+  CHECK(m.min_bytes_read == 9194962944.0);
+  CHECK(m.min_bytes_write == 6643777536.0);
+  CHECK(m.sp_bytes == 15032385536.0);
+  CHECK(m.workspace_bytes == 3221225472.0);
+  CHECK(m.intensity == Approx(43.4).epsilon(1e-3));
+}

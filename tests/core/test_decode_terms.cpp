@@ -14,6 +14,9 @@ TEST_CASE("is_decode: a few query rows per sequence against many keys per row") 
   CHECK(is_decode(Shape{8, 32, 8, kDecodeMaxSeqQ, kDecodeMaxSeqQ * kDecodeMinKeysPerQuery, 128, true, DType::bf16}));
   CHECK_FALSE(is_decode(Shape{8, 32, 8, kDecodeMaxSeqQ + 1, 8192, 128, true, DType::bf16}));  // a prefill chunk
   CHECK_FALSE(is_decode(Shape{8, 32, 8, 4, 63, 128, false, DType::bf16}));  // fewer than 16 keys per row
+  Shape backward{64, 32, 8, 1, 4096, 128, false, DType::bf16};
+  backward.pass = Pass::bwd;
+  CHECK_FALSE(is_decode(backward));  // training's backward reads no KV cache
   CHECK(generated_tokens(Shape{64, 32, 8, 4, 4096, 128, false, DType::bf16}) == 256);
 }
 

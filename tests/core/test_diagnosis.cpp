@@ -256,6 +256,26 @@ TEST_CASE("excess traffic for a materialised kernel from its S/P share, counters
   CHECK_THAT(evidence_text(d), Catch::Contains("S and P are 86% of the minimum bytes"));
   r.cost.sp_bytes = 1e8;  // 10%
   CHECK_FALSE(has_flag(diagnose(r, gpu_context()), Flag::excess_traffic));
+  // A backward point names the backward's score-sized tensors.
+  r.cost.sp_bytes = 9e8;
+  r.shape.pass = Pass::bwd;
+  const Diagnosis bwd = diagnose(r, gpu_context());
+  CHECK(has_flag(bwd, Flag::excess_traffic));
+  CHECK_THAT(evidence_text(bwd), Catch::Contains("S, P, dP and dS are 86% of the minimum bytes"));
+}
+
+TEST_CASE("a backward point's failed gradient check is named in the verification finding") {
+  Record r = fused_record();
+  r.shape.pass = Pass::bwd;
+  r.verification.checked = true;
+  r.verification.passed = false;
+  r.verification.grads["dq"].passed = true;
+  r.verification.grads["dk"].max_abs_err = 0.25;
+  r.verification.grads["dk"].tolerance = 0.01;
+  r.status = Status::incorrect;
+  const std::string text = evidence_text(diagnose(r, gpu_context()));
+  CHECK_THAT(text, Catch::Contains("max |dk error| 0.25 over tolerance 0.01"));
+  CHECK_THAT(text, !Catch::Contains("dq error"));
 }
 
 TEST_CASE("throttled and noisy flags") {

@@ -340,3 +340,65 @@ TEST_CASE("schema 1.9: hdim_v written only when it differs; older files read V a
   bad["records"][0]["shape"]["hdim_v"] = "128";
   CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
 }
+
+TEST_CASE("schema 1.12: a backward point's pass and gradient checks round-trip; absent grads read as none") {
+  Results r;
+  Record bwd;
+  bwd.shape = Shape{1, 4, 2, 256, 256, 64, true, DType::bf16};
+  bwd.shape.pass = Pass::bwd;
+  bwd.kernel = "reference";
+  bwd.cost = cost_of(bwd.shape, KernelKind::materialized);
+  bwd.verification.checked = true;
+  bwd.verification.passed = true;
+  GradCheck dq;
+  dq.rows_checked = 64;
+  dq.rows_total = 1024;
+  dq.max_abs_err = 1.5e-3;
+  dq.mean_abs_err = 2.5e-4;
+  dq.naive_max_abs_err = 1.25e-3;
+  dq.tolerance = 4.5e-3;
+  dq.passed = true;
+  GradCheck dk = dq;
+  dk.rows_total = 512;
+  dk.max_abs_err = NAN;  // a poisoned element reads back as such
+  dk.passed = false;
+  bwd.verification.grads = {{"dq", dq}, {"dk", dk}, {"dv", dq}};
+  r.records.push_back(bwd);
+  Record fwd = bwd;
+  fwd.shape.pass = Pass::fwd;
+  fwd.verification.grads.clear();
+  r.records.push_back(fwd);
+
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.12");
+  const nlohmann::json& grads = j.at("records")[0].at("verification").at("grads");
+  CHECK(grads.size() == 3);
+  CHECK(grads.at("dq").at("tolerance") == 4.5e-3);
+  CHECK(grads.at("dk").at("max_abs_err") == "nan");
+  CHECK_FALSE(j.at("records")[1].at("verification").contains("grads"));
+  CHECK(j.at("records")[0].at("shape").at("pass") == "bwd");
+
+  const Results back = parse_results(j.dump(), "mem");
+  const Verification& v = back.records[0].verification;
+  REQUIRE(v.grads.size() == 3);
+  CHECK(v.grads.at("dq").rows_checked == 64);
+  CHECK(v.grads.at("dq").naive_max_abs_err == 1.25e-3);
+  CHECK(v.grads.at("dq").passed);
+  CHECK(v.grads.at("dk").rows_total == 512);
+  CHECK(std::isnan(v.grads.at("dk").max_abs_err));
+  CHECK_FALSE(v.grads.at("dk").passed);
+  CHECK(back.records[0].shape.pass == Pass::bwd);
+  CHECK(back.records[1].verification.grads.empty());
+  CHECK(point_key(back.records[0]) != point_key(back.records[1]));
+  // A 1.11 file has no grads and no pass: a forward point.
+  nlohmann::json old = j;
+  old["schema_version"] = "1.11";
+  old["records"].erase(0);
+  CHECK(parse_results(old.dump(), "old").records[0].verification.grads.empty());
+  // grads that are not an object of objects are refused.
+  nlohmann::json bad = j;
+  bad["records"][0]["verification"]["grads"] = {1, 2};
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+  bad["records"][0]["verification"]["grads"] = {{"dq", 3}};
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+}

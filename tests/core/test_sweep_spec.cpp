@@ -499,8 +499,36 @@ TEST_CASE("preset serving: prefill and decode of real model configurations") {
   CHECK(decode == 5);
 }
 
+TEST_CASE("preset fa-bench-train: fa-bench's 48 shapes for each pass, the forward's first") {
+  const auto train = preset("fa-bench-train");
+  const auto fwd = preset("fa-bench");
+  REQUIRE(train.shapes.size() == 3 * fwd.shapes.size());
+  const Pass passes[] = {Pass::fwd, Pass::bwd, Pass::fwd_bwd};
+  for (size_t p = 0; p < 3; ++p)
+    for (size_t i = 0; i < fwd.shapes.size(); ++i) {
+      Shape expected = fwd.shapes[i];
+      expected.pass = passes[p];
+      CHECK(train.shapes[p * fwd.shapes.size() + i] == expected);
+    }
+  CHECK(train.shapes[48].label() == fwd.shapes[0].label() + " bwd");
+  CHECK(parse_axes(train.text).shapes == train.shapes);
+}
+
+TEST_CASE("the pass axis: every pass of one shape, labels apart; a backward over a paged cache is refused") {
+  const auto s = parse_axes("batch=1;heads=2;seq=64;hdim=32;pass=fwd,bwd,fwd_bwd");
+  REQUIRE(s.shapes.size() == 3);
+  CHECK(s.shapes[0].pass == Pass::fwd);
+  CHECK(s.shapes[1].pass == Pass::bwd);
+  CHECK(s.shapes[2].pass == Pass::fwd_bwd);
+  CHECK(s.shapes[0].label() != s.shapes[1].label());
+  CHECK(s.shapes[1].label() != s.shapes[2].label());
+  CHECK_THROWS_AS(parse_axes("batch=1;heads=2;seq=64;pass=backward"), InputError);
+  CHECK_THROWS_AS(parse_axes("batch=1;heads=2;seq_q=1;seq_k=64;page_size=16;pass=bwd"), InputError);
+}
+
 TEST_CASE("preset names; an unknown preset is an InputError naming it") {
-  CHECK(preset_names() == std::vector<std::string>{"quick", "fa-bench", "long-context", "decode", "serving"});
+  CHECK(preset_names() ==
+        std::vector<std::string>{"quick", "fa-bench", "fa-bench-train", "long-context", "decode", "serving"});
   CHECK_THROWS_AS(preset("fast"), InputError);
   CHECK_THROWS_WITH(preset("fast"), Catch::Contains("'fast'"));
 }

@@ -28,6 +28,10 @@ TEST_CASE("tiling_of_record: the first launch attnprof built, else the occupancy
   CHECK(t->tiling.family == "fused-sm90");
   CHECK(t->tiling.variant == "overlap");
   CHECK(t->tiling.hdim == 128);
+  // The tile headers are the forward kernels': a backward point has no known tiling.
+  r.shape.pass = Pass::bwd;
+  CHECK_FALSE(tiling_of_record(r));
+  r.shape.pass = Pass::fwd;
   CHECK(t->grid_ctas == 132);
 }
 

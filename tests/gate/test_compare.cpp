@@ -729,3 +729,25 @@ TEST_CASE("a run recorded on a busy machine is named, and does not change the ve
   REQUIRE(first.busy_warnings.size() == 2);
   CHECK(first.busy_warnings[1].starts_with("rerun.json was measured on a busy machine: load 9.0 on 4 cores"));
 }
+
+TEST_CASE("a backward point is compared with the baseline's backward point only, never with the forward") {
+  std::mt19937_64 rng(44);
+  core::Record fwd = make_record("fused", latency_samples(rng, kSamplesPerSide, 100.0, 0.01));
+  core::Record bwd = make_record("fused", latency_samples(rng, kSamplesPerSide, 250.0, 0.01));
+  bwd.shape.pass = core::Pass::bwd;
+  // The candidate's backward is 2.5x the forward's time: against its own baseline it is the same.
+  core::Record bwd_again = make_record("fused", latency_samples(rng, kSamplesPerSide, 250.0, 0.01));
+  bwd_again.shape.pass = core::Pass::bwd;
+  const gate::Comparison same = gate::compare(make_results({fwd, bwd}), make_results({fwd, bwd_again}), {});
+  REQUIRE(same.points.size() == 2);
+  for (const auto& p : same.points) {
+    INFO(p.key);
+    CHECK(p.verdict == Verdict::same);
+  }
+  // A run of the backward alone against a forward-only baseline: missing and new, nothing compared.
+  const gate::Comparison apart = gate::compare(make_results({fwd}), make_results({bwd}), {});
+  REQUIRE(apart.points.size() == 2);
+  CHECK(apart.points[0].verdict == Verdict::missing);
+  CHECK(apart.points[1].verdict == Verdict::added);
+  CHECK(apart.points[1].key.find(" bwd |") != std::string::npos);
+}

@@ -71,6 +71,56 @@ struct HostProblem {
   }
 };
 
+// A backward problem (Shape::pass bwd or fwd_bwd): HostProblem's buffers (workspace sized for the
+// backward), dO from tensor 3 and poisoned gradients. run() does what the measurement does: for bwd,
+// the kernel's own forward first (untimed there) to fill O and LSE, then the call.
+struct BackwardProblem {
+  HostProblem p;
+  std::vector<float> d_o, dq, dk, dv;
+  BackwardProblem(const Shape& s, const k::Kernel& kernel, uint64_t seed)
+      : p(s, kernel, seed), d_o(size_t(s.o_elems())), dq(size_t(s.q_elems()), std::numeric_limits<float>::quiet_NaN()),
+        dk(size_t(s.kv_elems()), std::numeric_limits<float>::quiet_NaN()),
+        dv(size_t(s.v_elems()), std::numeric_limits<float>::quiet_NaN()) {
+    for (size_t e = 0; e < d_o.size(); ++e) d_o[e] = k::input_value(seed, 3, e);
+    p.args.d_o = d_o.data();
+    p.args.dq = dq.data();
+    p.args.dk = dk.data();
+    p.args.dv = dv.data();
+  }
+  void run(const k::Kernel& kernel, k::StageHook* hook = nullptr) {
+    if (p.args.shape.pass == attnprof::core::Pass::bwd) {
+      k::AttentionArgs forward = p.args;
+      forward.shape.pass = attnprof::core::Pass::fwd;
+      forward.d_o = nullptr;
+      forward.dq = forward.dk = forward.dv = nullptr;
+      kernel.launch(forward);
+    }
+    kernel.launch(p.args, hook);
+  }
+  // The forward check of O and LSE merged with the gradients' (as the CPU backend does).
+  attnprof::core::Verification verify(const Shape& s, uint64_t seed, int max_rows = 400) const {
+    attnprof::core::Verification v = p.verify(s, seed);
+    int64_t unwritten = 0;
+    for (const auto* t : {&dq, &dk, &dv})
+      for (float x : *t) unwritten += !std::isfinite(x);
+    const k::GradRows rows = k::grad_rows_to_check(s, max_rows, seed);
+    auto gather = [](const std::vector<float>& t, const std::vector<int64_t>& rs, int64_t width) {
+      std::vector<float> out;
+      for (int64_t r : rs) out.insert(out.end(), t.begin() + r * width, t.begin() + (r + 1) * width);
+      return out;
+    };
+    k::merge_grad_checks(v, k::verify_grads(s, seed, rows, p.o, p.lse, gather(dq, rows.q_rows, s.hdim),
+                                            gather(dk, rows.kv_rows, s.hdim),
+                                            gather(dv, rows.kv_rows, s.value_hdim()), unwritten));
+    return v;
+  }
+};
+
+inline Shape with_pass(Shape s, attnprof::core::Pass pass) {
+  s.pass = pass;
+  return s;
+}
+
 struct RecordingHook : k::StageHook {
   std::vector<int> events;
   void before_stage(int i) override { events.push_back(i); }

@@ -35,6 +35,7 @@ struct Everything final : StubKernel {
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
   bool runs_distinct_hdim_v() const override { return true; }
+  bool runs_backward() const override { return true; }
 };
 
 // The same traits on the CUDA backend.
@@ -75,6 +76,7 @@ TEST_CASE("catalogue: a narrow kernel's head dims, dtypes, flags, refused probes
   CHECK_FALSE(e.window);  // refused by its traits before its own reason
   CHECK_FALSE(e.varlen);
   CHECK_FALSE(e.hdim_v);
+  CHECK_FALSE(e.backward);  // the default: forward only
   CHECK(e.example_refusal == "narrow: no fp32");  // the first probe refused: hdim 32 in fp32
 }
 
@@ -86,7 +88,7 @@ TEST_CASE("catalogue: a kernel that runs every probe has no example refusal; the
   CHECK(e.hdims == std::vector<int>{32, 64, 80, 96, 128, 192, 256});
   CHECK(e.dtypes == std::vector<std::string>{"fp16", "bf16", "fp32"});
   CHECK(e.flags == std::vector<std::string>{"pure", "lse"});
-  CHECK((e.causal && e.gqa && e.seq_q_ne_seq_k && e.window && e.varlen && e.hdim_v));
+  CHECK((e.causal && e.gqa && e.seq_q_ne_seq_k && e.window && e.varlen && e.hdim_v && e.backward));
   CHECK(e.example_refusal.empty());
 
   const auto all = k::catalogue();
@@ -96,6 +98,9 @@ TEST_CASE("catalogue: a kernel that runs every probe has no example refusal; the
     if (entry.name != "reference" || entry.backend != "cpu") continue;
     cpu_reference = true;
     CHECK((entry.causal && entry.gqa && entry.window && entry.varlen && entry.hdim_v));
+    CHECK(entry.backward);
   }
   CHECK(cpu_reference);
+  for (const auto& entry : all)
+    if (entry.name == "fused" && entry.backend == "cpu") CHECK_FALSE(entry.backward);  // forward only
 }

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -232,4 +234,98 @@ TEST_CASE("CPU backend: a value head dim of its own, verified in both layouts; u
     CHECK(refused.status == Status::unsupported);
     CHECK(refused.reason.find("value head dim " + std::to_string(dv) + " differs") != std::string::npos);
   }
+}
+
+namespace {
+
+// The CPU reference with one fault in its backward: dK's first element off by `dk_offset`, or dV
+// never written; its forward (pass fwd) untouched. Counts the forward calls it gets.
+class FaultyBackward final : public attnprof::kernels::Kernel {
+ public:
+  FaultyBackward(std::string name, float dk_offset, bool skip_dv)
+      : name_(std::move(name)), dk_offset_(dk_offset), skip_dv_(skip_dv) {}
+  std::string name() const override { return name_; }
+  attnprof::kernels::Backend backend() const override { return attnprof::kernels::Backend::cpu; }
+  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::materialized; }
+  std::string description() const override { return "test: the CPU reference with a faulty backward"; }
+  std::string unsupported_reason(const Shape&) const override { return {}; }
+  size_t workspace_bytes(const Shape& s) const override { return reference().workspace_bytes(s); }
+  std::vector<std::string> stage_names(const Shape& s) const override { return reference().stage_names(s); }
+  bool runs_backward() const override { return true; }
+  void launch(const attnprof::kernels::AttentionArgs& a, attnprof::kernels::StageHook* hook) const override {
+    if (!a.shape.backward()) ++forward_calls;
+    std::vector<float> dv_kept;
+    if (a.shape.backward() && skip_dv_) {
+      const auto* dv = static_cast<const float*>(a.dv);
+      dv_kept.assign(dv, dv + a.shape.v_elems());
+    }
+    reference().launch(a, hook);
+    if (!a.shape.backward()) return;
+    static_cast<float*>(a.dk)[0] += dk_offset_;
+    if (skip_dv_) std::copy(dv_kept.begin(), dv_kept.end(), static_cast<float*>(a.dv));
+  }
+  mutable int forward_calls = 0;
+
+ private:
+  static const attnprof::kernels::Kernel& reference() {
+    return *attnprof::kernels::find(attnprof::kernels::Backend::cpu, "reference");
+  }
+  std::string name_;
+  float dk_offset_;
+  bool skip_dv_;
+};
+
+Shape with_pass(Shape s, attnprof::core::Pass pass) {
+  s.pass = pass;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("CPU backend: backward points run the forward once untimed, verify the gradients, time the backward",
+          "[cpu-backend][bwd]") {
+  using attnprof::core::Pass;
+  auto backend = m::make_cpu_backend();
+  const FaultyBackward correct("bwd-ok", 0.0f, false);
+  for (Pass pass : {Pass::bwd, Pass::fwd_bwd}) {
+    const Shape s = with_pass(small_shape(true), pass);
+    INFO(s.label());
+    correct.forward_calls = 0;
+    const auto rec = backend->measure(s, correct, quick_options());
+    INFO(rec.reason);
+    REQUIRE(rec.status == Status::ok);
+    // bwd: the one untimed forward fills O and LSE; every timed call is a backward alone.
+    CHECK(correct.forward_calls == (pass == Pass::bwd ? 1 : 0));
+    CHECK(rec.verification.passed);
+    REQUIRE(rec.verification.grads.size() == 3);
+    for (const auto& [name, g] : rec.verification.grads) {
+      INFO(name);
+      CHECK(g.passed);
+      CHECK(g.rows_checked > 0);
+      CHECK(g.max_abs_err <= g.tolerance);
+    }
+    CHECK(rec.verification.grads.at("dk").rows_total == 2 * 2 * 128);  // key rows: batch x kv_heads x seq_k
+    CHECK(rec.cost.flops == attnprof::core::cost_of(s, attnprof::core::KernelKind::materialized).flops);
+    CHECK(rec.tflops == Approx(rec.cost.flops / (rec.latency.p50_us * 1e-6) / 1e12));
+    REQUIRE(rec.stages.size() == (pass == Pass::bwd ? 7u : 10u));
+    CHECK(rec.stages.back().name == "bwd_dk_gemm");
+  }
+
+  const FaultyBackward off("bwd-dk-off", 0.5f, false), silent("bwd-dv-unwritten", 0.0f, true);
+  const Shape s = with_pass(small_shape(false), Pass::bwd);
+  const auto wrong = backend->measure(s, off, quick_options());
+  CHECK(wrong.status == Status::incorrect);
+  CHECK_FALSE(wrong.verification.grads.at("dk").passed);
+  CHECK(wrong.verification.grads.at("dq").passed);
+  CHECK(wrong.reason.find("max |dk - dk_f64|") != std::string::npos);
+  CHECK_FALSE(wrong.samples_us.empty());
+  const auto unwritten = backend->measure(s, silent, quick_options());
+  CHECK(unwritten.status == Status::incorrect);
+  CHECK(unwritten.verification.unwritten == s.v_elems());
+
+  // The fused CPU kernel has no backward: unsupported, nothing allocated or timed.
+  const auto* fused = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "fused");
+  const auto refused = backend->measure(s, *fused, quick_options());
+  CHECK(refused.status == Status::unsupported);
+  CHECK(refused.samples_us.empty());
 }

@@ -119,3 +119,16 @@ TEST_CASE("series: attnprof's own kernels are neither a plugin's nor the Python 
   CHECK_FALSE(own_kernel(ctx, "py:mod:fn"));
   CHECK_FALSE(own_kernel(ctx, "my-attention"));
 }
+
+TEST_CASE("series: passes on panels of their own where a backward point is among them; forward alone unchanged") {
+  const auto res = swept("pass=fwd,bwd,fwd_bwd;tokens=16384;dim=2048;seq=512:2048:x2;hdim=64;dtype=bf16",
+                         {"fused", "reference"});
+  const auto layout = layout_of(res);
+  REQUIRE(layout.charts.size() == 1);
+  CHECK(layout.charts[0].panels == std::vector<std::string>{"bf16 \u00b7 hdim 64 \u00b7 not causal \u00b7 fwd",
+                                                            "bf16 \u00b7 hdim 64 \u00b7 not causal \u00b7 bwd",
+                                                            "bf16 \u00b7 hdim 64 \u00b7 not causal \u00b7 fwd_bwd"});
+  CHECK(layout.charts[0].variants == std::vector<std::string>{""});  // one line per kernel in each panel
+  const auto fwd = layout_of(swept("tokens=16384;dim=2048;seq=512:2048:x2;hdim=64;dtype=bf16", {"fused"}));
+  CHECK(fwd.charts.at(0).panels == std::vector<std::string>{"bf16 \u00b7 hdim 64 \u00b7 not causal"});
+}

@@ -89,3 +89,17 @@ TEST_CASE("openmetrics: label values escape backslash, quote and line feed; NaN 
   // A NaN TFLOP/s is left out (absent, not a number), not written as a sample.
   CHECK(text.find("attnprof_tflops{") == std::string::npos);
 }
+
+TEST_CASE("openmetrics: a backward point is labelled with its pass, so it never shares the forward's label set") {
+  Results res = two_points();
+  Record bwd = res.records[0];
+  bwd.shape.pass = Pass::bwd;
+  res.records.push_back(bwd);
+  annotate(res);
+  const std::string text = openmetrics(res);
+  CHECK(text.find("attnprof_latency_p50_seconds{" + kLabels + "} 0.0003\n") != std::string::npos);
+  const std::string bwd_labels =
+      R"(kernel="fused",batch="4",heads="16",kv_heads="16",seq_q="2048",seq_k="2048",hdim="128",causal="0",)"
+      R"(dtype="bf16",pass="bwd",device="Test GPU")";
+  CHECK(text.find("attnprof_latency_p50_seconds{" + bwd_labels) != std::string::npos);
+}

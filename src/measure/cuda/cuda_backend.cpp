@@ -390,6 +390,10 @@ class CudaPoint final : public PointSteps {
     problem_->poison_outputs(stream_arg_);
   }
 
+  // Nothing left to do: a bwd problem's fill_inputs ran the kernel's forward (CudaProblem::run_forward),
+  // as every CudaProblem of the point does, the counter phase's too.
+  void call_forward() override {}
+
   void call_once() override {
     before_call();
     call_->launch();

@@ -282,6 +282,8 @@ TEST_CASE("hdim_v: reference_row matches the brute force; verify_rows checks eve
 }
 
 using attnprof::kernels_test::packed;
+using attnprof::kernels_test::with_hdim_v;
+using attnprof::kernels_test::with_window;
 
 TEST_CASE("packed batches: the sampled check covers every sequence's first and last row", "[cpu-kernels][varlen]") {
   const Shape s = packed({300, 1, 77, 512, 2, 129}, 8, 2, 64, true, DType::bf16);
@@ -296,4 +298,250 @@ TEST_CASE("packed batches: the sampled check covers every sequence's first and l
       CHECK(std::binary_search(rows.begin(), rows.end(), last));
     }
   for (int64_t r : rows) CHECK(r < s.lse_elems());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The float64 backward (verify_grads) against finite differences of an independent float64 forward.
+
+namespace {
+
+// Whole-tensor inputs in the canonical layout (dense bhsd, or packed [heads, tokens, d]), doubles.
+struct Inputs {
+  std::vector<double> q, k, v, d_o;
+};
+Inputs inputs_of(const Shape& s, uint64_t seed) {
+  Inputs in;
+  auto fill = [&](std::vector<double>& t, int tensor, int64_t n) {
+    for (int64_t e = 0; e < n; ++e) t.push_back(double(k::input_value(seed, tensor, uint64_t(e))));
+  };
+  fill(in.q, 0, s.q_elems());
+  fill(in.k, 1, s.kv_elems());
+  fill(in.v, 2, s.v_elems());
+  fill(in.d_o, 3, s.o_elems());
+  return in;
+}
+
+// Flat rows of Q (and O, LSE) and of K (and V) of sequence b: dense ((b, h), i), packed (h, cu[b] + i).
+struct Rows {
+  const Shape& s;
+  std::vector<int64_t> cu = s.cu_seqlens();
+  int64_t q(int64_t b, int64_t h, int64_t i) const {
+    return s.varlen() ? h * s.tokens_q() + cu[size_t(b)] + i : (b * s.heads + h) * s.seq_q + i;
+  }
+  int64_t kv(int64_t b, int64_t g, int64_t j) const {
+    return s.varlen() ? g * s.tokens_k() + cu[size_t(b)] + j : (b * s.kv_heads + g) * s.seq_k + j;
+  }
+};
+
+// The forward from the definition (softmax of scale * q.k over the keys each row sees), O and LSE.
+void forward(const Shape& s, const Inputs& in, std::vector<double>& o, std::vector<double>& lse) {
+  const Rows rows{s};
+  const int64_t dv = s.value_hdim(), group = s.heads / s.kv_heads;
+  o.assign(size_t(s.o_elems()), 0.0);
+  lse.assign(size_t(s.lse_elems()), -std::numeric_limits<double>::infinity());
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const Shape seq = s.sequence(b);
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < seq.seq_q; ++i) {
+        const int64_t r = rows.q(b, h, i);
+        double denom = 0;
+        for (int64_t j = 0; j < seq.seq_k; ++j) {
+          const attnprof::core::KeyRange keys = seq.keys_of_row(i);
+          if (j < keys.begin || j >= keys.end) continue;
+          const int64_t kr = rows.kv(b, h / group, j);
+          double dot = 0;
+          for (int64_t d = 0; d < s.hdim; ++d) dot += in.q[size_t(r * s.hdim + d)] * in.k[size_t(kr * s.hdim + d)];
+          const double e = std::exp(dot / std::sqrt(double(s.hdim)));
+          denom += e;
+          for (int64_t d = 0; d < dv; ++d) o[size_t(r * dv + d)] += e * in.v[size_t(kr * dv + d)];
+        }
+        if (denom == 0) continue;
+        for (int64_t d = 0; d < dv; ++d) o[size_t(r * dv + d)] /= denom;
+        lse[size_t(r)] = std::log(denom);
+      }
+  }
+}
+
+double loss(const Shape& s, const Inputs& in) {
+  std::vector<double> o, lse;
+  forward(s, in, o, lse);
+  double l = 0;
+  for (size_t e = 0; e < o.size(); ++e) l += in.d_o[e] * o[e];
+  return l;
+}
+
+// d loss / d x for every element of Q, K and V by central differences, loss = sum(dO * O).
+struct Grads {
+  std::vector<double> dq, dk, dv;
+};
+Grads finite_differences(const Shape& s, uint64_t seed) {
+  constexpr double kStep = 1e-4;
+  Inputs in = inputs_of(s, seed);
+  Grads g;
+  auto diff = [&](std::vector<double>& x, std::vector<double>& out) {
+    for (size_t e = 0; e < x.size(); ++e) {
+      const double keep = x[e];
+      x[e] = keep + kStep;
+      const double up = loss(s, in);
+      x[e] = keep - kStep;
+      const double down = loss(s, in);
+      x[e] = keep;
+      out.push_back((up - down) / (2 * kStep));
+    }
+  };
+  diff(in.q, g.dq);
+  diff(in.k, g.dk);
+  diff(in.v, g.dv);
+  return g;
+}
+
+struct GradInputs {
+  k::GradRows rows;
+  std::vector<float> o, lse, dq, dk, dv;
+};
+// What a kernel would hand verify_grads: O and LSE from the float64 forward (in fp32: the gradients
+// below are those of the exact forward, and the check takes D = dO.O from the O it is given), the
+// sampled rows of `g` rounded to the dtype.
+GradInputs grad_inputs(const Shape& s, uint64_t seed, const Grads& g, int max_rows = 400) {
+  GradInputs out;
+  out.rows = k::grad_rows_to_check(s, max_rows, seed);
+  std::vector<double> o, lse;
+  forward(s, inputs_of(s, seed), o, lse);
+  for (double x : o) out.o.push_back(float(x));
+  for (double x : lse) out.lse.push_back(float(x));
+  const int64_t dv = s.value_hdim();
+  for (int64_t r : out.rows.q_rows)
+    for (int64_t d = 0; d < s.hdim; ++d) out.dq.push_back(k::round_to(s.dtype, float(g.dq[size_t(r * s.hdim + d)])));
+  for (int64_t r : out.rows.kv_rows) {
+    for (int64_t d = 0; d < s.hdim; ++d) out.dk.push_back(k::round_to(s.dtype, float(g.dk[size_t(r * s.hdim + d)])));
+    for (int64_t d = 0; d < dv; ++d) out.dv.push_back(k::round_to(s.dtype, float(g.dv[size_t(r * dv + d)])));
+  }
+  return out;
+}
+
+attnprof::core::Verification check(const Shape& s, uint64_t seed, const GradInputs& in, int64_t unwritten = 0) {
+  return k::verify_grads(s, seed, in.rows, in.o, in.lse, in.dq, in.dk, in.dv, unwritten);
+}
+
+Shape backward(Shape s) {
+  s.pass = attnprof::core::Pass::bwd;
+  s.validate();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("verify_grads: the float64 backward agrees with finite differences of the forward", "[verify][bwd]") {
+  const std::vector<Shape> shapes = {
+      backward(Shape{1, 2, 2, 5, 5, 8, false, DType::fp32}),
+      backward(Shape{2, 2, 1, 4, 6, 8, true, DType::fp32}),     // causal, seq_q < seq_k, GQA
+      backward(Shape{1, 3, 1, 6, 3, 8, true, DType::fp32}),     // rows that see no key, GQA 3
+      backward(with_window(Shape{1, 2, 2, 7, 7, 8, false, DType::fp32}, 2)),
+      backward(with_window(Shape{1, 2, 1, 6, 6, 8, true, DType::fp32}, 3)),
+      backward(with_hdim_v(Shape{1, 2, 1, 4, 5, 16, true, DType::fp32}, 8)),
+      backward(packed({3, 1, 5}, 2, 1, 8, true, DType::fp32)),
+      backward(packed({4, 2}, 2, 2, 8, false, DType::fp32, 2)),
+  };
+  for (const Shape& s : shapes) {
+    INFO(s.label());
+    const uint64_t seed = 17;
+    const Grads g = finite_differences(s, seed);
+    const GradInputs in = grad_inputs(s, seed, g);
+    // Small: every row checked.
+    CHECK(int64_t(in.rows.q_rows.size()) == s.lse_elems());
+    CHECK(int64_t(in.rows.kv_rows.size()) == s.kv_heads * s.tokens_k());
+    const auto v = check(s, seed, in);
+    REQUIRE(v.grads.size() == 3);
+    for (const auto& [name, gc] : v.grads) {
+      INFO(name << " max err " << gc.max_abs_err << " tolerance " << gc.tolerance);
+      // Finite differences (step 1e-4: truncation ~1e-8) and O handed over in fp32 (D off by ~1e-7).
+      CHECK(gc.max_abs_err < 1e-6);
+      CHECK(gc.passed);
+    }
+    CHECK(v.passed);
+  }
+}
+
+TEST_CASE("verify_grads: rounded correct gradients pass in bf16 and fp16; a corrupted or unwritten element fails",
+          "[verify][bwd]") {
+  for (DType t : {DType::bf16, DType::fp16}) {
+    const Shape s = backward(Shape{1, 4, 2, 12, 16, 16, true, t});
+    INFO(s.label());
+    const uint64_t seed = 5;
+    const Grads g = finite_differences(s, seed);
+    GradInputs in = grad_inputs(s, seed, g);
+    const auto good = check(s, seed, in);
+    CHECK(good.passed);
+    for (const auto& [name, gc] : good.grads) {
+      INFO(name);
+      CHECK(gc.naive_max_abs_err > 0);  // the naive backward rounds P, dS and the outputs
+      CHECK(gc.max_abs_err <= gc.tolerance);
+    }
+    // One dK element off by its tolerance and a bit: dK fails, the others still pass.
+    GradInputs bad = in;
+    bad.dk[3] += float(2 * good.grads.at("dk").tolerance);
+    const auto corrupted = check(s, seed, bad);
+    CHECK_FALSE(corrupted.passed);
+    CHECK_FALSE(corrupted.grads.at("dk").passed);
+    CHECK(corrupted.grads.at("dq").passed);
+    CHECK(corrupted.grads.at("dv").passed);
+    // dQ scaled as a kernel forgetting the softmax scale would: fails.
+    GradInputs unscaled = in;
+    for (float& x : unscaled.dq) x *= 4.0f;  // 1 / scale at hdim 16
+    CHECK_FALSE(check(s, seed, unscaled).grads.at("dq").passed);
+    // An unwritten (poisoned) dV element: not finite, and counted by the caller.
+    GradInputs poisoned = in;
+    poisoned.dv[0] = std::numeric_limits<float>::quiet_NaN();
+    const auto unwritten = check(s, seed, poisoned, 1);
+    CHECK_FALSE(unwritten.passed);
+    CHECK_FALSE(unwritten.grads.at("dv").passed);
+    CHECK(unwritten.unwritten == 1);
+    // An unwritten element outside the sampled rows: only the count says so, and it fails the point.
+    CHECK_FALSE(check(s, seed, in, 1).passed);
+  }
+}
+
+TEST_CASE("merge_grad_checks: a backward point passes only when its forward and gradient checks both pass",
+          "[verify][bwd]") {
+  attnprof::core::Verification fwd;
+  fwd.passed = true;
+  fwd.unwritten = 0;
+  attnprof::core::Verification grads;
+  grads.passed = false;
+  grads.unwritten = 2;
+  grads.grads["dq"].passed = false;
+  k::merge_grad_checks(fwd, grads);
+  CHECK_FALSE(fwd.passed);
+  CHECK(fwd.unwritten == 2);
+  CHECK(fwd.grads.size() == 1);
+}
+
+TEST_CASE("grad_rows_to_check: edges of Q's rows and K's, every sequence, a cap on the key rows' work",
+          "[verify][bwd]") {
+  const Shape s = backward(Shape{2, 8, 2, 1024, 512, 64, true, DType::bf16});
+  const k::GradRows rows = k::grad_rows_to_check(s, 64, 3);
+  CHECK(rows.q_rows == k::rows_to_check(s, 64, 3));
+  CHECK(rows.kv_rows.size() <= 64 + 4);
+  const int64_t kv_total = s.batch * s.kv_heads * s.seq_k;
+  for (int64_t r : {int64_t{0}, s.seq_k - 1, kv_total - s.seq_k, kv_total - 1})
+    CHECK(std::binary_search(rows.kv_rows.begin(), rows.kv_rows.end(), r));
+  for (int64_t r : rows.kv_rows) CHECK(r < kv_total);
+
+  // A packed batch: the first and last key of every sequence at the first and last kv head.
+  const Shape p = backward(packed({300, 1, 77, 512}, 8, 2, 64, true, DType::bf16));
+  const k::GradRows prow = k::grad_rows_to_check(p, 40, 9);
+  const std::vector<int64_t> cu = p.cu_seqlens();
+  for (int64_t g : {int64_t{0}, p.kv_heads - 1})
+    for (size_t b = 0; b < p.seq_lens.size(); ++b) {
+      const int64_t first = g * p.tokens_k() + cu[b];
+      CHECK(std::binary_search(prow.kv_rows.begin(), prow.kv_rows.end(), first));
+      CHECK(std::binary_search(prow.kv_rows.begin(), prow.kv_rows.end(), first + p.seq_lens[b] - 1));
+    }
+
+  // A key row of a long seq_q with a large group costs group * seq_q * (D + Dv) per row: fewer rows.
+  const Shape tall = backward(Shape{1, 32, 1, 65536, 65536, 128, true, DType::bf16});
+  const k::GradRows trows = k::grad_rows_to_check(tall, 256, 1);
+  CHECK(trows.q_rows.size() >= 256);
+  CHECK(trows.kv_rows.size() < 32);
+  CHECK(trows.kv_rows.size() >= 4);
 }

@@ -65,3 +65,97 @@ TEST_CASE("CPU reference refuses a workspace that is too small", "[cpu-kernels]"
   p.args.workspace_bytes = 16;
   CHECK_THROWS(ref->launch(p.args));
 }
+
+TEST_CASE("CPU reference backward matches float64: masks, windows, GQA, packed, hdim_v, every dtype",
+          "[cpu-kernels][bwd]") {
+  using attnprof::core::Pass;
+  const std::vector<Shape> shapes = {
+      Shape{1, 2, 2, 1, 1, 32, true, DType::bf16},
+      Shape{2, 4, 2, 65, 65, 32, true, DType::bf16},      // GQA, row and key blocks with a tail
+      Shape{1, 2, 1, 40, 130, 16, true, DType::fp16},     // causal, seq_k > seq_q
+      Shape{1, 3, 1, 100, 37, 16, true, DType::fp32},     // causal, seq_k < seq_q: rows that see no key
+      Shape{1, 2, 2, 70, 70, 64, false, DType::bf16},
+      with_window(Shape{1, 2, 1, 90, 90, 32, true, DType::bf16}, 20),
+      with_window(Shape{1, 2, 2, 50, 80, 32, false, DType::fp16}, 9),
+      with_hdim_v(Shape{1, 4, 2, 48, 48, 32, true, DType::bf16}, 16),
+      packed({33, 1, 70, 5}, 4, 2, 32, true, DType::bf16),
+      packed({20, 64}, 2, 1, 16, false, DType::fp32, 7),
+  };
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  REQUIRE(ref);
+  CHECK(ref->runs_backward());
+  uint64_t seed = 40;
+  for (Pass pass : {Pass::bwd, Pass::fwd_bwd})
+    for (const Shape& base : shapes) {
+      const Shape s = with_pass(base, pass);
+      INFO(s.label());
+      CHECK(k::support_reason(*ref, s).empty());
+      BackwardProblem b(s, *ref, ++seed);
+      b.run(*ref);
+      const auto v = b.verify(s, seed);
+      CHECK(v.unwritten == 0);
+      REQUIRE(v.grads.size() == 3);
+      for (const auto& [name, g] : v.grads) {
+        INFO(name << " err " << g.max_abs_err << " naive " << g.naive_max_abs_err << " tolerance " << g.tolerance);
+        CHECK(g.rows_checked > 0);
+        CHECK(g.passed);
+        // The reference is the naive low-precision backward, up to fp32 summation order.
+        if (s.dtype != DType::fp32) CHECK(g.max_abs_err <= 1.5 * g.naive_max_abs_err + g.tolerance / 100);
+      }
+      CHECK(v.passed);
+    }
+}
+
+TEST_CASE("CPU reference backward: its stages in order, the forward's first for fwd_bwd; a bwd call keeps O",
+          "[cpu-kernels][bwd]") {
+  using attnprof::core::Pass;
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  const Shape s{1, 2, 1, 33, 33, 32, true, DType::bf16};
+  CHECK(ref->stage_names(with_pass(s, Pass::bwd)) ==
+        std::vector<std::string>{"bwd_qk_gemm", "bwd_softmax", "bwd_dv_gemm", "bwd_dp_gemm", "bwd_ds", "bwd_dq_gemm",
+                                 "bwd_dk_gemm"});
+  CHECK(ref->stage_names(with_pass(s, Pass::fwd_bwd)).size() == 10);
+  CHECK(ref->stage_names(with_pass(s, Pass::fwd_bwd)).front() == "qk_gemm");
+  CHECK(ref->workspace_bytes(with_pass(s, Pass::bwd)) == 2 * ref->workspace_bytes(s));
+
+  BackwardProblem b(with_pass(s, Pass::bwd), *ref, 8);
+  RecordingHook hook;
+  b.run(*ref, &hook);
+  CHECK(hook.events == std::vector<int>{0, 1, 2, 3, 4, 5, 6, -1});
+  const std::vector<float> o_after_forward = b.p.o;
+  b.run(*ref);  // forward again, then the backward: O unchanged by the backward
+  CHECK(std::memcmp(o_after_forward.data(), b.p.o.data(), o_after_forward.size() * sizeof(float)) == 0);
+
+  BackwardProblem fb(with_pass(s, Pass::fwd_bwd), *ref, 8);
+  RecordingHook fb_hook;
+  fb.run(*ref, &fb_hook);
+  CHECK(fb_hook.events == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1});
+  CHECK(fb.verify(with_pass(s, Pass::fwd_bwd), 8).passed);
+
+  // The fused CPU kernel runs the forward only: its backward points are unsupported, and say why.
+  const k::Kernel* fused = k::find(k::Backend::cpu, "fused");
+  CHECK_FALSE(fused->runs_backward());
+  CHECK(k::support_reason(*fused, with_pass(s, Pass::bwd)).find("forward pass only") != std::string::npos);
+}
+
+TEST_CASE("CPU reference backward: a gradient left unwritten or a wrong LSE fails the check", "[cpu-kernels][bwd]") {
+  using attnprof::core::Pass;
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  const Shape s = with_pass(Shape{1, 2, 1, 40, 40, 32, true, DType::bf16}, Pass::bwd);
+  BackwardProblem b(s, *ref, 21);
+  b.run(*ref);
+  BackwardProblem skipped = b;
+  skipped.dk.back() = std::numeric_limits<float>::quiet_NaN();  // the last key row never written
+  const auto v = skipped.verify(s, 21);
+  CHECK(v.unwritten == 1);
+  CHECK_FALSE(v.passed);
+  // A backward that read an LSE off by 0.1 (its forward's bug) computes P off by 10%: dV fails.
+  BackwardProblem shifted(s, *ref, 21);
+  k::AttentionArgs forward = shifted.p.args;
+  forward.shape.pass = Pass::fwd;
+  ref->launch(forward);
+  for (float& x : shifted.p.lse) x += 0.1f;
+  ref->launch(shifted.p.args);
+  for (float& x : shifted.p.lse) x -= 0.1f;  // the check is handed the LSE the forward wrote
+  CHECK_FALSE(shifted.verify(s, 21).grads.at("dv").passed);
+}
