@@ -151,10 +151,11 @@ T* scratch(size_t count, std::vector<DeviceScratch>& owned) {
   return static_cast<T*>(owned.back().get());
 }
 
-// A bwd shape's workspace holds its forward's too (fill_inputs runs the forward on it).
+// A backward shape's workspace holds the forward's its fill_inputs runs (the kernel's, or a built-in's
+// for LSE).
 size_t workspace_for(const core::Shape& shape, const Kernel& kernel) {
   size_t bytes = kernel.workspace_bytes(shape);
-  if (shape.pass == core::Pass::bwd) {
+  if (shape.backward()) {
     core::Shape fwd = shape;
     fwd.pass = core::Pass::fwd;
     bytes = std::max(bytes, kernel.workspace_bytes(fwd));
@@ -258,16 +259,17 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
     }
   });
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
-  if (shape_.pass == core::Pass::bwd) run_forward(stream);
+  if (shape_.backward()) run_forward(stream);
 }
 
 // O and LSE of a bwd shape, by the kernel's forward on the same buffers, poisoned first so that
 // verify's forward check sees what the forward left unwritten. A kernel that writes no LSE (PyTorch's
 // SDPA) gets the float64 backward's LSE from a built-in forward run first (its O is then the kernel's
-// own, as the kernel's backward saw it); the kernel's backward does not read LSE from attnprof.
+// own, as the kernel's backward saw it); the kernel's backward does not read LSE from attnprof. A
+// fwd_bwd shape of such a kernel gets that LSE alone: its calls write O.
 void CudaProblem::run_forward(void* stream) {
   if (kernel_ == nullptr)
-    throw std::invalid_argument("CudaProblem: a bwd shape needs the kernel whose forward fills O and LSE");
+    throw std::invalid_argument("CudaProblem: a backward shape needs the kernel whose forward fills O and LSE");
   auto s = static_cast<cudaStream_t>(stream);
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
@@ -297,7 +299,7 @@ void CudaProblem::run_forward(void* stream) {
                         "backward's check one");
     run(*lse_writer);
   }
-  run(*kernel_);
+  if (shape_.pass == core::Pass::bwd) run(*kernel_);
   // The backward starts on a zeroed workspace, as the constructor leaves it.
   zero_workspace(stream);
   ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -309,7 +311,9 @@ void CudaProblem::poison_outputs(void* stream) {
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
   if (shape_.pass != core::Pass::bwd) {
     ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
+    // A fwd_bwd call of a kernel without LSE leaves the LSE fill_inputs gave the backward's check.
+    if (shape_.pass == core::Pass::fwd || check_lse_)
+      ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
   }
   if (shape_.backward()) {
     ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dq_, 0xFF, shape_.q_elems() * elem, s));
