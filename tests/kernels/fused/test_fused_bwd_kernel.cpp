@@ -327,4 +327,4 @@ TEST_CASE("fused backward: its stages, plan and workspace; other head dims refus
   }
 }
 
-int main(int argc, char** argv) { return run_session("test_fused_bwd (CUDA)", argc, argv, g_seed); }
+int main(int argc, char** argv) { return run_session("test_fused_bwd_kernel (CUDA)", argc, argv, g_seed); }
