@@ -72,7 +72,7 @@ __global__ void fill_paged_kernel(T* pool, int64_t elems, const int32_t* table, 
   }
 }
 
-// O: NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
+// O (or a gradient): NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
 // legitimately has LSE = -inf).
 template <typename T>
 __global__ void count_bad_kernel(const T* o, int64_t o_elems, const float* lse, int64_t lse_elems,
@@ -83,16 +83,6 @@ __global__ void count_bad_kernel(const T* o, int64_t o_elems, const float* lse, 
     local += isfinite(to_float(o[i])) ? 0 : 1;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lse_elems; i += stride)
     local += isnan(lse[i]) ? 1 : 0;
-  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
-  if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(bad, local);
-}
-
-// Non-finite elements of a tensor of gradients (dQ, dK or dV), added to *bad.
-template <typename T>
-__global__ void count_nonfinite_kernel(const T* x, int64_t elems, unsigned long long* bad) {
-  unsigned long long local = 0;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
-    local += isfinite(to_float(x[i])) ? 0 : 1;
   for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
   if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(bad, local);
 }
@@ -151,6 +141,14 @@ T* scratch(size_t count, std::vector<DeviceScratch>& owned) {
   return static_cast<T*>(owned.back().get());
 }
 
+// The built-in forward that gives a backward check its LSE when the kernel writes none: `fused`, else
+// `reference`, whichever runs the forward shape `fwd`; nullptr when neither does.
+const Kernel* lse_writer_for(const core::Shape& fwd) {
+  for (const char* name : {"fused", "reference"})
+    if (const Kernel* k = find(Backend::cuda, name); k && k->writes_lse() && support_reason(*k, fwd).empty()) return k;
+  return nullptr;
+}
+
 // A backward shape's workspace holds the forward's its fill_inputs runs (the kernel's, or a built-in's
 // for LSE).
 size_t workspace_for(const core::Shape& shape, const Kernel& kernel) {
@@ -161,9 +159,7 @@ size_t workspace_for(const core::Shape& shape, const Kernel& kernel) {
     bytes = std::max(bytes, kernel.workspace_bytes(fwd));
     // A kernel without LSE borrows a built-in forward's (CudaProblem::run_forward).
     if (!kernel.writes_lse())
-      for (const char* name : {"fused", "reference"})
-        if (const Kernel* k = find(Backend::cuda, name); k && support_reason(*k, fwd).empty())
-          bytes = std::max(bytes, k->workspace_bytes(fwd));
+      if (const Kernel* writer = lse_writer_for(fwd)) bytes = std::max(bytes, writer->workspace_bytes(fwd));
   }
   return bytes;
 }
@@ -288,12 +284,7 @@ void CudaProblem::run_forward(void* stream) {
     ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
   };
   if (!kernel_->writes_lse()) {
-    const Kernel* lse_writer = nullptr;
-    for (const char* name : {"fused", "reference"})
-      if (const Kernel* k = find(Backend::cuda, name); k && k->writes_lse() && support_reason(*k, a.shape).empty()) {
-        lse_writer = k;
-        break;
-      }
+    const Kernel* lse_writer = lse_writer_for(a.shape);
     if (lse_writer == nullptr)
       throw Unsupported(kernel_->name() + " writes no LSE and no built-in forward runs this shape to give the "
                         "backward's check one");
@@ -436,7 +427,7 @@ core::Verification CudaProblem::verify_grads(uint64_t seed, int max_rows, void* 
     using T = decltype(tag);
     for (const auto& [x, elems] : {std::pair{dq_, shape_.q_elems()}, std::pair{dk_, shape_.kv_elems()},
                                    std::pair{dv_, shape_.v_elems()}})
-      count_nonfinite_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(static_cast<const T*>(x), elems, bad_dev);
+      count_bad_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(static_cast<const T*>(x), elems, nullptr, 0, bad_dev);
     to_canonical_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(
         static_cast<const T*>(o_), shape_.o_elems(), o_map(shape_, layout_), o_dev);
     const auto gather = [&](const void* x, const TensorMap& map, const int64_t* rows_dev, size_t count, int64_t width,
