@@ -33,6 +33,8 @@ std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {
 
 std::string support_reason(const Kernel& kernel, const core::Shape& s) {
   if (s.backward() && !kernel.runs_backward()) return kernel.no_backward_reason();
+  if (s.quantized_kv() && !kernel.reads_quantized_kv())
+    return kernel.no_quantized_kv_reason() + " (kv_dtype " + std::string(core::to_string(s.kv_dtype)) + ")";
   if (s.paged() && !kernel.reads_paged_kv())
     return kernel.name() + " reads contiguous K and V only (no paged KV cache); the decode kernel reads pages";
   if (s.kv_splits > 0 && !kernel.splits_kv())
@@ -50,6 +52,10 @@ std::string support_reason(const Kernel& kernel, const core::Shape& s) {
 }
 
 std::string Kernel::no_backward_reason() const { return name() + " runs the forward pass only (no backward)"; }
+
+std::string Kernel::no_quantized_kv_reason() const {
+  return name() + " reads K and V in the dtype only (no quantized KV cache)";
+}
 
 std::string Kernel::no_window_reason() const { return name() + " has no sliding-window mask"; }
 

@@ -54,6 +54,10 @@ struct AttentionArgs {
   void* dq = nullptr;
   void* dk = nullptr;
   void* dv = nullptr;
+  // Quantized KV cache (shape.quantized_kv(), core/shape.hpp): k and v hold one byte per element (fp8
+  // E4M3 or int8) and these their float32 scales, shape.kv_scale_elems() each; nullptr otherwise.
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
 };
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
@@ -150,6 +154,10 @@ class Kernel {
   // workspace_bytes, stage_names, plan and launch_info see the pass in the shape. A kernel that does
   // not say so gets backward points `unsupported`.
   virtual bool runs_backward() const { return false; }
+  // Reads a quantized KV cache (shape.kv_dtype fp8_e4m3 or int8 at each kv_scale granularity,
+  // AttentionArgs::k_scale and v_scale). A kernel that does not say so gets quantized points
+  // `unsupported`: it would read the bytes as the dtype.
+  virtual bool reads_quantized_kv() const { return false; }
   // What support_reason says of a windowed (packed, distinct-hdim_v) point when masks_window()
   // (runs_varlen(), runs_distinct_hdim_v()) is false: the built-in kernels lack the mask (the packed
   // path, a second tile width); a plugin kernel says why it was not given one (its ABI version, or a
@@ -158,12 +166,12 @@ class Kernel {
   virtual std::string no_varlen_reason() const;
   virtual std::string no_hdim_v_reason() const { return "one tile width for Q, K and V"; }
   virtual std::string no_backward_reason() const;
+  virtual std::string no_quantized_kv_reason() const;
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged
 // cache, a split count, a sliding window, a packed variable-length batch, a value head dim of its own,
-// a backward pass)
-// checked against its traits, then the kernel's own unsupported_reason (which, for a packed batch a
+// a backward pass, a quantized KV cache) checked against its traits, then the kernel's own unsupported_reason (which, for a packed batch a
 // kernel does not run, may say why before the generic reason). The measurement, the catalogue and
 // fused-auto all ask this, never unsupported_reason alone.
 std::string support_reason(const Kernel& kernel, const core::Shape& shape);

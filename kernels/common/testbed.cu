@@ -18,6 +18,7 @@
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/layout.hpp"
 #include "kernels/common/paged.hpp"
+#include "kernels/common/quant.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
 
@@ -70,6 +71,35 @@ __global__ void fill_paged_kernel(T* pool, int64_t elems, const int32_t* table, 
     pool[paged_offset(table, pages_per_seq, kv_heads, page_size, hdim, b, h, j, d)] =
         from_float<T>(input_value(seed, tensor, static_cast<uint64_t>(i), 0));
   }
+}
+
+// A quantized K or V (kernels/common/quant.hpp): one thread per logical row r (canonical, over [batch,
+// kv_heads, seq_k] or packed), `width` wide. Its bytes go to the row's place (through the layout map,
+// or the block table when `table` is set) and, per token, its scale to scales[offset / width].
+__global__ void fill_quant_rows_kernel(uint8_t* out, float* scales, int64_t rows, int64_t width, TensorMap map,
+                                       const int32_t* table, int64_t pages_per_seq, int64_t kv_heads, int64_t seq_k,
+                                       int64_t page_size, core::KvDType type, core::KvScale granularity, uint64_t seed,
+                                       int tensor) {
+  for (int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; r < rows; r += int64_t{gridDim.x} * blockDim.x) {
+    const uint64_t first = static_cast<uint64_t>(r * width);  // canonical index of the row's first element
+    float amax = 0;
+    for (int64_t d = 0; d < width; ++d) amax = fmaxf(amax, fabsf(input_value(seed, tensor, first + d, 0)));
+    const float scale = scale_of(type, granularity, amax);
+    int64_t offset = 0;
+    if (table != nullptr) {
+      const int64_t j = r % seq_k, bh = r / seq_k;
+      offset = paged_offset(table, pages_per_seq, kv_heads, page_size, width, bh / kv_heads, bh % kv_heads, j, 0);
+    } else {
+      offset = physical_row_offset(map, r);
+    }
+    for (int64_t d = 0; d < width; ++d) out[offset + d] = quantize(type, input_value(seed, tensor, first + d, 0), scale);
+    if (granularity == core::KvScale::token) scales[offset / width] = scale;
+  }
+}
+
+__global__ void fill_value_kernel(float* out, int64_t elems, float value) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = value;
 }
 
 // O (or a gradient): NaN or inf anywhere means unwritten or broken. LSE: only NaN (a row with no visible key
@@ -189,8 +219,11 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
   try {
     q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
-    k_ = device_alloc(shape.kv_buffer_elems() * elem, allocated_bytes_);
-    v_ = device_alloc(shape.v_buffer_elems() * elem, allocated_bytes_);  // V and O: value_hdim() wide
+    const size_t kv_elem = static_cast<size_t>(shape.kv_elem_bytes());  // 1 when quantized
+    k_ = device_alloc(shape.kv_buffer_elems() * kv_elem, allocated_bytes_);
+    v_ = device_alloc(shape.v_buffer_elems() * kv_elem, allocated_bytes_);  // V and O: value_hdim() wide
+    k_scale_ = static_cast<float*>(device_alloc(shape.kv_scale_elems() * sizeof(float), allocated_bytes_));
+    v_scale_ = static_cast<float*>(device_alloc(shape.kv_scale_elems() * sizeof(float), allocated_bytes_));
     o_ = device_alloc(shape.o_elems() * elem, allocated_bytes_);
     lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
@@ -213,7 +246,8 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
     }
   } catch (...) {
     for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
-                    static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_})
+                    static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_, static_cast<void*>(k_scale_),
+                    static_cast<void*>(v_scale_)})
       if (p) cudaFree(p);
     throw;
   }
@@ -221,7 +255,8 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
 
 CudaProblem::~CudaProblem() {
   for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
-                  static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_})
+                  static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_, static_cast<void*>(k_scale_),
+                    static_cast<void*>(v_scale_)})
     if (p) cudaFree(p);
 }
 
@@ -235,6 +270,7 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
     if (do_ != nullptr)
       fill_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(static_cast<T*>(do_), shape_.o_elems(),
                                                                       o_map(shape_, layout_), seed, 3, 0);
+    if (shape_.quantized_kv()) return;  // below
     if (!shape_.paged()) {
       fill_kernel<T><<<blocks_for(k_elems), kThreads, 0, s>>>(static_cast<T*>(k_), k_elems, km, seed, 1, 0);
       fill_kernel<T><<<blocks_for(v_elems), kThreads, 0, s>>>(static_cast<T*>(v_), v_elems, vm, seed, 2, 0);
@@ -254,8 +290,38 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
           shape_.seq_k, shape_.page_size, tensor == 1 ? shape_.hdim : shape_.value_hdim(), seed, tensor);
     }
   });
+  if (shape_.quantized_kv()) fill_quantized_kv(seed, stream);
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
   if (shape_.backward()) run_forward(stream);
+}
+
+// K and V as one byte per element with their scales (kernels/common/quant.hpp), contiguous or paged;
+// a page's pad holds all-ones bytes (NaN in fp8, a NaN scale per token).
+void CudaProblem::fill_quantized_kv(uint64_t seed, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (shape_.paged()) {
+    const std::vector<int32_t> table = shuffled_block_table(shape_, seed);
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+    ATTNPROF_CUDA_CHECK(cudaMemcpy(block_table_, table.data(), table.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, static_cast<size_t>(shape_.kv_buffer_elems()), s));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, static_cast<size_t>(shape_.v_buffer_elems()), s));
+    if (shape_.kv_scale == core::KvScale::token)
+      for (float* scales : {k_scale_, v_scale_})
+        ATTNPROF_CUDA_CHECK(cudaMemsetAsync(scales, 0xFF, static_cast<size_t>(shape_.kv_scale_elems()) * sizeof(float), s));
+  }
+  if (shape_.kv_scale != core::KvScale::token)
+    for (float* scales : {k_scale_, v_scale_})
+      fill_value_kernel<<<blocks_for(shape_.kv_scale_elems()), kThreads, 0, s>>>(scales, shape_.kv_scale_elems(),
+                                                                                 static_scale(shape_.kv_dtype));
+  for (int tensor : {1, 2}) {
+    const int64_t width = tensor == 1 ? shape_.hdim : shape_.value_hdim();
+    const int64_t rows = (tensor == 1 ? shape_.kv_elems() : shape_.v_elems()) / width;
+    fill_quant_rows_kernel<<<blocks_for(rows), kThreads, 0, s>>>(
+        static_cast<uint8_t*>(tensor == 1 ? k_ : v_), tensor == 1 ? k_scale_ : v_scale_, rows, width,
+        tensor == 1 ? kv_map(shape_, layout_) : v_map(shape_, layout_), shape_.paged() ? block_table_ : nullptr,
+        shape_.pages_per_seq(), shape_.kv_heads, shape_.seq_k, shape_.page_size, shape_.kv_dtype, shape_.kv_scale, seed,
+        tensor);
+  }
 }
 
 // O and LSE of a bwd shape, by the kernel's forward on the same buffers, poisoned first so that
@@ -336,6 +402,8 @@ AttentionArgs CudaProblem::args(void* stream) const {
   a.dq = dq_;
   a.dk = dk_;
   a.dv = dv_;
+  a.k_scale = k_scale_;
+  a.v_scale = v_scale_;
   return a;
 }
 

@@ -7,6 +7,8 @@
 // that reads a key it must not fails verification. A packed variable-length batch gets its tensors
 // packed (core/shape.hpp) and a device copy of cu_seqlens; the unwritten-element count covers the
 // whole packed O and LSE, and the sampled rows cover every sequence (rows_to_check).
+// A quantized KV cache (core/shape.hpp's kv_dtype) gets K and V as bytes with float32 scales, from the
+// quantizer the float64 reference shares (kernels/common/quant.hpp).
 // A backward shape (core/shape.hpp's pass) adds dO (filled from tensor 3) and dQ, dK, dV. Its outputs
 // are the pass's: dQ, dK and dV for bwd, O and LSE too for fwd_bwd. A bwd problem made for a kernel
 // runs that kernel's forward in fill_inputs (untimed), so O and LSE hold what its backward reads;
@@ -63,12 +65,14 @@ class CudaProblem {
  private:
   core::Shape shape_;
   void run_forward(void* stream);
+  void fill_quantized_kv(uint64_t seed, void* stream);
   core::Verification verify_grads(uint64_t seed, int max_rows, void* stream) const;
 
   const Kernel* kernel_ = nullptr;  // whose forward fills O and LSE of a bwd shape
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *workspace_ = nullptr;
   void *do_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr;  // backward shapes only
   float* lse_ = nullptr;
+  float *k_scale_ = nullptr, *v_scale_ = nullptr;  // a quantized KV cache's (core/shape.hpp)
   int32_t* block_table_ = nullptr;  // paged shapes: kernels/common/paged.hpp
   int32_t* cu_seqlens_ = nullptr;   // packed batches: int32 [batch + 1] (core/shape.hpp)
   size_t workspace_bytes_ = 0, allocated_bytes_ = 0;

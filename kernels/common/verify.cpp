@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "kernels/common/quant.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/cpu/parallel.hpp"
 
@@ -120,18 +121,21 @@ std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row, int q
 }
 
 // Rows keys.begin .. keys.end - 1 of K or V for (b, kv head): keys.size() * hdim values of K,
-// keys.size() * value_hdim() of V.
+// keys.size() * value_hdim() of V; of a quantized KV cache, the values its stored bytes stand for.
 std::vector<float> kv_rows(const core::Shape& s, const RowIndex& index, uint64_t seed, int tensor, int64_t b,
                            int64_t kvh, core::KeyRange keys, bool parallel) {
   const int64_t width = tensor == kTensorV ? s.value_hdim() : s.hdim;
   std::vector<float> out(static_cast<size_t>(keys.size() * width));
   const uint64_t base = static_cast<uint64_t>(index.kv_base(b, kvh, width) + keys.begin * width);
+  // Whole rows per task: a quantized row's scale is its own (kernels/common/quant.hpp).
   auto fill = [&](int64_t lo, int64_t hi) {
-    for (int64_t e = lo; e < hi; ++e) out[e] = input_value(seed, tensor, base + e);
+    for (int64_t e = lo * width; e < hi * width; ++e) out[e] = input_value(seed, tensor, base + e);
+    if (s.quantized_kv())
+      for (int64_t r = lo; r < hi; ++r) quantize_row_in_place(s.kv_dtype, s.kv_scale, out.data() + r * width, width);
   };
-  const auto n = static_cast<int64_t>(out.size());
+  const int64_t n = keys.size();
   if (parallel)
-    parallel_for(n, 1 << 16, fill);
+    parallel_for(n, std::max<int64_t>(1, (1 << 16) / width), fill);
   else
     fill(0, n);
   return out;
@@ -348,8 +352,14 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
   // Per checked row, filled in parallel, reduced afterwards.
   struct RowResult {
     double o_max = 0, o_sum = 0, naive_max = 0, lse_err = 0, lse_tol = 0;
+    double quant_max = 0, quant_sum = 0, plain_o_max = 0;  // a quantized KV cache's cost (below)
     bool finite = true;
   };
+  // A quantized KV cache: the float64 attention of the unquantized inputs beside that of the stored
+  // ones, what the quantization itself costs (the kernel is checked against the latter).
+  core::Shape plain = s;
+  plain.kv_dtype = core::KvDType::none;
+  plain.kv_scale = core::KvScale::tensor;
   std::vector<RowResult> results(static_cast<size_t>(n_rows));
 
   // Group row positions by (b, kv head): K and V are regenerated once per group.
@@ -375,6 +385,11 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     if (keys.end <= keys.begin) keys = {0, 0};
     const auto k = kv_rows(s, index, seed, kTensorK, key.first, key.second, keys, true);
     const auto vv = kv_rows(s, index, seed, kTensorV, key.first, key.second, keys, true);
+    std::vector<float> plain_k, plain_v;
+    if (s.quantized_kv()) {
+      plain_k = kv_rows(plain, index, seed, kTensorK, key.first, key.second, keys, true);
+      plain_v = kv_rows(plain, index, seed, kTensorV, key.first, key.second, keys, true);
+    }
     parallel_for(static_cast<int64_t>(positions.size()), 1, [&](int64_t lo, int64_t hi) {
       for (int64_t g = lo; g < hi; ++g) {
         const int64_t p = positions[g];
@@ -397,6 +412,16 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
           out.o_sum += err;
           out.naive_max = std::max(out.naive_max, std::fabs(naive[d] - ref.o[d]));
         }
+        if (s.quantized_kv()) {
+          const ReferenceRow exact =
+              reference_from(plain, q.data(), plain_k.data() + first * s.hdim, plain_v.data() + first * dv, row_keys);
+          for (int64_t d = 0; d < dv; ++d) {
+            const double err = std::fabs(ref.o[d] - exact.o[d]);
+            out.quant_max = std::max(out.quant_max, err);
+            out.quant_sum += err;
+            out.plain_o_max = std::max(out.plain_o_max, std::fabs(exact.o[d]));
+          }
+        }
         if (!check_lse) continue;
         const double got_lse = lse_rows[p];
         if (std::isnan(got_lse)) {
@@ -414,8 +439,11 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
   }
 
   bool all_finite = true, lse_within = true;
-  double o_sum = 0;
+  double o_sum = 0, quant_sum = 0, plain_o_max = 0;
   for (const RowResult& r : results) {
+    v.quant.o_max_abs_err = std::max(v.quant.o_max_abs_err, r.quant_max);
+    quant_sum += r.quant_sum;
+    plain_o_max = std::max(plain_o_max, r.plain_o_max);
     all_finite = all_finite && r.finite;
     v.o_max_abs_err = std::max(v.o_max_abs_err, r.o_max);
     o_sum += r.o_sum;
@@ -424,6 +452,11 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     lse_within = lse_within && r.lse_err <= r.lse_tol;
   }
   v.o_mean_abs_err = n_rows > 0 ? o_sum / double(n_rows * dv) : 0.0;
+  if (s.quantized_kv()) {
+    v.quant.checked = true;
+    v.quant.o_mean_abs_err = n_rows > 0 ? quant_sum / double(n_rows * dv) : 0.0;
+    v.quant.o_max_rel_err = plain_o_max > 0 ? v.quant.o_max_abs_err / plain_o_max : 0.0;
+  }
   v.tolerance = 2 * v.naive_o_max_abs_err + o_abs_tolerance(s.dtype);
   v.passed = unwritten == 0 && all_finite && v.o_max_abs_err <= v.tolerance && lse_within;
   return v;

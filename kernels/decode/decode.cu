@@ -50,20 +50,35 @@ std::optional<decode::SmemLayout> configured_layout() {
   return decode::parse_layout(env == nullptr ? "" : env);
 }
 
-// Calls fn(element tag, hdim constant, m-tiles constant, addressing constant, layout constant) for a
-// supported shape and layout.
+// Calls fn(element tag, hdim constant, m-tiles constant, addressing constant, layout constant, KV
+// dtype constant) for a supported shape and layout. A quantized cache runs the swizzled layout only.
 template <typename Fn>
 void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) {
   using decode::KvAddressing;
+  using core::KvDType;
   dispatch_dtype_hdim(s, [&](auto tag, auto hdim) {
     dispatch_value<1, decode::kMaxMTiles>(mt, [&](auto mtc) {
       dispatch_value<KvAddressing::contiguous, KvAddressing::page_tiles, KvAddressing::page_rows>(
           decode::addressing(s.page_size), [&](auto addr) {
-            dispatch_value<decode::SmemLayout::swizzled, decode::SmemLayout::padded>(
-                layout, [&](auto lay) { fn(tag, hdim, mtc, addr, lay); });
+            if (s.quantized_kv()) {
+              dispatch_value<KvDType::fp8_e4m3, KvDType::int8>(s.kv_dtype, [&](auto quant) {
+                fn(tag, hdim, mtc, addr, std::integral_constant<decode::SmemLayout, decode::SmemLayout::swizzled>{},
+                   quant);
+              });
+              return;
+            }
+            dispatch_value<decode::SmemLayout::swizzled, decode::SmemLayout::padded>(layout, [&](auto lay) {
+              fn(tag, hdim, mtc, addr, lay, std::integral_constant<KvDType, KvDType::none>{});
+            });
           });
     });
   });
+}
+
+// Shared memory of one CTA of an instantiation.
+constexpr size_t smem_of(int mt, int hdim, int elem_bytes, decode::SmemLayout layout, core::KvDType quant) {
+  return quant == core::KvDType::none ? decode::smem_bytes(mt, hdim, elem_bytes, layout)
+                                      : decode::smem_bytes_quant(mt, hdim, layout);
 }
 
 decode::Plan plan_for(const core::Shape& s) {
@@ -79,11 +94,13 @@ class DecodeKernel final : public Kernel {
     return "flash-decoding: seq_q 1-16, the query heads of a GQA group packed into the MMA rows, the keys "
            "split across CTAs (split count from a cost model of the busiest SM, paged or not, or kv_splits) and combined by LSE "
            "by the last split in the same launch; "
-           "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV";
+           "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV, in the dtype or quantized (fp8 E4M3, int8: "
+           "4 byte stages, each warp's rows converted to fp16 in shared memory)";
   }
   bool reads_paged_kv() const override { return true; }
   bool splits_kv() const override { return true; }
   bool masks_window() const override { return true; }
+  bool reads_quantized_kv() const override { return true; }
 
   std::string unsupported_reason(const core::Shape& s) const override {
     if (!configured_layout())
@@ -118,8 +135,9 @@ class DecodeKernel final : public Kernel {
     const decode::Plan p = plan_for(s);
     return {{"kv_splits", p.splits},       {"tiles_per_split", p.tiles_per_split}, {"first_key_tile", p.first_tile},
             {"block_m", decode::block_m(p.mt)}, {"block_n", decode::kBlockN},
-            {"stages", decode::kStages},   {"warps", decode::kWarps},
-            {"packed_rows", p.rows},       {"smem_swizzled", layout == decode::SmemLayout::swizzled ? 1 : 0}};
+            {"stages", s.quantized_kv() ? decode::kStagesQuant : decode::kStages}, {"warps", decode::kWarps},
+            {"packed_rows", p.rows},
+            {"smem_swizzled", layout == decode::SmemLayout::swizzled || s.quantized_kv() ? 1 : 0}};
   }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
@@ -127,18 +145,19 @@ class DecodeKernel final : public Kernel {
     const decode::SmemLayout layout = *configured_layout();
     const decode::Plan p = plan_for(s);
     std::vector<LaunchInfo> out;
-    dispatch(s, p.mt, layout, [&](auto tag, auto hdim, auto mtc, auto addr, auto lay) {
+    dispatch(s, p.mt, layout, [&](auto tag, auto hdim, auto mtc, auto addr, auto lay, auto quant) {
       using T = decltype(tag);
       const std::string types = std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim.value);
       LaunchInfo split;
       split.kernel_name = "decode_split_kernel<" + types + ", m" + std::to_string(mtc.value) +
                           (addr.value == decode::KvAddressing::contiguous ? "" : ", paged") +
+                          (quant.value == core::KvDType::none ? "" : ", kv " + std::string(core::to_string(quant.value))) +
                           (lay.value == decode::SmemLayout::padded ? ", padded>" : ">");
       split.func = reinterpret_cast<const void*>(
-          &decode::decode_split_kernel<T, hdim.value, mtc.value, addr.value, lay.value>);
+          &decode::decode_split_kernel<T, hdim.value, mtc.value, addr.value, lay.value, quant.value>);
       split.grid_blocks = p.ctas;
       split.block_threads = decode::kThreads;
-      split.dynamic_smem_bytes = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
+      split.dynamic_smem_bytes = smem_of(mtc.value, hdim.value, sizeof(T), lay.value, quant.value);
       out.push_back(split);
     });
     return out;
@@ -148,6 +167,8 @@ class DecodeKernel final : public Kernel {
     const core::Shape& s = a.shape;
     if (const std::string why = support_reason(*this, s); !why.empty()) throw CudaError(why);
     if (s.paged() && a.block_table == nullptr) throw CudaError("decode kernel: a paged shape without a block table");
+    if (s.quantized_kv() && (a.k_scale == nullptr || a.v_scale == nullptr))
+      throw CudaError("decode kernel: a quantized KV cache without scales");
     const decode::SmemLayout layout = *configured_layout();  // support_reason: a known value
     const decode::Plan plan = plan_for(s);
     const size_t need = decode::workspace_bytes(plan, s.hdim);
@@ -178,11 +199,15 @@ class DecodeKernel final : public Kernel {
     p.first_tile = static_cast<int>(plan.first_tile);
     p.tiles = static_cast<int>(plan.tiles);
     p.tiles_per_split = static_cast<int>(plan.tiles_per_split);
+    p.k_scale = a.k_scale;
+    p.v_scale = a.v_scale;
+    p.kv_scale = s.kv_scale;
 
-    dispatch(s, plan.mt, layout, [&](auto tag, auto hdim, auto mtc, auto addr, auto lay) {
+    dispatch(s, plan.mt, layout, [&](auto tag, auto hdim, auto mtc, auto addr, auto lay, auto quant) {
       using T = decltype(tag);
-      constexpr auto split_kernel = &decode::decode_split_kernel<T, hdim.value, mtc.value, addr.value, lay.value>;
-      constexpr size_t smem = decode::smem_bytes(mtc.value, hdim.value, sizeof(T), lay.value);
+      constexpr auto split_kernel =
+          &decode::decode_split_kernel<T, hdim.value, mtc.value, addr.value, lay.value, quant.value>;
+      constexpr size_t smem = smem_of(mtc.value, hdim.value, sizeof(T), lay.value, quant.value);
       allow_dynamic_smem<split_kernel>(smem);
       if (hook) hook->before_stage(0);
       split_kernel<<<static_cast<unsigned>(plan.ctas), decode::kThreads, smem, stream>>>(p);

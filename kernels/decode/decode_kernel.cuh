@@ -18,6 +18,11 @@
 //           (the others' partials are then visible: each wrote and fenced before it counted) weighs
 //           the splits by exp(LSE_split - LSE), writes O and LSE and sets the counter back to zero.
 //           One launch per call, no combine kernel.
+// Quantized KV cache (kQuant fp8 E4M3 or int8, core/shape.hpp): the stream carries one byte per
+// element into kStagesQuant byte buffers (with the tile's per-token scales); each warp converts its 16
+// key rows of K and V to fp16 (every E4M3 and int8 value is exact in fp16) in a buffer of its own rows
+// and runs the same MMAs in fp16, Q converted once. K's scale multiplies the scores (per token, or
+// folded into the softmax scale), V's multiplies P per token or O at the end.
 // Tails: key rows past seq_k are zero-filled in shared memory (never read, so the pad of a last page
 // may hold anything), scores past seq_k or past a row's causal limit are -inf, packed rows past the
 // group are zero and never stored. With a sliding window the splits cover only the key tiles from the
@@ -25,11 +30,15 @@
 // 64-bit throughout.
 // To extend: a head dim is supported_hdim() plus a case in decode.cu's dispatch.
 #pragma once
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
+#include "core/shape.hpp"
 #include "kernels/common/device_math.cuh"
 #include "kernels/common/online_softmax.cuh"
 #include "kernels/decode/decode_plan.hpp"
@@ -38,6 +47,7 @@
 namespace attnprof::kernels::decode {
 
 using fused::cp_async_16;
+using fused::cp_async_4;
 using fused::cp_async_commit;
 using fused::cp_async_wait;
 using fused::ldmatrix_x4;
@@ -64,7 +74,14 @@ struct DecodeParams {
   float scale_log2;              // softmax_scale * log2(e)
   int causal;
   int window;                    // sliding window in keys (core/shape.hpp); 0 = none
+  const float* k_scale;          // a quantized cache's scales (core/shape.hpp's kv_scale); else nullptr
+  const float* v_scale;
+  core::KvScale kv_scale;
 };
+
+// The MMA's element type: the dtype's, or fp16 for a quantized cache.
+template <typename T, core::KvDType kQuant>
+using MmaType = std::conditional_t<kQuant == core::KvDType::none, T, __half>;
 
 template <int kHeadDim, int kMTiles, SmemLayout kLayout>
 struct DecodeTraits {
@@ -175,6 +192,85 @@ __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T
   }
 }
 
+// A quantized cache's K and V rows [n0, n0 + kBlockN) as bytes into one stage of byte buffers (rows
+// hdim bytes, unswizzled), and per token their scales (K's then V's, kBlockN each); rows past seq_k
+// become zeros. `base` as in load_kv_tile (bytes are elements).
+template <int kHeadDim, KvAddressing kAddr>
+__device__ __forceinline__ void load_kv_tile_quant(uint32_t s_k, uint32_t s_v, uint32_t s_scale, const uint8_t* k,
+                                                   const uint8_t* v, const DecodeParams& p, int64_t batch, int kv_head,
+                                                   int n0, int64_t base) {
+  constexpr int kChunksPerRow = kHeadDim / 16;
+  constexpr int kChunks = kBlockN * kChunksPerRow;
+  static_assert(kChunks % kThreads == 0 && kThreads == 2 * kBlockN, "every thread copies the same chunks");
+  const auto row_offset = [&](int row) -> int64_t {
+    if constexpr (kAddr == KvAddressing::page_rows)
+      return key_offset<kAddr>(p, batch, kv_head, n0 + row, kHeadDim);
+    else
+      return base + static_cast<int64_t>(row) * kHeadDim;
+  };
+#pragma unroll
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int chunk_id = i * kThreads + static_cast<int>(threadIdx.x);
+    const int row = chunk_id / kChunksPerRow, chunk = chunk_id % kChunksPerRow;
+    const bool valid = n0 + row < p.seq_k;
+    const int64_t offset = valid ? row_offset(row) : 0;
+    const uint32_t dst = static_cast<uint32_t>(row * kHeadDim + chunk * 16);
+    cp_async_16_stream(s_k + dst, k + offset + chunk * 16, valid ? 16 : 0);
+    cp_async_16_stream(s_v + dst, v + offset + chunk * 16, valid ? 16 : 0);
+  }
+  if (p.kv_scale == core::KvScale::token) {
+    // A thread per row and tensor: the scale of the row at element offset e is scales[e / hdim].
+    const int row = static_cast<int>(threadIdx.x) % kBlockN;
+    const bool is_v = static_cast<int>(threadIdx.x) >= kBlockN;
+    const bool valid = n0 + row < p.seq_k;
+    const int64_t index = valid ? row_offset(row) / kHeadDim : 0;
+    cp_async_4(s_scale + static_cast<uint32_t>((is_v ? kBlockN : 0) + row) * 4, (is_v ? p.v_scale : p.k_scale) + index,
+               valid ? 4 : 0);
+  }
+}
+
+// Eight fp16 values of eight stored bytes (E4M3 or int8), as two 16-byte halves' worth of registers.
+template <core::KvDType kQuant>
+__device__ __forceinline__ void bytes_to_half8(uint2 bytes, uint32_t (&out)[4]) {
+  const uint32_t words[2] = {bytes.x, bytes.y};
+#pragma unroll
+  for (int w = 0; w < 2; ++w) {
+    if constexpr (kQuant == core::KvDType::fp8_e4m3) {
+      const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(words[w] & 0xFFFFu), __NV_E4M3);
+      const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(words[w] >> 16), __NV_E4M3);
+      out[2 * w] = static_cast<uint32_t>(lo.x) | (static_cast<uint32_t>(lo.y) << 16);
+      out[2 * w + 1] = static_cast<uint32_t>(hi.x) | (static_cast<uint32_t>(hi.y) << 16);
+    } else {
+      // int8 b: the fp16 bits 0x6400 | (b + 128) are 1024 + b + 128, exact; less 1152 is b.
+      const uint32_t biased = words[w] ^ 0x80808080u;
+      const uint32_t lo = __byte_perm(biased, 0x64646464u, 0x5140), hi = __byte_perm(biased, 0x64646464u, 0x7362);
+      const __half2 offset = __half2half2(__ushort_as_half(0x6480));  // 1152
+      const __half2 a = __hsub2(*reinterpret_cast<const __half2*>(&lo), offset);
+      const __half2 b = __hsub2(*reinterpret_cast<const __half2*>(&hi), offset);
+      out[2 * w] = *reinterpret_cast<const uint32_t*>(&a);
+      out[2 * w + 1] = *reinterpret_cast<const uint32_t*>(&b);
+    }
+  }
+}
+
+// This warp's kKeysPerWarp rows of a byte buffer into the fp16 buffer `dst` (rows as Tr lays them out).
+template <typename Tr, core::KvDType kQuant, int kHeadDim>
+__device__ __forceinline__ void convert_warp_rows(unsigned char* dst, const unsigned char* src, int warp, int lane) {
+  constexpr int kChunksPerRow = kHeadDim / 16;  // 16 bytes in, two 16-byte fp16 chunks out
+  static_assert(kKeysPerWarp * kChunksPerRow % 32 == 0, "every lane converts the same number of chunks");
+#pragma unroll
+  for (int j = 0; j < kKeysPerWarp * kChunksPerRow / 32; ++j) {
+    const int i = j * 32 + lane;
+    const int row = warp * kKeysPerWarp + i / kChunksPerRow, c = i % kChunksPerRow;
+    const uint4 raw = *reinterpret_cast<const uint4*>(src + row * kHeadDim + c * 16);
+    uint32_t lo[4], hi[4];
+    bytes_to_half8<kQuant>(make_uint2(raw.x, raw.y), lo);
+    bytes_to_half8<kQuant>(make_uint2(raw.z, raw.w), hi);
+    *reinterpret_cast<uint4*>(dst + Tr::at(row, 2 * c)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+    *reinterpret_cast<uint4*>(dst + Tr::at(row, 2 * c + 1)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+  }
+}
+
 // The last split of a row block: O of each of its rows = sum over splits of exp(LSE_s - LSE) O_s,
 // LSE = log sum exp(LSE_s). A split that saw no key of a row has LSE_s = -inf and weight 0. The
 // partials are read from L2 (ld.cg: other CTAs wrote them). `scratch` holds the weights, (splits,
@@ -231,20 +327,33 @@ __device__ __forceinline__ void combine_splits(const DecodeParams& p, unsigned c
   }
 }
 
-template <typename T, int kHeadDim, int kMTiles, KvAddressing kAddr, SmemLayout kLayout>
+template <typename T, int kHeadDim, int kMTiles, KvAddressing kAddr, SmemLayout kLayout,
+          core::KvDType kQuant = core::KvDType::none>
 __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
   __trap();
 #else
   using Tr = DecodeTraits<kHeadDim, kMTiles, kLayout>;
+  using TM = MmaType<T, kQuant>;
+  constexpr bool kQuantized = kQuant != core::KvDType::none;
+  constexpr int kPipe = kQuantized ? kStagesQuant : kStages;  // tiles in flight
   constexpr int kBlockM = Tr::kBlockM;
   constexpr uint32_t kRowBytes = Tr::kRowBytes;
+  // Byte offsets in shared memory (decode_plan.hpp's smem_bytes): Q, then K's and V's tiles in the MMA
+  // type (kStages each; one each, the warps' converted rows, when quantized), then a quantized cache's
+  // byte stages and per-token scales.
+  constexpr uint32_t kKOffset = kBlockM * kRowBytes;
+  constexpr uint32_t kVOffset = kKOffset + (kQuantized ? 1 : kStages) * Tr::kTileBytes;
+  constexpr uint32_t kByteTile = kBlockN * kHeadDim;
+  constexpr uint32_t kKBytesOffset = kVOffset + (kQuantized ? 1 : kStages) * Tr::kTileBytes;
+  constexpr uint32_t kVBytesOffset = kKBytesOffset + kStagesQuant * kByteTile;
+  constexpr uint32_t kScalesOffset = kVBytesOffset + kStagesQuant * kByteTile;
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t s_q = smem_address(smem_raw);                    // (kBlockM, D + pad)
-  const uint32_t s_k = s_q + kBlockM * kRowBytes;                 // (kStages, kBlockN, row)
-  const uint32_t s_v = s_k + kStages * Tr::kTileBytes;            // (kStages, kBlockN, row)
+  const uint32_t s_k = s_q + kKOffset;                            // (kStages, kBlockN, row)
+  const uint32_t s_v = s_q + kVOffset;                            // (kStages, kBlockN, row)
 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -269,6 +378,16 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   const T* q = static_cast<const T*>(p.q);
   const T* k = static_cast<const T*>(p.k);
   const T* v = static_cast<const T*>(p.v);
+  // A quantized cache's scales that are one per tensor or head: K's folds into the softmax scale, V's
+  // multiplies O at the end.
+  float scale_log2 = p.scale_log2, v_scalar = 1.f;
+  if constexpr (kQuantized) {
+    if (p.kv_scale != core::KvScale::token) {
+      const int index = p.kv_scale == core::KvScale::head ? kv_head : 0;
+      scale_log2 *= __ldg(p.k_scale + index);
+      v_scalar = __ldg(p.v_scale + index);
+    }
+  }
 
   // Canonical (batch, head, position) row of packed row r: position r / group, head kv_head * group + r % group.
   auto canonical_row = [&](int r) {
@@ -282,14 +401,35 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
     const int r = c / Tr::kChunksPerRow, chunk = c % Tr::kChunksPerRow;
     const bool valid = row0 + r < packed_rows;
     const T* src = valid ? q + canonical_row(row0 + r) * kHeadDim + chunk * 8 : q;
-    cp_async_16(s_q + Tr::at(r, chunk), src, valid ? 16 : 0);
+    if constexpr (std::is_same_v<T, TM>) {
+      cp_async_16(s_q + Tr::at(r, chunk), src, valid ? 16 : 0);
+    } else {
+      // bf16 Q for fp16 MMAs: converted on the way in (the first barrier of the loop orders it).
+      uint4 raw = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+      const auto* in = reinterpret_cast<const __nv_bfloat162*>(&raw);
+      uint32_t out[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 f = __bfloat1622float2(in[j]);
+        out[j] = pack2<__half>(f.x, f.y);
+      }
+      *reinterpret_cast<uint4*>(smem_raw + Tr::at(r, chunk)) = make_uint4(out[0], out[1], out[2], out[3]);
+    }
   }
   TileCursor<kAddr> tiles(p, batch, kv_head, tile_begin, kHeadDim);
-#pragma unroll
-  for (int stage = 0; stage < kStages - 1; ++stage) {
-    if (stage < n_tiles)
+  const auto load_tile = [&](int stage, int tile) {
+    if constexpr (kQuantized)
+      load_kv_tile_quant<kHeadDim, kAddr>(s_q + kKBytesOffset + stage * kByteTile, s_q + kVBytesOffset + stage * kByteTile,
+                                          s_q + kScalesOffset + stage * 2 * kBlockN * 4,
+                                          static_cast<const uint8_t*>(p.k), static_cast<const uint8_t*>(p.v), p, batch,
+                                          kv_head, tile * kBlockN, tiles.next(p, kv_head, kHeadDim));
+    else
       load_kv_tile<Tr, kAddr>(s_k + stage * Tr::kTileBytes, s_v + stage * Tr::kTileBytes, k, v, p, batch, kv_head,
-                              (tile_begin + stage) * kBlockN, tiles.next(p, kv_head, kHeadDim));
+                              tile * kBlockN, tiles.next(p, kv_head, kHeadDim));
+  };
+#pragma unroll
+  for (int stage = 0; stage < kPipe - 1; ++stage) {
+    if (stage < n_tiles) load_tile(stage, tile_begin + stage);
     cp_async_commit();
   }
 
@@ -344,7 +484,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   for (int it = 0; it < n_tiles; ++it) {
     // Tile `it` is the oldest copy group in flight; after the barrier every warp is also done with
     // tile it - 1, whose buffer now takes tile it + kStages - 1.
-    cp_async_wait<kStages - 2>();
+    cp_async_wait<kPipe - 2>();
     __syncthreads();
     if (it == 0) {
 #pragma unroll
@@ -354,15 +494,22 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
           ldmatrix_x4(q_frag[mt][ks], q_lane + mt * kMmaRows * kRowBytes + step(ks, q_half));
     }
     {
-      const int next = it + kStages - 1;
-      if (next < n_tiles) {
-        const uint32_t buffer = (next % kStages) * Tr::kTileBytes;
-        load_kv_tile<Tr, kAddr>(s_k + buffer, s_v + buffer, k, v, p, batch, kv_head, (tile_begin + next) * kBlockN,
-                                tiles.next(p, kv_head, kHeadDim));
-      }
+      const int next = it + kPipe - 1;
+      if (next < n_tiles) load_tile(next % kPipe, tile_begin + next);
       cp_async_commit();
     }
-    const uint32_t buffer = (it % kStages) * Tr::kTileBytes;
+    // Where this tile's K and V rows are read in the MMA type: its stage, or this warp's converted rows.
+    uint32_t buffer = (it % kStages) * Tr::kTileBytes;
+    const float* tile_scales = nullptr;  // a quantized cache's per-token scales: K's kBlockN, then V's
+    if constexpr (kQuantized) {
+      const int stage = it % kPipe;
+      __syncwarp();  // this warp is done reading the rows it converted for the last tile
+      convert_warp_rows<Tr, kQuant, kHeadDim>(smem_raw + kKOffset, smem_raw + kKBytesOffset + stage * kByteTile, warp, lane);
+      convert_warp_rows<Tr, kQuant, kHeadDim>(smem_raw + kVOffset, smem_raw + kVBytesOffset + stage * kByteTile, warp, lane);
+      __syncwarp();
+      buffer = 0;
+      tile_scales = reinterpret_cast<const float*>(smem_raw + kScalesOffset) + stage * 2 * kBlockN;
+    }
 
     // S = Q K^T for this warp's keys.
     float acc_s[kMTiles][Tr::kNTilesS][4];
@@ -378,9 +525,19 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
       ldmatrix_x4(b, k_lane + buffer + step(ks, k_half));
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
-        mma_16816<T>(acc_s[mt][0], q_frag[mt][ks], b[0], b[1]);
-        mma_16816<T>(acc_s[mt][1], q_frag[mt][ks], b[2], b[3]);
+        mma_16816<TM>(acc_s[mt][0], q_frag[mt][ks], b[0], b[1]);
+        mma_16816<TM>(acc_s[mt][1], q_frag[mt][ks], b[2], b[3]);
       }
+    }
+    // Per-token K scales: each score times its key's (C fragment: key nt * 8 + 2 quad_col + e % 2).
+    const bool token_scales = kQuantized && p.kv_scale == core::KvScale::token;
+    if (token_scales) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] *= tile_scales[warp * kKeysPerWarp + nt * 8 + quad_col * 2 + e % 2];
     }
 
     const int n0 = (tile_begin + it) * kBlockN;
@@ -397,16 +554,26 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
           }
     }
 
-    online_softmax_tile(acc_s, acc_o, row_max, row_sum, p.scale_log2);
+    online_softmax_tile(acc_s, acc_o, row_max, row_sum, scale_log2);
+    // Per-token V scales: P of each key times its V row's, after the row sums took P.
+    if (token_scales) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            acc_s[mt][nt][e] *= tile_scales[kBlockN + warp * kKeysPerWarp + nt * 8 + quad_col * 2 + e % 2];
+    }
 
     // O += P V over this warp's 16 keys: its two n8 score tiles are one k16 A fragment.
     uint32_t a[kMTiles][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      a[mt][0] = pack2<T>(acc_s[mt][0][0], acc_s[mt][0][1]);
-      a[mt][1] = pack2<T>(acc_s[mt][0][2], acc_s[mt][0][3]);
-      a[mt][2] = pack2<T>(acc_s[mt][1][0], acc_s[mt][1][1]);
-      a[mt][3] = pack2<T>(acc_s[mt][1][2], acc_s[mt][1][3]);
+      a[mt][0] = pack2<TM>(acc_s[mt][0][0], acc_s[mt][0][1]);
+      a[mt][1] = pack2<TM>(acc_s[mt][0][2], acc_s[mt][0][3]);
+      a[mt][2] = pack2<TM>(acc_s[mt][1][0], acc_s[mt][1][1]);
+      a[mt][3] = pack2<TM>(acc_s[mt][1][2], acc_s[mt][1][3]);
     }
 #pragma unroll
     for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
@@ -414,8 +581,8 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
       ldmatrix_x4_trans(b, v_lane + buffer + step(dt2, v_half));
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
-        mma_16816<T>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);
-        mma_16816<T>(acc_o[mt][2 * dt2 + 1], a[mt], b[2], b[3]);
+        mma_16816<TM>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);
+        mma_16816<TM>(acc_o[mt][2 * dt2 + 1], a[mt], b[2], b[3]);
       }
     }
   }
@@ -455,12 +622,12 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
       const float wm = merge_max[w * kBlockM + r];
-      const float weight = wm == -INFINITY ? 0.f : exp2f((wm - m) * p.scale_log2);
+      const float weight = wm == -INFINITY ? 0.f : exp2f((wm - m) * scale_log2);
       row_weight[w * kBlockM + r] = weight;
       sum += weight * merge_sum[w * kBlockM + r];
     }
-    row_inv_sum[r] = sum > 0.f ? 1.f / sum : 0.f;
-    row_lse[r] = sum > 0.f ? (m * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+    row_inv_sum[r] = sum > 0.f ? v_scalar / sum : 0.f;
+    row_lse[r] = sum > 0.f ? (m * scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
   }
   __syncthreads();
 

@@ -29,6 +29,7 @@ constexpr int kWarps = 4;            // each warp owns kBlockN / kWarps keys of 
 constexpr int kThreads = kWarps * 32;
 constexpr int kKeysPerWarp = kBlockN / kWarps;
 constexpr int kStages = 3;           // K/V tiles in flight through cp.async
+constexpr int kStagesQuant = 4;      // a quantized cache's byte tiles in flight (half the bytes each)
 constexpr int kSmemPadElems = 8;     // 16 bytes per shared-memory row: conflict-free ldmatrix
 constexpr int kMaxSeqQ = 16;         // speculative decoding: up to 16 query positions
 constexpr int kMaxMTiles = 2;        // 16-row MMA tiles per CTA (registers: O is 64 floats per tile)
@@ -88,6 +89,12 @@ constexpr int row_elems(int hdim, SmemLayout layout) {
 constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes, SmemLayout layout = SmemLayout::swizzled) {
   return static_cast<size_t>(block_m(mt) + 2 * kStages * kBlockN) * row_elems(hdim, layout) * elem_bytes;
 }
+// A quantized cache's CTA (decode_kernel.cuh): Q and one K and one V tile in fp16 (the warps' converted
+// rows), then kStagesQuant byte tiles of K and of V, and their per-token scales (2 kBlockN floats each).
+constexpr size_t smem_bytes_quant(int mt, int hdim, SmemLayout layout = SmemLayout::swizzled) {
+  return static_cast<size_t>(block_m(mt) + 2 * kBlockN) * row_elems(hdim, layout) * 2 +
+         static_cast<size_t>(kStagesQuant) * kBlockN * (2 * static_cast<size_t>(hdim) + 2 * sizeof(float));
+}
 // What the merge needs after Q: every warp's O rows (fp32), row max, row sum and weight, and per row
 // the LSE and 1 / sum.
 constexpr size_t merge_bytes(int mt, int hdim) {
@@ -97,6 +104,12 @@ constexpr bool merge_fits(int hdim, SmemLayout layout) {
   return merge_bytes(kMaxMTiles, hdim) <=
          smem_bytes(kMaxMTiles, hdim, 2, layout) - static_cast<size_t>(block_m(kMaxMTiles)) * row_elems(hdim, layout) * 2;
 }
+constexpr bool merge_fits_quant(int hdim, SmemLayout layout) {
+  return merge_bytes(kMaxMTiles, hdim) <=
+         smem_bytes_quant(kMaxMTiles, hdim, layout) - static_cast<size_t>(block_m(kMaxMTiles)) * row_elems(hdim, layout) * 2;
+}
+static_assert(merge_fits_quant(128, SmemLayout::swizzled) && merge_fits_quant(64, SmemLayout::swizzled),
+              "a quantized cache's merge fits in its K/V buffers");
 static_assert(merge_fits(128, SmemLayout::padded) && merge_fits(64, SmemLayout::padded) &&
                   merge_fits(128, SmemLayout::swizzled) && merge_fits(64, SmemLayout::swizzled),
               "the merge fits in the K/V buffers");

@@ -38,6 +38,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/paged.hpp"
+#include "kernels/common/quant.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels {
@@ -106,6 +107,38 @@ __global__ void gather_kv_kernel(const uint4* __restrict__ k_pool, const uint4* 
       k_out[i] = k_pool[src];
     else
       v_out[i] = v_pool[src];
+  }
+}
+
+// A quantized K and V (core/shape.hpp's kv_dtype; kernels/common/quant.hpp) into contiguous (batch,
+// kv_heads, seq_k, width) copies in the dtype, element by element, from contiguous bytes or a page pool:
+// the first k_elems steps make K, the rest V. The value a byte stands for is rounded to the dtype.
+template <typename T>
+__global__ void dequant_kv_kernel(const uint8_t* __restrict__ k_in, const uint8_t* __restrict__ v_in,
+                                  const float* __restrict__ k_scale, const float* __restrict__ v_scale,
+                                  const int32_t* __restrict__ table, T* __restrict__ k_out, T* __restrict__ v_out,
+                                  int64_t k_elems, int64_t v_elems, int64_t pages_per_seq, int64_t kv_heads,
+                                  int64_t seq_k, int64_t page_size, int64_t k_width, int64_t v_width,
+                                  core::KvDType type, core::KvScale granularity) {
+  for (int64_t step = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; step < k_elems + v_elems;
+       step += int64_t{gridDim.x} * blockDim.x) {
+    const bool is_k = step < k_elems;
+    const int64_t i = is_k ? step : step - k_elems;
+    const int64_t width = is_k ? k_width : v_width;
+    const int64_t row = i / width, d = i % width;  // row = (b * kv_heads + h) * seq_k + j
+    const int64_t j = row % seq_k, bh = row / seq_k;
+    const int64_t src = table == nullptr
+                            ? i
+                            : paged_offset(table, pages_per_seq, kv_heads, page_size, width, bh / kv_heads, bh % kv_heads, j, d);
+    const float* scales = is_k ? k_scale : v_scale;
+    const float scale = granularity == core::KvScale::tensor ? scales[0]
+                        : granularity == core::KvScale::head ? scales[bh % kv_heads]
+                                                              : scales[src / width];
+    const float x = dequantize(type, (is_k ? k_in : v_in)[src], scale);
+    if (is_k)
+      k_out[i] = from_float<T>(x);
+    else
+      v_out[i] = from_float<T>(x);
   }
 }
 
@@ -446,19 +479,21 @@ core::Shape longest_sequence(const core::Shape& s) {
   return s.sequence(std::max_element(s.seq_lens.begin(), s.seq_lens.end()) - s.seq_lens.begin());
 }
 
-// The contiguous K and V copies of a paged shape (none otherwise).
+// The contiguous K and V copies in the dtype of a paged or quantized cache (none otherwise).
+bool copies_kv(const core::Shape& s) { return s.paged() || s.quantized_kv(); }
 size_t gathered_bytes(const core::Shape& s) {
-  return s.paged() ? static_cast<size_t>(s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) : 0;
+  return copies_kv(s) ? static_cast<size_t>(s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) : 0;
 }
 // Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
 size_t gathered_offset(const core::Shape& s) {
   const auto scores = static_cast<size_t>(score_count(s));
   const size_t sp = scores * sizeof(float) + scores * core::dtype_bytes(s.dtype);
-  return s.paged() ? (sp + 255) / 256 * 256 : sp;
+  return copies_kv(s) ? (sp + 255) / 256 * 256 : sp;
 }
 int64_t gather_blocks(const core::Shape& s) {
-  const int64_t chunks = (s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) / 16;
-  return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (chunks + kGatherThreads - 1) / kGatherThreads));
+  // A 16-byte chunk per thread step when gathering, an element when dequantizing.
+  const int64_t steps = s.quantized_kv() ? s.kv_elems() + s.v_elems() : (s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) / 16;
+  return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (steps + kGatherThreads - 1) / kGatherThreads));
 }
 
 class ReferenceKernel final : public Kernel {
@@ -473,6 +508,8 @@ class ReferenceKernel final : public Kernel {
   std::string unsupported_reason(const core::Shape& s) const override {
     if (s.dtype == core::DType::fp32) return "reference kernel supports fp16 and bf16 inputs only";
     if (s.backward() && s.varlen()) return "reference backward runs dense batches only (no packed variable-length batch)";
+    if (s.quantized_kv() && s.varlen())
+      return "reference dequantizes the KV cache of dense batches only (no packed variable-length batch)";
     if (s.hdim % 8 != 0) return "reference kernel needs hdim divisible by 8 (cuBLAS alignment)";
     if (s.seq_k > INT32_MAX || s.hdim > INT32_MAX || (s.heads / s.kv_heads) * s.seq_q > INT32_MAX)
       return "reference kernel: a GEMM dimension exceeds 2^31 (cuBLAS takes int)";
@@ -485,8 +522,10 @@ class ReferenceKernel final : public Kernel {
   bool runs_varlen() const override { return true; }
   bool runs_distinct_hdim_v() const override { return true; }  // PV is a GEMM of its own width
   bool runs_backward() const override { return true; }
+  bool reads_quantized_kv() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override { return gathered_offset(s) + gathered_bytes(s); }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (s.quantized_kv()) return {"dequant_kv", "qk_gemm", "softmax", "pv_gemm"};
     if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
     std::vector<std::string> names;
     if (s.pass != core::Pass::bwd) names = {"qk_gemm", "softmax", "pv_gemm"};
@@ -501,7 +540,13 @@ class ReferenceKernel final : public Kernel {
     SoftmaxLaunch softmax = softmax_launch_for(longest_sequence(s));
     if (s.varlen()) softmax.name += " (one launch per sequence)";
     std::vector<LaunchInfo> out;
-    if (s.paged())
+    const bool bf16 = s.dtype == core::DType::bf16;
+    if (s.quantized_kv())
+      out.push_back({"dequant_kv_kernel",
+                     bf16 ? reinterpret_cast<const void*>(&dequant_kv_kernel<__nv_bfloat16>)
+                          : reinterpret_cast<const void*>(&dequant_kv_kernel<__half>),
+                     gather_blocks(s), kGatherThreads, 0});
+    else if (s.paged())
       out.push_back({"gather_kv_kernel", reinterpret_cast<const void*>(&gather_kv_kernel),
                      gather_blocks(s), kGatherThreads, 0});
     if (s.pass != core::Pass::bwd) {
@@ -510,7 +555,6 @@ class ReferenceKernel final : public Kernel {
       out.push_back({"pv_gemm (cuBLAS)", nullptr, 0, 0, 0});
     }
     if (!s.backward()) return out;
-    const bool bf16 = s.dtype == core::DType::bf16;
     const int64_t rows = s.batch * s.heads * s.seq_q;
     {
       out.push_back({"bwd_qk_gemm (cuBLAS)", nullptr, 0, 0, 0});
@@ -554,7 +598,21 @@ class ReferenceKernel final : public Kernel {
     const void* k = a.k;
     const void* v = a.v;
     int stage = 0;
-    if (s.paged()) {
+    if (s.quantized_kv()) {
+      if (a.k_scale == nullptr || a.v_scale == nullptr) throw CudaError("reference kernel: a quantized KV cache without scales");
+      if (s.paged() && a.block_table == nullptr) throw CudaError("reference kernel: a paged shape without a block table");
+      T* k_out = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + gathered_offset(s));
+      T* v_out = k_out + s.kv_elems();
+      if (hook) hook->before_stage(stage);
+      ++stage;
+      dequant_kv_kernel<T><<<static_cast<unsigned>(gather_blocks(s)), kGatherThreads, 0, stream>>>(
+          static_cast<const uint8_t*>(a.k), static_cast<const uint8_t*>(a.v), a.k_scale, a.v_scale,
+          s.paged() ? a.block_table : nullptr, k_out, v_out, s.kv_elems(), s.v_elems(), s.pages_per_seq(), s.kv_heads,
+          s.seq_k, std::max<int64_t>(1, s.page_size), s.hdim, s.value_hdim(), s.kv_dtype, s.kv_scale);
+      ATTNPROF_CUDA_CHECK(cudaGetLastError());
+      k = k_out;
+      v = v_out;
+    } else if (s.paged()) {
       if (a.block_table == nullptr) throw CudaError("reference kernel: a paged shape without a block table");
       auto* k_out = reinterpret_cast<uint4*>(static_cast<char*>(a.workspace) + gathered_offset(s));
       auto* v_out = k_out + s.kv_elems() * sizeof(T) / sizeof(uint4);

@@ -103,15 +103,27 @@ Cost forward_cost_of(const Shape& s, KernelKind kind) {
   // row sees them all under the bottom-right mask), and of a paged cache the block-table entries of
   // their pages; the pad of a last page is never read. A query row that sees no key needs no Q, its O
   // row is 0 and its LSE -inf.
-  const double kv_row_bytes = static_cast<double>(s.hdim + s.value_hdim()) * bytes;  // a key's K row and V row
+  // A quantized KV cache (Shape::kv_dtype) stores one byte per element, and per token a float32 scale
+  // beside each K row and each V row; per tensor or per kv head its scales are read once.
+  const double kv_elem = s.kv_elem_bytes();
+  const bool token_scales = s.quantized_kv() && s.kv_scale == KvScale::token;
+  const double kv_row_bytes = static_cast<double>(s.hdim + s.value_hdim()) * kv_elem +
+                              (token_scales ? 2 * kFp32Bytes : 0);  // a key's K row and V row
+  const double scale_bytes = token_scales ? 0 : 2 * static_cast<double>(s.kv_scale_elems()) * kFp32Bytes;
   const double batch_kv_heads = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads);
   const KeyRange seen = keys_seen(s);
-  const double kv_seen_bytes = batch_kv_heads * static_cast<double>(seen.size()) * kv_row_bytes +
+  const double kv_seen_bytes = batch_kv_heads * static_cast<double>(seen.size()) * kv_row_bytes + scale_bytes +
                                static_cast<double>(s.batch) * static_cast<double>(pages_touched(s, seen)) *
                                    kBlockTableEntryBytes;
-  // The materialized reference's dense GEMMs read all of K and V (and a paged cache's whole table).
-  const double kv_bytes = static_cast<double>(s.kv_elems() + s.v_elems()) * bytes +
-                          static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
+  // The materialized reference's dense GEMMs read all of K and V (and a paged cache's whole table). A
+  // quantized cache it first reads whole (bytes and scales) and writes back in the dtype, contiguous,
+  // for the GEMMs to read: that copy is its workspace.
+  const double kv_dense_elems = static_cast<double>(s.kv_elems() + s.v_elems());
+  const double dequantized_bytes = s.quantized_kv() ? kv_dense_elems * bytes : 0;
+  const double kv_bytes = kv_dense_elems * bytes + static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes +
+                          (s.quantized_kv() ? static_cast<double>(s.kv_buffer_elems() + s.v_buffer_elems()) * kv_elem +
+                                                  2 * static_cast<double>(s.kv_scale_elems()) * kFp32Bytes
+                                            : 0);
   const double q_bytes = static_cast<double>(s.q_elems()) * bytes;
   const double q_rows_read_bytes = bh * static_cast<double>(rows_with_keys(s)) * static_cast<double>(s.hdim) * bytes;
   const double o_bytes = static_cast<double>(s.o_elems()) * bytes;
@@ -126,9 +138,9 @@ Cost forward_cost_of(const Shape& s, KernelKind kind) {
     const double s_write = scores_dense * kFp32Bytes, s_read = scores_unmasked * kFp32Bytes;
     const double p_write = scores_dense * bytes, p_read = scores_dense * bytes;
     c.min_bytes_read = q_bytes + kv_bytes + s_read + p_read;
-    c.min_bytes_write += s_write + p_write;
+    c.min_bytes_write += s_write + p_write + dequantized_bytes;
     c.sp_bytes = s_write + s_read + p_write + p_read;
-    c.workspace_bytes = s_write + p_write;
+    c.workspace_bytes = s_write + p_write + dequantized_bytes;
   }
   return c;
 }
@@ -249,7 +261,9 @@ void set_tflops(Record& r) {
 
 double footprint_bytes(const Shape& s, KernelKind kind) {
   const double bytes = dtype_bytes(s.dtype);
-  const double tensors = static_cast<double>(s.q_elems() + s.o_elems() + s.kv_buffer_elems() + s.v_buffer_elems()) * bytes +
+  const double tensors = static_cast<double>(s.q_elems() + s.o_elems()) * bytes +
+                         static_cast<double>(s.kv_buffer_elems() + s.v_buffer_elems()) * s.kv_elem_bytes() +
+                         2 * static_cast<double>(s.kv_scale_elems()) * kFp32Bytes +
                          static_cast<double>(s.lse_elems()) * kFp32Bytes +
                          static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes;
   // The backward's dO (as O) and gradients (dQ as Q, dK and dV as K and V).

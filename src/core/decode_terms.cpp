@@ -35,9 +35,12 @@ int64_t generated_tokens(const Shape& s) { return s.batch * s.seq_q; }
 
 double kv_cache_bytes(const Shape& s) {
   const double keys = s.windowed() ? static_cast<double>(keys_seen(s).size()) : static_cast<double>(s.seq_k);
-  // A key's K row (hdim) and V row (the value head dim).
-  return static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * keys *
-         static_cast<double>(s.hdim + s.value_hdim()) * static_cast<double>(dtype_bytes(s.dtype));
+  // A key's K row (hdim) and V row (the value head dim), one byte an element when quantized, with a
+  // float32 scale beside each row when the scales are per token.
+  const bool token_scales = s.quantized_kv() && s.kv_scale == KvScale::token;
+  const double row_bytes = static_cast<double>(s.hdim + s.value_hdim()) * static_cast<double>(s.kv_elem_bytes()) +
+                           (token_scales ? 8.0 : 0.0);
+  return static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * keys * row_bytes;
 }
 
 std::optional<CombineShare> combine_share(const Record& r) {

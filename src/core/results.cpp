@@ -252,6 +252,12 @@ constexpr std::tuple kLaunchFields{
     field("occupancy", &Launch::occupancy),
 };
 
+constexpr std::tuple kQuantCostFields{
+    field("o_max_abs_err", &QuantCost::o_max_abs_err),
+    field("o_mean_abs_err", &QuantCost::o_mean_abs_err),
+    field("o_max_rel_err", &QuantCost::o_max_rel_err),
+};
+
 constexpr std::tuple kGradCheckFields{
     field("rows_checked", &GradCheck::rows_checked),
     field("rows_total", &GradCheck::rows_total),
@@ -463,21 +469,28 @@ ATTNPROF_JSON_FIELDS_DEF(KernelStalls)
 ATTNPROF_JSON_FIELDS_DEF(Stalls)
 ATTNPROF_JSON_FIELDS_DEF(Launch)
 ATTNPROF_JSON_FIELDS_DEF(GradCheck)
+ATTNPROF_JSON_FIELDS_DEF(QuantCost)
 ATTNPROF_JSON_FIELDS_DEF(ClockInfo)
 ATTNPROF_JSON_FIELDS_DEF(Ceilings)
 ATTNPROF_JSON_FIELDS_DEF(DeviceInfo)
 ATTNPROF_JSON_FIELDS_DEF(HostLoad)
 #undef ATTNPROF_JSON_FIELDS_DEF
 
-// A backward point's gradient checks (schema 1.12), written only where there are some; absent, the
-// point has none (a forward point, an older file).
+// A backward point's gradient checks (schema 1.12) and a quantized KV cache's cost (1.13), written
+// only where there are some; absent, the point has none (a forward or unquantized point, an older file).
 void to_json(json& j, const Verification& v) {
   j = json::object();
   write_fields(j, v, kVerificationFields);
   if (!v.grads.empty()) j["grads"] = v.grads;
+  if (v.quant.checked) j["quantization"] = v.quant;
 }
 void from_json(const json& j, Verification& v) {
   read_fields(j, v, kVerificationFields);
+  if (const auto q = j.find("quantization"); q != j.end() && !q->is_null()) {
+    if (!q->is_object()) throw InputError("verification field 'quantization' is not an object");
+    v.quant = q->get<QuantCost>();
+    v.quant.checked = true;
+  }
   const auto it = j.find("grads");
   if (it == j.end() || it->is_null()) return;
   if (!it->is_object()) throw InputError("verification field 'grads' is not an object");

@@ -21,7 +21,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 12;
+inline constexpr int kSchemaMinor = 13;
 // Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
 // default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -203,6 +203,15 @@ struct GradCheck {
 
 // A backward point's Verification holds the forward check of the O and LSE its backward read (the
 // fields below) and one GradCheck per gradient; passed needs all of them.
+// What quantizing the KV cache costs at a point (kv_dtype fp8_e4m3 or int8): the float64 attention of
+// the values the stored bytes stand for against that of the unquantized inputs, over the checked rows.
+// The kernel's own error is Verification's o_max_abs_err, against the former.
+struct QuantCost {
+  bool checked = false;
+  double o_max_abs_err = 0, o_mean_abs_err = 0;
+  double o_max_rel_err = 0;  // o_max_abs_err over the largest |O| of the unquantized attention
+};
+
 struct Verification {
   bool checked = false;
   bool lse_checked = true;                   // false: the kernel writes no LSE (a plugin's choice)
@@ -214,6 +223,7 @@ struct Verification {
   double naive_o_max_abs_err = 0;            // same math done naively in the same low precision
   double tolerance = 0;                      // 2 * naive + absolute term (FlashAttention rule)
   std::map<std::string, GradCheck> grads;    // "dq", "dk", "dv" of a backward point; empty forward
+  QuantCost quant;                           // a quantized KV cache's; unchecked otherwise
   bool passed = false;
 };
 
@@ -352,6 +362,7 @@ ATTNPROF_JSON_DECL(CounterSession)
 ATTNPROF_JSON_DECL(Counters)
 ATTNPROF_JSON_DECL(Occupancy)
 ATTNPROF_JSON_DECL(GradCheck)
+ATTNPROF_JSON_DECL(QuantCost)
 ATTNPROF_JSON_DECL(Verification)
 ATTNPROF_JSON_DECL(Launch)
 ATTNPROF_JSON_DECL(Cost)

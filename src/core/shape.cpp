@@ -45,10 +45,72 @@ Pass parse_pass(std::string_view s) {
   throw InputError(fmt::format("unknown pass '{}' (expected fwd, bwd or fwd_bwd)", s));
 }
 
+std::string_view to_string(KvDType t) {
+  switch (t) {
+    case KvDType::none: return "none";
+    case KvDType::fp8_e4m3: return "fp8_e4m3";
+    case KvDType::int8: return "int8";
+  }
+  return "?";
+}
+
+KvDType parse_kv_dtype(std::string_view s, DType dtype) {
+  if (s == "fp8_e4m3" || s == "fp8" || s == "e4m3") return KvDType::fp8_e4m3;
+  if (s == "int8") return KvDType::int8;
+  DType named{};
+  try {
+    named = parse_dtype(s);
+  } catch (const InputError&) {
+    throw InputError(fmt::format("unknown kv_dtype '{}' (expected fp8_e4m3, int8, or the dtype)", s));
+  }
+  if (named != dtype)
+    throw InputError(fmt::format("kv_dtype {} with dtype {}: K and V are stored in the dtype or quantized "
+                                 "(fp8_e4m3, int8)", s, to_string(dtype)));
+  return KvDType::none;
+}
+
+std::string_view to_string(KvScale t) {
+  switch (t) {
+    case KvScale::tensor: return "tensor";
+    case KvScale::head: return "head";
+    case KvScale::token: return "token";
+  }
+  return "?";
+}
+
+KvScale parse_kv_scale(std::string_view s) {
+  if (s == "tensor") return KvScale::tensor;
+  if (s == "head") return KvScale::head;
+  if (s == "token") return KvScale::token;
+  throw InputError(fmt::format("unknown kv_scale '{}' (expected tensor, head or token)", s));
+}
+
+double kv_quant_max(KvDType t) {
+  switch (t) {
+    case KvDType::none: return 0;
+    case KvDType::fp8_e4m3: return 448;
+    case KvDType::int8: return 127;
+  }
+  return 0;
+}
+
+int Shape::kv_elem_bytes() const { return quantized_kv() ? 1 : dtype_bytes(dtype); }
+
+int64_t Shape::kv_scale_elems() const {
+  if (!quantized_kv()) return 0;
+  switch (kv_scale) {
+    case KvScale::tensor: return 1;
+    case KvScale::head: return kv_heads;
+    case KvScale::token: return kv_buffer_elems() / hdim;
+  }
+  return 0;
+}
+
 std::string Shape::label() const {
   std::string out = fmt::format("b{} h{}/{} s{}x{} d{}{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
                                 distinct_hdim_v() ? fmt::format("v{}", hdim_v) : std::string(),
                                 causal ? " causal" : "", to_string(dtype));
+  if (quantized_kv()) out += fmt::format(" kv-{}/{}", to_string(kv_dtype), to_string(kv_scale));
   if (page_size > 0) out += fmt::format(" page{}", page_size);
   if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
   if (window > 0) out += fmt::format(" win{}", window);
@@ -105,6 +167,8 @@ Shape Shape::padded() const {
   s.window = window;
   s.hdim_v = hdim_v;
   s.pass = pass;
+  s.kv_dtype = kv_dtype;
+  s.kv_scale = kv_scale;
   return s;
 }
 
@@ -131,6 +195,13 @@ void Shape::validate() const {
   if (backward() && (paged() || kv_splits > 0))
     throw InputError(fmt::format("impossible shape {}: a backward pass has no {} (an inference layout)", label(),
                                  paged() ? "paged KV cache" : "split count"));
+  if (!quantized_kv() && kv_scale != KvScale::tensor)
+    throw InputError(fmt::format("impossible shape {}: kv_scale {} applies to a quantized KV cache (kv_dtype "
+                                 "fp8_e4m3 or int8)", label(), to_string(kv_scale)));
+  if (quantized_kv() && backward())
+    throw InputError(fmt::format("impossible shape {}: a quantized KV cache is inference's (forward pass only)", label()));
+  if (quantized_kv() && dtype == DType::fp32)
+    throw InputError(fmt::format("impossible shape {}: a quantized KV cache serves fp16 or bf16 attention", label()));
   if (varlen()) {
     if (static_cast<int64_t>(seq_lens.size()) != batch)
       throw InputError(fmt::format("impossible shape {}: {} sequence lengths for batch {}", label(), seq_lens.size(), batch));
@@ -176,6 +247,10 @@ void to_json(nlohmann::json& j, const Shape& s) {
   if (s.window > 0) j["window"] = s.window;
   if (s.distinct_hdim_v()) j["hdim_v"] = s.hdim_v;
   if (s.backward()) j["pass"] = std::string(to_string(s.pass));
+  if (s.quantized_kv()) {
+    j["kv_dtype"] = std::string(to_string(s.kv_dtype));
+    j["kv_scale"] = std::string(to_string(s.kv_scale));
+  }
   if (s.varlen()) {
     j["seq_lens"] = s.seq_lens;
     j["lengths"] = s.lengths;
@@ -210,6 +285,9 @@ void from_json(const nlohmann::json& j, Shape& s) {
   s.lengths_seed = j.contains("lengths_seed") ? json_int<int64_t>(j.at("lengths_seed"), "lengths_seed") : 0;
   // Absent before 1.12, and for the forward: fwd.
   s.pass = j.contains("pass") ? parse_pass(j.at("pass").get<std::string>()) : Pass::fwd;
+  // Absent before 1.13, and whenever K and V are in the dtype: not quantized.
+  s.kv_dtype = j.contains("kv_dtype") ? parse_kv_dtype(j.at("kv_dtype").get<std::string>(), s.dtype) : KvDType::none;
+  s.kv_scale = j.contains("kv_scale") ? parse_kv_scale(j.at("kv_scale").get<std::string>()) : KvScale::tensor;
 }
 
 }  // namespace attnprof::core

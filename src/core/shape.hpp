@@ -19,6 +19,13 @@
 // (hdim_v for V; one page of one kv head is contiguous) and an int32 block table [batch, pages_per_seq] maps
 // sequence b's logical page p to its physical page; the pages are shuffled as an allocator leaves
 // them (kernels/common/paged.hpp). Logical element (b, kv head, j, d) is the same value either way.
+// Quantized KV cache (kv_dtype fp8_e4m3 or int8; core::KvDType): K and V hold one byte per element, and
+// element x is q * scale with q the stored fp8 (OCP E4M3, saturating) or int8 (symmetric, [-127, 127])
+// value. Q, O (and LSE) keep the dtype. kv_scale says how many scales: one per tensor, one per kv head,
+// or one per token (one per row of K and one per row of V, in the row's own place: the scale of the K
+// row that starts at element e of K's buffer, page pool or packed tensor is k_scale[e / hdim], V's
+// v_scale[e / value_hdim()]). The scales are float32 (AttentionArgs::k_scale, v_scale). A forward pass
+// only; kernels/common/quant.hpp has the quantizer every backend and the float64 reference share.
 // kv_splits: how many parts a split-KV kernel cuts each sequence's keys into; 0 = its heuristic.
 // Variable-length batch (seq_lens not empty; FlashAttention's varlen API, cuDNN's ragged layout): batch
 // sequences of seq_lens[b] tokens each, packed end to end, self-attention (sequence b has seq_q = seq_k =
@@ -41,6 +48,11 @@ namespace attnprof::core {
 
 enum class DType { fp32, fp16, bf16 };
 
+// How K and V are stored (see above): in the dtype (none), or quantized to one byte per element.
+enum class KvDType { none, fp8_e4m3, int8 };
+// One scale for all of K (of V), one per kv head, or one per token.
+enum class KvScale { tensor, head, token };
+
 // Which pass of attention a point measures (see above).
 enum class Pass { fwd, bwd, fwd_bwd };
 
@@ -58,6 +70,15 @@ DType parse_dtype(std::string_view);  // throws InputError naming the token
 int dtype_bytes(DType);
 std::string_view to_string(Pass);  // "fwd", "bwd", "fwd_bwd"
 Pass parse_pass(std::string_view);  // throws InputError naming the token
+// "fp8_e4m3", "int8"; none has no name of its own (it is the dtype's: Shape::kv_dtype_name).
+std::string_view to_string(KvDType);
+// fp8_e4m3 (also "fp8", "e4m3") or int8; a float dtype name is none when it names `dtype`. Throws
+// InputError naming the token otherwise (an unknown name, or a float dtype other than the point's).
+KvDType parse_kv_dtype(std::string_view, DType dtype);
+std::string_view to_string(KvScale);  // "tensor", "head", "token"
+KvScale parse_kv_scale(std::string_view);  // throws InputError naming the token
+// The largest magnitude a quantized element holds: 448 for fp8 E4M3, 127 for int8; 0 for none.
+double kv_quant_max(KvDType);
 
 // Keys [begin, end) one query row sees; begin == end when it sees none.
 struct KeyRange {
@@ -89,17 +110,22 @@ struct Shape {
   // sweep grammar and from_json write it so), so that the two spellings are one point.
   int64_t hdim_v = 0;
   Pass pass = Pass::fwd;
+  // Quantized KV cache (see above); kv_scale is tensor whenever kv_dtype is none.
+  KvDType kv_dtype = KvDType::none;
+  KvScale kv_scale = KvScale::tensor;
 
   // "b8 h16/16 s2048x2048 d128 causal bf16": stable, human-readable, used as the point's key
   // ("d192v128" when the value head dim differs; " win4096" follows the dtype when a window is set; a packed batch ends in
   // " varlen uniform:512:4096 seed1 tokens16384", a list in " varlen list:512/1024"; then " bwd" or
-  // " fwd_bwd" for a backward pass, nothing for the forward).
+  // " fwd_bwd" for a backward pass, nothing for the forward; " kv-int8/token" after the dtype for a
+  // quantized KV cache).
   std::string label() const;
   // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads,
   // a negative window, an hdim_v other than 0 or a multiple of kHdimVStep up to kMaxHdimV; a packed
   // batch whose seq_lens disagree with batch, seq_q and seq_k, hold a
   // length below 1, more than 2^31 - 1 tokens (cu_seqlens is int32) or sit in a paged cache; a
-  // backward pass over a paged cache or a split count, which are inference's).
+  // backward pass over a paged cache or a split count, which are inference's; a quantized KV cache in
+  // a backward pass, or a kv_scale set without one).
   void validate() const;
   bool windowed() const { return window > 0; }
   // The point runs the backward pass (bwd or fwd_bwd).
@@ -109,6 +135,13 @@ struct Shape {
   // V and O are narrower or wider than Q and K (a kernel must say it runs this: kernels/registry.hpp).
   bool distinct_hdim_v() const { return value_hdim() != hdim; }
   bool varlen() const { return !seq_lens.empty(); }
+  // K and V are stored quantized (kv_dtype fp8_e4m3 or int8).
+  bool quantized_kv() const { return kv_dtype != KvDType::none; }
+  // Bytes of one stored K or V element: 1 when quantized, else the dtype's.
+  int kv_elem_bytes() const;
+  // Scales of K (and of V) as allocated: 1 per tensor, kv_heads per head, one per row of the K buffer
+  // per token (kv_buffer_elems() / hdim); 0 when K and V are not quantized.
+  int64_t kv_scale_elems() const;
   // Query (key) tokens of the whole batch: batch * seq_q (seq_k) dense, the sum of seq_lens packed.
   int64_t tokens_q() const;
   int64_t tokens_k() const { return varlen() ? tokens_q() : batch * seq_k; }

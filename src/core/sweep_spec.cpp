@@ -24,7 +24,7 @@ namespace {
 
 enum class Axis {
   batch, heads, kv_heads, seq, seq_q, seq_k, hdim, hdim_v, causal, dtype, tokens, dim, page_size, kv_splits,
-  window, lengths, lengths_seed, pass
+  window, lengths, lengths_seed, pass, kv_dtype, kv_scale
 };
 
 struct AxisName {
@@ -32,7 +32,7 @@ struct AxisName {
   Axis axis;
 };
 
-constexpr std::array<AxisName, 18> kAxes{{
+constexpr std::array<AxisName, 20> kAxes{{
     {"batch", Axis::batch},
     {"heads", Axis::heads},
     {"kv_heads", Axis::kv_heads},
@@ -51,7 +51,13 @@ constexpr std::array<AxisName, 18> kAxes{{
     {"lengths", Axis::lengths},
     {"lengths_seed", Axis::lengths_seed},
     {"pass", Axis::pass},
+    {"kv_dtype", Axis::kv_dtype},
+    {"kv_scale", Axis::kv_scale},
 }};
+
+// kv_dtype's values: KvDType's, or kKvDTypeNamed + a DType for a float dtype name, which must be the
+// point's dtype (checked when the shape is built, since the dtype axis may come later).
+constexpr int64_t kKvDTypeNamed = 100;
 
 // Axes whose value 0 means "off" (contiguous KV, the kernel's own split count, no window), and the
 // draw's seed, which any value is.
@@ -85,7 +91,8 @@ std::string known_axes() {
 }
 
 // One axis as written: "seq=512:4096:x2" -> axis seq, values {512, 1024, 2048, 4096}.
-// causal is stored as 0/1, dtype and pass as their enums' underlying values, so every axis is a list of ints;
+// causal is stored as 0/1, dtype, pass and kv_scale as their enums' underlying values, kv_dtype as above,
+// so every axis is a list of ints;
 // lengths stores the index of its distribution in `lengths`.
 struct AxisValues {
   Axis axis;
@@ -203,6 +210,20 @@ struct Parser {
         av.values.push_back(static_cast<int64_t>(parse_dtype(item)));
       } else if (av.axis == Axis::pass) {
         av.values.push_back(static_cast<int64_t>(parse_pass(item)));
+      } else if (av.axis == Axis::kv_dtype) {
+        // Parsed against each float dtype: a quantized name gives the same value for all of them.
+        const std::string name(item);
+        DType named{};
+        bool is_float = true;
+        try {
+          named = parse_dtype(name);
+        } catch (const InputError&) {
+          is_float = false;
+        }
+        av.values.push_back(is_float ? kKvDTypeNamed + static_cast<int64_t>(named)
+                                     : static_cast<int64_t>(parse_kv_dtype(name, DType::bf16)));
+      } else if (av.axis == Axis::kv_scale) {
+        av.values.push_back(static_cast<int64_t>(parse_kv_scale(item)));
       } else if (item.find(':') != std::string_view::npos) {
         if (!allow_lists) fail(fmt::format("'{}' is a range; a single shape takes one value per axis", token));
         expand_range(item, name, av.values);
@@ -244,6 +265,7 @@ struct Parser {
     std::optional<int64_t> kv_heads, seq_k, tokens, dim, batch;
     const LengthDistribution* lengths = nullptr;
     int64_t lengths_seed = kDefaultLengthsSeed;
+    int64_t kv_dtype = static_cast<int64_t>(KvDType::none);
     for (size_t i = 0; i < axes.size(); ++i) {
       const int64_t v = axes[i].values[index[i]];
       switch (axes[i].axis) {
@@ -265,7 +287,19 @@ struct Parser {
         case Axis::lengths: lengths = &axes[i].lengths[static_cast<size_t>(v)]; break;
         case Axis::lengths_seed: lengths_seed = v; break;
         case Axis::pass: s.pass = static_cast<Pass>(v); break;
+        case Axis::kv_dtype: kv_dtype = v; break;
+        case Axis::kv_scale: s.kv_scale = static_cast<KvScale>(v); break;
       }
+    }
+    if (kv_dtype >= kKvDTypeNamed) {
+      const auto named = static_cast<DType>(kv_dtype - kKvDTypeNamed);
+      if (named != s.dtype)
+        fail(fmt::format("kv_dtype={} with dtype={}: K and V are stored in the dtype or quantized (fp8_e4m3, int8)",
+                         to_string(named), to_string(s.dtype)));
+      s.kv_scale = KvScale::tensor;  // an unquantized point's (expand makes it once)
+    } else {
+      s.kv_dtype = static_cast<KvDType>(kv_dtype);
+      if (!s.quantized_kv()) s.kv_scale = KvScale::tensor;
     }
     s.batch = batch.value_or(s.batch);
     s.seq_k = seq_k.value_or(s.seq_q);
@@ -313,8 +347,13 @@ struct Parser {
     std::vector<size_t> index(axes.size(), 0);
     int64_t sequences = 0;
     for (const Shape& s : out) sequences += static_cast<int64_t>(s.seq_lens.size());
+    // kv_scale applies to quantized points only: an unquantized one is made once, at its first value.
+    const auto scale_axis = std::find_if(axes.begin(), axes.end(), [](const AxisValues& a) { return a.axis == Axis::kv_scale; });
+    const auto scale_index = static_cast<size_t>(scale_axis - axes.begin());
     for (int64_t p = 0; p < points; ++p) {
-      out.push_back(make_shape(axes, index));
+      Shape shape = make_shape(axes, index);
+      const bool repeat = !shape.quantized_kv() && scale_axis != axes.end() && index[scale_index] != 0;
+      if (!repeat) out.push_back(std::move(shape));
       sequences += static_cast<int64_t>(out.back().seq_lens.size());
       if (sequences > kMaxSweepSequences)
         fail(fmt::format("'{}' draws more than {} sequence lengths in all", trim(product), kMaxSweepSequences));
@@ -378,8 +417,10 @@ struct PresetDef {
 //   and forward + backward benchmarks); pass slowest, so its first 48 points are fa-bench's.
 // long-context: a GQA model (16 query heads, 2 kv heads, hdim 128) at 16k-128k context, batch 1.
 // decode: one new token per sequence against a KV cache of 1k-128k tokens, batch 1-256, GQA 32/8 and
-//   64/8, contiguous and paged (64-token pages); batch 256 stops at 32k (128k would need 137 GB).
-// serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point); the
+//   64/8, contiguous and paged (64-token pages); batch 256 stops at 32k (128k would need 137 GB); the KV
+//   cache in bf16 and quantized to fp8 E4M3 and int8 with one scale per kv head.
+// serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point; decode's
+//   KV cache in bf16, fp8 E4M3 and int8 with a scale per kv head); the
 //   last is DeepSeek-V3's MLA prefill per GPU at tensor parallel 8 (hdim 192, hdim_v 128).
 constexpr std::array<PresetDef, 6> kPresets{{
     {"quick",
@@ -390,18 +431,20 @@ constexpr std::array<PresetDef, 6> kPresets{{
      "pass=fwd,bwd,fwd_bwd;tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
     {"long-context", "batch=1;dim=2048;kv_heads=2;hdim=128;causal=1;dtype=bf16;seq=16384:131072:x2"},
     {"decode",
-     "heads=32,64;kv_heads=8;hdim=128;dtype=bf16;seq_q=1;page_size=0,64;batch=1,16,64;seq_k=1024,8192,32768,131072"
-     " | heads=32,64;kv_heads=8;hdim=128;dtype=bf16;seq_q=1;page_size=0,64;batch=256;seq_k=1024,8192,32768"},
+     "heads=32,64;kv_heads=8;hdim=128;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;page_size=0,64;"
+     "batch=1,16,64;seq_k=1024,8192,32768,131072"
+     " | heads=32,64;kv_heads=8;hdim=128;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;page_size=0,64;"
+     "batch=256;seq_k=1024,8192,32768"},
     {"serving",
      "batch=1;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=8192"
-     " | batch=64;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"
-     " | batch=16;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=4;seq_k=8192;page_size=16"
+     " | batch=64;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;seq_k=8192;page_size=16"
+     " | batch=16;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=4;seq_k=8192;page_size=16"
      " | batch=1;heads=8;kv_heads=1;hdim=128;causal=1;dtype=bf16;seq=8192"
-     " | batch=64;heads=8;kv_heads=1;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"
+     " | batch=64;heads=8;kv_heads=1;hdim=128;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;seq_k=8192;page_size=16"
      " | batch=1;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=4096"
-     " | batch=32;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=32768;page_size=16"
+     " | batch=32;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;seq_k=32768;page_size=16"
      " | batch=1;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq=8192"
-     " | batch=64;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq_q=1;seq_k=8192;page_size=16"
+     " | batch=64;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;seq_k=8192;page_size=16"
      " | batch=1;heads=16;kv_heads=16;hdim=192;hdim_v=128;causal=1;dtype=bf16;seq=4096"},
 }};
 
@@ -515,17 +558,20 @@ SweepSpec parse_sweep_file(std::string_view text, const std::string& name) {
       std::string item;
       if (k == "causal" && (v.is_boolean() || v == 0 || v == 1)) {
         item = v == true || v == 1 ? "1" : "0";
-      } else if (k == "dtype" && v.is_string() &&
+      } else if ((k == "dtype" || k == "pass" || k == "kv_dtype" || k == "kv_scale") && v.is_string() &&
                  v.get<std::string>().find_first_of(",=:;| ") == std::string::npos) {
         item = v.get<std::string>();
       } else if (k == "lengths" && v.is_string() && v.get<std::string>().find_first_of(",=;|") == std::string::npos) {
         item = v.get<std::string>();
-      } else if (k != "causal" && k != "dtype" && k != "lengths" && (v.is_number_integer() || v.is_number_unsigned()) &&
+      } else if (k != "causal" && k != "dtype" && k != "pass" && k != "kv_dtype" && k != "kv_scale" && k != "lengths" &&
+                 (v.is_number_integer() || v.is_number_unsigned()) &&
                  !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX})) {
         item = std::to_string(v.get<int64_t>());
       } else {
         const char* expected = k == "causal"    ? "a boolean or 0/1"
-                               : k == "dtype"   ? "a dtype name"
+                               : k == "dtype" || k == "kv_dtype" ? "a dtype name"
+                               : k == "pass"    ? "a pass name"
+                               : k == "kv_scale" ? "a scale granularity"
                                : k == "lengths" ? "a length distribution"
                                                 : "an integer";
         throw InputError(fmt::format("{}: value {} of '{}' is not {}", where, dump_json(v), k, expected));

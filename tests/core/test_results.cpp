@@ -154,7 +154,7 @@ TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") 
   rec.tflops_fa_convention = 40;
   r.records.push_back(rec);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.12");
+  CHECK(j.at("schema_version") == "1.13");
   CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
   CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
   const Results back = parse_results(j.dump(), "mem");
@@ -281,7 +281,7 @@ TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older 
   dense.cost = cost_of(dense.shape, KernelKind::fused);
   r.records.push_back(dense);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.12");
+  CHECK(j.at("schema_version") == "1.13");
   const auto& packed = j.at("records")[0];
   CHECK(packed.at("shape").at("seq_lens") == std::vector<int64_t>{300, 17, 1});
   CHECK(packed.at("cost").at("padded_flops") == rec.cost.padded_flops);
@@ -317,7 +317,7 @@ TEST_CASE("schema 1.9: hdim_v written only when it differs; older files read V a
   same.cost = cost_of(same.shape, KernelKind::materialized);
   r.records.push_back(same);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.12");
+  CHECK(j.at("schema_version") == "1.13");
   CHECK(j.at("records")[0].at("shape").at("hdim_v") == 128);
   CHECK_FALSE(j.at("records")[1].at("shape").contains("hdim_v"));
   CHECK(j.at("records")[0].at("key") == "b1 h16/16 s4096x4096 d192v128 causal bf16 | reference");
@@ -370,7 +370,7 @@ TEST_CASE("schema 1.12: a backward point's pass and gradient checks round-trip; 
   r.records.push_back(fwd);
 
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.12");
+  CHECK(j.at("schema_version") == "1.13");
   const nlohmann::json& grads = j.at("records")[0].at("verification").at("grads");
   CHECK(grads.size() == 3);
   CHECK(grads.at("dq").at("tolerance") == 4.5e-3);

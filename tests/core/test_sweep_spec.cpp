@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -460,9 +461,10 @@ TEST_CASE("preset long-context: GQA, batch 1, 16k to 128k, causal") {
   }
 }
 
-TEST_CASE("preset decode: seq_q 1, GQA 32/8 and 64/8, contiguous and paged, batch 1-256, KV 1k-128k") {
+TEST_CASE("preset decode: seq_q 1, GQA 32/8 and 64/8, contiguous and paged, batch 1-256, KV 1k-128k, bf16/fp8/int8") {
   const auto s = preset("decode");
-  REQUIRE(s.shapes.size() == 60);
+  REQUIRE(s.shapes.size() == 180);
+  std::map<KvDType, int> by_kv_dtype;
   double largest_kv_bytes = 0;
   for (const Shape& sh : s.shapes) {
     CHECK(sh.seq_q == 1);
@@ -471,16 +473,19 @@ TEST_CASE("preset decode: seq_q 1, GQA 32/8 and 64/8, contiguous and paged, batc
     CHECK((sh.page_size == 0 || sh.page_size == 64));
     CHECK(sh.seq_k >= 1024);
     CHECK(sh.seq_k <= 131072);
-    largest_kv_bytes = std::max(largest_kv_bytes, 2.0 * static_cast<double>(sh.kv_elems()) * 2);
+    ++by_kv_dtype[sh.kv_dtype];
+    if (sh.quantized_kv()) CHECK(sh.kv_scale == KvScale::head);
+    largest_kv_bytes = std::max(largest_kv_bytes, 2.0 * static_cast<double>(sh.kv_elems()) * sh.kv_elem_bytes());
   }
+  CHECK(by_kv_dtype == std::map<KvDType, int>{{KvDType::none, 60}, {KvDType::fp8_e4m3, 60}, {KvDType::int8, 60}});
   CHECK(largest_kv_bytes <= 40e9);  // every point fits a 80 GB GPU
   CHECK(s.shapes.front().label() == "b1 h32/8 s1x1024 d128 bf16");
-  CHECK(s.shapes.back().label() == "b256 h64/8 s1x32768 d128 bf16 page64");
+  CHECK(s.shapes.back().label() == "b256 h64/8 s1x32768 d128 bf16 kv-int8/head page64");
 }
 
 TEST_CASE("preset serving: prefill and decode of real model configurations") {
   const auto s = preset("serving");
-  REQUIRE(s.shapes.size() == 10);
+  REQUIRE(s.shapes.size() == 20);
   // DeepSeek-V3's MLA prefill per GPU at tensor parallel 8: 128 / 8 heads, K 192 and V 128 wide.
   const Shape& mla = s.shapes.back();
   CHECK(mla.label() == "b1 h16/16 s4096x4096 d192v128 causal bf16");
@@ -493,10 +498,12 @@ TEST_CASE("preset serving: prefill and decode of real model configurations") {
     if (sh.seq_q <= 4) {
       ++decode;
       CHECK(sh.page_size == 16);
+    } else {
+      CHECK(!sh.quantized_kv());
     }
   }
   CHECK(prefill == 5);
-  CHECK(decode == 5);
+  CHECK(decode == 15);  // five decode configurations, each with a bf16, fp8 E4M3 and int8 KV cache
 }
 
 TEST_CASE("preset fa-bench-train: fa-bench's 48 shapes for each pass, the forward's first") {
