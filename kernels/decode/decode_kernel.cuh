@@ -329,7 +329,8 @@ __device__ __forceinline__ void combine_splits(const DecodeParams& p, unsigned c
 
 template <typename T, int kHeadDim, int kMTiles, KvAddressing kAddr, SmemLayout kLayout,
           core::KvDType kQuant = core::KvDType::none>
-__global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeParams p) {
+__global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : quant_ctas_per_sm(kMTiles))
+    decode_split_kernel(const DecodeParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
   __trap();
@@ -590,7 +591,9 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   __syncthreads();  // every warp is done with the K/V buffers: the merge reuses them
 
   // Merge the warps: each writes its row max, row sum and O rows; then each row's weights follow.
-  float* merge_o = reinterpret_cast<float*>(smem_raw + kBlockM * kRowBytes);   // (kWarps, kBlockM, D)
+  // Q's fragments are in registers: a quantized cache's merge, short of room, may take Q's rows too.
+  constexpr uint32_t kMergeOffset = kQuantized ? 0 : kKOffset;
+  float* merge_o = reinterpret_cast<float*>(smem_raw + kMergeOffset);           // (kWarps, kBlockM, D)
   float* merge_max = merge_o + kWarps * kBlockM * kHeadDim;                     // (kWarps, kBlockM)
   float* merge_sum = merge_max + kWarps * kBlockM;                              // (kWarps, kBlockM)
   float* row_weight = merge_sum + kWarps * kBlockM;                             // (kWarps, kBlockM)
@@ -670,7 +673,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_split_kernel(const DecodeP
   __syncthreads();
   if (!last_split) return;
   __threadfence();
-  combine_splits<T, kHeadDim, kBlockM>(p, smem_raw + kBlockM * kRowBytes, row0, packed_rows, canonical_row);
+  combine_splits<T, kHeadDim, kBlockM>(p, smem_raw + kMergeOffset, row0, packed_rows, canonical_row);
 #endif
 }
 

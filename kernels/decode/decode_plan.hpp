@@ -29,7 +29,12 @@ constexpr int kWarps = 4;            // each warp owns kBlockN / kWarps keys of 
 constexpr int kThreads = kWarps * 32;
 constexpr int kKeysPerWarp = kBlockN / kWarps;
 constexpr int kStages = 3;           // K/V tiles in flight through cp.async
-constexpr int kStagesQuant = 4;      // a quantized cache's byte tiles in flight (half the bytes each)
+constexpr int kStagesQuant = 2;      // a quantized cache's byte tiles (double-buffered)
+// CTAs of a quantized cache resident on one SM: each converts its tiles to fp16, a chain one CTA's four
+// warps cannot hide, so the split count fills every slot (plan's sms) and smem_bytes_quant stays under
+// a third of the SM's. Three with one MMA tile (registers capped at 168); two with two (whose O and
+// scores would spill under that cap).
+constexpr int quant_ctas_per_sm(int mt) { return mt == 1 ? 3 : 2; }
 constexpr int kSmemPadElems = 8;     // 16 bytes per shared-memory row: conflict-free ldmatrix
 constexpr int kMaxSeqQ = 16;         // speculative decoding: up to 16 query positions
 constexpr int kMaxMTiles = 2;        // 16-row MMA tiles per CTA (registers: O is 64 floats per tile)
@@ -104,12 +109,15 @@ constexpr bool merge_fits(int hdim, SmemLayout layout) {
   return merge_bytes(kMaxMTiles, hdim) <=
          smem_bytes(kMaxMTiles, hdim, 2, layout) - static_cast<size_t>(block_m(kMaxMTiles)) * row_elems(hdim, layout) * 2;
 }
+// A quantized cache's merge may reuse Q's rows too (decode_kernel.cuh).
 constexpr bool merge_fits_quant(int hdim, SmemLayout layout) {
-  return merge_bytes(kMaxMTiles, hdim) <=
-         smem_bytes_quant(kMaxMTiles, hdim, layout) - static_cast<size_t>(block_m(kMaxMTiles)) * row_elems(hdim, layout) * 2;
+  return merge_bytes(kMaxMTiles, hdim) <= smem_bytes_quant(kMaxMTiles, hdim, layout);
 }
 static_assert(merge_fits_quant(128, SmemLayout::swizzled) && merge_fits_quant(64, SmemLayout::swizzled),
-              "a quantized cache's merge fits in its K/V buffers");
+              "a quantized cache's merge fits in its shared memory");
+static_assert(smem_bytes_quant(1, 128) * quant_ctas_per_sm(1) <= 227 * 1024 &&
+                  smem_bytes_quant(kMaxMTiles, 128) * quant_ctas_per_sm(kMaxMTiles) <= 227 * 1024,
+              "the resident quantized CTAs fit in an H100/H200 SM's shared memory");
 static_assert(merge_fits(128, SmemLayout::padded) && merge_fits(64, SmemLayout::padded) &&
                   merge_fits(128, SmemLayout::swizzled) && merge_fits(64, SmemLayout::swizzled),
               "the merge fits in the K/V buffers");

@@ -39,6 +39,33 @@ TEST_CASE("decode matches float64, contiguous and paged, at its own and at force
     check_matches_float64(decode, make_shape(2, 8, 2, 1, 3000, 128, false, DType::bf16, 0, splits), ++seed);
 }
 
+TEST_CASE("decode and reference read a quantized KV cache: fp8 E4M3 and int8, every scale granularity") {
+  using attnprof::core::KvDType;
+  using attnprof::core::KvScale;
+  const auto& decode = cuda_kernel("decode");
+  const auto& reference = cuda_kernel("reference");
+  CHECK(decode.reads_quantized_kv());
+  uint64_t seed = g_seed + 1000;
+  for (KvDType kv : {KvDType::fp8_e4m3, KvDType::int8})
+    for (KvScale scale : {KvScale::tensor, KvScale::head, KvScale::token})
+      for (int64_t page_size : {0, 16, 64}) {
+        Shape a = make_shape(3, 32, 8, 1, 1000, 128, false, DType::bf16, page_size);
+        Shape b = make_shape(2, 16, 4, 4, 4097, 64, true, DType::fp16, page_size);
+        Shape c = make_shape(2, 8, 2, 1, 3000, 128, false, DType::bf16, page_size, 7);  // split, combined
+        for (Shape* s : {&a, &b, &c}) {
+          s->kv_dtype = kv;
+          s->kv_scale = scale;
+          const attnprof::core::Verification v = run_checked(decode, *s, ++seed);
+          INFO(s->label() << ": O max err " << v.o_max_abs_err << " (tolerance " << v.tolerance << "), quantization "
+                          << v.quant.o_max_abs_err);
+          CHECK(v.passed);
+          CHECK(v.quant.checked);
+          CHECK(v.quant.o_max_abs_err > 0);
+        }
+        check_matches_float64(reference, a, ++seed);
+      }
+}
+
 TEST_CASE("decode: the split counters are zero again after every call on one workspace") {
   const auto& decode = cuda_kernel("decode");
   const Shape s = make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16);
