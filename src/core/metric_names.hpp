@@ -1,9 +1,8 @@
 // The one catalogue of CUPTI metric names (as CUPTI spells them on GH100; every one is checked against
 // the chip by measure::validate_metrics). Plain strings, no CUPTI include: the CUDA backend requests
 // kProfilerMetrics, the diagnosis and the gate read the names from here, and tests/core/
-// test_metric_names.cpp checks that every name the diagnosis reads is one the profiler requests (always,
-// or with `sweep --stalls` for kInstructionMixMetrics) or, for the few in kDiagnosisMetricsNotRequested,
-// one that other results files may hold.
+// test_metric_names.cpp checks that every name the diagnosis reads is one the profiler requests (or,
+// for the few in kDiagnosisMetricsNotRequested, one that other results files may hold).
 // docs/measurement.md explains the metric set; docs/diagnosis.md what each name feeds.
 #pragma once
 #include <array>
@@ -133,8 +132,8 @@ inline constexpr std::array kInstructionMixMetrics = {
     kMetricInstPipeFp64,
 };
 
-// Every name the diagnosis reads from a record's counters (core/diagnosis*.cpp, and the instruction mix
-// through core/instruction_mix.cpp).
+// Every name the diagnosis (core/diagnosis*.cpp) reads from a record's counters by name. The instruction
+// mix (kInstructionMixMetrics, requested with --stalls) it reads through core/instruction_mix.hpp.
 inline constexpr std::array kDiagnosisMetrics = {
     kMetricDuration,
     kMetricDramRead,
@@ -164,17 +163,6 @@ inline constexpr std::array kDiagnosisMetrics = {
     kMetricStallBarrier,
     kMetricStallMathPipe,
     kMetricStallGmma,
-    kMetricInstExecuted,
-    kMetricInstPipeTensor,
-    kMetricInstPipeFma,
-    kMetricInstPipeAlu,
-    kMetricInstPipeXu,
-    kMetricInstPipeLsu,
-    kMetricInstPipeCbu,
-    kMetricInstPipeAdu,
-    kMetricInstPipeUniform,
-    kMetricInstPipeTma,
-    kMetricInstPipeFp64,
 };
 
 // Warp-state (PC) sampling's stall reason names begin with this (CUPTI's counter names for the

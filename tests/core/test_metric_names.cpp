@@ -42,18 +42,11 @@ std::string initializer_of(const std::string& header, const std::string& array_n
 }  // namespace
 
 TEST_CASE("every metric the diagnosis reads is one the profiler requests, or one named as not requested") {
-  auto requested = set_of(kProfilerMetrics);
-  const auto with_stalls = set_of(kInstructionMixMetrics);
-  requested.insert(with_stalls.begin(), with_stalls.end());
+  const auto requested = set_of(kProfilerMetrics);
   const auto not_requested = set_of(kDiagnosisMetricsNotRequested);
   for (const std::string name : kDiagnosisMetrics) {
     INFO(name);
     CHECK((requested.count(name) + not_requested.count(name)) == 1);
-  }
-  // The instruction mix is read where collected (core/instruction_mix.hpp): every name of it.
-  for (const std::string name : kInstructionMixMetrics) {
-    INFO(name);
-    CHECK(set_of(kDiagnosisMetrics).count(name) == 1);
   }
   const auto read = set_of(kDiagnosisMetrics);
   for (const std::string name : kDiagnosisMetricsNotRequested) {
