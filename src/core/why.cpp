@@ -261,7 +261,7 @@ void add_instruction_mix(EvidenceList& e, const DiagnosisFacts& fb, const Diagno
   for (const InstructionClass& k : kInstructionClasses) {
     const InstructionClassCount *b = class_count(*fb.mix, k.name), *c = class_count(*fc.mix, k.name);
     if (!b || !c || (b->warp_instructions <= 0 && c->warp_instructions <= 0)) continue;
-    e.add(fmt::format("{} instructions / 1k FLOP", k.name), "", b->per_kflop, c->per_kflop, source, share_note(*b),
+    e.add(fmt::format("{} inst. / 1k FLOP", k.name), "", b->per_kflop, c->per_kflop, source, share_note(*b),
           share_note(*c));
   }
 }

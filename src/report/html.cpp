@@ -406,7 +406,8 @@ void instruction_mix_block(const core::InstructionMix& mix, std::string& h) {
        " warp instructions executed over the call's launches";
   if (mix.per_kflop) h += fmt::format(", {} per 1k FLOP (exact FLOPs)", e(core::text::human(*mix.per_kflop)));
   if (mix.warp_cycles_per_issue)
-    h += fmt::format(" &middot; warp cycles per issued instruction {} (counters)", number_text(*mix.warp_cycles_per_issue));
+    h += fmt::format(" &middot; warp cycles per issued instruction {} (counters)",
+                     e(core::text::human(*mix.warp_cycles_per_issue)));
   h += "</p><table><thead><tr><th>class</th><th>pipes</th><th class=\"n\">warp instructions</th>"
        "<th class=\"n\">share %</th><th class=\"n\">per 1k FLOP</th></tr></thead><tbody>";
   for (const core::InstructionClassCount& c : mix.classes)

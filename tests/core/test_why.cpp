@@ -270,24 +270,24 @@ TEST_CASE("why: the instruction mix of both sides, per 1k FLOP, all and per clas
   CHECK(all->baseline == Approx(10));  // 1e9 / 1e8 kFLOP
   CHECK(all->candidate == Approx(15));
   CHECK(all->source == "counters, cost model");
-  const WhyEvidence* xu = evidence(p, "transcendental instructions / 1k FLOP");
+  const WhyEvidence* xu = evidence(p, "transcendental inst. / 1k FLOP");
   REQUIRE(xu);
   CHECK(xu->baseline == Approx(0.5));
   CHECK(xu->candidate == Approx(1.5));
   CHECK(xu->baseline_note == "5.0% of its warp instructions");
   CHECK(xu->candidate_note == "10.0% of its warp instructions");
-  const WhyEvidence* fma = evidence(p, "FMA instructions / 1k FLOP");
+  const WhyEvidence* fma = evidence(p, "FMA inst. / 1k FLOP");
   REQUIRE(fma);
   CHECK(fma->candidate == Approx(4.5));
-  CHECK(evidence(p, "branch/barrier instructions / 1k FLOP"));  // CBU + ADU
+  CHECK(evidence(p, "branch/barrier inst. / 1k FLOP"));  // CBU + ADU
   // Classes neither side issued (TMA, FP64) are left out.
-  CHECK_FALSE(evidence(p, "TMA instructions / 1k FLOP"));
-  CHECK_FALSE(evidence(p, "FP64 instructions / 1k FLOP"));
+  CHECK_FALSE(evidence(p, "TMA inst. / 1k FLOP"));
+  CHECK_FALSE(evidence(p, "FP64 inst. / 1k FLOP"));
   // Only one side counted: no mix rows at all.
   Record plain = test::counted_record();
   const WhyPoint one = why_point({&plain, &ctx}, {&c, &ctx}, "b", "c");
   CHECK_FALSE(evidence(one, "warp instructions / 1k FLOP"));
-  CHECK_FALSE(evidence(one, "FMA instructions / 1k FLOP"));
+  CHECK_FALSE(evidence(one, "FMA inst. / 1k FLOP"));
 }
 
 TEST_CASE("why: without counters or warp states, the time gap alone and what is missing") {
