@@ -355,6 +355,7 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   pipes.on_wgmma = pipes.ops_per_instruction > kWgmmaOpsPerInstructionAbove;
 
   f.stalls = stall_facts(r);
+  f.mix = instruction_mix(r);
   f.theoretical_occupancy_pct = r.occupancy.theoretical_pct;
   f.achieved_occupancy_pct = finite(r.occupancy.achieved_pct);
   if (auto a = counter(r, kMetricAchievedOccupancy)) f.achieved_occupancy_pct = *a;

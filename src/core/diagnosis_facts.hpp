@@ -1,7 +1,7 @@
 // The numbers a diagnosis judges by, computed once from a Record and its Context: the work (exact and
 // counted FLOPs, DRAM bytes read and written, their trust), the roofline, speed of light, the memory
-// levels and the one that binds, the compute pipes, stalls, occupancy, launches, the decode view, the
-// traffic against the minimum, the clock and the noise. The rules (diagnosis_rules.hpp) are functions
+// levels and the one that binds, the compute pipes, stalls, the instruction mix, occupancy, launches,
+// the decode view, the traffic against the minimum, the clock and the noise. The rules (diagnosis_rules.hpp) are functions
 // of this struct alone, and core::diagnose (diagnosis.hpp) runs them over it; docs/diagnosis.md says how
 // each number is obtained.
 #pragma once
@@ -13,6 +13,7 @@
 
 #include "core/diagnosis_decode.hpp"
 #include "core/diagnosis_model.hpp"
+#include "core/instruction_mix.hpp"
 #include "core/results.hpp"
 #include "core/roofline.hpp"
 #include "core/work_split.hpp"
@@ -153,6 +154,7 @@ struct DiagnosisFacts {
   MemoryFacts memory;
   PipeFacts pipes;
   StallFacts stalls;
+  std::optional<InstructionMix> mix;  // warp instructions by class, when collected (sweep --stalls)
   double theoretical_occupancy_pct = 0;  // the occupancy calculator's (record.occupancy)
   std::optional<double> achieved_occupancy_pct;
   LaunchFacts launch;

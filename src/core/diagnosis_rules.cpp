@@ -148,6 +148,17 @@ std::string memory_next_step(const DiagnosisFacts& f) {
   return {};
 }
 
+// What the warps issued, by class (counted with `sweep --stalls`): the classes a latency-bound point
+// spends its issue slots on, beside the MMAs.
+void note_mix(const DiagnosisFacts& f, Finding& out) {
+  if (!f.mix) return;
+  constexpr size_t kClassesNamed = 3;
+  out.evidence.push_back(fmt::format(
+      "warp instructions by class (counters): {} of {} executed{}", largest_classes_text(*f.mix, kClassesNamed),
+      text::count(f.mix->warp_instructions),
+      f.mix->per_kflop ? fmt::format(", {:.3g} per 1k FLOP", *f.mix->per_kflop) : std::string()));
+}
+
 // The lines of a point where neither unit is busy: both throughputs, then issue slots and stalls.
 void note_idle(const DiagnosisFacts& f, Finding& out) {
   out.evidence.push_back(fmt::format("compute {:.0f}% and memory {:.0f}% ({}) are both under {:.0f}%: neither unit is busy",
@@ -159,6 +170,7 @@ void note_idle(const DiagnosisFacts& f, Finding& out) {
         "warps' resident cycles{}",
         *s.issue_active_pct, *s.latency_share * 100,
         s.top.empty() ? std::string() : fmt::format(", the largest reason {} ({:.0f}%)", s.top, s.top_share * 100)));
+  note_mix(f, out);
 }
 
 std::string occupancy_text(const DiagnosisFacts& f) {
@@ -524,6 +536,7 @@ Found latency_bound_issue(const RuleInput& in) {
       "the SM is busy (sm__throughput {:.0f}%) but {} ({:.0f}%) does not lead memory ({:.0f}%, under {:.0f}%) by "
       "{:.0f} points: the SM's time goes to issuing other instructions and waiting, not to one unit",
       compute_pct(f), pipe_text(f), pipe_pct(f), mem_pct(f), kSolLatencyBelowPct, kSolDominanceMarginPct));
+  note_mix(f, out);
   out.next_steps.push_back(
       "fewer non-MMA instructions per tile (softmax: exp2 with the scale folded in, fewer conversions and shuffles) "
       "and more of them overlapped with the MMAs");

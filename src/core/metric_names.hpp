@@ -59,9 +59,24 @@ inline constexpr const char* kMetricDramClockPerSecond = "dram__cycles_elapsed.a
 // (measure/counter_batch.hpp). Requested by the batched session only, and removed from what it reports.
 inline constexpr const char* kMetricWarpsLaunched = "sm__warps_launched.sum";
 
-// Warp-level instructions executed: not requested (`sweep --metrics` adds it); `attnprof why` shows it
-// where both sides hold it.
+// The instruction mix: warp instructions executed, all of them and by the pipe that executed each
+// (core/instruction_mix.hpp groups the pipes into classes). Requested with the counters of a sweep with
+// --stalls only (kInstructionMixMetrics), where they add one pass on GH100: 16 instead of 15, with or
+// without the batched session's marker metric (CUPTI's host API, offline). Every one is a hardware counter: the SASS-op counters that would split
+// load/store into shared and global (smsp__sass_inst_executed_op_shared, _global) or count branches
+// (_op_branch) are instrumented like the ffma count above, and one of them beside ffma may read ffma's
+// count or make ffma read its own, so none is requested.
 inline constexpr const char* kMetricInstExecuted = "smsp__inst_executed.sum";
+inline constexpr const char* kMetricInstPipeTensor = "smsp__inst_executed_pipe_tensor.sum";
+inline constexpr const char* kMetricInstPipeFma = "smsp__inst_executed_pipe_fma.sum";
+inline constexpr const char* kMetricInstPipeAlu = "smsp__inst_executed_pipe_alu.sum";
+inline constexpr const char* kMetricInstPipeXu = "smsp__inst_executed_pipe_xu.sum";
+inline constexpr const char* kMetricInstPipeLsu = "smsp__inst_executed_pipe_lsu.sum";
+inline constexpr const char* kMetricInstPipeCbu = "smsp__inst_executed_pipe_cbu.sum";
+inline constexpr const char* kMetricInstPipeAdu = "smsp__inst_executed_pipe_adu.sum";
+inline constexpr const char* kMetricInstPipeUniform = "smsp__inst_executed_pipe_uniform.sum";
+inline constexpr const char* kMetricInstPipeTma = "smsp__inst_executed_pipe_tma.sum";
+inline constexpr const char* kMetricInstPipeFp64 = "smsp__inst_executed_pipe_fp64.sum";
 
 // Name prefixes of the tensor-path operation and tensor-pipe instruction counters (the gate sums every
 // ".sum" metric under one of them that both runs collected).
@@ -101,7 +116,24 @@ inline constexpr std::array kProfilerMetrics = {
     kMetricDramClockPerSecond,
 };
 
-// Every name the diagnosis (core/diagnosis*.cpp) reads from a record's counters.
+// The instruction mix `sweep --stalls` adds to the counters' metric set (run/sweep_runner.cpp), in the
+// order it requests them.
+inline constexpr std::array kInstructionMixMetrics = {
+    kMetricInstExecuted,
+    kMetricInstPipeTensor,
+    kMetricInstPipeFma,
+    kMetricInstPipeAlu,
+    kMetricInstPipeXu,
+    kMetricInstPipeLsu,
+    kMetricInstPipeCbu,
+    kMetricInstPipeAdu,
+    kMetricInstPipeUniform,
+    kMetricInstPipeTma,
+    kMetricInstPipeFp64,
+};
+
+// Every name the diagnosis (core/diagnosis*.cpp) reads from a record's counters by name. The instruction
+// mix (kInstructionMixMetrics, requested with --stalls) it reads through core/instruction_mix.hpp.
 inline constexpr std::array kDiagnosisMetrics = {
     kMetricDuration,
     kMetricDramRead,

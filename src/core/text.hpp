@@ -41,6 +41,13 @@ inline std::string byte_rate(double v, BackendKind b) {
   return b == BackendKind::cpu ? scaled_rate(v, "B/s") : tera_bytes(v);
 }
 inline std::string pct(double v) { return fmt::format("{:.0f}%", v); }
+// A count in the decimal unit that fits it: "134 M", "2.2 G", "812".
+inline std::string count(double v) {
+  if (std::abs(v) >= 1e9) return fmt::format("{:.3g} G", v / 1e9);
+  if (std::abs(v) >= 1e6) return fmt::format("{:.3g} M", v / 1e6);
+  if (std::abs(v) >= 1e3) return fmt::format("{:.3g} k", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
 // "2.15 GB", "33.6 MB", "512 kB", "80 B".
 inline std::string bytes(double v) {
   if (std::abs(v) >= 1e9) return fmt::format("{:.3g} GB", v / 1e9);

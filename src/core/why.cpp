@@ -10,6 +10,7 @@
 
 #include "core/diagnosis_facts.hpp"
 #include "core/errors.hpp"
+#include "core/instruction_mix.hpp"
 #include "core/metric_names.hpp"
 #include "core/stalls.hpp"
 #include "core/text.hpp"
@@ -248,6 +249,23 @@ std::string waves_note(const Occupancy& o) {
   return note;
 }
 
+// The instruction mix (sweep --stalls): warp instructions per 1k exact FLOPs, all of them and per class,
+// each class's share of the side's warp instructions in its note. A class neither side issued is left out.
+void add_instruction_mix(EvidenceList& e, const DiagnosisFacts& fb, const DiagnosisFacts& fc) {
+  if (!fb.mix || !fc.mix) return;
+  const char* source = "counters, cost model";
+  e.add("warp instructions / 1k FLOP", "", fb.mix->per_kflop, fc.mix->per_kflop, source);
+  const auto share_note = [](const InstructionClassCount& c) {
+    return fmt::format("{:.1f}% of its warp instructions", c.share * 100);
+  };
+  for (const InstructionClass& k : kInstructionClasses) {
+    const InstructionClassCount *b = class_count(*fb.mix, k.name), *c = class_count(*fc.mix, k.name);
+    if (!b || !c || (b->warp_instructions <= 0 && c->warp_instructions <= 0)) continue;
+    e.add(fmt::format("{} inst. / 1k FLOP", k.name), "", b->per_kflop, c->per_kflop, source, share_note(*b),
+          share_note(*c));
+  }
+}
+
 std::vector<WhyEvidence> evidence_of(const Record& b, const DiagnosisFacts& fb, const Samples& bs, const Record& c,
                                      const DiagnosisFacts& fc, const Samples& cs) {
   EvidenceList e;
@@ -273,6 +291,7 @@ std::vector<WhyEvidence> evidence_of(const Record& b, const DiagnosisFacts& fb, 
   e.add("FFMA thread instructions", "count", counter(b, kMetricFfma), counter(c, kMetricFfma), "counters");
   e.add("warp instructions executed", "count", counter(b, kMetricInstExecuted), counter(c, kMetricInstExecuted),
         "counters");
+  add_instruction_mix(e, fb, fc);
   e.add("DRAM bytes / minimum", "x", fb.traffic.total_ratio, fc.traffic.total_ratio, "counters, cost model",
         dram_note(fb), dram_note(fc));
   e.add("L2 bytes / minimum", "x", l2_over_minimum(fb), l2_over_minimum(fc), "counters, cost model",

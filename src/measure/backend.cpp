@@ -3,9 +3,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "measure/cpu_backend.hpp"
 #ifdef ATTNPROF_HAVE_CUDA
 #include "measure/cuda/cuda_backend.hpp"
@@ -20,6 +23,17 @@ void Backend::collect_counters(std::vector<core::Record>& records, const Measure
     record.counters.status = core::CounterStatus::not_collected;
     record.counters.reason = fmt::format("the {} backend has no counters", name());
   }
+}
+
+MeasureOptions timing_worker_options(const MeasureOptions& sweep) {
+  MeasureOptions out = sweep;
+  out.stalls = false;
+  out.timeline = false;
+  if (sweep.stalls)
+    for (const char* name : core::kInstructionMixMetrics)
+      if (std::find(out.extra_metrics.begin(), out.extra_metrics.end(), name) == out.extra_metrics.end())
+        out.extra_metrics.emplace_back(name);
+  return out;
 }
 
 namespace {

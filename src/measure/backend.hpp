@@ -60,6 +60,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasureOptions, warmup_calls, warmup_seconds,
                                    counters, extra_metrics, verify, verify_rows, seed, point_timeout_s,
                                    counter_batch, stalls, timeline)
 
+// The options of the workers that time a sweep's points and collect their counters, from the sweep's:
+// no sampling (the stall and timeline passes run after, in workers of their own), and for a sweep with
+// --stalls the instruction mix (core::kInstructionMixMetrics) added to the counters' extra metrics,
+// so that it is counted in the counter phase, never while the points are timed.
+MeasureOptions timing_worker_options(const MeasureOptions& sweep);
+
 // What a fresh worker found when it checked its device after a killed point.
 struct SettleReport {
   bool checked = false;  // false: nothing to check (the CPU backend)

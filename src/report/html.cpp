@@ -13,8 +13,10 @@
 #include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
 #include "core/escape.hpp"
+#include "core/instruction_mix.hpp"
 #include "core/stalls.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 #include "core/why.hpp"
 #include "report/html_assets.hpp"
 #include "report/html_series.hpp"
@@ -394,6 +396,30 @@ void stalls_block(const core::Stalls& s, std::string& h) {
   }
 }
 
+// The warp instructions of a point by class (counted with --stalls): each class's count, its share of
+// all and its count per 1k exact FLOPs, and what no listed pipe counted.
+void instruction_mix_block(const core::InstructionMix& mix, std::string& h) {
+  const auto count_cell = [](double v) {
+    return fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", v, e(core::text::count(v)));
+  };
+  h += "<h3>Instructions by class</h3><p>" + e(core::text::count(mix.warp_instructions)) +
+       " warp instructions executed over the call's launches";
+  if (mix.per_kflop) h += fmt::format(", {} per 1k FLOP (exact FLOPs)", e(core::text::human(*mix.per_kflop)));
+  if (mix.warp_cycles_per_issue)
+    h += fmt::format(" &middot; warp cycles per issued instruction {} (counters)",
+                     e(core::text::human(*mix.warp_cycles_per_issue)));
+  h += "</p><table><thead><tr><th>class</th><th>pipes</th><th class=\"n\">warp instructions</th>"
+       "<th class=\"n\">share %</th><th class=\"n\">per 1k FLOP</th></tr></thead><tbody>";
+  for (const core::InstructionClassCount& c : mix.classes)
+    h += fmt::format("<tr><td title=\"{}\">{}</td><td>{}</td>{}{}{}</tr>", e(c.info->executes), e(c.info->name),
+                     e(c.info->pipes), count_cell(c.warp_instructions), num_cell(c.share * 100, 1), sig_cell(c.per_kflop, 3));
+  if (mix.unclassified > 0)
+    h += fmt::format("<tr><td title=\"instructions none of the pipes above counted\">other</td><td>-</td>{}{}{}</tr>",
+                     count_cell(mix.unclassified), num_cell(mix.unclassified / mix.warp_instructions * 100, 1),
+                     sig_cell(mix.unclassified_per_kflop, 3));
+  h += "</tbody></table>";
+}
+
 void drill_down(const detail::Row& row, size_t index, std::string_view memory, std::string& h) {
   const core::Record& r = *row.record;
   h += fmt::format("<details id=\"pt-{}\"><summary>{} | {} &mdash; <span class=\"{}\">{}</span>"
@@ -510,6 +536,7 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
   };
   metric_table("total", c.total);
   for (const auto& k : c.per_kernel) metric_table("launch: " + k.kernel, k.metrics);
+  if (const auto mix = core::instruction_mix(r)) instruction_mix_block(*mix, h);
   if (r.stalls) stalls_block(*r.stalls, h);
   if (r.timeline) h += detail::timeline_block(*r.timeline);
 

@@ -26,19 +26,11 @@ std::string signed_us(double us) { return fmt::format("{}{} us", us < 0 ? "-" : 
 std::string sampled_us(double us) { return fmt::format("{:.1f}", us); }
 std::string signed_sampled_us(double us) { return fmt::format("{:+.1f} us", us); }
 
-// A count in the decimal unit that fits it: "134 M", "2.2 G".
-std::string count_text(double v) {
-  if (std::abs(v) >= 1e9) return fmt::format("{:.3g} G", v / 1e9);
-  if (std::abs(v) >= 1e6) return fmt::format("{:.3g} M", v / 1e6);
-  if (std::abs(v) >= 1e3) return fmt::format("{:.3g} k", v / 1e3);
-  return fmt::format("{:.3g}", v);
-}
-
 std::string value_text(double v, const std::string& unit) {
   if (unit == "%") return fmt::format("{:.1f}%", v);
   if (unit == "x") return fmt::format("{:.3g}x", v);
   if (unit == "bytes") return core::text::bytes(v);
-  if (unit == "count") return count_text(v);
+  if (unit == "count") return core::text::count(v);
   if (unit == "MHz") return fmt::format("{:.0f} MHz", v);
   return core::text::human(v);
 }

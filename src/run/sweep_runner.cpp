@@ -492,9 +492,8 @@ SweepOutcome run_sweep(const SweepRequest& req) {
   backend.reset();  // the workers own the device from here
   throw_if_interrupted("the first point");
 
-  PoolConfig pool_config{backend_name, devices, req.options, "", probe.pinned()};
-  pool_config.options.stalls = false;  // the sampling passes run after, in workers of their own
-  pool_config.options.timeline = false;
+  // The sampling passes run after, in workers of their own; --stalls adds the instruction mix to the counters.
+  PoolConfig pool_config{backend_name, devices, measure::timing_worker_options(req.options), "", probe.pinned()};
   PoolEvents events;
   events.finished = [&](const Point& p, core::Record record) {
     journal.append(record);

@@ -80,6 +80,22 @@ inline void with_stalls(Record& r, double stall_share, double issue_active = 30)
   r.counters.total[kMetricStallWait] = 0;
 }
 
+// The instruction mix of `sweep --stalls`: `total` warp instructions, 30% FMA, 20% ALU, 15% load/store,
+// 10% tensor, 10% uniform, 5% transcendental, 5% branch/barrier (CBU 4%, ADU 1%), no TMA, 5% in no listed pipe.
+inline void with_instruction_mix(Record& r, double total = 1e9) {
+  r.counters.total[kMetricInstExecuted] = total;
+  r.counters.total[kMetricInstPipeTensor] = 0.10 * total;
+  r.counters.total[kMetricInstPipeFma] = 0.30 * total;
+  r.counters.total[kMetricInstPipeAlu] = 0.20 * total;
+  r.counters.total[kMetricInstPipeXu] = 0.05 * total;
+  r.counters.total[kMetricInstPipeLsu] = 0.15 * total;
+  r.counters.total[kMetricInstPipeCbu] = 0.04 * total;
+  r.counters.total[kMetricInstPipeAdu] = 0.01 * total;
+  r.counters.total[kMetricInstPipeUniform] = 0.10 * total;
+  r.counters.total[kMetricInstPipeTma] = 0;
+  r.counters.total[kMetricInstPipeFp64] = 0;
+}
+
 inline std::string evidence_text(const Diagnosis& d) {
   std::string all;
   for (const auto& line : d.evidence) all += line + "\n";

@@ -336,6 +336,37 @@ TEST_CASE("wgmma kernels are never occupancy-bound: one CTA per SM is their desi
   CHECK(fp32.verdict == Verdict::occupancy_bound);
 }
 
+TEST_CASE("instruction mix: a latency- or occupancy-bound point names the classes its warps issued most") {
+  const std::string line =
+      "warp instructions by class (counters): FMA 30%, ALU 20%, load/store 15% of 1 G executed, 10 per 1k FLOP";
+  Record r = counted_record();  // compute 30%, memory 40%: neither busy
+  const Diagnosis plain = diagnosed(r);
+  REQUIRE(plain.verdict == Verdict::latency_bound);
+  CHECK_THAT(evidence_text(plain), !Catch::Contains("warp instructions by class"));
+  with_instruction_mix(r);  // 1e9 warp instructions over 1e11 FLOPs
+  Diagnosis d = diagnosed(r);
+  CHECK(d.verdict == Verdict::latency_bound);  // evidence only: the verdict is the counters' as before
+  CHECK_THAT(evidence_text(d), Catch::Contains(line));
+  with_stalls(r, 0.6);
+  d = diagnosed(r);
+  CHECK(d.verdict == Verdict::occupancy_bound);
+  CHECK_THAT(evidence_text(d), Catch::Contains(line));
+  // The SM busy without one unit leading: the instructions it issues besides the MMAs.
+  r = counted_record();
+  with_instruction_mix(r);
+  r.counters.total[kMetricComputeSol] = 70;
+  d = diagnosed(r);
+  CHECK(d.verdict == Verdict::latency_bound);
+  CHECK(d.metrics.verdict_rule == "latency-bound-issue");
+  CHECK_THAT(evidence_text(d), Catch::Contains(line));
+  // A compute-bound point's evidence is its pipe's: no class line.
+  r.counters.total[kMetricTensorPipeActive] = 80;
+  r.counters.total[kMetricComputeSol] = 85;
+  d = diagnosed(r);
+  CHECK(d.verdict == Verdict::compute_bound);
+  CHECK_THAT(evidence_text(d), !Catch::Contains("warp instructions by class"));
+}
+
 TEST_CASE("without counters the verdict rests on the roofline, and says so when it cannot") {
   Record r = counted_record();
   r.counters = Counters{};

@@ -67,6 +67,21 @@ TEST_CASE("the profiler's metric set has no duplicate and one SASS-op metric") {
   CHECK(set_of(kProfilerMetrics).count(kMetricWarpsLaunched) == 0);
 }
 
+TEST_CASE("the instruction mix: warp-instruction counters, none requested twice, none instrumented") {
+  const auto mix = set_of(kInstructionMixMetrics);
+  CHECK(mix.size() == kInstructionMixMetrics.size());
+  CHECK(mix.count(kMetricInstExecuted) == 1);
+  for (const std::string name : kInstructionMixMetrics) {
+    INFO(name);
+    CHECK(set_of(kProfilerMetrics).count(name) == 0);  // added to the defaults with --stalls, not in them
+    // Hardware counters of warp instructions: no SASS-op (instrumented) counter, which could read the
+    // profiler's one SASS-op count (ffma) or make it read its own.
+    CHECK(name.starts_with("smsp__inst_executed"));
+    CHECK(name.find("sass") == std::string::npos);
+    CHECK(name.ends_with(".sum"));
+  }
+}
+
 TEST_CASE("each metric constant the diagnosis uses is listed in kDiagnosisMetrics") {
   const std::string header = slurp(fs::path(ATTNPROF_SOURCE_DIR) / "src/core/metric_names.hpp");
   const std::string listed = initializer_of(header, "kDiagnosisMetrics");

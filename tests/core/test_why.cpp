@@ -256,6 +256,40 @@ TEST_CASE("why: without warp states the counters' evidence stands alone, and say
   CHECK(dram->baseline == Approx(1));
 }
 
+TEST_CASE("why: the instruction mix of both sides, per 1k FLOP, all and per class issued") {
+  const Context ctx = test::gpu_context();
+  Record b = test::counted_record();  // 1e11 FLOPs on both sides
+  Record c = test::counted_record();
+  c.latency.p50_us = 360;
+  test::with_instruction_mix(b, 1e9);
+  test::with_instruction_mix(c, 1.5e9);
+  c.counters.total[kMetricInstPipeXu] = 0.15e9;  // the candidate issues 3x the transcendentals
+  const WhyPoint p = why_point({&b, &ctx}, {&c, &ctx}, "b", "c");
+  const WhyEvidence* all = evidence(p, "warp instructions / 1k FLOP");
+  REQUIRE(all);
+  CHECK(all->baseline == Approx(10));  // 1e9 / 1e8 kFLOP
+  CHECK(all->candidate == Approx(15));
+  CHECK(all->source == "counters, cost model");
+  const WhyEvidence* xu = evidence(p, "transcendental inst. / 1k FLOP");
+  REQUIRE(xu);
+  CHECK(xu->baseline == Approx(0.5));
+  CHECK(xu->candidate == Approx(1.5));
+  CHECK(xu->baseline_note == "5.0% of its warp instructions");
+  CHECK(xu->candidate_note == "10.0% of its warp instructions");
+  const WhyEvidence* fma = evidence(p, "FMA inst. / 1k FLOP");
+  REQUIRE(fma);
+  CHECK(fma->candidate == Approx(4.5));
+  CHECK(evidence(p, "branch/barrier inst. / 1k FLOP"));  // CBU + ADU
+  // Classes neither side issued (TMA, FP64) are left out.
+  CHECK_FALSE(evidence(p, "TMA inst. / 1k FLOP"));
+  CHECK_FALSE(evidence(p, "FP64 inst. / 1k FLOP"));
+  // Only one side counted: no mix rows at all.
+  Record plain = test::counted_record();
+  const WhyPoint one = why_point({&plain, &ctx}, {&c, &ctx}, "b", "c");
+  CHECK_FALSE(evidence(one, "warp instructions / 1k FLOP"));
+  CHECK_FALSE(evidence(one, "FMA inst. / 1k FLOP"));
+}
+
 TEST_CASE("why: without counters or warp states, the time gap alone and what is missing") {
   Results results = read_results(std::string(ATTNPROF_SOURCE_DIR) + "/tests/report/fixtures/cpu_results.json");
   const WhySide ref = why_side("reference", "reference", {&results}, {"cpu_results.json"});

@@ -1,11 +1,13 @@
-// measure/backend.cpp: the backend factory (cpu, cuda, auto with its notice, unknown names refused) and
-// MeasureOptions as JSON, the form the sweep hands its workers.
+// measure/backend.cpp: the backend factory (cpu, cuda, auto with its notice, unknown names refused),
+// MeasureOptions as JSON, the form the sweep hands its workers, and the timing workers' options.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "measure/backend.hpp"
 
 namespace m = attnprof::measure;
@@ -41,4 +43,22 @@ TEST_CASE("measure options serialise", "[backend]") {
   m::from_json(nlohmann::json(o), back);
   CHECK(back.warmup_seconds == 0.5);
   CHECK(back.min_seconds_per_point == 0.125);
+}
+
+TEST_CASE("the timing workers sample nothing; with --stalls their counters add the instruction mix once", "[backend]") {
+  m::MeasureOptions sweep;
+  sweep.extra_metrics = {"lts__t_bytes.sum", attnprof::core::kMetricInstExecuted};
+  const m::MeasureOptions plain = m::timing_worker_options(sweep);
+  CHECK(plain.extra_metrics == sweep.extra_metrics);
+  sweep.stalls = sweep.timeline = true;
+  const m::MeasureOptions timed = m::timing_worker_options(sweep);
+  CHECK_FALSE(timed.stalls);
+  CHECK_FALSE(timed.timeline);
+  // The user's names first, then every mix metric, the one the user asked for not twice.
+  REQUIRE(timed.extra_metrics.size() == 1 + attnprof::core::kInstructionMixMetrics.size());
+  CHECK(timed.extra_metrics[0] == "lts__t_bytes.sum");
+  CHECK(timed.extra_metrics[1] == attnprof::core::kMetricInstExecuted);
+  for (const char* name : attnprof::core::kInstructionMixMetrics)
+    CHECK(std::count(timed.extra_metrics.begin(), timed.extra_metrics.end(), name) == 1);
+  CHECK(timed.counter_batch == sweep.counter_batch);
 }

@@ -1,7 +1,7 @@
 // The HTML report (src/report/html.cpp): data cannot inject markup, self-contained with every section,
 // a hostile context, decode columns and chart data, verdict and flag links to their rules, the
-// contents, the points table's columns and folded refusals, counters collected on a second path, a
-// CPU run's memory.
+// contents, the points table's columns and folded refusals, counters collected on a second path, the
+// instruction mix, a CPU run's memory.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -194,6 +194,46 @@ TEST_CASE("html: a sampled point's warp states: the mix, hot lines and instructi
                                    "long_scoreboard and 25% issuing (4.0 warp cycles per issued instruction); its "
                                    "hottest source line, kernel.cu:212, holds 80% of them, mostly long_scoreboard"));
   CHECK(count(html, "<h3>Warp states</h3>") == 2);  // the two sampled points, none for the rest
+}
+
+TEST_CASE("html: a point with the instruction mix shows its instructions by class; the others none") {
+  Results res = small_results();  // 1e11 FLOPs
+  auto& totals = res.records[0].counters.total;
+  totals[core::kMetricInstExecuted] = 2e9;
+  totals[core::kMetricInstPipeTensor] = 2e8;
+  totals[core::kMetricInstPipeFma] = 6e8;
+  totals[core::kMetricInstPipeAlu] = 4e8;
+  totals[core::kMetricInstPipeXu] = 1e8;
+  totals[core::kMetricInstPipeLsu] = 3e8;
+  totals[core::kMetricInstPipeCbu] = 0.6e8;
+  totals[core::kMetricInstPipeAdu] = 0.4e8;
+  totals[core::kMetricInstPipeUniform] = 2e8;
+  totals[core::kMetricInstPipeTma] = 0;
+  totals[core::kMetricWarpsPerIssue] = 6.5;
+  annotate(res);
+  const std::string html = render(res, "html");
+  CHECK(count(html, "<h3>Instructions by class</h3>") == 1);
+  CHECK_THAT(html, Catch::Contains("<h3>Instructions by class</h3><p>2 G warp instructions executed over the call's "
+                                   "launches, 20 per 1k FLOP (exact FLOPs) &middot; warp cycles per issued instruction "
+                                   "6.5 (counters)</p>"));
+  const auto row = [&](std::string_view name) {
+    const size_t at = html.find(fmt::format("\">{}</td><td>", name));
+    REQUIRE(at != std::string::npos);
+    return html.substr(at, html.find("</tr>", at) - at);
+  };
+  const std::string fma = row("FMA");
+  CHECK_THAT(fma, Catch::StartsWith("\">FMA</td><td>FMA</td><td class=\"n\" data-v=\"600000000\">600 M</td>"));
+  CHECK_THAT(fma, Catch::Contains(">30.0</td>") && Catch::EndsWith(">6.00</td>"));  // share %, per 1k FLOP
+  CHECK_THAT(row("branch/barrier"), Catch::Contains("<td>CBU, ADU</td>") && Catch::Contains(">100 M</td>"));
+  CHECK_THAT(row("TMA"), Catch::Contains(">0</td>"));
+  CHECK(html.find("\">FP64</td>") == std::string::npos);  // not collected: no row
+  // 1.9 G of the 2 G in the listed pipes: 100 M (5%) counted by none of them.
+  CHECK_THAT(row("other"), Catch::Contains(">100 M</td>") && Catch::Contains(">5.0</td>") && Catch::EndsWith(">1.00</td>"));
+  // The pipes' description is the class's tooltip.
+  CHECK_THAT(html, Catch::Contains("<td title=\"special functions (MUFU: exp2"));
+  // Without the counters (the fixture, a sweep without --stalls): no block.
+  CHECK(count(render(read_results(kFixture), "html"), "Instructions by class") == 0);
+  CHECK(count(render(small_results(), "html"), "Instructions by class") == 0);
 }
 
 TEST_CASE("html: why the gap, each kernel against the fastest at a shape where several were sampled") {

@@ -1,7 +1,7 @@
 // measure/cuda/cupti_profiler.cpp, its host half (no GPU needed: CUPTI checks metric names offline for
-// a named chip): the default metrics valid on GH100 and planned as one configuration, unknown names
-// refused by name, CUPTI failures reported as "unavailable" with the fix, per-launch counters folded
-// into a call total. Collecting counters on a device is tested in tests/gpu/test_gpu_measure.cpp.
+// a named chip): the default metrics valid on GH100 and planned as one configuration (with the
+// instruction mix of --stalls, one pass more), unknown names refused by name, CUPTI failures reported
+// as "unavailable" with the fix, per-launch counters folded into a call total. Collecting counters on a device is tested in tests/gpu/test_gpu_measure.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "gpu/figures.hpp"
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "core/results.hpp"
 #include "measure/counter_batch.hpp"
 #include "measure/cuda/cupti_profiler.hpp"
@@ -57,6 +58,18 @@ TEST_CASE("the default metric set is planned as one configuration: 15 passes on 
   int64_t one_by_one = 0;
   for (const auto& name : with_marker) one_by_one = std::max(one_by_one, m::passes_needed({name}, kChip));
   REQUIRE(passes >= one_by_one);  // never fewer than its costliest metric alone
+}
+
+TEST_CASE("the instruction mix of --stalls is valid on GH100 and adds one pass to the default set") {
+  const std::vector<std::string> mix(core::kInstructionMixMetrics.begin(), core::kInstructionMixMetrics.end());
+  REQUIRE_NOTHROW(m::validate_metrics(mix, kChip));
+  std::vector<std::string> with_mix = m::default_metrics();
+  with_mix.insert(with_mix.end(), mix.begin(), mix.end());
+  with_mix.push_back(m::kMarkerMetric);
+  const int64_t passes = m::passes_needed(with_mix, kChip);
+  attnprof::gpu_test::figure("MEASURE default metric set with the instruction mix on %s: %lld passes\n", kChip,
+                             static_cast<long long>(passes));
+  REQUIRE(passes == 16);
 }
 
 TEST_CASE("CUPTI failures become 'unavailable' with the reason and the fix") {
