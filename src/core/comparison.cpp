@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnosis.hpp"
+#include "core/metric_names.hpp"
 #include "core/text.hpp"
 
 namespace attnprof::core {
@@ -103,6 +104,40 @@ std::vector<KernelComparison> compare_kernels(const Results& results) {
     const Record* ref = pick(groups[key], true, "reference");
     const Record* fused = pick(groups[key], false, "fused");
     if (ref && fused) out.push_back(compare_pair(*ref, *fused));
+  }
+  return out;
+}
+
+std::vector<QuantizedKvComparison> compare_quantized_kv(const Results& results) {
+  const auto key = [](const Record& r, const Shape& s) {
+    return fmt::format("{}|{}|{}|{}", s.label(), r.kernel, to_string(r.backend), r.device_id);
+  };
+  std::map<std::string, const Record*> unquantized;
+  for (const auto& r : results.records)
+    if (r.status == Status::ok && !r.shape.quantized_kv()) unquantized.emplace(key(r, r.shape), &r);
+  std::vector<QuantizedKvComparison> out;
+  for (const auto& r : results.records) {
+    if (r.status != Status::ok || !r.shape.quantized_kv()) continue;
+    QuantizedKvComparison c;
+    c.shape = r.shape.label();
+    c.kernel = r.kernel;
+    c.kv = fmt::format("{}/{}", to_string(r.shape.kv_dtype), to_string(r.shape.kv_scale));
+    c.p50_us = r.latency.p50_us;
+    Shape plain = r.shape;
+    plain.kv_dtype = KvDType::none;
+    plain.kv_scale = KvScale::tensor;
+    if (const auto it = unquantized.find(key(r, plain)); it != unquantized.end()) {
+      c.unquantized_p50_us = it->second->latency.p50_us;
+      if (c.p50_us > 0) c.speedup = *c.unquantized_p50_us / c.p50_us;
+    }
+    if (const auto it = r.counters.total.find(kMetricDramRead); it != r.counters.total.end() && c.p50_us > 0)
+      c.dram_read_tb_per_s = it->second / (c.p50_us * 1e-6) / 1e12;
+    c.cost = r.verification.quant;
+    if (r.verification.checked) {
+      c.kernel_err = r.verification.o_max_abs_err;
+      c.tolerance = r.verification.tolerance;
+    }
+    out.push_back(std::move(c));
   }
   return out;
 }

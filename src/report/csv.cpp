@@ -144,6 +144,12 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
                                           [](const core::Record& r) { return r.cost.padded_flops > 0; });
   if (packed_columns)
     for (const char* k : {"tokens", "cost_padded_flops", "cost_padded_min_bytes"}) header.emplace_back(k);
+  // A quantized KV cache's storage and the accuracy its quantization costs, only when the results hold one.
+  const bool quantized_columns = std::any_of(results.records.begin(), results.records.end(),
+                                             [](const core::Record& r) { return r.shape.quantized_kv(); });
+  if (quantized_columns)
+    for (const char* k : {"kv_dtype", "kv_scale", "quant_o_max_abs_err", "quant_o_mean_abs_err", "quant_o_max_rel_err"})
+      header.emplace_back(k);
   for (const auto& c : kDiagnosisMetrics) header.emplace_back(c.name);
   for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
                         "registers_per_thread", "smem_bytes_per_block", "grid_blocks",
@@ -185,6 +191,12 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
       f.push_back(num(r.shape.tokens_q()));
       f.push_back(r.cost.padded_flops > 0 ? num(r.cost.padded_flops) : std::string());
       f.push_back(r.cost.padded_flops > 0 ? num(r.cost.padded_min_bytes) : std::string());
+    }
+    if (quantized_columns) {
+      const core::QuantCost& q = r.verification.quant;
+      f.push_back(r.shape.quantized_kv() ? std::string(core::to_string(r.shape.kv_dtype)) : std::string());
+      f.push_back(r.shape.quantized_kv() ? std::string(core::to_string(r.shape.kv_scale)) : std::string());
+      for (double x : {q.o_max_abs_err, q.o_mean_abs_err, q.o_max_rel_err}) f.push_back(q.checked ? num(x) : std::string());
     }
     for (const auto& c : kDiagnosisMetrics) f.push_back(row.diagnosis ? c.text(row.diagnosis->metrics) : std::string());
     const auto& o = r.occupancy;

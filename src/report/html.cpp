@@ -575,6 +575,11 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
       h += kv(fmt::format("{} max err / naive / tolerance ({} of {} rows)", name, g.rows_checked, g.rows_total),
               number_text(g.max_abs_err) + " / " + number_text(g.naive_max_abs_err) + " / " + number_text(g.tolerance) +
                   (g.passed ? "" : " FAILED"));
+    // A quantized KV cache: O above is against the dequantized inputs; this is what quantizing cost.
+    if (v.quant.checked)
+      h += kv("quantization cost: max / mean |O err|, max rel (vs unquantized)",
+              number_text(v.quant.o_max_abs_err) + " / " + number_text(v.quant.o_mean_abs_err) + " / " +
+                  number_text(v.quant.o_max_rel_err));
   }
   h += "</div>";
 

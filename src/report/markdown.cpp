@@ -122,6 +122,21 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
                        (r.cost.min_bytes_read + r.cost.min_bytes_write) / 1e6, r.cost.padded_min_bytes / 1e6);
   }
 
+  // A quantized KV cache: the speed quantization buys beside the accuracy it costs.
+  const std::vector<core::QuantizedKvComparison> quantized = core::compare_quantized_kv(results);
+  if (!quantized.empty()) {
+    out << "\n### Quantized KV cache\n\n"
+           "| point | kernel | KV | p50 us | speed vs dtype | DRAM read TB/s | quantization cost: max abs err | "
+           "max rel err | kernel err (tolerance) |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto& q : quantized)
+      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(q.shape), md(q.kernel), md(q.kv),
+                         fixed(q.p50_us, 2), q.speedup ? md_number(q.speedup, 2) + "x" : "-",
+                         md_number(q.dram_read_tb_per_s, 2),
+                         q.cost.checked ? fmt::format("{:.2e}", q.cost.o_max_abs_err) : "-",
+                         q.cost.checked ? fmt::format("{:.2e}", q.cost.o_max_rel_err) : "-",
+                         q.kernel_err ? fmt::format("{:.2e} ({:.2e})", *q.kernel_err, *q.tolerance) : "-");
+  }
+
   bool any_not_ok = false;
   for (const auto& row : rows) {
     if (row.status == "ok") continue;

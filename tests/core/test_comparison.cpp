@@ -7,6 +7,7 @@
 
 #include "core/comparison.hpp"
 #include "core/diagnosis.hpp"
+#include "core/metric_names.hpp"
 #include "core/results.hpp"
 
 using namespace attnprof::core;
@@ -121,4 +122,36 @@ TEST_CASE("compare_kernels: a slower fused kernel says so; other devices are oth
   CHECK_FALSE(cmp[0].sp_explained_share);  // nothing saved to explain
   CHECK(cmp[0].summary.starts_with("fused is 2.00x slower than reference"));
   CHECK(compare_kernels(Results{}).empty());
+}
+
+TEST_CASE("compare_quantized_kv: each quantized point beside the same kernel's dtype point, with its cost") {
+  Results res;
+  Record plain = record("decode", 512, 30, 0);
+  Record fp8 = record("decode", 512, 20, 0);
+  fp8.shape.kv_dtype = KvDType::fp8_e4m3;
+  fp8.shape.kv_scale = KvScale::head;
+  fp8.counters.total[kMetricDramRead] = 40e6;  // 40 MB in 20 us: 2 TB/s
+  fp8.verification.checked = true;
+  fp8.verification.o_max_abs_err = 1e-4;
+  fp8.verification.tolerance = 4e-3;
+  fp8.verification.quant = {true, 2e-3, 5e-4, 0.03};
+  Record int8 = fp8;
+  int8.shape.kv_dtype = KvDType::int8;
+  int8.kernel = "reference";  // no reference point at the dtype: no speedup
+  Record failed = fp8;
+  failed.shape.kv_scale = KvScale::token;
+  failed.status = Status::failed;
+  res.records = {plain, fp8, int8, failed};
+  const std::vector<QuantizedKvComparison> cmp = compare_quantized_kv(res);
+  REQUIRE(cmp.size() == 2);
+  CHECK(cmp[0].kv == "fp8_e4m3/head");
+  REQUIRE(cmp[0].speedup);
+  CHECK(*cmp[0].speedup == Approx(1.5));
+  REQUIRE(cmp[0].dram_read_tb_per_s);
+  CHECK(*cmp[0].dram_read_tb_per_s == Approx(2.0));
+  CHECK(cmp[0].cost.o_max_rel_err == Approx(0.03));
+  CHECK(*cmp[0].kernel_err == Approx(1e-4));
+  CHECK(cmp[1].kernel == "reference");
+  CHECK_FALSE(cmp[1].speedup);
+  CHECK(compare_quantized_kv(Results{}).empty());
 }
