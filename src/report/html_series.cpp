@@ -19,9 +19,9 @@ namespace {
 
 // Fields a variant can name, each with the text of its value (never empty, so that a line's name is
 // the same whichever fields the others vary).
-enum Slot { kBatch, kHeads, kSeqQ, kSeqK, kHdimV, kWindow, kPages, kSplits, kLengths, kSlots };
+enum Slot { kBatch, kHeads, kSeqQ, kSeqK, kHdimV, kWindow, kPages, kSplits, kLengths, kKv, kSlots };
 constexpr std::array<std::string_view, kSlots> kSlotNames = {
-    "batch", "heads", "seq_q", "keys", "value hdim", "window", "KV layout", "KV splits", "lengths"};
+    "batch", "heads", "seq_q", "keys", "value hdim", "window", "KV layout", "KV splits", "lengths", "KV dtype"};
 using SlotValues = std::array<std::string, kSlots>;
 
 struct Ties {
@@ -77,6 +77,8 @@ SlotValues slot_values(const core::Shape& s, Ties t, std::string_view x) {
   v[kSplits] = s.kv_splits > 0 ? fmt::format("{} splits", s.kv_splits) : std::string("splits auto");
   v[kLengths] = s.varlen() ? fmt::format("{} seed {}", s.lengths.empty() ? "list" : s.lengths, s.lengths_seed)
                            : std::string("dense");
+  v[kKv] = s.quantized_kv() ? fmt::format("KV {}/{}", core::to_string(s.kv_dtype), core::to_string(s.kv_scale))
+                            : fmt::format("KV {}", core::to_string(s.dtype));
   // The x axis' own field is no variant (nor, on a keys axis, seq_k's relation to seq_q).
   if (x == "batch") v[kBatch].clear();
   if (x == "heads") v[kHeads].clear();
