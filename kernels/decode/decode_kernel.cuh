@@ -530,16 +530,18 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
         mma_16816<TM>(acc_s[mt][1], q_frag[mt][ks], b[2], b[3]);
       }
     }
-    // Per-token K scales: each score times its key's (C fragment: key nt * 8 + 2 quad_col + e % 2).
+    // Per-token scales: each score (or P) times its key's scale, scales[key] of this tile (C fragment:
+    // key nt * 8 + 2 quad_col + e % 2 of this warp's).
     const bool token_scales = kQuantized && p.kv_scale == core::KvScale::token;
-    if (token_scales) {
+    const auto scale_by_key = [&](const float* scales) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] *= tile_scales[warp * kKeysPerWarp + nt * 8 + quad_col * 2 + e % 2];
-    }
+          for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] *= scales[warp * kKeysPerWarp + nt * 8 + quad_col * 2 + e % 2];
+    };
+    if (token_scales) scale_by_key(tile_scales);  // K's
 
     const int n0 = (tile_begin + it) * kBlockN;
     if (n0 >= mask_from || n0 < mask_below) {
@@ -556,16 +558,7 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
     }
 
     online_softmax_tile(acc_s, acc_o, row_max, row_sum, scale_log2);
-    // Per-token V scales: P of each key times its V row's, after the row sums took P.
-    if (token_scales) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < Tr::kNTilesS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            acc_s[mt][nt][e] *= tile_scales[kBlockN + warp * kKeysPerWarp + nt * 8 + quad_col * 2 + e % 2];
-    }
+    if (token_scales) scale_by_key(tile_scales + kBlockN);  // V's, after the row sums took P
 
     // O += P V over this warp's 16 keys: its two n8 score tiles are one k16 A fragment.
     uint32_t a[kMTiles][4];
