@@ -258,6 +258,17 @@ TEST_CASE("CPU reference on quantized KV caches passes float64 of the dequantize
           CHECK(v.quant.o_max_rel_err > 0);
           CHECK(v.quant.o_max_rel_err < 0.1);
         }
+  // A packed batch's cache, contiguous (a paged packed batch is impossible), with a window.
+  for (KvScale g : {KvScale::head, KvScale::token}) {
+    const Shape s = with_kv_cache(packed({33, 1, 70}, 4, 2, 32, true, DType::bf16, 20), KvDType::fp8_e4m3, g, 0);
+    INFO(s.label());
+    HostProblem p(s, *ref, ++seed);
+    ref->launch(p.args);
+    const auto v = p.verify(s, seed);
+    CHECK(v.passed);
+    CHECK(v.quant.checked);
+    CHECK(v.quant.o_max_abs_err > 0);
+  }
 }
 
 TEST_CASE("what quantization costs: fp8 E4M3 per tensor several times int8 per token, both a few percent at most",
