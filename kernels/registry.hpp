@@ -28,7 +28,8 @@ enum class Layout { bhsd, bshd };
 std::string_view to_string(Layout);
 
 // Pointers are device pointers for CUDA kernels and host pointers for CPU kernels. Tensors follow the
-// layout in core/shape.hpp. For CPU kernels every tensor (Q, K, V, O) is fp32 whatever shape.dtype says.
+// layout in core/shape.hpp. For CPU kernels every tensor (Q, K, V, O) is fp32 whatever shape.dtype says,
+// but a quantized K and V (one byte per element, below; kernels/cpu/kv_cache.hpp).
 struct AttentionArgs {
   core::Shape shape;
   const void* q = nullptr;

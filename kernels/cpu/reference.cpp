@@ -16,15 +16,22 @@
 // Computation is fp32; rounding P and O to shape.dtype emulates the GPU's storage precision
 // (docs/cpu-backend.md). Masked rows (causal, sliding window) touch only their visible keys. A packed
 // variable-length batch runs sequence by sequence, each with its own masks and (len, len) S block.
+// A paged or quantized KV cache (core/shape.hpp; forward only) first becomes contiguous fp32 K and V in
+// the workspace, after S and P, which the three stages then read:
+//   gather_kv   a page pool's rows in sequence order (kernels/common/paged.hpp)
+//   dequant_kv  each stored byte as the value it stands for, dequantize(code, scale) in fp32
+//               (kernels/common/quant.hpp), from contiguous bytes or a page pool
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/kv_cache.hpp"
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/tiles.hpp"
 #include "kernels/registry.hpp"
@@ -40,6 +47,16 @@ const std::vector<std::string> kBackwardStages = {"bwd_qk_gemm", "bwd_softmax", 
 
 // Score-sized fp32 buffers of the workspace: S and P for the forward; S, P, dP and dS for a backward.
 int64_t score_buffers(const core::Shape& s) { return s.backward() ? 4 : 2; }
+
+// The first stage of a paged or quantized KV cache, which makes K and V contiguous fp32 copies; none
+// when the call's K and V are contiguous fp32 already.
+std::optional<std::string> copy_stage(const core::Shape& s) {
+  if (s.quantized_kv()) return "dequant_kv";
+  if (s.paged()) return "gather_kv";
+  return std::nullopt;
+}
+// Elements of those copies (K's, then V's), after the score buffers.
+int64_t copy_elems(const core::Shape& s) { return copy_stage(s) ? s.kv_elems() + s.v_elems() : 0; }
 
 // Tells the hook stage `index` starts (the stages of a fwd_bwd call are numbered on from the forward's).
 void stage(StageHook* hook, int index) {
@@ -157,29 +174,27 @@ class CpuReference final : public Kernel {
   core::KernelKind kind() const override { return core::KernelKind::materialized; }
   std::string description() const override {
     return "unfused: S = QK^T, softmax, O = PV as three passes with S and P (fp32) in memory; the backward "
-           "as seven (S, P, dV, dP, dS, dQ, dK); fp32 compute, P, dS and the outputs rounded to the dtype";
+           "as seven (S, P, dV, dP, dS, dQ, dK); fp32 compute, P, dS and the outputs rounded to the dtype; a paged "
+           "or quantized KV cache first copied to contiguous fp32 K and V (gather_kv, dequant_kv)";
   }
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
   bool runs_distinct_hdim_v() const override { return true; }
   bool runs_backward() const override { return true; }
+  bool reads_paged_kv() const override { return true; }
+  bool reads_quantized_kv() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
     // S and P (and a backward's dP and dS) of every (sequence, head): seq_q * seq_k each dense, len^2
-    // per sequence packed.
-    return static_cast<size_t>(score_buffers(s)) * sizeof(float) * static_cast<size_t>(score_elems(s));
+    // per sequence packed; then the contiguous K and V of a paged or quantized cache.
+    return sizeof(float) * static_cast<size_t>(score_buffers(s) * score_elems(s) + copy_elems(s));
   }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
-    switch (s.pass) {
-      case core::Pass::fwd: return kForwardStages;
-      case core::Pass::bwd: return kBackwardStages;
-      case core::Pass::fwd_bwd: {
-        std::vector<std::string> all = kForwardStages;
-        all.insert(all.end(), kBackwardStages.begin(), kBackwardStages.end());
-        return all;
-      }
-    }
-    return {};
+    std::vector<std::string> names;
+    if (const auto copy = copy_stage(s)) names.push_back(*copy);
+    if (s.pass != core::Pass::bwd) names.insert(names.end(), kForwardStages.begin(), kForwardStages.end());
+    if (s.backward()) names.insert(names.end(), kBackwardStages.begin(), kBackwardStages.end());
+    return names;
   }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
@@ -189,14 +204,30 @@ class CpuReference final : public Kernel {
     if (s.backward() && (!a.d_o || !a.dq || !a.dk || !a.dv))
       throw std::runtime_error("cpu reference: a backward call needs dO, dQ, dK and dV");
     const RowBlocks work = row_blocks(s);
-    if (s.pass != core::Pass::bwd) forward(a, work, hook);
-    if (s.backward()) backward(a, work, hook, s.pass == core::Pass::fwd_bwd ? 3 : 0);
+    AttentionArgs call = a;  // K and V as the stages read them: contiguous fp32
+    int stage_index = 0;
+    if (copy_stage(s)) {
+      float* k_copy = static_cast<float*>(a.workspace) + score_buffers(s) * work.score_elems;
+      float* v_copy = k_copy + s.kv_elems();
+      stage(hook, stage_index++);
+      read_kv_contiguous(a, KvTensor::k, k_copy);
+      read_kv_contiguous(a, KvTensor::v, v_copy);
+      call.k = k_copy;
+      call.v = v_copy;
+      call.block_table = nullptr;
+    }
+    if (s.pass != core::Pass::bwd) {
+      forward(call, work, hook, stage_index);
+      stage_index += static_cast<int>(kForwardStages.size());
+    }
+    if (s.backward()) backward(call, work, hook, stage_index);
     if (hook) hook->after_last();
   }
 
  private:
-  // O and LSE; S and P in the workspace's first two score buffers.
-  static void forward(const AttentionArgs& a, const RowBlocks& work, StageHook* hook) {
+  // O and LSE; S and P in the workspace's first two score buffers. first_stage: the hook's index of
+  // the first.
+  static void forward(const AttentionArgs& a, const RowBlocks& work, StageHook* hook, int first_stage) {
     const core::Shape& s = a.shape;
     const auto* q = static_cast<const float*>(a.q);
     const auto* k = static_cast<const float*>(a.k);
@@ -206,10 +237,10 @@ class CpuReference final : public Kernel {
     float* probs = scores + work.score_elems;          // P: likewise
     const auto tasks = static_cast<int64_t>(work.blocks.size());
 
-    stage(hook, 0);
+    stage(hook, first_stage + 0);
     qk_stage(s, work, q, k, scores);
 
-    stage(hook, 1);
+    stage(hook, first_stage + 1);
     parallel_for(tasks, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t t = lo; t < hi; ++t) {
         const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
@@ -241,7 +272,7 @@ class CpuReference final : public Kernel {
       }
     });
 
-    stage(hook, 2);
+    stage(hook, first_stage + 2);
     rows_times_keys(s, work, probs, v, s.value_hdim(), true, 1.0f, o, false);
   }
 

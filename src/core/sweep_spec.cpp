@@ -353,8 +353,10 @@ struct Parser {
     for (int64_t p = 0; p < points; ++p) {
       Shape shape = make_shape(axes, index);
       const bool repeat = !shape.quantized_kv() && scale_axis != axes.end() && index[scale_index] != 0;
-      if (!repeat) out.push_back(std::move(shape));
-      sequences += static_cast<int64_t>(out.back().seq_lens.size());
+      if (!repeat) {
+        sequences += static_cast<int64_t>(shape.seq_lens.size());
+        out.push_back(std::move(shape));
+      }
       if (sequences > kMaxSweepSequences)
         fail(fmt::format("'{}' draws more than {} sequence lengths in all", trim(product), kMaxSweepSequences));
       for (size_t i = axes.size(); i-- > 0;) {

@@ -23,8 +23,10 @@
 #include "core/stats.hpp"
 #include "core/strings.hpp"
 #include "kernels/common/layout.hpp"
+#include "kernels/common/paged.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
+#include "kernels/cpu/kv_cache.hpp"
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/probes.hpp"
 #include "measure/ceilings_cache.hpp"
@@ -90,24 +92,26 @@ int64_t llc_from_sysfs() {
   return best_bytes;
 }
 
-// An fp32 host tensor, allocated uninitialised: value-initialising a vector would touch (and fault in)
-// every page from one thread before the parallel fill or the kernel touches it again.
-class HostTensor {
+// A host buffer, allocated uninitialised: value-initialising a vector would touch (and fault in) every
+// page from one thread before the parallel fill or the kernel touches it again.
+template <typename T>
+class HostBuffer {
  public:
-  explicit HostTensor(int64_t elems)
-      : size_(elems), data_(elems > 0 ? new float[static_cast<size_t>(elems)] : nullptr) {}
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
+  explicit HostBuffer(int64_t elems) : size_(elems), data_(elems > 0 ? new T[static_cast<size_t>(elems)] : nullptr) {}
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
   int64_t size() const { return size_; }
-  void fill(float value) {
-    float* p = data_.get();
+  void fill(T value) {
+    T* p = data_.get();
     kernels::parallel_for(size_, 1 << 16, [&](int64_t lo, int64_t hi) { std::fill(p + lo, p + hi, value); });
   }
 
  private:
   int64_t size_;
-  std::unique_ptr<float[]> data_;
+  std::unique_ptr<T[]> data_;
 };
+// The fp32 tensors: Q, O, LSE, an unquantized K and V, the workspace, a backward's dO and gradients.
+using HostTensor = HostBuffer<float>;
 
 // Timestamps between the stages of one call.
 class StageClock final : public kernels::StageHook {
@@ -143,11 +147,17 @@ size_t workspace_of(const core::Shape& s, const kernels::Kernel& kernel) {
 }
 
 // Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here (a backward's
-// dO, dQ, dK and dV too).
+// dO, dQ, dK and dV too) but a quantized K and V, one byte per element with float32 scales; K and V as
+// allocated (a paged cache's pools, with the block table).
 double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) {
-  const double tensors = static_cast<double>(s.q_elems() + s.o_elems() + s.kv_elems() + s.v_elems());
-  const double grads = s.backward() ? tensors : 0;  // dO as O, dQ as Q, dK as K, dV as V
-  return sizeof(float) * (tensors + grads + static_cast<double>(s.lse_elems())) +
+  const double kv_elem_bytes = s.quantized_kv() ? 1.0 : sizeof(float);
+  const double kv_bytes = static_cast<double>(s.kv_buffer_elems() + s.v_buffer_elems()) * kv_elem_bytes +
+                          sizeof(float) * 2 * static_cast<double>(s.kv_scale_elems()) +
+                          sizeof(int32_t) * static_cast<double>(s.block_table_elems());
+  const double tensors = static_cast<double>(s.q_elems() + s.o_elems());
+  // dO as O, dQ as Q, dK as K, dV as V (a backward's K and V are contiguous fp32: validate()).
+  const double grads = s.backward() ? tensors + static_cast<double>(s.kv_elems() + s.v_elems()) : 0;
+  return sizeof(float) * (tensors + grads + static_cast<double>(s.lse_elems())) + kv_bytes +
          static_cast<double>(workspace_of(s, kernel));
 }
 
@@ -205,8 +215,8 @@ class CpuBackend final : public Backend {
   std::vector<float> flush_buffer_;  // 2x the LLC, written before every cold sample
 };
 
-// One point on the CPU: fp32 host tensors in the kernel's layout, steady_clock timing through the
-// shared sampling loop, no counters.
+// One point on the CPU: fp32 host tensors in the kernel's layout (K and V as the shape stores them:
+// kernels/cpu/kv_cache.hpp), steady_clock timing through the shared sampling loop, no counters.
 class CpuPoint final : public PointSteps {
  public:
   CpuPoint(CpuBackend& backend, const core::Shape& shape, const kernels::Kernel& kernel)
@@ -232,8 +242,16 @@ class CpuPoint final : public PointSteps {
 
   void allocate(uint64_t seed) override {
     q_.emplace(s_.q_elems());
-    k_.emplace(s_.kv_elems());
-    v_.emplace(s_.v_elems());
+    if (s_.quantized_kv()) {
+      k_bytes_.emplace(s_.kv_buffer_elems());
+      v_bytes_.emplace(s_.v_buffer_elems());
+      k_scale_.emplace(s_.kv_scale_elems());
+      v_scale_.emplace(s_.kv_scale_elems());
+    } else {
+      k_.emplace(s_.kv_buffer_elems());
+      v_.emplace(s_.v_buffer_elems());
+    }
+    block_table_ = kernels::shuffled_block_table(s_, seed);  // empty when contiguous
     o_.emplace(s_.o_elems());
     lse_.emplace(s_.lse_elems());
     workspace_.emplace(static_cast<int64_t>((workspace_of(s_, kernel_) + sizeof(float) - 1) / sizeof(float)));
@@ -255,8 +273,16 @@ class CpuPoint final : public PointSteps {
     kernels::AttentionArgs args;
     args.shape = s_;
     args.q = q_->data();
-    args.k = k_->data();
-    args.v = v_->data();
+    if (s_.quantized_kv()) {
+      args.k = k_bytes_->data();
+      args.v = v_bytes_->data();
+      args.k_scale = k_scale_->data();
+      args.v_scale = v_scale_->data();
+    } else {
+      args.k = k_->data();
+      args.v = v_->data();
+    }
+    args.block_table = block_table_.empty() ? nullptr : block_table_.data();
     args.o = o_->data();
     args.lse = lse_->data();
     args.workspace = workspace_->size() == 0 ? nullptr : workspace_->data();
@@ -347,7 +373,7 @@ class CpuPoint final : public PointSteps {
   }
 
  private:
-  static constexpr int kTensorQ = 0, kTensorK = 1, kTensorV = 2, kTensorDO = 3;  // kernels/common/random.hpp
+  static constexpr int kTensorQ = 0, kTensorDO = 3;  // kernels/common/random.hpp (K and V: kv_cache.hpp)
 
   // Each element of a tensor, in the kernel's layout, holds its canonical element's value.
   static void fill_tensor(HostTensor& t, int id, const kernels::TensorMap& map, uint64_t seed) {
@@ -359,8 +385,15 @@ class CpuPoint final : public PointSteps {
   }
   void fill_inputs(uint64_t seed) {
     fill_tensor(*q_, kTensorQ, q_map_, seed);
-    fill_tensor(*k_, kTensorK, kv_map_, seed);
-    fill_tensor(*v_, kTensorV, v_map_, seed);
+    const int32_t* table = block_table_.empty() ? nullptr : block_table_.data();
+    using kernels::cpu::KvTensor;
+    if (s_.quantized_kv()) {
+      kernels::cpu::fill_kv(s_, seed, KvTensor::k, kv_map_, table, k_bytes_->data(), k_scale_->data());
+      kernels::cpu::fill_kv(s_, seed, KvTensor::v, v_map_, table, v_bytes_->data(), v_scale_->data());
+    } else {
+      kernels::cpu::fill_kv(s_, seed, KvTensor::k, kv_map_, table, k_->data(), nullptr);
+      kernels::cpu::fill_kv(s_, seed, KvTensor::v, v_map_, table, v_->data(), nullptr);
+    }
   }
 
   // `rows` rows of `width` values of tensor t (in the kernel's layout through `map`), canonical order.
@@ -395,7 +428,10 @@ class CpuPoint final : public PointSteps {
   const kernels::Kernel& kernel_;
   bool bshd_;
   kernels::TensorMap q_map_, o_map_, kv_map_, v_map_;
-  std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;
+  std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;  // k_ and v_: an unquantized cache's
+  std::optional<HostBuffer<uint8_t>> k_bytes_, v_bytes_;      // a quantized cache's K and V,
+  std::optional<HostTensor> k_scale_, v_scale_;               // and their scales
+  std::vector<int32_t> block_table_;  // a paged cache's (kernels/common/paged.hpp), else empty
   std::optional<HostTensor> d_o_, dq_, dk_, dv_;  // a backward point's
   std::vector<int32_t> cu_seqlens_;  // a packed batch's, else empty
   std::unique_ptr<kernels::Call> call_;

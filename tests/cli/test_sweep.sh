@@ -4,7 +4,8 @@
 # reports/runs/ with reports/latest pointing at the newest (--resume continues it; a folder at
 # reports/latest is left alone); an option given where a value belongs is refused; bad option values
 # are exit 2 with one line and write nothing; the machine's load is recorded, and warned about at the
-# start when it exceeds the cores; --stalls and --timeline on the CPU backend mark each point unsupported.
+# start when it exceeds the cores; --stalls and --timeline on the CPU backend mark each point unsupported;
+# paged and quantized KV caches run on the CPU reference and are verified.
 # Usage: test_sweep.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
@@ -58,6 +59,40 @@ for r in records:
     assert stages[-1] == "bwd_dk_gemm" and (stages[0] == "qk_gemm") == (p == "fwd_bwd"), stages
 PY
 grep -q "s64x64 d32 causal bf16 bwd | reference | ok" "$scratch/bwd.md" || fail "the Markdown summary does not show the backward points"
+
+# A KV cache in pages and quantized on the CPU backend: the reference reads every kind (gather_kv,
+# dequant_kv first) and each point is verified, a quantized one with what the quantization costs; the
+# fused kernel runs the contiguous bf16 point only and says why not the others.
+kv_axes="batch=2;heads=4;kv_heads=2;seq_q=2;seq_k=80;hdim=32;causal=1;page_size=0,16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head,token"
+"$attnprof" sweep --axes "$kv_axes" --kernels reference,fused "${fast[@]}" --out "$scratch/kv" \
+  >"$scratch/log" 2>&1 || fail "sweep of a paged, quantized KV cache: $(tail -n 5 "$scratch/log")"
+python3 - "$scratch/kv/results.json" <<'PY' || fail "paged and quantized points"
+import json, sys
+records = json.load(open(sys.argv[1]))["records"]
+assert len(records) == 2 * (2 + 2 * 2 * 2), [r["key"] for r in records]  # bf16 once per page size
+for r in records:
+    shape, v = r["shape"], r["verification"]
+    quantized, paged = "kv_dtype" in shape, shape.get("page_size", 0) > 0
+    assert quantized == ("kv_scale" in shape), shape
+    if quantized:
+        assert shape["kv_dtype"] in ("fp8_e4m3", "int8") and shape["kv_scale"] in ("head", "token"), shape
+        assert f" kv-{shape['kv_dtype']}/{shape['kv_scale']}" in r["key"], r["key"]
+    if r["kernel"] == "fused" and (quantized or paged):
+        assert r["status"] == "unsupported", (r["key"], r["status"])
+        assert ("no quantized KV cache" if quantized else "no paged KV cache") in r["reason"], r["reason"]
+        continue
+    assert r["status"] == "ok" and v["passed"] and v["unwritten"] == 0 and r["latency"]["n"] >= 1, (r["key"], r["status"], r["reason"])
+    assert v["o_max_abs_err"] <= v["tolerance"], (r["key"], v)
+    stages = [s["name"] for s in r.get("stages", [])]
+    if r["kernel"] == "reference":
+        first = "dequant_kv" if quantized else "gather_kv" if paged else "qk_gemm"
+        assert stages[0] == first, (r["key"], stages)
+    if quantized:
+        q = v["quantization"]
+        assert 0 < q["o_mean_abs_err"] <= q["o_max_abs_err"] and 0 < q["o_max_rel_err"] < 0.1, (r["key"], q)
+    else:
+        assert "quantization" not in v, (r["key"], v)
+PY
 
 # --stalls on the CPU backend: every ok point says the backend has no warp states; nothing else changes.
 "$attnprof" sweep --stalls --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/st" \
@@ -132,6 +167,8 @@ bad --axes "" --backend cpu
 bad --axes "$tiny_axes" --backend cpu --kernels no-such-kernel
 bad --axes "$tiny_axes" --backend cpu --max-seconds nan
 bad --axes "batch=1;heads=3;kv_heads=2;seq=32;hdim=32" --backend cpu
+bad --axes "seq=32;hdim=32;dtype=bf16;kv_dtype=fp16" --backend cpu
+bad --axes "seq=32;hdim=32;kv_dtype=int4" --backend cpu
 
 # --backend cuda without a GPU: exit 4, one line with the reason; without the NVIDIA driver, that.
 if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU "; then

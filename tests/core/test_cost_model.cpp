@@ -541,3 +541,56 @@ TEST_CASE("the backward's worked example in docs/cost-model.md") {
   CHECK(m.workspace_bytes == 3221225472.0);
   CHECK(m.intensity == Approx(43.4).epsilon(1e-3));
 }
+
+TEST_CASE("quantized KV cache, fused: one byte per K and V element; scales once, or 8 bytes per key row per token") {
+  // b4 h32/8 s1x1000 d128 bf16: Q and O 4*32*128 elements, every key seen; K and V 4*8*1000*128 each.
+  Shape s = shape(4, 32, 8, 1, 1000, 128, false, DType::bf16);
+  const double q = 4.0 * 32 * 128 * 2, kv_elems = 2.0 * 4 * 8 * 1000 * 128, key_rows = 4.0 * 8 * 1000;
+  const double write = 4.0 * 32 * 128 * 2 + 4.0 * 32 * 4;  // O in the dtype, LSE in fp32: unchanged
+  CHECK(cost_of(s, KernelKind::fused).min_bytes_read == q + kv_elems * 2);
+  for (KvDType t : {KvDType::fp8_e4m3, KvDType::int8}) {
+    INFO(to_string(t));
+    s.kv_dtype = t;
+    s.kv_scale = KvScale::tensor;
+    Cost c = cost_of(s, KernelKind::fused);
+    CHECK(c.min_bytes_read == q + kv_elems + 2 * 4);  // one scale of K, one of V
+    CHECK(c.min_bytes_write == write);
+    s.kv_scale = KvScale::head;
+    CHECK(cost_of(s, KernelKind::fused).min_bytes_read == q + kv_elems + 2 * 8 * 4);
+    s.kv_scale = KvScale::token;
+    CHECK(cost_of(s, KernelKind::fused).min_bytes_read == q + kv_elems + key_rows * 8);
+    // Paged in 16-key pages: the 63 block-table entries of each sequence's pages on top.
+    s.page_size = 16;
+    CHECK(cost_of(s, KernelKind::fused).min_bytes_read == q + kv_elems + key_rows * 8 + 4.0 * 63 * 4);
+    s.page_size = 0;
+    // The same FLOPs: quantization changes the bytes only.
+    CHECK(cost_of(s, KernelKind::fused).flops == cost_of(shape(4, 32, 8, 1, 1000, 128, false, DType::bf16),
+                                                         KernelKind::fused).flops);
+  }
+  // A sliding window reads the window's key rows and their scales only.
+  s.kv_scale = KvScale::token;
+  s.window = 100;
+  CHECK(cost_of(s, KernelKind::fused).min_bytes_read == q + 4.0 * 8 * 100 * (256 + 8));
+}
+
+TEST_CASE("quantized KV cache, materialized: the reference reads bytes and scales, writes the dequantized copy "
+          "(its workspace) and its GEMMs read that") {
+  Shape s = shape(2, 8, 2, 4, 300, 64, true, DType::fp16);
+  const Cost plain = cost_of(s, KernelKind::materialized);
+  s.kv_dtype = KvDType::int8;
+  s.kv_scale = KvScale::token;
+  const Cost m = cost_of(s, KernelKind::materialized);
+  const double kv_elems = 2.0 * 2 * 2 * 300 * 64, key_rows = 2.0 * 2 * 300;
+  const double copy = kv_elems * 2;  // K and V in fp16
+  CHECK(m.min_bytes_read == plain.min_bytes_read + kv_elems * 1 + key_rows * 8);
+  CHECK(m.min_bytes_write == plain.min_bytes_write + copy);
+  CHECK(m.workspace_bytes == plain.workspace_bytes + copy);
+  CHECK(m.sp_bytes == plain.sp_bytes);
+  s.kv_scale = KvScale::head;
+  CHECK(cost_of(s, KernelKind::materialized).min_bytes_read == plain.min_bytes_read + kv_elems + 2 * 2 * 4);
+  // Footprint: K and V at one byte, their scales, the copy in the workspace.
+  s.kv_scale = KvScale::token;
+  const double q_o = 2.0 * 2 * 8 * 4 * 64 * 2, lse = 2.0 * 8 * 4 * 4;
+  CHECK(footprint_bytes(s, KernelKind::fused) == q_o + kv_elems + key_rows * 8 + lse);
+  CHECK(footprint_bytes(s, KernelKind::materialized) == q_o + kv_elems + key_rows * 8 + lse + m.workspace_bytes);
+}

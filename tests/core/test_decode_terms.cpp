@@ -69,3 +69,18 @@ TEST_CASE("kv_tile_keys: the plan's block_n when the kernel records one") {
   r.plan["block_n"] = 64;
   CHECK(kv_tile_keys(r) == 64);
 }
+
+TEST_CASE("kv_cache_bytes of a quantized cache: one byte per element, 8 bytes of scales per key row per token") {
+  Shape s{2, 32, 8, 1, 1000, 128, false, DType::bf16};
+  for (KvDType t : {KvDType::fp8_e4m3, KvDType::int8}) {
+    s.kv_dtype = t;
+    s.kv_scale = KvScale::head;
+    CHECK(kv_cache_bytes(s) == 2.0 * 8 * 1000 * (128 + 128));
+    s.kv_scale = KvScale::tensor;
+    CHECK(kv_cache_bytes(s) == 2.0 * 8 * 1000 * (128 + 128));
+    s.kv_scale = KvScale::token;
+    CHECK(kv_cache_bytes(s) == 2.0 * 8 * 1000 * (128 + 128 + 8));
+  }
+  s.hdim_v = 64;  // a K row and a V row of their own widths, one scale each
+  CHECK(kv_cache_bytes(s) == 2.0 * 8 * 1000 * (128 + 64 + 8));
+}

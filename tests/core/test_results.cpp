@@ -402,3 +402,64 @@ TEST_CASE("schema 1.12: a backward point's pass and gradient checks round-trip; 
   bad["records"][0]["verification"]["grads"] = {{"dq", 3}};
   CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
 }
+
+TEST_CASE("schema 1.13: a quantized point's kv_dtype, kv_scale and verification.quantization round-trip") {
+  Results r;
+  Record q;
+  q.shape = Shape{64, 32, 8, 1, 8192, 128, true, DType::bf16};
+  q.shape.page_size = 16;
+  q.shape.kv_dtype = KvDType::fp8_e4m3;
+  q.shape.kv_scale = KvScale::head;
+  q.kernel = "reference";
+  q.cost = cost_of(q.shape, KernelKind::materialized);
+  q.verification.checked = true;
+  q.verification.passed = true;
+  q.verification.o_max_abs_err = 1.5e-3;
+  q.verification.quant.checked = true;
+  q.verification.quant.o_max_abs_err = 2.5e-2;
+  q.verification.quant.o_mean_abs_err = 3.0e-3;
+  q.verification.quant.o_max_rel_err = 4.0e-2;
+  r.records.push_back(q);
+  Record plain = q;
+  plain.shape.kv_dtype = KvDType::none;
+  plain.shape.kv_scale = KvScale::tensor;
+  plain.verification.quant = QuantCost{};
+  r.records.push_back(plain);
+
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.13");
+  const nlohmann::json& rec = j.at("records")[0];
+  CHECK(rec.at("shape").at("kv_dtype") == "fp8_e4m3");
+  CHECK(rec.at("shape").at("kv_scale") == "head");
+  CHECK(rec.at("key") == "b64 h32/8 s1x8192 d128 causal bf16 kv-fp8_e4m3/head page16 | reference");
+  const nlohmann::json& quant = rec.at("verification").at("quantization");
+  CHECK(quant.at("o_max_abs_err") == 2.5e-2);
+  CHECK(quant.at("o_mean_abs_err") == 3.0e-3);
+  CHECK(quant.at("o_max_rel_err") == 4.0e-2);
+  CHECK_FALSE(quant.contains("checked"));
+  const nlohmann::json& unquantized = j.at("records")[1];
+  CHECK_FALSE(unquantized.at("shape").contains("kv_dtype"));
+  CHECK_FALSE(unquantized.at("shape").contains("kv_scale"));
+  CHECK_FALSE(unquantized.at("verification").contains("quantization"));
+
+  const Results back = parse_results(j.dump(), "mem");
+  CHECK(back.records[0].shape == q.shape);
+  const QuantCost& c = back.records[0].verification.quant;
+  CHECK(c.checked);
+  CHECK(c.o_max_abs_err == 2.5e-2);
+  CHECK(c.o_mean_abs_err == 3.0e-3);
+  CHECK(c.o_max_rel_err == 4.0e-2);
+  CHECK_FALSE(back.records[1].verification.quant.checked);
+  CHECK(point_key(back.records[0]) != point_key(back.records[1]));
+  // A 1.12 file has neither: K and V in the dtype, nothing to report.
+  nlohmann::json old = j;
+  old["schema_version"] = "1.12";
+  old["records"].erase(0);
+  const Results older = parse_results(old.dump(), "old");
+  CHECK_FALSE(older.records[0].shape.quantized_kv());
+  CHECK_FALSE(older.records[0].verification.quant.checked);
+  // quantization that is not an object is refused.
+  nlohmann::json bad = j;
+  bad["records"][0]["verification"]["quantization"] = 3;
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+}

@@ -1,5 +1,6 @@
 // core/shape.cpp: dtype names, the label that keys every point, validate's refusals, the packed batch's
-// token counts and prefix sums, the keys each row sees under the masks, and the JSON round trip.
+// token counts and prefix sums, the keys each row sees under the masks, the JSON round trip, and a
+// quantized KV cache's names, label, sizes, refusals and JSON fields.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,6 +22,13 @@ Shape packed(std::vector<int64_t> lens, const std::string& lengths = "list:test"
   s.seq_q = s.seq_k = *std::max_element(lens.begin(), lens.end());
   s.seq_lens = std::move(lens);
   s.lengths = lengths;
+  return s;
+}
+
+// The shape with its KV cache stored as `t`, with scales `g`.
+Shape quantized(Shape s, KvDType t, KvScale g) {
+  s.kv_dtype = t;
+  s.kv_scale = g;
   return s;
 }
 
@@ -133,4 +141,82 @@ TEST_CASE("JSON: optional fields only when set, and back to an equal shape") {
   const nlohmann::json pj = p;
   CHECK(pj.at("seq_lens") == nlohmann::json({5, 1, 12}));
   CHECK(pj.get<Shape>() == p);
+}
+
+TEST_CASE("quantized KV cache: names, spellings, the label, bytes and scales as allocated") {
+  CHECK(to_string(KvDType::fp8_e4m3) == "fp8_e4m3");
+  CHECK(to_string(KvDType::int8) == "int8");
+  CHECK(to_string(KvScale::tensor) == "tensor");
+  CHECK(to_string(KvScale::head) == "head");
+  CHECK(to_string(KvScale::token) == "token");
+  CHECK(parse_kv_dtype("fp8", DType::bf16) == KvDType::fp8_e4m3);
+  CHECK(parse_kv_dtype("e4m3", DType::fp16) == KvDType::fp8_e4m3);
+  CHECK(parse_kv_dtype("int8", DType::bf16) == KvDType::int8);
+  CHECK(parse_kv_dtype("bf16", DType::bf16) == KvDType::none);  // the dtype's own name: not quantized
+  CHECK(parse_kv_dtype("half", DType::fp16) == KvDType::none);
+  CHECK_THROWS_WITH(parse_kv_dtype("fp16", DType::bf16), Catch::Contains("kv_dtype fp16 with dtype bf16"));
+  CHECK_THROWS_WITH(parse_kv_dtype("int4", DType::bf16), Catch::Contains("unknown kv_dtype 'int4'"));
+  CHECK_THROWS_WITH(parse_kv_scale("channel"), Catch::Contains("unknown kv_scale 'channel'"));
+  CHECK(kv_quant_max(KvDType::fp8_e4m3) == 448);
+  CHECK(kv_quant_max(KvDType::int8) == 127);
+  CHECK(kv_quant_max(KvDType::none) == 0);
+
+  const Shape s = quantized(Shape{64, 32, 8, 1, 8192, 128, true, DType::bf16}, KvDType::int8, KvScale::head);
+  CHECK(s.label() == "b64 h32/8 s1x8192 d128 causal bf16 kv-int8/head");
+  Shape paged = quantized(Shape{4, 8, 2, 1, 100, 64, false, DType::fp16}, KvDType::fp8_e4m3, KvScale::token);
+  paged.page_size = 16;
+  paged.window = 32;
+  CHECK(paged.label() == "b4 h8/2 s1x100 d64 fp16 kv-fp8_e4m3/token page16 win32");
+  CHECK(Shape{1, 1, 1, 1, 100, 64, false, DType::bf16}.kv_elem_bytes() == 2);
+  CHECK(paged.kv_elem_bytes() == 1);
+  // Scales: one per tensor, one per kv head, one per row of the buffer per token (pad rows of a pool
+  // included: 4 sequences x 7 pages x 2 kv heads x 16 keys).
+  CHECK(paged.kv_scale_elems() == 4 * 7 * 2 * 16);
+  paged.page_size = 0;
+  CHECK(paged.kv_scale_elems() == 4 * 2 * 100);
+  CHECK(quantized(paged, KvDType::int8, KvScale::head).kv_scale_elems() == 2);
+  CHECK(quantized(paged, KvDType::int8, KvScale::tensor).kv_scale_elems() == 1);
+  CHECK(quantized(paged, KvDType::none, KvScale::tensor).kv_scale_elems() == 0);
+}
+
+TEST_CASE("quantized KV cache: validate refuses a scale without quantization, a backward and fp32") {
+  const Shape base{1, 8, 2, 1, 512, 64, false, DType::bf16};
+  CHECK_NOTHROW(quantized(base, KvDType::fp8_e4m3, KvScale::token).validate());
+  const auto refused = [](const Shape& s, const std::string& why) {
+    INFO(s.label());
+    CHECK_THROWS_AS(s.validate(), attnprof::InputError);
+    CHECK_THROWS_WITH(s.validate(), Catch::Contains(why));
+  };
+  refused(quantized(base, KvDType::none, KvScale::head), "kv_scale head applies to a quantized KV cache");
+  Shape backward = quantized(base, KvDType::int8, KvScale::head);
+  backward.pass = Pass::bwd;
+  refused(backward, "forward pass only");
+  Shape fp32 = quantized(base, KvDType::int8, KvScale::head);
+  fp32.dtype = DType::fp32;
+  refused(fp32, "fp16 or bf16");
+}
+
+TEST_CASE("quantized KV cache: JSON carries kv_dtype and kv_scale only when quantized, and reads back") {
+  const Shape plain{2, 8, 2, 4, 300, 64, true, DType::fp16};
+  const nlohmann::json pj = plain;
+  CHECK_FALSE(pj.contains("kv_dtype"));
+  CHECK_FALSE(pj.contains("kv_scale"));
+  for (KvDType t : {KvDType::fp8_e4m3, KvDType::int8})
+    for (KvScale g : {KvScale::tensor, KvScale::head, KvScale::token}) {
+      Shape s = quantized(plain, t, g);
+      s.page_size = 16;
+      const nlohmann::json j = s;
+      CHECK(j.at("kv_dtype") == std::string(to_string(t)));
+      CHECK(j.at("kv_scale") == std::string(to_string(g)));
+      CHECK(j.get<Shape>() == s);
+    }
+  nlohmann::json named = pj;
+  named["kv_dtype"] = "fp16";  // the dtype's own name: not quantized
+  CHECK(named.get<Shape>() == plain);
+  nlohmann::json unknown = pj;
+  unknown["kv_dtype"] = "int4";
+  CHECK_THROWS_AS(unknown.get<Shape>(), attnprof::InputError);
+  unknown["kv_dtype"] = "int8";
+  unknown["kv_scale"] = "block";
+  CHECK_THROWS_AS(unknown.get<Shape>(), attnprof::InputError);
 }

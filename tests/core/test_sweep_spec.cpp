@@ -604,3 +604,71 @@ TEST_CASE("load_sweep_file: unreadable or invalid files are InputErrors naming t
   rejected(R"({"shapes": [{"seq": 64}, {"seq": 64}]})", "appears twice");
   rejected(R"({"shapes": [7]})", "shapes[0]");
 }
+
+TEST_CASE("kv_dtype and kv_scale: quantized points at each scale, the unquantized one once") {
+  const auto s = parse_axes("batch=2;heads=8;kv_heads=2;seq_q=1;seq_k=512;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=tensor,token");
+  REQUIRE(s.shapes.size() == 5);
+  const std::vector<std::pair<KvDType, KvScale>> want = {{KvDType::none, KvScale::tensor},
+                                                         {KvDType::fp8_e4m3, KvScale::tensor},
+                                                         {KvDType::fp8_e4m3, KvScale::token},
+                                                         {KvDType::int8, KvScale::tensor},
+                                                         {KvDType::int8, KvScale::token}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO(s.shapes[i].label());
+    CHECK(s.shapes[i].kv_dtype == want[i].first);
+    CHECK(s.shapes[i].kv_scale == want[i].second);
+  }
+  CHECK(s.shapes[0].label() == "b2 h8/2 s1x512 d64 bf16");
+  CHECK(s.shapes[4].label() == "b2 h8/2 s1x512 d64 bf16 kv-int8/token");
+  // The dtype axis may come after kv_dtype; each float name must be the point's dtype.
+  const auto fp16 = parse_axes("seq=64;kv_dtype=fp16,int8;kv_scale=head;dtype=fp16");
+  REQUIRE(fp16.shapes.size() == 2);
+  CHECK_FALSE(fp16.shapes[0].quantized_kv());
+  CHECK(fp16.shapes[1].kv_dtype == KvDType::int8);
+  CHECK(fp16.shapes[1].kv_scale == KvScale::head);
+  CHECK(parse_axes("seq=64;kv_dtype=fp8;kv_scale=head").shapes[0].kv_dtype == KvDType::fp8_e4m3);
+  CHECK(parse_shape("seq_q=1,seq_k=256,kv_dtype=int8,kv_scale=token").kv_scale == KvScale::token);
+  // A preset's text is its expansion, kv_dtype included.
+  CHECK(parse_axes(preset("decode").text).shapes == preset("decode").shapes);
+  CHECK(parse_axes(preset("serving").text).shapes == preset("serving").shapes);
+}
+
+TEST_CASE("kv_dtype and kv_scale: unknown values, a float name other than the dtype, impossible points") {
+  require_rejected("seq=64;kv_dtype=int4", "int4");
+  require_rejected("seq=64;kv_dtype=int8;kv_scale=channel", "channel");
+  require_rejected("seq=64;dtype=bf16;kv_dtype=fp16", "kv_dtype=fp16 with dtype=bf16");
+  require_rejected("seq=64;kv_dtype=bf16;dtype=bf16,fp16", "kv_dtype=bf16 with dtype=fp16");
+  require_rejected("seq=64;kv_dtype=int8,int8", "int8");
+  require_rejected("seq=64;kv_dtype=", "kv_dtype");
+  require_rejected("seq=64;kv_dtype=int8;dtype=fp32", "fp16 or bf16");
+  require_rejected("seq=64;kv_dtype=int8;pass=bwd", "forward pass only");
+}
+
+TEST_CASE("kv_dtype, kv_scale and pass in a sweep file's shapes: strings; a results file's shape object read back") {
+  const auto file = parse_sweep_file(
+      R"({"shapes": [{"seq_q": 1, "seq_k": 256, "kv_dtype": "fp8_e4m3", "kv_scale": "token", "page_size": 16, "pass": "fwd"},
+                     {"seq_q": 1, "seq_k": 256, "kv_dtype": "bf16"}]})",
+      "q.json");
+  REQUIRE(file.shapes.size() == 2);
+  CHECK(file.shapes[0].kv_dtype == KvDType::fp8_e4m3);
+  CHECK(file.shapes[0].kv_scale == KvScale::token);
+  CHECK(file.shapes[0].page_size == 16);
+  CHECK(file.shapes[0].pass == Pass::fwd);
+  CHECK_FALSE(file.shapes[1].quantized_kv());
+  Shape s{4, 8, 2, 1, 300, 64, true, DType::fp16};
+  s.kv_dtype = KvDType::int8;
+  s.kv_scale = KvScale::head;
+  const nlohmann::json j = s;
+  CHECK(parse_sweep_file(nlohmann::json{{"shapes", {j}}}.dump(), "r.json").shapes[0] == s);
+  const auto refused = [](const std::string& text, const std::string& token) {
+    INFO(text);
+    CHECK_THROWS_AS(parse_sweep_file(text, "q.json"), InputError);
+    CHECK_THROWS_WITH(parse_sweep_file(text, "q.json"), Catch::Contains(token));
+  };
+  refused(R"({"shapes": [{"seq": 64, "kv_dtype": 8}]})", "is not a dtype name");
+  refused(R"({"shapes": [{"seq": 64, "kv_dtype": "int8", "kv_scale": 1}]})", "is not a scale granularity");
+  refused(R"({"shapes": [{"seq": 64, "kv_dtype": "int8", "kv_scale": "row"}]})", "row");
+  refused(R"({"shapes": [{"seq": 64, "kv_dtype": "int8;seq=9"}]})", "kv_dtype");
+  refused(R"({"shapes": [{"seq": 64, "pass": 1}]})", "is not a pass name");
+  refused(R"({"shapes": [{"seq": 64, "dtype": "bf16", "kv_dtype": "fp16"}]})", "kv_dtype=fp16 with dtype=bf16");
+}

@@ -1,6 +1,7 @@
 // Shared by the host tests of kernels/: a stub kernel that keeps every default trait, a host problem
-// (inputs from kernels/common/random.hpp, NaN-filled outputs) with its float64 check, a stage-hook
-// recorder, and the shape builders the CPU kernels' tests use.
+// (inputs from kernels/common/random.hpp, K and V as the shape stores them: contiguous or paged, fp32 or
+// quantized; NaN-filled outputs) with its float64 check, a stage-hook recorder, and the shape builders
+// the CPU kernels' tests use.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -10,8 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/common/layout.hpp"
+#include "kernels/common/paged.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
+#include "kernels/cpu/kv_cache.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels_test {
@@ -35,20 +39,41 @@ struct StubKernel : k::Kernel {
 };
 
 struct HostProblem {
-  std::vector<float> q, k, v, o, lse, workspace;
+  std::vector<float> q, k, v, o, lse, workspace;  // k and v: an unquantized cache (its pools when paged)
+  std::vector<uint8_t> k_bytes, v_bytes;           // a quantized cache's K and V (core/shape.hpp),
+  std::vector<float> k_scale, v_scale;             // and their scales
+  std::vector<int32_t> block_table;                // a paged cache's (kernels/common/paged.hpp)
   std::vector<int32_t> cu_seqlens;
   k::AttentionArgs args;
   HostProblem(const Shape& s, const k::Kernel& kernel, uint64_t seed)
-      : q(size_t(s.q_elems())), k(size_t(s.kv_elems())), v(size_t(s.v_elems())), o(size_t(s.o_elems()),
-        std::numeric_limits<float>::quiet_NaN()), lse(size_t(s.lse_elems()), std::numeric_limits<float>::quiet_NaN()),
-        workspace(kernel.workspace_bytes(s) / sizeof(float)) {
+      : q(size_t(s.q_elems())), o(size_t(s.o_elems()), std::numeric_limits<float>::quiet_NaN()),
+        lse(size_t(s.lse_elems()), std::numeric_limits<float>::quiet_NaN()),
+        workspace(kernel.workspace_bytes(s) / sizeof(float)), block_table(k::shuffled_block_table(s, seed)) {
     for (size_t e = 0; e < q.size(); ++e) q[e] = k::input_value(seed, 0, e);
-    for (size_t e = 0; e < k.size(); ++e) k[e] = k::input_value(seed, 1, e);
-    for (size_t e = 0; e < v.size(); ++e) v[e] = k::input_value(seed, 2, e);
     args.shape = s;
     args.q = q.data();
-    args.k = k.data();
-    args.v = v.data();
+    const int32_t* table = block_table.empty() ? nullptr : block_table.data();
+    using k::cpu::KvTensor;
+    if (s.quantized_kv()) {
+      k_bytes.resize(size_t(s.kv_buffer_elems()));
+      v_bytes.resize(size_t(s.v_buffer_elems()));
+      k_scale.resize(size_t(s.kv_scale_elems()));
+      v_scale.resize(size_t(s.kv_scale_elems()));
+      k::cpu::fill_kv(s, seed, KvTensor::k, k::kv_tensor_map(s, false), table, k_bytes.data(), k_scale.data());
+      k::cpu::fill_kv(s, seed, KvTensor::v, k::v_tensor_map(s, false), table, v_bytes.data(), v_scale.data());
+      args.k = k_bytes.data();
+      args.v = v_bytes.data();
+      args.k_scale = k_scale.data();
+      args.v_scale = v_scale.data();
+    } else {
+      k.resize(size_t(s.kv_buffer_elems()));
+      v.resize(size_t(s.v_buffer_elems()));
+      k::cpu::fill_kv(s, seed, KvTensor::k, k::kv_tensor_map(s, false), table, k.data(), nullptr);
+      k::cpu::fill_kv(s, seed, KvTensor::v, k::v_tensor_map(s, false), table, v.data(), nullptr);
+      args.k = k.data();
+      args.v = v.data();
+    }
+    args.block_table = table;
     args.o = o.data();
     args.lse = lse.data();
     args.workspace = workspace.data();
@@ -146,6 +171,16 @@ inline Shape packed(std::vector<int64_t> lens, int64_t heads, int64_t kv_heads, 
 
 inline Shape with_hdim_v(Shape s, int64_t hdim_v) {
   s.hdim_v = hdim_v;
+  s.validate();
+  return s;
+}
+
+// The KV cache stored as `t` with scales `g` (core/shape.hpp), in pages of `page_size` keys (0:
+// contiguous), validated.
+inline Shape with_kv_cache(Shape s, attnprof::core::KvDType t, attnprof::core::KvScale g, int64_t page_size) {
+  s.kv_dtype = t;
+  s.kv_scale = g;
+  s.page_size = page_size;
   s.validate();
   return s;
 }

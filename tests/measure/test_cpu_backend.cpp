@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "core/sweep_spec.hpp"
 #include "kernels/registry.hpp"
 #include "measure/backend.hpp"
 #include "measure/ceilings_cache.hpp"
@@ -328,4 +330,48 @@ TEST_CASE("CPU backend: backward points run the forward once untimed, verify the
   const auto refused = backend->measure(s, *fused, quick_options());
   CHECK(refused.status == Status::unsupported);
   CHECK(refused.samples_us.empty());
+}
+
+TEST_CASE("CPU backend: paged and quantized KV caches through the reference, verified with the quantization's cost",
+          "[cpu-backend][kv-cache]") {
+  auto backend = m::make_cpu_backend();
+  const auto* ref = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "reference");
+  const auto* fused = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "fused");
+  // Decode-like: 4 query rows against 300 keys in 64-key pages (the last page of each sequence padded).
+  const std::string base = "batch=2,heads=4,kv_heads=2,seq_q=4,seq_k=300,hdim=64,causal=1,dtype=bf16";
+  struct Case {
+    std::string cache;
+    const char* first_stage;
+  };
+  for (const Case& c : {Case{"page_size=64", "gather_kv"}, Case{"kv_dtype=fp8_e4m3,kv_scale=head", "dequant_kv"},
+                        Case{"page_size=64,kv_dtype=int8,kv_scale=token", "dequant_kv"}}) {
+    const Shape s = attnprof::core::parse_shape(base + "," + c.cache);
+    const auto rec = backend->measure(s, *ref, quick_options());
+    INFO(s.label() << ": " << rec.reason);
+    REQUIRE(rec.status == Status::ok);
+    CHECK(rec.verification.passed);
+    CHECK(rec.verification.unwritten == 0);
+    CHECK(rec.verification.quant.checked == s.quantized_kv());
+    if (s.quantized_kv()) CHECK(rec.verification.quant.o_max_abs_err > 0);
+    REQUIRE(rec.stages.size() == 4);
+    CHECK(rec.stages[0].name == c.first_stage);
+    CHECK(rec.cost.min_bytes_read == attnprof::core::cost_of(s, attnprof::core::KernelKind::materialized).min_bytes_read);
+    // The fused CPU kernel reads contiguous K and V in the dtype only: refused before anything runs.
+    const auto refused = backend->measure(s, *fused, quick_options());
+    CHECK(refused.status == Status::unsupported);
+    CHECK(refused.reason.find(s.quantized_kv() ? "no quantized KV cache" : "no paged KV cache") != std::string::npos);
+    CHECK(refused.samples_us.empty());
+  }
+
+  // A point too large for the host is refused by what the CPU backend would allocate: K and V one byte an
+  // element with their scales, Q, O and LSE in fp32, and the reference's workspace (S, P and the
+  // contiguous fp32 copies of K and V).
+  const Shape huge = attnprof::core::parse_shape("seq_q=1,seq_k=2147483648,hdim=128,kv_dtype=int8,kv_scale=token");
+  const double kv = 2.0 * double(huge.kv_elems()), rows = double(huge.kv_elems() / 128);
+  const double need = kv + 2 * 4 * rows + 4.0 * double(huge.q_elems() + huge.o_elems() + huge.lse_elems()) +
+                      double(ref->workspace_bytes(huge));
+  REQUIRE(need >= attnprof::core::footprint_bytes(huge, attnprof::core::KernelKind::materialized));
+  const auto oom = backend->measure(huge, *ref, quick_options());
+  REQUIRE(oom.status == Status::oom);
+  CHECK(oom.reason.find(fmt::format("needs {:.2f} GiB", need / 1073741824.0)) != std::string::npos);
 }

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kernels/common/quant.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/common/verify.hpp"
 #include "kernels/kernels_test_support.hpp"
@@ -19,7 +20,8 @@ namespace k = attnprof::kernels;
 namespace {
 
 // Whole-tensor attention written independently of verify.cpp: explicit 4-d indexing, mask from the
-// definition (key j visible iff j <= i + seq_k - seq_q), softmax by sum of exp without max shift.
+// definition (key j visible iff j <= i + seq_k - seq_q), softmax by sum of exp without max shift; a
+// quantized KV cache's K and V rows each replaced by the values their stored bytes stand for.
 struct BruteForce {
   std::vector<double> o, lse;
 };
@@ -29,9 +31,18 @@ BruteForce brute_force(const Shape& s, uint64_t seed) {
   };
   // K rows are hdim wide, V rows value_hdim() wide (as O's).
   const int64_t dv = s.value_hdim();
+  std::vector<float> kv[3];
+  for (int t : {1, 2}) {
+    const int64_t width = t == 2 ? dv : s.hdim;
+    kv[t].resize(size_t(s.batch * s.kv_heads * s.seq_k * width));
+    for (size_t e = 0; e < kv[t].size(); ++e) kv[t][e] = k::input_value(seed, t, e);
+    if (s.quantized_kv())
+      for (size_t r = 0; r < kv[t].size() / size_t(width); ++r)
+        k::quantize_row_in_place(s.kv_dtype, s.kv_scale, kv[t].data() + r * size_t(width), width);
+  }
   auto kv_at = [&](int t, int64_t b, int64_t h, int64_t j, int64_t d) {
     const int64_t width = t == 2 ? dv : s.hdim;
-    return double(k::input_value(seed, t, uint64_t(((b * s.kv_heads + h) * s.seq_k + j) * width + d)));
+    return double(kv[t][size_t(((b * s.kv_heads + h) * s.seq_k + j) * width + d)]);
   };
   BruteForce out;
   out.o.assign(size_t(s.o_elems()), 0.0);
@@ -235,6 +246,65 @@ TEST_CASE("verify_rows: correct outputs pass, wrong or unwritten ones fail", "[v
     const auto unwritten = k::verify_rows(s, seed, rows, o, lse, 3);
     CHECK_FALSE(unwritten.passed);
     CHECK(unwritten.unwritten == 3);
+  }
+}
+
+TEST_CASE("quantized KV cache: reference_row is the brute force of the dequantized inputs; the quantization's cost "
+          "is reported, and the unquantized attention as a kernel's output fails", "[verify][quant]") {
+  using attnprof::core::KvDType;
+  using attnprof::core::KvScale;
+  struct Case {
+    KvDType t;
+    KvScale g;
+    DType dtype;
+  };
+  // A short seq_k: O is close to a few V rows, so the quantization of each shows in it.
+  for (const Case c : {Case{KvDType::fp8_e4m3, KvScale::tensor, DType::bf16}, Case{KvDType::fp8_e4m3, KvScale::token, DType::bf16},
+                       Case{KvDType::int8, KvScale::head, DType::fp16}, Case{KvDType::int8, KvScale::token, DType::fp16}}) {
+    Shape s{2, 4, 2, 3, 5, 32, true, c.dtype};
+    s.kv_dtype = c.t;
+    s.kv_scale = c.g;
+    s.validate();
+    Shape plain = s;
+    plain.kv_dtype = KvDType::none;
+    plain.kv_scale = KvScale::tensor;
+    INFO(s.label());
+    const uint64_t seed = 61;
+    const BruteForce bf = brute_force(s, seed), bf_plain = brute_force(plain, seed);
+    double quant_max = 0;
+    for (int64_t r = 0; r < s.lse_elems(); ++r) {
+      const auto ref = k::reference_row(s, seed, r);
+      CHECK(ref.lse == Approx(bf.lse[size_t(r)]).margin(1e-12));
+      for (int64_t d = 0; d < s.hdim; ++d) {
+        CHECK(ref.o[d] == Approx(bf.o[size_t(r * s.hdim + d)]).margin(1e-12));
+        quant_max = std::max(quant_max, std::fabs(bf.o[size_t(r * s.hdim + d)] - bf_plain.o[size_t(r * s.hdim + d)]));
+      }
+    }
+
+    const auto rows = k::rows_to_check(s, 400, seed);
+    REQUIRE(rows.size() == size_t(s.lse_elems()));  // every row: quant_max above is over the same rows
+    std::vector<float> o, lse;
+    reference_outputs(s, seed, rows, o, lse);
+    const auto good = k::verify_rows(s, seed, rows, o, lse, 0);
+    CHECK(good.passed);
+    REQUIRE(good.quant.checked);
+    CHECK(good.quant.o_max_abs_err == Approx(quant_max).margin(1e-12));
+    CHECK(good.quant.o_mean_abs_err > 0);
+    CHECK(good.quant.o_mean_abs_err < good.quant.o_max_abs_err);
+    CHECK(good.quant.o_max_rel_err > 0);
+
+    // A kernel that ignored the quantization (the attention of the unquantized inputs, rounded to the
+    // dtype) is off by what the quantization costs, beyond the tolerance.
+    std::vector<float> plain_o, plain_lse;
+    reference_outputs(plain, seed, rows, plain_o, plain_lse);
+    const auto wrong = k::verify_rows(s, seed, rows, plain_o, lse, 0);
+    INFO("err " << wrong.o_max_abs_err << " tolerance " << wrong.tolerance << " quant " << wrong.quant.o_max_abs_err);
+    CHECK_FALSE(wrong.passed);
+    CHECK(wrong.o_max_abs_err > wrong.tolerance);
+    CHECK(wrong.o_max_abs_err == Approx(wrong.quant.o_max_abs_err).margin(0x1p-8));
+
+    // An unquantized shape has no quantization to report.
+    CHECK_FALSE(k::verify_rows(plain, seed, rows, plain_o, plain_lse, 0).quant.checked);
   }
 }
 
