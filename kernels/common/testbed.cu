@@ -276,13 +276,7 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
       fill_kernel<T><<<blocks_for(v_elems), kThreads, 0, s>>>(static_cast<T*>(v_), v_elems, vm, seed, 2, 0);
       return;
     }
-    // A fresh shuffle per seed; the copy is synchronous (untimed set-up) so the host table can go.
-    const std::vector<int32_t> table = shuffled_block_table(shape_, seed);
-    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
-    ATTNPROF_CUDA_CHECK(cudaMemcpy(block_table_, table.data(), table.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-    // NaN in every pad slot; V's pages are value_hdim() wide.
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, static_cast<size_t>(shape_.kv_buffer_elems()) * sizeof(T), s));
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, static_cast<size_t>(shape_.v_buffer_elems()) * sizeof(T), s));
+    prepare_pages(seed, stream);
     for (int tensor : {1, 2}) {
       const int64_t elems = tensor == 1 ? k_elems : v_elems;
       fill_paged_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(
@@ -295,16 +289,25 @@ void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
   if (shape_.backward()) run_forward(stream);
 }
 
+// A paged shape's block table (a fresh shuffle per seed; the copy is synchronous, untimed set-up, so the
+// host table can go) and its page pools all-ones bytes, so that every pad slot holds NaN (fp16, bf16,
+// fp8; V's pages are value_hdim() wide). The fills then write the real rows.
+void CudaProblem::prepare_pages(uint64_t seed, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  const std::vector<int32_t> table = shuffled_block_table(shape_, seed);
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(block_table_, table.data(), table.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+  const auto elem = static_cast<size_t>(shape_.kv_elem_bytes());
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, static_cast<size_t>(shape_.kv_buffer_elems()) * elem, s));
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, static_cast<size_t>(shape_.v_buffer_elems()) * elem, s));
+}
+
 // K and V as one byte per element with their scales (kernels/common/quant.hpp), contiguous or paged;
 // a page's pad holds all-ones bytes (NaN in fp8, a NaN scale per token).
 void CudaProblem::fill_quantized_kv(uint64_t seed, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (shape_.paged()) {
-    const std::vector<int32_t> table = shuffled_block_table(shape_, seed);
-    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
-    ATTNPROF_CUDA_CHECK(cudaMemcpy(block_table_, table.data(), table.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, static_cast<size_t>(shape_.kv_buffer_elems()), s));
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, static_cast<size_t>(shape_.v_buffer_elems()), s));
+    prepare_pages(seed, stream);
     if (shape_.kv_scale == core::KvScale::token)
       for (float* scales : {k_scale_, v_scale_})
         ATTNPROF_CUDA_CHECK(cudaMemsetAsync(scales, 0xFF, static_cast<size_t>(shape_.kv_scale_elems()) * sizeof(float), s));

@@ -65,6 +65,7 @@ class CudaProblem {
  private:
   core::Shape shape_;
   void run_forward(void* stream);
+  void prepare_pages(uint64_t seed, void* stream);
   void fill_quantized_kv(uint64_t seed, void* stream);
   core::Verification verify_grads(uint64_t seed, int max_rows, void* stream) const;
 
