@@ -33,6 +33,7 @@ std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {
 
 std::string support_reason(const Kernel& kernel, const core::Shape& s) {
   if (s.backward() && !kernel.runs_backward()) return kernel.no_backward_reason();
+  if (s.quantized_q() && !kernel.runs_fp8()) return kernel.no_fp8_reason();
   if (s.quantized_kv() && !kernel.reads_quantized_kv())
     return kernel.no_quantized_kv_reason() + " (kv_dtype " + std::string(core::to_string(s.kv_dtype)) + ")";
   if (s.paged() && !kernel.reads_paged_kv())
@@ -55,6 +56,10 @@ std::string Kernel::no_backward_reason() const { return name() + " runs the forw
 
 std::string Kernel::no_quantized_kv_reason() const {
   return name() + " reads K and V in the dtype only (no quantized KV cache)";
+}
+
+std::string Kernel::no_fp8_reason() const {
+  return name() + " runs fp16, bf16 and fp32 inputs only (no fp8 Q, K and V)";
 }
 
 std::string Kernel::no_window_reason() const { return name() + " has no sliding-window mask"; }

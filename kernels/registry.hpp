@@ -59,6 +59,9 @@ struct AttentionArgs {
   // E4M3 or int8) and these their float32 scales, shape.kv_scale_elems() each; nullptr otherwise.
   const float* k_scale = nullptr;
   const float* v_scale = nullptr;
+  // fp8 prefill (shape.dtype fp8_e4m3, shape.quantized_q()): q, k and v hold E4M3 bytes, and q_scale,
+  // k_scale and v_scale one float32 each (the shape's kv_scale is tensor); o is bf16. nullptr otherwise.
+  const float* q_scale = nullptr;
 };
 
 // Lets the timer put an event between the stages of a multi-launch kernel.
@@ -159,6 +162,9 @@ class Kernel {
   // AttentionArgs::k_scale and v_scale). A kernel that does not say so gets quantized points
   // `unsupported`: it would read the bytes as the dtype.
   virtual bool reads_quantized_kv() const { return false; }
+  // Runs fp8 prefill (shape.dtype fp8_e4m3: Q, K and V in E4M3 with per-tensor scales, O in bf16;
+  // AttentionArgs::q_scale). A kernel that does not say so gets fp8 points `unsupported`.
+  virtual bool runs_fp8() const { return false; }
   // What support_reason says of a windowed (packed, distinct-hdim_v) point when masks_window()
   // (runs_varlen(), runs_distinct_hdim_v()) is false: the built-in kernels lack the mask (the packed
   // path, a second tile width); a plugin kernel says why it was not given one (its ABI version, or a
@@ -168,6 +174,7 @@ class Kernel {
   virtual std::string no_hdim_v_reason() const { return "one tile width for Q, K and V"; }
   virtual std::string no_backward_reason() const;
   virtual std::string no_quantized_kv_reason() const;
+  virtual std::string no_fp8_reason() const;
 };
 
 // Empty when `kernel` runs `shape`; otherwise why not: what the shape asks of every kernel (a paged

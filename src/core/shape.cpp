@@ -16,6 +16,7 @@ std::string_view to_string(DType t) {
     case DType::fp32: return "fp32";
     case DType::fp16: return "fp16";
     case DType::bf16: return "bf16";
+    case DType::fp8_e4m3: return "fp8_e4m3";
   }
   return "?";
 }
@@ -24,10 +25,11 @@ DType parse_dtype(std::string_view s) {
   if (s == "fp32" || s == "float32" || s == "f32") return DType::fp32;
   if (s == "fp16" || s == "float16" || s == "f16" || s == "half") return DType::fp16;
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
-  throw InputError(fmt::format("unknown dtype '{}' (expected fp16, bf16 or fp32)", s));
+  if (s == "fp8_e4m3" || s == "fp8" || s == "e4m3") return DType::fp8_e4m3;
+  throw InputError(fmt::format("unknown dtype '{}' (expected fp16, bf16, fp32 or fp8_e4m3)", s));
 }
 
-int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
+int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : t == DType::fp8_e4m3 ? 1 : 2; }
 
 std::string_view to_string(Pass p) {
   switch (p) {

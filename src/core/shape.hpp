@@ -46,7 +46,9 @@
 
 namespace attnprof::core {
 
-enum class DType { fp32, fp16, bf16 };
+// fp8_e4m3 (prefill on fp8 tensor cores): Q, K and V are stored as OCP E4M3 bytes with one float32
+// scale per tensor each (AttentionArgs::q_scale, k_scale, v_scale); O is bf16 (Shape::out_dtype).
+enum class DType { fp32, fp16, bf16, fp8_e4m3 };
 
 // How K and V are stored (see above): in the dtype (none), or quantized to one byte per element.
 enum class KvDType { none, fp8_e4m3, int8 };
@@ -137,6 +139,9 @@ struct Shape {
   bool varlen() const { return !seq_lens.empty(); }
   // K and V are stored quantized (kv_dtype fp8_e4m3 or int8).
   bool quantized_kv() const { return kv_dtype != KvDType::none; }
+  // Q is stored quantized too (dtype fp8_e4m3), and O is then written in out_dtype().
+  bool quantized_q() const { return dtype == DType::fp8_e4m3; }
+  DType out_dtype() const { return quantized_q() ? DType::bf16 : dtype; }
   // Bytes of one stored K or V element: 1 when quantized, else the dtype's.
   int kv_elem_bytes() const;
   // Scales of K (and of V) as allocated: 1 per tensor, kv_heads per head, one per row of the K buffer
