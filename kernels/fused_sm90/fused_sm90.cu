@@ -45,13 +45,16 @@ std::string schedule_text() {
   return env ? std::string(env) : std::string();
 }
 
-// The width of the tile a shape runs on (fused_sm90_tiles.hpp: hdim 32 and 96 run wider tiles).
+// The width of the tile a shape runs on (fused_sm90_tiles.hpp: hdim 32 and 96 run wider tiles; fp8
+// runs hdim 128 and 256 on tiles of their own width).
 int tile_of(const core::Shape& s) { return f3::tile_hdim(static_cast<int>(s.hdim)); }
+int block_n_of(const core::Shape& s) { return s.quantized_q() ? f3::fp8::block_n() : f3::block_n(tile_of(s)); }
 
 // The schedule a shape runs with; the choice must be valid (unsupported_reason checks it).
 Schedule schedule_for(const core::Shape& s) {
   const f3::ScheduleChoice choice = f3::parse_schedule(schedule_text());
-  return choice.fixed ? *choice.fixed : f3::default_schedule(tile_of(s), s.causal);
+  if (choice.fixed) return *choice.fixed;
+  return s.quantized_q() ? f3::fp8::default_schedule(tile_of(s), s.causal) : f3::default_schedule(tile_of(s), s.causal);
 }
 
 // cuTensorMapEncodeTiled from the driver the runtime already loaded; nullptr when unavailable.
@@ -70,22 +73,24 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
   return fn;
 }
 
-// A 3D map over a [batch * heads, seq, hdim] tensor read in boxes of (64 columns, box_rows rows, one
-// head) with the 128-byte swizzle. Rows past seq of a head are out of bounds and arrive as zeros.
+// A 3D map over a [batch * heads, seq, hdim] tensor read in boxes of (128 bytes of a row, box_rows rows,
+// one head) with the 128-byte swizzle: 64 columns of fp16 or bf16, 128 of fp8 (bytes). Rows past seq of a
+// head are out of bounds and arrive as zeros.
 CUtensorMap make_map(const void* base, core::DType dtype, int64_t hdim, int64_t seq, int64_t heads_total,
                      uint32_t box_rows) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
   if (!encode) throw CudaError("fused-sm90: cuTensorMapEncodeTiled is not available from the driver");
   CUtensorMap map{};
+  const int64_t bytes = core::dtype_bytes(dtype);
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(hdim), static_cast<cuuint64_t>(seq),
                               static_cast<cuuint64_t>(heads_total)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(hdim * 2), static_cast<cuuint64_t>(seq * hdim * 2)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(f3::kPanelCols), box_rows, 1};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(hdim * bytes), static_cast<cuuint64_t>(seq * hdim * bytes)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / bytes), box_rows, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = encode(&map,
-                            dtype == core::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                            3, const_cast<void*>(base), dims, strides, box, element_strides,
+  const CUtensorMapDataType type = dtype == core::DType::bf16       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : dtype == core::DType::fp8_e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                                                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
@@ -116,8 +121,7 @@ f3::GridPlan plan_for(const core::Shape& s) {
   static std::mutex mutex;
   static Key last_key{};
   static f3::GridPlan last_plan{-1, false};
-  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, s.window, current_device_sms(),
-                f3::block_n(tile_of(s))};
+  const Key key{s.seq_q, s.seq_k, s.batch * s.heads, s.causal, s.window, current_device_sms(), block_n_of(s)};
   std::lock_guard<std::mutex> lock(mutex);
   if (last_plan.grid < 0 || !(key == last_key)) {
     last_plan = f3::plan_grid(key.seq_q, key.seq_k, key.batch_heads, key.causal, key.sms, key.window, key.block_n);
@@ -146,7 +150,7 @@ class FusedSm90Kernel final : public Kernel {
     const std::string text = schedule_text();
     if (!f3::parse_schedule(text).valid)
       return "ATTNPROF_FUSED_SM90_CONFIG='" + text + "' is not one of overlap, pingpong, serial";
-    if (s.dtype == core::DType::fp32) return "fused-sm90 supports fp16 and bf16 only (tensor cores)";
+    if (s.dtype == core::DType::fp32) return "fused-sm90 supports fp16, bf16 and fp8_e4m3 only (tensor cores)";
     if (s.varlen())
       return "fused-sm90 runs dense batches only: its TMA maps tile Q, K and V as (batch * heads) boxes of "
              "seq rows, and a packed batch needs per-sequence row offsets and ends in the maps and the "
@@ -156,14 +160,28 @@ class FusedSm90Kernel final : public Kernel {
              std::to_string(cc);
     if (!f3::supported_hdim(static_cast<int>(s.hdim)))
       return "fused-sm90 supports hdim 32, 64, 96, 128, 192 and 256, not " + std::to_string(s.hdim);
+    if (s.quantized_q()) {
+      if (!f3::fp8::supported_hdim(static_cast<int>(s.hdim)))
+        return "fused-sm90 runs fp8_e4m3 at hdim 128 and 256 (whole 128-byte rows), not " + std::to_string(s.hdim);
+      if (s.batch * s.kv_heads > 65535) return "fused-sm90: the V transpose's grid holds 65535 (batch, kv head) pairs";
+    }
     const long long ctas = f3::m_blocks(s.seq_q) * s.batch * s.heads;
     if (ctas > INT32_MAX) return "fused-sm90: more than 2^31 CTAs";
     if (s.batch * s.heads > INT32_MAX || s.seq_q > INT32_MAX || s.seq_k > INT32_MAX)
       return "fused-sm90: a TMA coordinate would exceed 2^31";
     return {};
   }
-  size_t workspace_bytes(const core::Shape&) const override { return 0; }
+  // fp8: V^T (write_vt's output), one byte per element.
+  size_t workspace_bytes(const core::Shape& s) const override {
+    if (!s.quantized_q()) return 0;
+    return static_cast<size_t>(s.batch * s.kv_heads * s.hdim * f3::fp8::vt_keys(s.seq_k));
+  }
   bool masks_window() const override { return true; }
+  bool runs_fp8() const override { return true; }
+  std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (s.quantized_q()) return {"v_transpose", "attention"};
+    return {name()};
+  }
 
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
@@ -175,8 +193,14 @@ class FusedSm90Kernel final : public Kernel {
     f3::dispatch_tile(tile, [&](auto t) { info.func = f3::kernel_func<t.value>(s.dtype, schedule); });
     info.grid_blocks = plan_for(s).grid;
     info.block_threads = f3::kThreads;
-    info.dynamic_smem_bytes = f3::smem_bytes(tile);
-    return {info};
+    info.dynamic_smem_bytes = s.quantized_q() ? f3::fp8::smem_bytes(tile) : f3::smem_bytes(tile);
+    if (!s.quantized_q()) return {info};
+    LaunchInfo vt;
+    vt.kernel_name = "write_vt_kernel";
+    vt.func = f3::write_vt_func();
+    vt.grid_blocks = f3::fp8::vt_keys(s.seq_k) / 64 * (s.hdim / 64) * s.batch * s.kv_heads;
+    vt.block_threads = 256;
+    return {vt, info};
   }
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
@@ -185,26 +209,41 @@ class FusedSm90Kernel final : public Kernel {
     const Schedule schedule = schedule_for(s);
     const nvtx3::scoped_range range("fused-sm90 " + s.label());
     const int tile = tile_of(s);
-    const auto block_n = static_cast<uint32_t>(f3::block_n(tile));
+    const auto block_n = static_cast<uint32_t>(block_n_of(s));
+    const auto stream = static_cast<cudaStream_t>(a.stream);
     f3::Sm90Maps maps;
     maps.q = make_map(a.q, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, f3::kBlockM);
     maps.k = make_map(a.k, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, block_n);
-    maps.v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, block_n);
+    if (s.quantized_q()) {
+      // V^T: rows of vt_keys keys, boxes of 128 keys x hdim rows.
+      const int64_t keys = f3::fp8::vt_keys(s.seq_k);
+      if (a.workspace_bytes < workspace_bytes(s)) throw CudaError("fused-sm90: the workspace is too small for V^T");
+      maps.v = make_map(a.workspace, s.dtype, keys, s.hdim, s.batch * s.kv_heads, static_cast<uint32_t>(s.hdim));
+    } else {
+      maps.v = make_map(a.v, s.dtype, s.hdim, s.seq_k, s.batch * s.kv_heads, block_n);
+    }
     // O is stored by each consumer warpgroup, 64 rows at a time (tiles up to 128 columns).
-    maps.o = make_map(a.o, s.dtype, s.hdim, s.seq_q, s.batch * s.heads, 64);
+    maps.o = make_map(a.o, s.out_dtype(), s.hdim, s.seq_q, s.batch * s.heads, 64);
     f3::Sm90Params p{};
     p.o = a.o;
     p.lse = a.lse;
+    p.q_scale = a.q_scale;
+    p.k_scale = a.k_scale;
+    p.v_scale = a.v_scale;
     fill_shape_fields(p, s);
     p.num_m_blocks = static_cast<int>(f3::m_blocks(s.seq_q));
     p.num_tiles = static_cast<int>(p.num_m_blocks * s.batch * s.heads);
     const f3::GridPlan plan = plan_for(s);
     p.rotated = plan.rotated ? 1 : 0;
     const auto grid = static_cast<unsigned>(plan.grid);
-    if (hook) hook->before_stage(0);
-    f3::dispatch_tile(tile, [&](auto t) {
-      f3::launch_kernel<t.value>(s.dtype, schedule, maps, p, grid, static_cast<cudaStream_t>(a.stream));
-    });
+    int stage = 0;
+    if (s.quantized_q()) {
+      if (!a.q_scale || !a.k_scale || !a.v_scale) throw CudaError("fused-sm90: an fp8 call without its scales");
+      if (hook) hook->before_stage(stage++);
+      f3::write_vt(a.v, a.workspace, s.batch * s.kv_heads, s.seq_k, static_cast<int>(s.hdim), stream);
+    }
+    if (hook) hook->before_stage(stage);
+    f3::dispatch_tile(tile, [&](auto t) { f3::launch_kernel<t.value>(s.dtype, schedule, maps, p, grid, stream); });
     if (hook) hook->after_last();
   }
 };

@@ -25,8 +25,14 @@
 // sees: none past its last row's causal or window limit, none before its first row's window
 // (key_tiles, first_key_tile). Head dims: fused_sm90_tiles.hpp (kernels are instantiated per tile
 // width, fused_sm90_d<width>.cu).
+// dtype fp8_e4m3 (T = __nv_fp8_e4m3, TileOps' specialization): the same body on E4M3 operands: wgmma
+// m64n128k32 for both products, V read as V^T tiles that fused_sm90_vt.cu writes first (fp8 wgmma takes
+// B K-major only), P packed to E4M3 in registers in the key order V^T follows, the scores scaled by
+// q_scale k_scale and O by v_scale, O written in bf16.
 #pragma once
 #include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -190,6 +196,116 @@ __device__ __forceinline__ void convert_p(const float (&s)[kBN / 2], uint32_t (&
   for (int i = 0; i < kBN / 4; ++i) p[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
 }
 
+// What the kernel body below needs of its element type: tile geometry, the TMA loads of a tile, the two
+// MMAs, P's conversion, and the scales the scores and O take (1 for 16-bit inputs).
+template <typename T, int kTile>
+struct TileOps {
+  using Out = T;
+  static constexpr int kBN = block_n(kTile);
+  static constexpr int kStages = kv_stages(kTile);
+  static constexpr int kPRegs = kBN / 4;
+  static constexpr uint32_t kQBytes = q_bytes(kTile), kTileBytes = kv_tile_bytes(kTile);
+  static constexpr bool kStagesO = stages_o(kTile);
+  static constexpr uint32_t kKOffset = k_offset(kTile), kVOffset = v_offset(kTile), kOOffset = o_offset(kTile),
+                            kBarrierOffset = barrier_offset(kTile), kOStageBytes = o_stage_bytes(kTile);
+  __device__ static void load_q(uint32_t dst, const CUtensorMap* map, int m0, int bh, uint32_t bar) {
+#pragma unroll
+    for (int panel = 0; panel < panels(kTile); ++panel)
+      tma_load_3d(dst + panel * q_panel_bytes(), map, panel * kPanelCols, m0, bh, bar);
+  }
+  // K and V tiles alike: kBN rows of the (batch, kv head) from key0.
+  __device__ static void load_kv(uint32_t dst, const CUtensorMap* map, int key0, int kv_bh, uint32_t bar) {
+#pragma unroll
+    for (int panel = 0; panel < panels(kTile); ++panel)
+      tma_load_3d(dst + panel * kv_panel_bytes(kTile), map, panel * kPanelCols, key0, kv_bh, bar);
+  }
+  __device__ static void load_k(uint32_t dst, const CUtensorMap* map, int key0, int kv_bh, uint32_t bar) {
+    load_kv(dst, map, key0, kv_bh, bar);
+  }
+  __device__ static void load_v(uint32_t dst, const CUtensorMap* map, int key0, int kv_bh, uint32_t bar) {
+    load_kv(dst, map, key0, kv_bh, bar);
+  }
+  __device__ static void qk(float (&s)[kBN / 2], uint32_t q_base, uint32_t k_tile) {
+    issue_qk<T, kTile>(s, q_base, k_tile);
+  }
+  __device__ static void pv(float (&o)[kTile / 2], const uint32_t (&p)[kPRegs], uint32_t v_tile) {
+    issue_pv<T, kTile>(o, p, v_tile);
+  }
+  __device__ static void to_p(const float (&s)[kBN / 2], uint32_t (&p)[kPRegs]) { convert_p<T, kBN>(s, p); }
+  __device__ static float qk_scale(const Sm90Params&) { return 1.f; }
+  __device__ static float v_scale(const Sm90Params&) { return 1.f; }
+};
+
+// fp8 E4M3 (fused_sm90_tiles.hpp's fp8 namespace): Q and K in 128-element panels, V^T tiles of hdim rows
+// of 128 keys, m64n128k32 MMAs, P packed four bytes to a register in the order V^T's keys follow.
+template <int kHeadDim>
+struct TileOps<__nv_fp8_e4m3, kHeadDim> {
+  using Out = __nv_bfloat16;
+  static constexpr int kBN = fp8::block_n();
+  static constexpr int kStages = fp8::kv_stages(kHeadDim);
+  static constexpr int kPRegs = kBN / 8;
+  static constexpr uint32_t kQBytes = fp8::q_bytes(kHeadDim), kTileBytes = fp8::kv_tile_bytes(kHeadDim);
+  static constexpr bool kStagesO = fp8::stages_o(kHeadDim);
+  static constexpr uint32_t kKOffset = fp8::k_offset(kHeadDim), kVOffset = fp8::v_offset(kHeadDim),
+                            kOOffset = fp8::o_offset(kHeadDim), kBarrierOffset = fp8::barrier_offset(kHeadDim),
+                            kOStageBytes = fp8::o_stage_bytes(kHeadDim);
+  static_assert(fp8::supported_hdim(kHeadDim), "fp8 tiles are 128 or 256 columns wide");
+  __device__ static void load_q(uint32_t dst, const CUtensorMap* map, int m0, int bh, uint32_t bar) {
+#pragma unroll
+    for (int panel = 0; panel < fp8::panels(kHeadDim); ++panel)
+      tma_load_3d(dst + panel * fp8::q_panel_bytes(), map, panel * fp8::kPanelCols, m0, bh, bar);
+  }
+  __device__ static void load_k(uint32_t dst, const CUtensorMap* map, int key0, int kv_bh, uint32_t bar) {
+#pragma unroll
+    for (int panel = 0; panel < fp8::panels(kHeadDim); ++panel)
+      tma_load_3d(dst + panel * fp8::k_panel_bytes(), map, panel * fp8::kPanelCols, key0, kv_bh, bar);
+  }
+  // One box of V^T: hdim rows of 128 keys from key0.
+  __device__ static void load_v(uint32_t dst, const CUtensorMap* map, int key0, int kv_bh, uint32_t bar) {
+    tma_load_3d(dst, map, key0, 0, kv_bh, bar);
+  }
+  // S (64 x 128) = Q K^T: k32 slice ks is 32 bytes into panel ks / 4 of each row.
+  __device__ static void qk(float (&s)[kBN / 2], uint32_t q_base, uint32_t k_tile) {
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 32; ++ks) {
+      const uint64_t a = smem_desc_sw128(q_base + (ks / 4) * fp8::q_panel_bytes() + (ks % 4) * 32, 16, 1024);
+      const uint64_t b = smem_desc_sw128(k_tile + (ks / 4) * fp8::k_panel_bytes() + (ks % 4) * 32, 16, 1024);
+      wgmma_m64n128k32_ss_e4m3(s, a, b, ks > 0 ? 1 : 0);
+    }
+  }
+  // O (64 x hdim) += P V: V^T's rows are O's columns, 128 at a time; key slice ks is 32 bytes into them.
+  __device__ static void pv(float (&o)[kHeadDim / 2], const uint32_t (&p)[kPRegs], uint32_t vt_tile) {
+#pragma unroll
+    for (int ks = 0; ks < kBN / 32; ++ks) {
+      const uint32_t a[4] = {p[4 * ks], p[4 * ks + 1], p[4 * ks + 2], p[4 * ks + 3]};
+      wgmma_m64n128k32_rs_e4m3(acc_slice<0, 64>(o), a, smem_desc_sw128(vt_tile + ks * 32, 16, 1024), 1);
+      if constexpr (kHeadDim == 256)
+        wgmma_m64n128k32_rs_e4m3(acc_slice<64, 64>(o), a,
+                                 smem_desc_sw128(vt_tile + 128 * 128 + ks * 32, 16, 1024), 1);
+    }
+  }
+  // Register 4 ks + r of P: accumulator groups 4 ks .. 4 ks + 3 (8 keys each); r = 0 and 1 take rows g
+  // and g + 8 of groups 4 ks and 4 ks + 1, r = 2 and 3 those of groups 4 ks + 2 and 4 ks + 3, each as
+  // keys 2t, 2t + 1 of the first group then of the second (fp8::vt_source_key's order).
+  __device__ static void to_p(const float (&s)[kBN / 2], uint32_t (&p)[kPRegs]) {
+    auto pack = [](float a, float b) -> uint32_t {
+      return static_cast<uint32_t>(__nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3));
+    };
+#pragma unroll
+    for (int ks = 0; ks < kBN / 32; ++ks)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int g0 = 4 * ks + (r / 2) * 2, half = r % 2;
+        const float* first = &s[4 * g0 + 2 * half];
+        const float* second = &s[4 * (g0 + 1) + 2 * half];
+        p[4 * ks + r] = pack(first[0], first[1]) | (pack(second[0], second[1]) << 16);
+      }
+  }
+  // The scores are q_scale k_scale times Q K^T of the stored bytes; O is v_scale times P V.
+  __device__ static float qk_scale(const Sm90Params& p) { return *p.q_scale * *p.k_scale; }
+  __device__ static float v_scale(const Sm90Params& p) { return *p.v_scale; }
+};
+
 template <typename T, int kHeadDim, Schedule kSchedule>
 __global__ void __launch_bounds__(kThreads, 1)
     fused_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -199,18 +315,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Only the sm_90a image has a body; the host refuses other devices (unsupported_reason).
   __trap();
 #elif defined(__CUDA_ARCH__)
-  constexpr int kBN = block_n(kHeadDim);
-  constexpr int kStages = kv_stages(kHeadDim);
-  constexpr int kPanels = panels(kHeadDim);
-  constexpr uint32_t kTileBytes = kv_tile_bytes(kHeadDim);
+  using Ops = TileOps<T, kHeadDim>;
+  using Out = typename Ops::Out;
+  constexpr int kBN = Ops::kBN;
+  constexpr int kStages = Ops::kStages;
+  constexpr uint32_t kTileBytes = Ops::kTileBytes;
 
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t s_q = base;
-  const uint32_t s_k = base + k_offset(kHeadDim);
-  const uint32_t s_v = base + v_offset(kHeadDim);
-  const uint32_t s_o = base + o_offset(kHeadDim);
-  const uint32_t bar_q = base + barrier_offset(kHeadDim);
+  const uint32_t s_k = base + Ops::kKOffset;
+  const uint32_t s_v = base + Ops::kVOffset;
+  const uint32_t s_o = base + Ops::kOOffset;
+  const uint32_t bar_q = base + Ops::kBarrierOffset;
   const uint32_t bar_q_empty = bar_q + 8u;
   auto bar_k_full = [&](int stage) { return bar_q + 8u * (2 + stage); };
   auto bar_v_full = [&](int stage) { return bar_q + 8u * (2 + kStages + stage); };
@@ -244,25 +361,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Q reuse: both consumer warpgroups have finished every S of the previous tile.
         if (q_loads > 0) mbar_wait(bar_q_empty, static_cast<uint32_t>((q_loads - 1) & 1));
         ++q_loads;
-        mbar_arrive_expect_tx(bar_q, q_bytes(kHeadDim));
-#pragma unroll
-        for (int panel = 0; panel < kPanels; ++panel)
-          tma_load_3d(s_q + panel * q_panel_bytes(), &tm_q, panel * kPanelCols, w.m0, w.bh, bar_q);
+        mbar_arrive_expect_tx(bar_q, Ops::kQBytes);
+        Ops::load_q(s_q, &tm_q, w.m0, w.bh, bar_q);
         for (int j = 0; j < w.n_blocks; ++j, ++it) {
           const int stage = it % kStages;
           // Stage reuse: wait until both consumer warpgroups released the key tile kStages before.
           if (it >= kStages) mbar_wait(bar_empty(stage), static_cast<uint32_t>((it / kStages - 1) & 1));
           const uint32_t k_dst = s_k + stage * kTileBytes, v_dst = s_v + stage * kTileBytes;
+          const int key0 = (w.first_tile + j) * kBN;
           mbar_arrive_expect_tx(bar_k_full(stage), kTileBytes);
-#pragma unroll
-          for (int panel = 0; panel < kPanels; ++panel)
-            tma_load_3d(k_dst + panel * kv_panel_bytes(kHeadDim), &tm_k, panel * kPanelCols,
-                        (w.first_tile + j) * kBN, w.kv_bh, bar_k_full(stage));
+          Ops::load_k(k_dst, &tm_k, key0, w.kv_bh, bar_k_full(stage));
           mbar_arrive_expect_tx(bar_v_full(stage), kTileBytes);
-#pragma unroll
-          for (int panel = 0; panel < kPanels; ++panel)
-            tma_load_3d(v_dst + panel * kv_panel_bytes(kHeadDim), &tm_v, panel * kPanelCols,
-                        (w.first_tile + j) * kBN, w.kv_bh, bar_v_full(stage));
+          Ops::load_v(v_dst, &tm_v, key0, w.kv_bh, bar_v_full(stage));
         }
       }
     }
@@ -277,13 +387,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int row_in_wg = warp * 16 + quad_row;           // this thread's rows: this and + 8
     const bool store_thread = ctid % kWarpgroupThreads == 0;  // issues the warpgroup's O stores
     const uint32_t q_base = s_q + wg * 64 * 128;
-    const uint32_t o_stage = s_o + wg * o_stage_bytes(kHeadDim);
+    const uint32_t o_stage = s_o + wg * Ops::kOStageBytes;
+    const float scale_log2 = p.scale_log2 * Ops::qk_scale(p);
+    const float v_scale = Ops::v_scale(p);
 
     float o[kHeadDim / 2];
     float s[kBN / 2];
 #pragma unroll
     for (int i = 0; i < kBN / 2; ++i) s[i] = 0.f;
-    uint32_t pf[kBN / 4];
+    uint32_t pf[Ops::kPRegs];
     float rescale[2];
     int it = 0, q_loads = 0;
 
@@ -304,17 +416,17 @@ __global__ void __launch_bounds__(kThreads, 1)
             const uint32_t phase = static_cast<uint32_t>(((it + j) / kStages) & 1);
             mbar_wait(bar_k_full(stage), phase);
             wgmma_fence();
-            issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+            Ops::qk(s, q_base, s_k + stage * kTileBytes);
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(s);
             mask_tile<kBN>(s, p, w.m0, row0, (w.first_tile + j) * kBN, quad_col);
-            const bool moved = softmax_tile<kBN>(s, st, p.scale_log2, rescale);
+            const bool moved = softmax_tile<kBN>(s, st, scale_log2, rescale);
             rescale_o<kHeadDim>(o, rescale, moved);
-            convert_p<T, kBN>(s, pf);
+            Ops::to_p(s, pf);
             mbar_wait(bar_v_full(stage), phase);
             wgmma_fence();
-            issue_pv<T, kHeadDim>(o, pf, s_v + stage * kTileBytes);
+            Ops::pv(o, pf, s_v + stage * kTileBytes);
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(o);
@@ -348,14 +460,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_wait(bar_k_full(stage), static_cast<uint32_t>((it / kStages) & 1));
             turn_begin();
             wgmma_fence();
-            issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+            Ops::qk(s, q_base, s_k + stage * kTileBytes);
             wgmma_commit();
             turn_end();
             wgmma_wait<0>();
             fence_regs(s);
             mask_tile<kBN>(s, p, w.m0, row0, w.first_tile * kBN, quad_col);
-            softmax_tile<kBN>(s, st, p.scale_log2, rescale);  // O is still zero: no rescale
-            convert_p<T, kBN>(s, pf);
+            softmax_tile<kBN>(s, st, scale_log2, rescale);  // O is still zero: no rescale
+            Ops::to_p(s, pf);
           }
           for (int j = 1; j < n_blocks; ++j) {
             const int stage = (it + j) % kStages, prev = (it + j - 1) % kStages;
@@ -365,22 +477,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbar_wait(bar_v_full(prev), prev_phase);
             turn_begin();
             wgmma_fence();
-            issue_qk<T, kHeadDim>(s, q_base, s_k + stage * kTileBytes);
+            Ops::qk(s, q_base, s_k + stage * kTileBytes);
             wgmma_commit();
-            issue_pv<T, kHeadDim>(o, pf, s_v + prev * kTileBytes);
+            Ops::pv(o, pf, s_v + prev * kTileBytes);
             wgmma_commit();
             turn_end();
             // S of tile j is done; P V of tile j - 1 may still run while its softmax does.
             wgmma_wait<1>();
             fence_regs(s);
             mask_tile<kBN>(s, p, w.m0, row0, (w.first_tile + j) * kBN, quad_col);
-            const bool moved = softmax_tile<kBN>(s, st, p.scale_log2, rescale);
+            const bool moved = softmax_tile<kBN>(s, st, scale_log2, rescale);
             wgmma_wait<0>();
             fence_regs(o);
             fence_regs(pf);
             mbar_arrive(bar_empty(prev));
             rescale_o<kHeadDim>(o, rescale, moved);
-            convert_p<T, kBN>(s, pf);
+            Ops::to_p(s, pf);
           }
           // Every S of this tile is done: Q may be replaced by the next tile's.
           mbar_arrive(bar_q_empty);
@@ -388,7 +500,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbar_wait(bar_v_full(last), static_cast<uint32_t>(((it + n_blocks - 1) / kStages) & 1));
           turn_begin();
           wgmma_fence();
-          issue_pv<T, kHeadDim>(o, pf, s_v + last * kTileBytes);
+          Ops::pv(o, pf, s_v + last * kTileBytes);
           wgmma_commit();
           turn_end();
           wgmma_wait<0>();
@@ -403,7 +515,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // saw no key get 0 and -inf. Up to 128 columns O goes through this warpgroup's staging buffer and
       // one TMA store (which clips rows past seq_q and columns past hdim); wider tiles store O from
       // registers, rows < seq_q.
-      if constexpr (stages_o(kHeadDim)) {
+      if constexpr (Ops::kStagesO) {
         if (store_thread) bulk_wait_read();  // the previous tile's store has read the staging buffer
         named_bar_sync(3 + wg, kWarpgroupThreads);
       }
@@ -413,34 +525,34 @@ __global__ void __launch_bounds__(kThreads, 1)
         float sum = st.sum[half];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
+        const float inv_sum = sum > 0.f ? v_scale / sum : 0.f;
         const int r = row_in_wg + half * 8;  // row inside the warpgroup's 64
         const int row = row0 + half * 8;
-        if constexpr (stages_o(kHeadDim)) {
+        if constexpr (Ops::kStagesO) {
 #pragma unroll
           for (int nt = 0; nt < kHeadDim / 8; ++nt) {
             // Element (r, 8 nt + 2 quad_col) of 128-byte-swizzled 64-column panels: 16-byte chunk
             // (nt % 8) of row r lands at chunk (nt % 8) ^ (r % 8).
             const uint32_t addr = o_stage + (nt / 8) * o_panel_bytes() + r * 128 +
                                   ((((nt % 8) ^ (r % 8))) << 4) + quad_col * 4;
-            st_shared_u32(addr, pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum));
+            st_shared_u32(addr, pack2<Out>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum));
           }
         } else if (row < p.seq_q) {
-          T* o_row = static_cast<T*>(p.o) + (static_cast<int64_t>(w.bh) * p.seq_q + row) * kHeadDim;
+          Out* o_row = static_cast<Out*>(p.o) + (static_cast<int64_t>(w.bh) * p.seq_q + row) * kHeadDim;
 #pragma unroll
           for (int nt = 0; nt < kHeadDim / 8; ++nt)
             *reinterpret_cast<uint32_t*>(o_row + nt * 8 + quad_col * 2) =
-                pack2<T>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum);
+                pack2<Out>(o[nt * 4 + half * 2] * inv_sum, o[nt * 4 + half * 2 + 1] * inv_sum);
         }
         if (quad_col == 0 && row < p.seq_q)
-          lse_bh[row] = sum > 0.f ? (st.max[half] * p.scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
+          lse_bh[row] = sum > 0.f ? (st.max[half] * scale_log2 + log2f(sum)) * kLn2 : -INFINITY;
       }
-      if constexpr (stages_o(kHeadDim)) {
+      if constexpr (Ops::kStagesO) {
         fence_proxy_async_smem();
         named_bar_sync(3 + wg, kWarpgroupThreads);
         if (store_thread && w.m0 + wg * 64 < p.seq_q) {
 #pragma unroll
-          for (int panel = 0; panel < kPanels; ++panel)
+          for (int panel = 0; panel < kHeadDim / 64; ++panel)
             tma_store_3d(&tm_o, o_stage + panel * o_panel_bytes(), panel * kPanelCols, w.m0 + wg * 64, w.bh);
           bulk_commit();
         }

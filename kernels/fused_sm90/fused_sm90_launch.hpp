@@ -23,13 +23,18 @@ struct Sm90Params {
   int causal;
   int window;                  // sliding window in keys (core/shape.hpp); 0 = none
   int rotated;                 // tile order of a causal or windowed shape (plan_grid, fused_sm90_tiles.hpp)
+  // dtype fp8_e4m3: the per-tensor scales (device, one float each); unread otherwise.
+  const float* q_scale;
+  const float* k_scale;
+  const float* v_scale;
 };
 
 struct Sm90Maps {
   CUtensorMap q, k, v, o;
 };
 
-// fused_sm90_kernel<T, kTile, schedule> for dtype fp16 or bf16.
+// fused_sm90_kernel<T, kTile, schedule> for dtype fp16, bf16, or fp8_e4m3 (tile widths 128 and 256; v is
+// then the V^T map of write_vt's output).
 template <int kTile>
 const void* kernel_func(core::DType dtype, Schedule schedule);
 
@@ -47,6 +52,11 @@ ATTNPROF_SM90_DECLARE(128)
 ATTNPROF_SM90_DECLARE(192)
 ATTNPROF_SM90_DECLARE(256)
 #undef ATTNPROF_SM90_DECLARE
+
+// dtype fp8_e4m3: V [batch * kv_heads, seq_k, hdim] -> V^T [batch * kv_heads, hdim, fp8::vt_keys(seq_k)]
+// with the keys of every 16 in fp8::vt_source_key's order and zeros past seq_k (fused_sm90_vt.cu).
+void write_vt(const void* v, void* vt, int64_t heads_total, int64_t seq_k, int hdim, cudaStream_t stream);
+const void* write_vt_func();
 
 // Calls fn(std::integral_constant<int, tile>) for a tile width with instantiated kernels.
 template <typename Fn>

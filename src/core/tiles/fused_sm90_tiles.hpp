@@ -233,6 +233,53 @@ constexpr std::string_view to_string(Schedule s) {
   return "?";
 }
 
+// fp8 prefill (dtype fp8_e4m3: Q, K and V in E4M3, O in bf16). One byte per element, so a 128-byte
+// swizzled row holds 128 elements and wgmma takes k = 32 per instruction, with both operands K-major
+// (fp8 wgmma has no transpose). S = Q K^T reads Q and K as the 16-bit path does, at twice the elements
+// per row. P V needs V K-major: a first launch writes V^T, [batch * kv_heads, hdim, keys padded to
+// block_n], and the kernel reads its tiles (hdim rows of 128 keys) with TMA. The P fragment a wgmma takes
+// from registers is not the S accumulator's layout: a lane's four bytes of one k32 slice are keys
+// 2t, 2t + 1, 2t + 8, 2t + 9 of the accumulator (t = lane % 4), where the MMA reads them as keys 4t .. 4t + 3.
+// P V sums over the keys, so V^T holds its keys in that same order (fp8_vt_source_key) and P goes to
+// the MMA without a shuffle.
+namespace fp8 {
+constexpr int kPanelCols = 128;  // elements per 128-byte swizzled row
+constexpr bool supported_hdim(int hdim) { return hdim == 128 || hdim == 256; }
+constexpr int block_n() { return 128; }  // keys per K tile, and one 128-byte row of a V^T tile
+constexpr int kv_stages(int hdim) { return hdim == 128 ? 3 : 2; }
+constexpr bool stages_o(int hdim) { return hdim <= 128; }  // O (bf16) leaves through shared memory and TMA
+constexpr int panels(int hdim) { return hdim / kPanelCols; }  // of a Q or K row
+constexpr uint32_t q_panel_bytes() { return kBlockM * 128; }
+constexpr uint32_t k_panel_bytes() { return block_n() * 128; }
+constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(); }
+// A K tile (block_n keys x hdim bytes) and a V^T tile (hdim rows x block_n keys) are the same size.
+constexpr uint32_t kv_tile_bytes(int hdim) { return static_cast<uint32_t>(block_n() * hdim); }
+// O of one consumer warpgroup in bf16, staged as the 16-bit path's 64-column panels.
+constexpr uint32_t o_stage_bytes(int hdim) { return stages_o(hdim) ? (hdim / 64) * o_panel_bytes() : 0; }
+constexpr uint32_t k_offset(int hdim) { return q_bytes(hdim); }
+constexpr uint32_t v_offset(int hdim) { return k_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
+constexpr uint32_t o_offset(int hdim) { return v_offset(hdim) + kv_stages(hdim) * kv_tile_bytes(hdim); }
+constexpr uint32_t barrier_offset(int hdim) { return o_offset(hdim) + kConsumerWarpgroups * o_stage_bytes(hdim); }
+constexpr int barrier_count(int hdim) { return 2 + 3 * kv_stages(hdim); }
+constexpr size_t smem_bytes(int hdim) {
+  return barrier_offset(hdim) + 8 * static_cast<size_t>(barrier_count(hdim)) + kAlignSlack;
+}
+// Keys of one sequence in V^T: seq_k padded to whole tiles (the padding holds zeros).
+constexpr long long vt_keys(long long seq_k) { return (seq_k + block_n() - 1) / block_n() * block_n(); }
+// The key of V whose row column c of a V^T row holds: inside every 16 keys, MMA position 4t + j
+// (j = 0..3) holds key 2t + (j % 2) + 8 (j / 2), the key the S accumulator keeps in that byte.
+constexpr long long vt_source_key(long long c) {
+  const long long within = c % 16, t = within / 4, j = within % 4;
+  return c - within + 2 * t + (j % 2) + 8 * (j / 2);
+}
+constexpr Schedule default_schedule(int hdim, bool causal) {
+  if (hdim >= 256) return Schedule::serial;
+  return causal ? Schedule::pingpong : Schedule::overlap;
+}
+static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+static_assert(smem_bytes(256) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+}  // namespace fp8
+
 static_assert(smem_bytes(64) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(smem_bytes(192) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "core/tiles/fused_sm90_tiles.hpp"
 
@@ -156,4 +157,57 @@ TEST_CASE("fused-sm90: the default schedule per tile width and mask") {
   CHECK(f3::default_schedule(192, false) == f3::Schedule::overlap);
   CHECK(f3::default_schedule(256, false) == f3::Schedule::serial);
   CHECK(f3::default_schedule(256, true) == f3::Schedule::serial);
+}
+
+TEST_CASE("fused-sm90 fp8: V^T's key order is the order the P fragments hold the keys in") {
+  // Inside every 16 keys the map is a permutation, and it never leaves its 16.
+  for (long long base : {0LL, 16LL, 112LL, 4096LL}) {
+    std::vector<bool> seen(16, false);
+    for (long long c = base; c < base + 16; ++c) {
+      const long long key = f3::fp8::vt_source_key(c);
+      REQUIRE(key >= base);
+      REQUIRE(key < base + 16);
+      CHECK_FALSE(seen[static_cast<size_t>(key - base)]);
+      seen[static_cast<size_t>(key - base)] = true;
+    }
+  }
+  // The S accumulator of wgmma m64nN gives lane t (of a quad) keys 8 g + 2t and 8 g + 2t + 1 of every
+  // 8-key group g; P's register 4 ks + r packs, lowest byte first, those of groups 4 ks + 2 (r / 2) and
+  // the next one. The fp8 A fragment reads register r's byte b as k position 16 (r / 2) + 4t + b of
+  // the k32 slice ks. V^T must hold at that position the key the byte carries.
+  for (int ks = 0; ks < f3::fp8::block_n() / 32; ++ks)
+    for (int r = 0; r < 4; ++r)
+      for (int t = 0; t < 4; ++t)
+        for (int b = 0; b < 4; ++b) {
+          const int group = 4 * ks + (r / 2) * 2 + b / 2;
+          const long long carried = 8 * group + 2 * t + b % 2;
+          const long long position = 32 * ks + 16 * (r / 2) + 4 * t + b;
+          INFO("ks " << ks << " register " << r << " lane t " << t << " byte " << b);
+          CHECK(f3::fp8::vt_source_key(position) == carried);
+        }
+}
+
+TEST_CASE("fused-sm90 fp8: tiles, padding and shared memory") {
+  CHECK(f3::fp8::supported_hdim(128));
+  CHECK(f3::fp8::supported_hdim(256));
+  CHECK_FALSE(f3::fp8::supported_hdim(64));
+  CHECK_FALSE(f3::fp8::supported_hdim(192));
+  // A K tile (128 keys of hdim bytes) and a V^T tile (hdim rows of 128 keys) fill the same stage size.
+  CHECK(f3::fp8::kv_tile_bytes(128) == 128u * 128u);
+  CHECK(f3::fp8::kv_tile_bytes(256) == 128u * 256u);
+  CHECK(f3::fp8::vt_keys(1) == 128);
+  CHECK(f3::fp8::vt_keys(128) == 128);
+  CHECK(f3::fp8::vt_keys(4097) == 4224);
+  // Stages and O staging, 1024-byte aligned, within the 227 KB a CTA may have.
+  for (int hdim : {128, 256}) {
+    CHECK(f3::fp8::k_offset(hdim) % 1024 == 0);
+    CHECK(f3::fp8::v_offset(hdim) % 1024 == 0);
+    CHECK(f3::fp8::o_offset(hdim) % 1024 == 0);
+    CHECK(f3::fp8::smem_bytes(hdim) <= 227u * 1024u);
+  }
+  CHECK(f3::fp8::o_stage_bytes(128) == 64u * 128u * 2u);
+  CHECK(f3::fp8::o_stage_bytes(256) == 0u);
+  CHECK(f3::fp8::default_schedule(256, false) == f3::Schedule::serial);
+  CHECK(f3::fp8::default_schedule(128, false) == f3::Schedule::overlap);
+  CHECK(f3::fp8::default_schedule(128, true) == f3::Schedule::pingpong);
 }
