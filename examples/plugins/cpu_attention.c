@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The kernel's name, and whether it applies the KV scales, are macros so that attnprof's plugin test
- * builds a twin that reads the quantized bytes but ignores their scales, a kernel that verification
- * must fail (tests/plugins/CMakeLists.txt). */
+/* The name (the kernel's and the plugin's) and whether it applies the KV scales are macros so that
+ * attnprof's plugin test builds a twin that reads the quantized bytes but ignores their scales, a
+ * kernel that verification must fail (tests/plugins/CMakeLists.txt). */
 #ifndef EXAMPLE_CPU_NAME
 #define EXAMPLE_CPU_NAME "example-cpu"
 #endif
@@ -185,6 +185,6 @@ static const attnprof_kernel kernels[] = {{
     release,
 }};
 
-static const attnprof_plugin plugin = ATTNPROF_PLUGIN_INIT(1, "example-cpu", "1.0", kernels);
+static const attnprof_plugin plugin = ATTNPROF_PLUGIN_INIT(1, EXAMPLE_CPU_NAME, "1.0", kernels);
 
 ATTNPROF_PLUGIN_EXPORT const attnprof_plugin* attnprof_plugin_entry(void) { return &plugin; }
