@@ -72,8 +72,8 @@ typedef enum attnprof_backend { ATTNPROF_BACKEND_CPU = 0, ATTNPROF_BACKEND_CUDA 
 /* FP8_E4M3 (ABI version 4) is fp8 prefill: Q, K and V are stored as OCP FP8 E4M3 bytes (sign, 4
  * exponent bits of bias 7, 3 mantissa bits; largest 448, S.1111.111 is NaN), each tensor with one
  * float32 scale (attnprof_tensors.q_scale, k_scale, v_scale): element x = decode(byte) * scale. O is
- * bf16 (attnprof_tensors.element_dtype). A kernel is given such a point only with
- * ATTNPROF_KERNEL_RUNS_FP8. */
+ * bf16 on CUDA, fp32 on the CPU backend (attnprof_tensors.element_dtype). A kernel is given such a
+ * point only with ATTNPROF_KERNEL_RUNS_FP8. */
 typedef enum attnprof_dtype {
   ATTNPROF_DTYPE_FP32 = 0,
   ATTNPROF_DTYPE_FP16 = 1,
