@@ -27,9 +27,9 @@ Kernels:
       A callable declares that it reads a quantized KV cache (shape["kv_dtype"] "fp8_e4m3" or "int8")
       by taking keyword parameters k_scale and v_scale, and that it runs fp8 prefill (shape["dtype"]
       "fp8_e4m3") by taking q_scale too; at those points alone it is called with them (defaults let it
-      run the other points too), and K and V (and Q) are the bytes
-      attnprof stores: torch.float8_e4m3fn or torch.int8 tensors on CUDA, uint8 (the E4M3 bits) or int8
-      numpy arrays on the CPU. Each scale is a float32 tensor that broadcasts against its tensor:
+      run the other points too), and K and V (and Q) are the bytes attnprof stores: torch.float8_e4m3fn
+      or torch.int8 tensors on CUDA, uint8 (the E4M3 bits) or int8 numpy arrays on the CPU. Each scale
+      is a float32 tensor that broadcasts against its tensor:
       [1, 1, 1, 1] per tensor, [1, kv_heads, 1, 1] per kv head, [batch, kv_heads, seq_k, 1] per token
       (shape["kv_scale"]), so k.float() * k_scale is K. O is bf16 at an fp8 point on CUDA. A callable
       without those parameters gets such points "unsupported".
