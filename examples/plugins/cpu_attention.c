@@ -1,11 +1,14 @@
 /* An attnprof plugin in plain C with one CPU kernel: attention forward, one query row at a time, in
  * the BSHD layout ([batch, seq, heads, hdim], FlashAttention's) to show how a kernel that takes only
- * one layout declares it. On the CPU backend every tensor is fp32, whatever the shape's dtype.
+ * one layout declares it. On the CPU backend every tensor is fp32, whatever the shape's dtype, but a
+ * quantized K and V.
  * Two passes per row: the scores and their maximum, then the softmax weights and the output.
  * It declares what plugin ABI version 2 added: the sliding window (each row's keys are cut to the
  * window), packed variable-length batches (each sequence's rows start at its cu_seqlens entry, in
  * the token-major packed layout a BSHD kernel is given) and a value head dim of its own (V and O rows
- * hdim_v wide).
+ * hdim_v wide). It reads a quantized KV cache too, what plugin ABI version 4 added: K and V as one
+ * byte per element (fp8 E4M3 or int8) with float32 scales per tensor, per kv head or per token, each
+ * element the value of its byte times its scale.
  *
  * Build outside attnprof (docs/plugins.md):
  *   cc -shared -fPIC -O2 -I<attnprof>/include cpu_attention.c -o cpu_attention.so -lm
@@ -13,6 +16,8 @@
  *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused --preset quick
  *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused \
  *     --axes "heads=4;hdim=64;causal=1;dtype=fp32;window=0,32;lengths=uniform:16:256;batch=4"
+ *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused \
+ *     --axes "heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=fp32;kv_dtype=fp32,fp8_e4m3,int8;kv_scale=token"
  */
 #include <attnprof/plugin.h>
 
@@ -20,10 +25,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The name (the kernel's and the plugin's) and whether it applies the KV scales are macros so that
+ * attnprof's plugin test builds a twin that reads the quantized bytes but ignores their scales, a
+ * kernel that verification must fail (tests/plugins/CMakeLists.txt). */
+#ifndef EXAMPLE_CPU_NAME
+#define EXAMPLE_CPU_NAME "example-cpu"
+#endif
+#ifndef EXAMPLE_CPU_IGNORES_KV_SCALES
+#define EXAMPLE_CPU_IGNORES_KV_SCALES 0
+#endif
+
 typedef struct {
   attnprof_shape shape;
   attnprof_tensors t;
-  float* scores; /* seq_k floats: one row's scores */
+  float* scores;          /* seq_k floats: one row's scores */
+  float code_value[256];  /* a quantized KV cache: the value each byte stands for at scale 1 */
 } problem;
 
 /* Keys [begin, end) that row i of a sequence of seq_q queries and seq_k keys sees (plugin.h's masks). */
@@ -50,6 +66,29 @@ static const float* element(const attnprof_tensor* x, int64_t b, int64_t h, int6
   return (const float*)(uintptr_t)x->data + b * x->stride[0] + h * x->stride[1] + s * x->stride[2];
 }
 
+/* The value of an OCP FP8 E4M3 byte: sign, 4 exponent bits of bias 7, 3 mantissa bits; S.1111.111 is NaN. */
+static float e4m3_value(uint8_t c) {
+  const int exponent = (c >> 3) & 0xF, mantissa = c & 0x7;
+  const float sign = (c & 0x80) ? -1.f : 1.f;
+  if (exponent == 0xF && mantissa == 0x7) return NAN;
+  if (exponent == 0) return sign * ldexpf((float)mantissa, -9); /* subnormal: mantissa * 2^-9 */
+  return sign * ldexpf(1.f + (float)mantissa / 8.f, exponent - 7);
+}
+
+/* Element d of row s of kv head h of K or V (x; `scales` its k_scale or v_scale, `width` its row's
+ * hdim or hdim_v): fp32 as stored, or a quantized byte's value times its scale (plugin.h's
+ * attnprof_kv_scale: the tensor's, the kv head's, or the row's own, found by the row's offset). */
+static float kv_element(const problem* p, const attnprof_tensor* x, attnprof_deviceptr scales, int64_t width,
+                        int64_t b, int64_t h, int64_t s, int64_t d) {
+  const int64_t row = b * x->stride[0] + h * x->stride[1] + s * x->stride[2];
+  if (p->shape.kv_dtype == ATTNPROF_KV_DTYPE_NONE) return ((const float*)(uintptr_t)x->data)[row + d * x->stride[3]];
+  const float value = p->code_value[((const uint8_t*)(uintptr_t)x->data)[row + d * x->stride[3]]];
+  const int64_t which = p->shape.kv_scale == ATTNPROF_KV_SCALE_TOKEN ? row / width
+                        : p->shape.kv_scale == ATTNPROF_KV_SCALE_HEAD ? h
+                                                                       : 0;
+  return EXAMPLE_CPU_IGNORES_KV_SCALES ? value : value * ((const float*)(uintptr_t)scales)[which];
+}
+
 static int supports(void* user, const attnprof_shape* s, char* reason, size_t size) {
   (void)user;
   if (s->seq_k > (int64_t)1 << 24) {
@@ -73,6 +112,8 @@ static int prepare(void* user, const attnprof_shape* shape, const attnprof_tenso
   p->shape = *shape;
   p->t = *tensors;
   p->scores = scores;
+  for (int c = 0; c < 256; ++c)
+    p->code_value[c] = shape->kv_dtype == ATTNPROF_KV_DTYPE_INT8 ? (float)(int8_t)c : e4m3_value((uint8_t)c);
   *state = p;
   return ATTNPROF_OK;
 }
@@ -94,9 +135,9 @@ static int launch(void* state, attnprof_stream stream, char* error, size_t size)
         const key_range keys = keys_of_row(n, seq_q, seq_k, i);
         float row_max = -INFINITY;
         for (int64_t j = keys.begin; j < keys.end; ++j) {
-          const float* k = element(&p->t.k, b, h / group, first + j);
           float dot = 0.f;
-          for (int64_t d = 0; d < n->hdim; ++d) dot += q[d] * k[d];
+          for (int64_t d = 0; d < n->hdim; ++d)
+            dot += q[d] * kv_element(p, &p->t.k, p->t.k_scale, n->hdim, b, h / group, first + j, d);
           p->scores[j] = dot * (float)p->t.softmax_scale;
           if (p->scores[j] > row_max) row_max = p->scores[j];
         }
@@ -106,9 +147,9 @@ static int launch(void* state, attnprof_stream stream, char* error, size_t size)
         float row_sum = 0.f;
         for (int64_t j = keys.begin; j < keys.end; ++j) {
           const float w = expf(p->scores[j] - row_max);
-          const float* v = element(&p->t.v, b, h / group, first + j);
           row_sum += w;
-          for (int64_t d = 0; d < n->hdim_v; ++d) o[d] += w * v[d];
+          for (int64_t d = 0; d < n->hdim_v; ++d)
+            o[d] += w * kv_element(p, &p->t.v, p->t.v_scale, n->hdim_v, b, h / group, first + j, d);
         }
         for (int64_t d = 0; row_sum > 0.f && d < n->hdim_v; ++d) o[d] /= row_sum;
         float* lse = (float*)(uintptr_t)p->t.lse.data;
@@ -129,13 +170,13 @@ static void release(void* user, void* state) {
 
 static const attnprof_kernel kernels[] = {{
     sizeof(attnprof_kernel),
-    "example-cpu",
+    EXAMPLE_CPU_NAME,
     "two passes per query row, BSHD layout (examples/plugins/cpu_attention.c)",
     ATTNPROF_BACKEND_CPU,
     ATTNPROF_COST_ATTENTION_FWD,
     ATTNPROF_LAYOUT_BSHD,
     ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_WRITES_LSE | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN |
-        ATTNPROF_KERNEL_DISTINCT_HDIM_V,
+        ATTNPROF_KERNEL_DISTINCT_HDIM_V | ATTNPROF_KERNEL_READS_QUANTIZED_KV,
     NULL,
     supports,
     NULL,
@@ -144,6 +185,6 @@ static const attnprof_kernel kernels[] = {{
     release,
 }};
 
-static const attnprof_plugin plugin = ATTNPROF_PLUGIN_INIT(1, "example-cpu", "1.0", kernels);
+static const attnprof_plugin plugin = ATTNPROF_PLUGIN_INIT(1, EXAMPLE_CPU_NAME, "1.0", kernels);
 
 ATTNPROF_PLUGIN_EXPORT const attnprof_plugin* attnprof_plugin_entry(void) { return &plugin; }

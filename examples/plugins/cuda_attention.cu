@@ -4,7 +4,10 @@
 // Lane t holds elements t, t + 32, ... of the row, so hdim may be any multiple of 32 up to 256.
 // Tensors are read through their strides, so both of attnprof's layouts (BHSD, BSHD) work. It runs
 // sliding windows (a row's keys are cut to its window) and packed variable-length batches (a warp
-// finds its row's sequence in cu_seqlens by binary search), plugin ABI version 2's additions.
+// finds its row's sequence in cu_seqlens by binary search), plugin ABI version 2's additions, and reads
+// a quantized KV cache (K and V one byte per element, fp8 E4M3 or int8, with float32 scales per
+// tensor, per kv head or per token), version 4's: a key row's scale multiplies its dot product, a
+// value row's its softmax weight.
 //
 // Build outside attnprof (docs/plugins.md):
 //   nvcc -shared -Xcompiler -fPIC -O2 -arch=sm_90 -I<attnprof>/include cuda_attention.cu -o cuda_attention.so
@@ -12,9 +15,12 @@
 //   attnprof sweep --plugin ./cuda_attention.so --kernels example-cuda,fused --axes "seq=512,1024;hdim=64,128"
 //   attnprof sweep --plugin ./cuda_attention.so --kernels example-cuda,fused \
 //     --axes "batch=8;heads=8;hdim=128;causal=1;window=0,256;lengths=uniform:64:1024"
+//   attnprof sweep --plugin ./cuda_attention.so --kernels example-cuda,decode \
+//     --axes "batch=8;heads=32;kv_heads=8;seq_q=1;seq_k=4096;hdim=128;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head"
 #include <attnprof/plugin.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <math.h>
@@ -32,7 +38,7 @@
 #ifndef EXAMPLE_CUDA_FLAGS
 #define EXAMPLE_CUDA_FLAGS                                                                                 \
   (ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CAPTURABLE | ATTNPROF_KERNEL_WRITES_LSE |                      \
-   ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN)
+   ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN | ATTNPROF_KERNEL_READS_QUANTIZED_KV)
 #endif
 
 namespace {
@@ -57,6 +63,27 @@ template <typename T>
 __device__ const T& at(const attnprof_tensor& x, int64_t b, int64_t h, int64_t s, int64_t d) {
   const T* base = reinterpret_cast<const T*>(x.data);
   return base[b * x.stride[0] + h * x.stride[1] + s * x.stride[2] + d * x.stride[3]];
+}
+
+// Element (b, h, s, d) of K or V as a float, at scale 1: in the dtype, or a quantized byte's value
+// (E4M3, or int8).
+template <typename T>
+__device__ float kv_value(const attnprof_shape& n, const attnprof_tensor& x, int64_t b, int64_t h, int64_t s, int64_t d) {
+  if (n.kv_dtype == ATTNPROF_KV_DTYPE_NONE) return to_float(at<T>(x, b, h, s, d));
+  const uint8_t byte = at<uint8_t>(x, b, h, s, d);
+  if (n.kv_dtype == ATTNPROF_KV_DTYPE_INT8) return static_cast<float>(static_cast<int8_t>(byte));
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(byte, __NV_E4M3)));
+}
+
+// The scale of row s of kv head h of K or V (`width` wide; `scales` its k_scale or v_scale): 1 when not
+// quantized, else the tensor's, the kv head's, or the row's own, at the row's offset / width (plugin.h).
+__device__ float kv_row_scale(const attnprof_shape& n, const attnprof_tensor& x, attnprof_deviceptr scales,
+                              int64_t width, int64_t b, int64_t h, int64_t s) {
+  if (n.kv_dtype == ATTNPROF_KV_DTYPE_NONE) return 1.f;
+  const float* scale = reinterpret_cast<const float*>(scales);
+  if (n.kv_scale == ATTNPROF_KV_SCALE_TENSOR) return scale[0];
+  if (n.kv_scale == ATTNPROF_KV_SCALE_HEAD) return scale[h];
+  return scale[(b * x.stride[0] + h * x.stride[1] + s * x.stride[2]) / width];
 }
 
 // Query rows of one call: (b * heads + h) * seq_q + i dense, h * total_tokens + token packed.
@@ -112,14 +139,16 @@ __global__ void attention_rows(Problem p) {
   float row_max = -INFINITY, row_sum = 0.f;
   for (int64_t j = key_begin; j < key_end; ++j) {
     float score = 0.f;
-    for (int e = 0; e < kPerLane; ++e) score += q[e] * to_float(at<T>(p.t.k, b, kv_h, first + j, lane + 32 * e));
+    for (int e = 0; e < kPerLane; ++e) score += q[e] * kv_value<T>(n, p.t.k, b, kv_h, first + j, lane + 32 * e);
     for (int offset = 16; offset > 0; offset /= 2) score += __shfl_xor_sync(0xffffffffu, score, offset);
+    score *= kv_row_scale(n, p.t.k, p.t.k_scale, n.hdim, b, kv_h, first + j);
     const float new_max = fmaxf(row_max, score);
     const float rescale = expf(row_max - new_max);  // 0 on the first key (row_max = -inf)
     const float weight = expf(score - new_max);
     row_sum = row_sum * rescale + weight;
+    const float v_weight = weight * kv_row_scale(n, p.t.v, p.t.v_scale, n.hdim_v, b, kv_h, first + j);
     for (int e = 0; e < kPerLane; ++e)
-      acc[e] = acc[e] * rescale + weight * to_float(at<T>(p.t.v, b, kv_h, first + j, lane + 32 * e));
+      acc[e] = acc[e] * rescale + v_weight * kv_value<T>(n, p.t.v, b, kv_h, first + j, lane + 32 * e);
     row_max = new_max;
   }
   T* o = reinterpret_cast<T*>(p.t.o.data);

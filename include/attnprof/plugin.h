@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the structs below. attnprof loads a plugin built for this version or for
- * versions 1 and 2, and refuses any other.
+ * versions 1 to 3, and refuses any other.
  *   1  dense batches without a sliding window.
  *   2  attnprof_shape gains the sliding window, the packed variable-length batch and the value head
  *      dim (after every field of version 1, so a version-1 plugin reads its fields where they were),
@@ -47,8 +47,13 @@ extern "C" {
  *      "unsupported") and may not declare the new flags.
  *   3  the backward pass: attnprof_shape gains `pass`, attnprof_tensors dO, dQ, dK and dV, and kernels
  *      the flag ATTNPROF_KERNEL_RUNS_BACKWARD. A plugin of version 1 or 2 runs forward points as before
- *      and gets backward points "unsupported". */
-#define ATTNPROF_PLUGIN_ABI_VERSION 3u
+ *      and gets backward points "unsupported".
+ *   4  quantized inputs: attnprof_shape gains the KV cache's storage (kv_dtype, kv_scale,
+ *      kv_scale_elems) and attnprof_dtype the fp8 prefill dtype ATTNPROF_DTYPE_FP8_E4M3, attnprof_tensors
+ *      the float32 scales q_scale, k_scale and v_scale, and kernels the flags
+ *      ATTNPROF_KERNEL_READS_QUANTIZED_KV and _RUNS_FP8. A plugin of version 1 to 3 runs its other
+ *      points as before and gets quantized-KV and fp8 points "unsupported". */
+#define ATTNPROF_PLUGIN_ABI_VERSION 4u
 
 /* The symbol attnprof looks up. */
 #define ATTNPROF_PLUGIN_ENTRY_NAME "attnprof_plugin_entry"
@@ -64,7 +69,17 @@ typedef unsigned long long attnprof_deviceptr;
 
 typedef enum attnprof_backend { ATTNPROF_BACKEND_CPU = 0, ATTNPROF_BACKEND_CUDA = 1 } attnprof_backend;
 
-typedef enum attnprof_dtype { ATTNPROF_DTYPE_FP32 = 0, ATTNPROF_DTYPE_FP16 = 1, ATTNPROF_DTYPE_BF16 = 2 } attnprof_dtype;
+/* FP8_E4M3 (ABI version 4) is fp8 prefill: Q, K and V are stored as OCP FP8 E4M3 bytes (sign, 4
+ * exponent bits of bias 7, 3 mantissa bits; largest 448, S.1111.111 is NaN), each tensor with one
+ * float32 scale (attnprof_tensors.q_scale, k_scale, v_scale): element x = decode(byte) * scale. O is
+ * bf16 on CUDA, fp32 on the CPU backend (attnprof_tensors.element_dtype). A kernel is given such a
+ * point only with ATTNPROF_KERNEL_RUNS_FP8. */
+typedef enum attnprof_dtype {
+  ATTNPROF_DTYPE_FP32 = 0,
+  ATTNPROF_DTYPE_FP16 = 1,
+  ATTNPROF_DTYPE_BF16 = 2,
+  ATTNPROF_DTYPE_FP8_E4M3 = 3
+} attnprof_dtype;
 
 /* ABI version 3. Which pass of attention one call computes (attnprof_shape.pass):
  *   FWD      O (and LSE) from Q, K, V.
@@ -76,6 +91,30 @@ typedef enum attnprof_dtype { ATTNPROF_DTYPE_FP32 = 0, ATTNPROF_DTYPE_FP16 = 1, 
  * dV = P^T dO, dP = dO V^T, dS = P * (dP - D), dQ = scale * dS K, dK = scale * dS^T Q. dK and dV are
  * kv_heads wide: each sums the gradients of its group's query heads. */
 typedef enum attnprof_pass { ATTNPROF_PASS_FWD = 0, ATTNPROF_PASS_BWD = 1, ATTNPROF_PASS_FWD_BWD = 2 } attnprof_pass;
+
+/* ABI version 4. How K and V are stored (attnprof_shape.kv_dtype): in the tensors' element dtype
+ * (NONE), or quantized to one byte per element, element x = value(byte) * scale with value() the
+ * byte read as OCP FP8 E4M3 (FP8_E4M3; see attnprof_dtype) or as a signed int8 in [-127, 127] (INT8).
+ * Q, O and LSE keep the dtype. A forward pass only; a kernel is given such a point only with
+ * ATTNPROF_KERNEL_READS_QUANTIZED_KV. */
+typedef enum attnprof_kv_dtype {
+  ATTNPROF_KV_DTYPE_NONE = 0,
+  ATTNPROF_KV_DTYPE_FP8_E4M3 = 1,
+  ATTNPROF_KV_DTYPE_INT8 = 2
+} attnprof_kv_dtype;
+
+/* ABI version 4. How many float32 scales K (and V) has (attnprof_shape.kv_scale), and which one
+ * element (b, h, j, d) of K takes (V alike, with hdim_v for hdim):
+ *   TENSOR  one: k_scale[0].
+ *   HEAD    one per kv head: k_scale[h].
+ *   TOKEN   one per row of K, stored in the row's own place: the row that starts at element
+ *           e = b * k.stride[0] + h * k.stride[1] + j * k.stride[2] of K's buffer takes k_scale[e / hdim]
+ *           (whichever the layout; packed batches too, whose stride[0] is 0). */
+typedef enum attnprof_kv_scale {
+  ATTNPROF_KV_SCALE_TENSOR = 0,
+  ATTNPROF_KV_SCALE_HEAD = 1,
+  ATTNPROF_KV_SCALE_TOKEN = 2
+} attnprof_kv_scale;
 
 /* Which analytic cost (FLOPs, minimum bytes) attnprof charges the kernel with. */
 typedef enum attnprof_cost_model {
@@ -113,6 +152,13 @@ typedef enum attnprof_cost_model {
 /* ABI version 3. The kernel runs the backward pass (attnprof_shape.pass BWD and FWD_BWD, the gradient
  * tensors): without it attnprof gives the kernel forward points only. */
 #define ATTNPROF_KERNEL_RUNS_BACKWARD 128u
+/* ABI version 4. The kernel reads a quantized KV cache (attnprof_shape.kv_dtype FP8_E4M3 or INT8 at
+ * every kv_scale granularity, attnprof_tensors.k_scale and v_scale): without it attnprof never gives
+ * the kernel such a point (it would read the bytes as the dtype). */
+#define ATTNPROF_KERNEL_READS_QUANTIZED_KV 256u
+/* ABI version 4. The kernel runs fp8 prefill (attnprof_shape.dtype ATTNPROF_DTYPE_FP8_E4M3: Q, K and V
+ * E4M3 with one scale each, O bf16): without it attnprof never gives the kernel an fp8 point. */
+#define ATTNPROF_KERNEL_RUNS_FP8 512u
 
 /* One point. Query row i (0 <= i < seq_q) sits at key position p = i + (seq_k - seq_q): masks are
  * aligned to the bottom-right corner (FlashAttention >= 2.1).
@@ -133,7 +179,8 @@ typedef enum attnprof_cost_model {
  *
  * A kernel is given a windowed point only with ATTNPROF_KERNEL_MASKS_WINDOW, a packed one only with
  * ATTNPROF_KERNEL_RUNS_VARLEN; a version-1 plugin is given neither, and sees this struct's version-1
- * fields only. */
+ * fields only. Each version's fields follow the previous version's, so a plugin built for an older
+ * version reads its own fields where they were. */
 typedef struct attnprof_shape {
   int64_t batch, heads, kv_heads, seq_q, seq_k, hdim;
   int32_t causal;
@@ -147,6 +194,12 @@ typedef struct attnprof_shape {
   /* ABI version 3 */
   int32_t pass;          /* attnprof_pass; FWD unless the kernel declares ATTNPROF_KERNEL_RUNS_BACKWARD */
   int32_t reserved3;
+  /* ABI version 4 */
+  int32_t kv_dtype;        /* attnprof_kv_dtype; NONE unless the kernel declares ATTNPROF_KERNEL_READS_QUANTIZED_KV
+                            * (or _RUNS_FP8: an fp8 point's K and V are FP8_E4M3 at kv_scale TENSOR) */
+  int32_t kv_scale;        /* attnprof_kv_scale: the granularity of k_scale and v_scale; TENSOR when kv_dtype is NONE */
+  int64_t kv_scale_elems;  /* float32 scales in each of k_scale and v_scale: 1 (TENSOR), kv_heads (HEAD), or one per
+                            * row of K (TOKEN: kv_heads * batch * seq_k dense, kv_heads * total_tokens packed); 0 NONE */
 } attnprof_shape;
 
 /* A tensor: its first element and its strides in elements for (batch, head, seq, hdim). */
@@ -167,11 +220,15 @@ typedef struct attnprof_tensor {
  *         BSHD  token-major, as FlashAttention's varlen API takes it: q, o [T, heads, hdim], k, v [T, kv_heads, hdim];
  *         lse [heads, T] in either.
  * V and O are hdim_v wide where these say hdim (shape.hdim_v; the same as hdim unless the kernel
- * declares ATTNPROF_KERNEL_DISTINCT_HDIM_V). */
+ * declares ATTNPROF_KERNEL_DISTINCT_HDIM_V).
+ * Quantized tensors (ABI version 4) have the same strides in elements, one byte per element: K and V
+ * when k_scale and v_scale are set (shape.kv_dtype says how to read the bytes), Q when q_scale is set
+ * (E4M3). */
 typedef struct attnprof_tensors {
   uint32_t struct_size;   /* sizeof(attnprof_tensors) as attnprof was built */
   uint32_t layout;        /* the layout of q, k, v, o: ATTNPROF_LAYOUT_BHSD or ATTNPROF_LAYOUT_BSHD */
-  int32_t element_dtype;  /* of q, k, v, o: the shape's dtype on CUDA; ATTNPROF_DTYPE_FP32 on the CPU */
+  int32_t element_dtype;  /* of q, k, v, o (but a quantized one, below): the shape's dtype on CUDA, BF16 at an
+                           * fp8 point (O's); ATTNPROF_DTYPE_FP32 on the CPU */
   int32_t reserved;
   attnprof_tensor q, k, v; /* inputs: [batch, heads or kv_heads, seq_q or seq_k, hdim] */
   attnprof_tensor o;       /* output, like q */
@@ -187,6 +244,12 @@ typedef struct attnprof_tensors {
    * d_o is an input shaped as o; dq (as q), dk (as k) and dv (as v) are outputs every backward call
    * overwrites whole. A backward point's o and lse are inputs (see attnprof_pass). */
   attnprof_tensor d_o, dq, dk, dv;
+  /* ABI version 4: float32 scales, in device memory (host memory on the CPU backend), valid until
+   * release(); 0 where the tensor is not quantized. q_scale: one, when q holds E4M3 bytes (an fp8
+   * point). k_scale, v_scale: shape.kv_scale_elems each, when k and v hold one byte per element (a
+   * quantized KV cache, or an fp8 point); element x of K is value(byte) * its scale (attnprof_kv_scale
+   * says which scale, attnprof_kv_dtype how to read the byte). */
+  attnprof_deviceptr q_scale, k_scale, v_scale;
 } attnprof_tensors;
 
 typedef struct attnprof_kernel {

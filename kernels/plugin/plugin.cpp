@@ -36,11 +36,13 @@ constexpr uint32_t kAbiV1Flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_GRAPH_CA
 constexpr uint32_t kAbiV2Flags =
     kAbiV1Flags | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
 constexpr uint32_t kAbiV3Flags = kAbiV2Flags | ATTNPROF_KERNEL_RUNS_BACKWARD;
-static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 3, "a new ABI version needs its flags here and its fields in to_c");
+constexpr uint32_t kAbiV4Flags = kAbiV3Flags | ATTNPROF_KERNEL_READS_QUANTIZED_KV | ATTNPROF_KERNEL_RUNS_FP8;
+static_assert(ATTNPROF_PLUGIN_ABI_VERSION == 4, "a new ABI version needs its flags here and its fields in to_c");
 
 // The flag bits a plugin built for `abi_version` may declare (a supported version).
 constexpr uint32_t known_flags(uint32_t abi_version) {
-  return abi_version == 1 ? kAbiV1Flags : abi_version == 2 ? kAbiV2Flags : kAbiV3Flags;
+  constexpr uint32_t kFlags[] = {kAbiV1Flags, kAbiV2Flags, kAbiV3Flags, kAbiV4Flags};
+  return kFlags[abi_version - 1];
 }
 
 // The flags version 2 added, by name.
@@ -76,6 +78,34 @@ bool valid_name(std::string_view name) {
   });
 }
 
+int32_t to_c(core::DType d) {
+  switch (d) {
+    case core::DType::fp32: return ATTNPROF_DTYPE_FP32;
+    case core::DType::fp16: return ATTNPROF_DTYPE_FP16;
+    case core::DType::bf16: return ATTNPROF_DTYPE_BF16;
+    case core::DType::fp8_e4m3: return ATTNPROF_DTYPE_FP8_E4M3;
+  }
+  throw std::logic_error("to_c: an unknown dtype");
+}
+
+int32_t to_c(core::KvDType d) {
+  switch (d) {
+    case core::KvDType::none: return ATTNPROF_KV_DTYPE_NONE;
+    case core::KvDType::fp8_e4m3: return ATTNPROF_KV_DTYPE_FP8_E4M3;
+    case core::KvDType::int8: return ATTNPROF_KV_DTYPE_INT8;
+  }
+  throw std::logic_error("to_c: an unknown kv_dtype");
+}
+
+int32_t to_c(core::KvScale g) {
+  switch (g) {
+    case core::KvScale::tensor: return ATTNPROF_KV_SCALE_TENSOR;
+    case core::KvScale::head: return ATTNPROF_KV_SCALE_HEAD;
+    case core::KvScale::token: return ATTNPROF_KV_SCALE_TOKEN;
+  }
+  throw std::logic_error("to_c: an unknown kv_scale");
+}
+
 attnprof_shape to_c(const core::Shape& s) {
   attnprof_shape c{};
   c.batch = s.batch;
@@ -85,9 +115,7 @@ attnprof_shape to_c(const core::Shape& s) {
   c.seq_k = s.seq_k;
   c.hdim = s.hdim;
   c.causal = s.causal ? 1 : 0;
-  c.dtype = s.dtype == core::DType::fp32 ? ATTNPROF_DTYPE_FP32
-            : s.dtype == core::DType::fp16 ? ATTNPROF_DTYPE_FP16
-                                           : ATTNPROF_DTYPE_BF16;
+  c.dtype = to_c(s.dtype);  // FP8_E4M3 only for a kernel of version 4 that runs fp8
   // ABI version 2's fields. A version-1 plugin's attnprof_shape ends before them, and support_reason
   // never gives it a windowed, packed or distinct-hdim_v point.
   c.window = s.window;
@@ -100,6 +128,17 @@ attnprof_shape to_c(const core::Shape& s) {
   // ABI version 3's; an older plugin is never given a backward point.
   c.pass = s.pass == core::Pass::fwd ? ATTNPROF_PASS_FWD : s.pass == core::Pass::bwd ? ATTNPROF_PASS_BWD
                                                                                       : ATTNPROF_PASS_FWD_BWD;
+  // ABI version 4's; an older plugin is never given a quantized or fp8 point. An fp8 point's K and V
+  // are E4M3 at one scale per tensor (core/shape.hpp's DType::fp8_e4m3), which is what these say.
+  if (s.quantized_q()) {
+    c.kv_dtype = ATTNPROF_KV_DTYPE_FP8_E4M3;
+    c.kv_scale = ATTNPROF_KV_SCALE_TENSOR;
+    c.kv_scale_elems = 1;
+  } else {
+    c.kv_dtype = to_c(s.kv_dtype);
+    c.kv_scale = to_c(s.kv_scale);
+    c.kv_scale_elems = s.kv_scale_elems();
+  }
   return c;
 }
 
@@ -207,6 +246,20 @@ class PluginKernel final : public Kernel {
                          abi_version_);
     return name() + " does not declare ATTNPROF_KERNEL_RUNS_BACKWARD (it runs the forward pass only)";
   }
+  bool reads_quantized_kv() const override { return (k_.flags & ATTNPROF_KERNEL_READS_QUANTIZED_KV) != 0; }
+  std::string no_quantized_kv_reason() const override {
+    if (abi_version_ < 4)
+      return fmt::format("{} cannot be given a quantized KV cache (plugin ABI version {} has no KV scales)", name(),
+                         abi_version_);
+    return name() + " does not declare ATTNPROF_KERNEL_READS_QUANTIZED_KV (it reads K and V in the dtype only)";
+  }
+  bool runs_fp8() const override { return (k_.flags & ATTNPROF_KERNEL_RUNS_FP8) != 0; }
+  std::string no_fp8_reason() const override {
+    if (abi_version_ < 4)
+      return fmt::format("{} cannot be given fp8 Q, K and V (plugin ABI version {} has no fp8 dtype)", name(),
+                         abi_version_);
+    return name() + " does not declare ATTNPROF_KERNEL_RUNS_FP8 (it runs fp16, bf16 and fp32 inputs only)";
+  }
   std::string no_hdim_v_reason() const override {
     if (abi_version_ == 1) return "plugin ABI version 1's attnprof_shape has one hdim";
     return "the plugin does not declare ATTNPROF_KERNEL_DISTINCT_HDIM_V";
@@ -234,7 +287,7 @@ class PluginKernel final : public Kernel {
     attnprof_tensors t{};
     t.struct_size = sizeof(attnprof_tensors);
     t.layout = args.layout == Layout::bhsd ? ATTNPROF_LAYOUT_BHSD : ATTNPROF_LAYOUT_BSHD;
-    t.element_dtype = backend() == Backend::cpu ? ATTNPROF_DTYPE_FP32 : c.dtype;
+    t.element_dtype = backend() == Backend::cpu ? ATTNPROF_DTYPE_FP32 : to_c(s.out_dtype());
     t.q = tensor_of(args.q, args.layout, s.heads, rows_q, s.hdim, packed);
     t.k = tensor_of(args.k, args.layout, s.kv_heads, rows_k, s.hdim, packed);
     t.v = tensor_of(args.v, args.layout, s.kv_heads, rows_k, s.value_hdim(), packed);
@@ -250,6 +303,9 @@ class PluginKernel final : public Kernel {
       t.dk = tensor_of(args.dk, args.layout, s.kv_heads, rows_k, s.hdim, packed);
       t.dv = tensor_of(args.dv, args.layout, s.kv_heads, rows_k, s.value_hdim(), packed);
     }
+    t.q_scale = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.q_scale));
+    t.k_scale = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.k_scale));
+    t.v_scale = static_cast<attnprof_deviceptr>(reinterpret_cast<uintptr_t>(args.v_scale));
     void* state = nullptr;
     std::array<char, kMessageBytes> error{};
     const int rc = guarded(name() + ": prepare()",

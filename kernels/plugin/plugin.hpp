@@ -1,8 +1,9 @@
 // Plugin kernels: shared libraries built against include/attnprof/plugin.h, loaded at run time.
-// load_plugin() opens one, checks its ABI version (1 or 2) and struct sizes, validates every field of
-// its kernel table (the flags against its ABI version), and registers each kernel in the registry
-// (kernels/registry.hpp) behind the same Kernel interface as the built-in ones, so that the
-// measurement, the reports and the gate never know the difference. Every bad plugin is an InputError (exit 2) with one line naming the file.
+// load_plugin() opens one, checks its ABI version (1 to ATTNPROF_PLUGIN_ABI_VERSION) and struct sizes,
+// validates every field of its kernel table (the flags against its ABI version), and registers each
+// kernel in the registry (kernels/registry.hpp) behind the same Kernel interface as the built-in ones,
+// so that the measurement, the reports and the gate never know the difference. Every bad plugin is an
+// InputError (exit 2) with one line naming the file.
 #pragma once
 #include <stdexcept>
 #include <string>

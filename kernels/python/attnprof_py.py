@@ -19,10 +19,20 @@ Kernels:
       "bwd", prepare runs the forward once with Q, K and V requiring gradients, and every call is
       torch.autograd.grad of that output with dO (the graph retained), so only the backward's kernels
       run in a call; "fwd_bwd" runs both in each call. write_output copies dQ, dK and dV (and O).
+      They take no quantized input: attnprof never gives them a quantized KV cache or an fp8 point.
   py:MODULE:FUNCTION
       any callable FUNCTION(q, k, v, causal=bool, scale=float) returning O of shape
       [batch, heads, seq_q, hdim_v]: torch tensors on the CUDA backend (on attnprof's stream, which is
       PyTorch's current stream during the call), float32 numpy arrays on the CPU backend.
+      A callable declares that it reads a quantized KV cache (shape["kv_dtype"] "fp8_e4m3" or "int8")
+      by taking keyword parameters k_scale and v_scale, and that it runs fp8 prefill (shape["dtype"]
+      "fp8_e4m3") by taking q_scale too; at those points alone it is called with them (defaults let it
+      run the other points too), and K and V (and Q) are the bytes attnprof stores: torch.float8_e4m3fn
+      or torch.int8 tensors on CUDA, uint8 (the E4M3 bits) or int8 numpy arrays on the CPU. Each scale
+      is a float32 tensor that broadcasts against its tensor:
+      [1, 1, 1, 1] per tensor, [1, kv_heads, 1, 1] per kv head, [batch, kv_heads, seq_k, 1] per token
+      (shape["kv_scale"]), so k.float() * k_scale is K. O is bf16 at an fp8 point on CUDA. A callable
+      without those parameters gets such points "unsupported".
 
 The shape `prepare` gets holds hdim_v, the width of V's and O's rows (hdim unless the point has a value
 head dim of its own, as DeepSeek's MLA prefill: hdim 192, hdim_v 128); `supports` is not told it.
@@ -30,6 +40,7 @@ PyTorch's flash backend refuses differing head dims: that refusal is the point's
 """
 import ctypes
 import importlib
+import inspect
 import math
 import os
 import sys
@@ -42,8 +53,10 @@ class Unsupported(Exception):
 
 _TORCH_BACKENDS = ("flash", "cudnn", "efficient", "math")
 _MAX_GROWING_CALLS = 4
-_TYPESTR = {"fp32": "<f4", "fp16": "<f2", "bf16": "<i2"}  # bf16: int16 viewed as bfloat16 afterwards
-_ITEMSIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
+# bf16: int16 viewed as bfloat16 afterwards; fp8_e4m3: its bytes, viewed as float8_e4m3fn in torch.
+_TYPESTR = {"fp32": "<f4", "fp16": "<f2", "bf16": "<i2", "fp8_e4m3": "|u1", "int8": "|i1"}
+_ITEMSIZE = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1, "int8": 1}
+_CTYPE = {"fp32": ctypes.c_float, "fp8_e4m3": ctypes.c_uint8, "int8": ctypes.c_int8}  # the CPU backend's
 
 
 def _clean_warning(message):
@@ -81,18 +94,20 @@ def _torch_tensor(desc, dtype):
     t = torch.as_tensor(_CudaArray(desc["ptr"], desc["shape"], desc["strides"], dtype), device="cuda")
     if dtype == "bf16":
         t = t.view(torch.bfloat16)
+    elif dtype == "fp8_e4m3":
+        t = t.view(torch.float8_e4m3fn)
     if t.data_ptr() != desc["ptr"]:
         raise RuntimeError("the tensor does not share attnprof's buffer")
     return t
 
 
-def _numpy_array(desc):
+def _numpy_array(desc, dtype="fp32"):
     import numpy as np
 
     count = 1 + sum((n - 1) * s for n, s in zip(desc["shape"], desc["strides"]))
-    flat = np.ctypeslib.as_array((ctypes.c_float * count).from_address(desc["ptr"]))
+    flat = np.ctypeslib.as_array((_CTYPE[dtype] * count).from_address(desc["ptr"]))
     return np.lib.stride_tricks.as_strided(flat, shape=tuple(desc["shape"]),
-                                           strides=tuple(4 * s for s in desc["strides"]))
+                                           strides=tuple(_ITEMSIZE[dtype] * s for s in desc["strides"]))
 
 
 # ---------------------------------------------------------------------------------------------- #
@@ -239,6 +254,23 @@ def _split(name):
     raise ValueError(f"'{name}' is neither torch:BACKEND nor py:MODULE:FUNCTION")
 
 
+def _scale_names(tensors):
+    """The keyword parameters a call takes for the quantized tensors it is given: k_scale and v_scale
+    with a quantized K and V, q_scale with an E4M3 Q."""
+    return (("q_scale",) if "q_scale" in tensors else ()) + (("k_scale", "v_scale") if "k_scale" in tensors else ())
+
+
+def _missing_parameters(fn, names):
+    """Those of `names` that `fn` does not take as keyword parameters (all of them when its signature
+    cannot be read; a **kwargs catch-all declares none)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return list(names)
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [n for n in names if n not in params or params[n].kind not in keyword]
+
+
 def _hdim_v(shape):
     """The width of V's and O's rows (a bridge of before hdim_v gives none: hdim)."""
     return shape.get("hdim_v", shape["hdim"])
@@ -262,10 +294,16 @@ def prepare(name, backend, shape, tensors):
     kind, first, second = _split(name)
     dtype = tensors["element_dtype"]
     pass_ = shape.get("pass", "fwd")
-    if backend == "cuda":
-        q, k, v, o = (_torch_tensor(tensors[t], dtype) for t in ("q", "k", "v", "o"))
-    else:
-        q, k, v, o = (_numpy_array(tensors[t]) for t in ("q", "k", "v", "o"))
+    # Each tensor's element type: a quantized Q (q_scale given) is E4M3, a quantized K and V (k_scale
+    # given) the shape's kv_dtype, every scale float32, the rest element_dtype.
+    dtypes = {"q": "fp8_e4m3" if "q_scale" in tensors else dtype, "o": dtype,
+              "q_scale": "fp32", "k_scale": "fp32", "v_scale": "fp32"}
+    dtypes["k"] = dtypes["v"] = shape.get("kv_dtype", "none") if "k_scale" in tensors else dtype
+    names = ("q", "k", "v", "o") + _scale_names(tensors)
+    wrap = _torch_tensor if backend == "cuda" else _numpy_array
+    buffers = {t: wrap(tensors[t], dtypes[t]) for t in names}
+    q, k, v, o = (buffers[t] for t in ("q", "k", "v", "o"))
+    scales = {t: buffers[t] for t in _scale_names(tensors)}
     out = o
     expected = [[shape["batch"], shape["heads"], shape["seq_q"], _hdim_v(shape)]]
 
@@ -285,10 +323,17 @@ def prepare(name, backend, shape, tensors):
             fn = getattr(importlib.import_module(first), second)
         except Exception as exc:  # the module's own import errors too
             raise RuntimeError(f"cannot load {first}.{second}: {_describe(exc)}") from exc
+        missing = _missing_parameters(fn, scales)
+        if missing:
+            listed = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+            what = ("does not run fp8 Q, K and V (" if "q_scale" in scales else
+                    f"does not read a quantized KV cache (kv_dtype {shape['kv_dtype']}; ")
+            raise Unsupported(f"{name} takes no {listed} keyword parameter{'s' if len(missing) > 1 else ''}: "
+                              f"it {what}docs/python.md)")
         causal, scale = bool(shape["causal"]), 1.0 / math.sqrt(shape["hdim"])
 
         def run():
-            return fn(q, k, v, causal=causal, scale=scale)
+            return fn(q, k, v, causal=causal, scale=scale, **scales)
 
     # One call now, untimed: JIT compilation and the allocator's first segments happen here, and
     # a refusal or a wrong result type is found before any timing.

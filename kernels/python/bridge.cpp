@@ -5,6 +5,8 @@
 //
 // V and O reach Python as wide as attnprof allocated them (their strides say it), so these kernels run a
 // value head dim other than hdim (attnprof gives this plugin, by its name "attnprof-python", such points).
+// A quantized KV cache's K and V (and an fp8 point's Q, K and V) reach a py: callable as the bytes
+// attnprof stores, with their float32 scales shaped to broadcast against them (scale_dict).
 // The kernel table: the four torch: entries, plus every py: name in $ATTNPROF_PYTHON_KERNELS (comma
 // separated), on the backend in $ATTNPROF_PYTHON_BACKEND (cuda or cpu). attnprof sets both when a
 // sweep names such kernels. CPython starts on the first call that needs it, with the interpreter this
@@ -132,21 +134,52 @@ struct Gil {
   ~Gil() { PyGILState_Release(state); }
 };
 
-const char* dtype_name(int32_t d) { return d == ATTNPROF_DTYPE_FP32 ? "fp32" : d == ATTNPROF_DTYPE_FP16 ? "fp16" : "bf16"; }
+const char* dtype_name(int32_t d) {
+  switch (d) {
+    case ATTNPROF_DTYPE_FP32: return "fp32";
+    case ATTNPROF_DTYPE_FP16: return "fp16";
+    case ATTNPROF_DTYPE_FP8_E4M3: return "fp8_e4m3";
+    default: return "bf16";
+  }
+}
+
+const char* kv_dtype_name(int32_t d) {
+  return d == ATTNPROF_KV_DTYPE_FP8_E4M3 ? "fp8_e4m3" : d == ATTNPROF_KV_DTYPE_INT8 ? "int8" : "none";
+}
+
+const char* kv_scale_name(int32_t g) {
+  return g == ATTNPROF_KV_SCALE_HEAD ? "head" : g == ATTNPROF_KV_SCALE_TOKEN ? "token" : "tensor";
+}
 
 const char* pass_name(int32_t p) { return p == ATTNPROF_PASS_BWD ? "bwd" : p == ATTNPROF_PASS_FWD_BWD ? "fwd_bwd" : "fwd"; }
 
 PyObject* shape_dict(const attnprof_shape& s) {
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:O,s:s,s:s}", "batch", (long long)s.batch, "heads",
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:O,s:s,s:s,s:s,s:s}", "batch", (long long)s.batch, "heads",
                        (long long)s.heads, "kv_heads", (long long)s.kv_heads, "seq_q", (long long)s.seq_q, "seq_k",
                        (long long)s.seq_k, "hdim", (long long)s.hdim, "causal", s.causal ? Py_True : Py_False,
-                       "dtype", dtype_name(s.dtype), "pass", pass_name(s.pass));
+                       "dtype", dtype_name(s.dtype), "pass", pass_name(s.pass), "kv_dtype", kv_dtype_name(s.kv_dtype),
+                       "kv_scale", kv_scale_name(s.kv_scale));
 }
 
 PyObject* tensor_dict(const attnprof_tensor& t, long long heads, long long seq, long long hdim, long long batch) {
   return Py_BuildValue("{s:K,s:(LLLL),s:(LLLL)}", "ptr", (unsigned long long)t.data, "shape", batch, heads, seq, hdim,
                        "strides", (long long)t.stride[0], (long long)t.stride[1], (long long)t.stride[2],
                        (long long)t.stride[3]);
+}
+
+// The float32 scales of K or V (`of`, `width` wide rows) as a tensor that broadcasts against it
+// ([batch, kv_heads, seq_k, width]): [1, 1, 1, 1] per tensor, [1, kv_heads, 1, 1] per kv head, and per
+// token [batch, kv_heads, seq_k, 1], whose strides are the rows' (a row's scale sits at its offset / width).
+PyObject* scale_dict(attnprof_deviceptr scales, const attnprof_shape& s, const attnprof_tensor& of, long long width) {
+  long long shape[4] = {1, 1, 1, 1}, strides[4] = {1, 1, 1, 1};
+  if (s.kv_scale == ATTNPROF_KV_SCALE_HEAD) {
+    shape[1] = s.kv_heads;
+  } else if (s.kv_scale == ATTNPROF_KV_SCALE_TOKEN) {
+    shape[0] = s.batch, shape[1] = s.kv_heads, shape[2] = s.seq_k;
+    for (int i = 0; i < 3; ++i) strides[i] = (long long)of.stride[i] / width;
+  }
+  return Py_BuildValue("{s:K,s:(LLLL),s:(LLLL)}", "ptr", (unsigned long long)scales, "shape", shape[0], shape[1],
+                       shape[2], shape[3], "strides", strides[0], strides[1], strides[2], strides[3]);
 }
 
 int supports(void* user, const attnprof_shape* shape, char* reason, size_t size) {
@@ -203,6 +236,22 @@ int prepare(void* user, const attnprof_shape* shape, const attnprof_tensors* t, 
       PyObject* value = tensor_dict(g.tensor, g.heads, g.seq, g.width, s.batch);
       if (value) PyDict_SetItemString(tensors, g.key, value);
       Py_XDECREF(value);
+    }
+  }
+  if (tensors) {  // quantized inputs (plugin ABI version 4): K and V bytes with their scales, Q E4M3 with one
+    if (t->k_scale != 0) {
+      PyObject* k_scale = scale_dict(t->k_scale, s, t->k, s.hdim);
+      PyObject* v_scale = scale_dict(t->v_scale, s, t->v, hdim_v);
+      if (k_scale) PyDict_SetItemString(tensors, "k_scale", k_scale);
+      if (v_scale) PyDict_SetItemString(tensors, "v_scale", v_scale);
+      Py_XDECREF(k_scale);
+      Py_XDECREF(v_scale);
+    }
+    if (t->q_scale != 0) {
+      PyObject* q_scale = Py_BuildValue("{s:K,s:(LLLL),s:(LLLL)}", "ptr", (unsigned long long)t->q_scale, "shape", 1LL,
+                                        1LL, 1LL, 1LL, "strides", 1LL, 1LL, 1LL, 1LL);
+      if (q_scale) PyDict_SetItemString(tensors, "q_scale", q_scale);
+      Py_XDECREF(q_scale);
     }
   }
   PyObject* dict = shape_dict(s);
@@ -275,9 +324,12 @@ void add_kernel(Table& table, const std::string& name, const std::string& backen
   // Pure; not graph-capturable by attnprof (the module replays torch: calls from its own CUDA graph,
   // and py: callables may allocate in every call); no LSE (PyTorch's SDPA does not return it). V and O
   // may be narrower or wider than Q and K: the module reads their widths from the tensors. PyTorch's
-  // backends run the backward through autograd; a py: callable is a forward.
+  // backends run the backward through autograd, and take no quantized input; a py: callable is a
+  // forward, and is given quantized K and V (fp8 Q, K and V) when it takes their scales as keyword
+  // parameters (attnprof_py.py refuses such a point for one that does not).
   k.flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
   if (name.starts_with("torch:")) k.flags |= ATTNPROF_KERNEL_RUNS_BACKWARD;
+  else k.flags |= ATTNPROF_KERNEL_READS_QUANTIZED_KV | ATTNPROF_KERNEL_RUNS_FP8;
   k.user = &table.specs.back();
   k.supports = supports;
   k.prepare = prepare;

@@ -1,8 +1,9 @@
 /* Plugins that are wrong in one way each, for the loader's error tests (tests/plugins/CMakeLists.txt
  * builds this file once per defect). Every variant but NO_ENTRY exports a table whose one kernel
  * would load on the CPU backend (it writes nothing), so each test sees exactly its one defect. Built
- * with no defect it is a plugin of this ABI version that declares neither ATTNPROF_KERNEL_MASKS_WINDOW
- * nor _RUNS_VARLEN, for the reasons attnprof gives when it does not run a windowed or packed point. */
+ * with no defect it is a plugin of the ABI version of the header it is built against that declares no
+ * flag but ATTNPROF_KERNEL_PURE, for the reasons attnprof gives when it does not run a windowed,
+ * packed, backward, quantized or fp8 point. */
 #include <attnprof/plugin.h>
 
 #include <stdio.h>
@@ -50,7 +51,7 @@ static const attnprof_kernel kernels[] = {{
 #if defined(FLAG_UNDER_V1)
     ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_MASKS_WINDOW,
 #elif defined(UNKNOWN_FLAG)
-    ATTNPROF_KERNEL_PURE | 256u,
+    ATTNPROF_KERNEL_PURE | 1024u,
 #else
     ATTNPROF_KERNEL_PURE,
 #endif

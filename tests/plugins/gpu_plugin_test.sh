@@ -4,7 +4,8 @@
 # memory, the cuBLAS launches of the reference and of the cuBLAS plugin included; occupancy of
 # plugin kernels from those records; per-launch counters named after them; a diagnosis for each.
 # The BSHD twin covers the kernel-layout path, kernel replay (not pure) and event timing (no graph).
-# Both run sliding windows and packed variable-length batches (plugin ABI version 2).
+# Both run sliding windows and packed variable-length batches (plugin ABI version 2) and read a
+# quantized KV cache (version 4).
 # Usage: gpu_plugin_test.sh ATTNPROF EXAMPLE_PLUGIN_DIR TEST_PLUGIN_DIR. Skips (77) without a GPU.
 set -euo pipefail
 attnprof="$1"
@@ -88,6 +89,29 @@ assert sum(bool(r["shape"].get("seq_lens")) for r in recs) == 3 * 8, "packed poi
 assert sum(r["shape"].get("window", 0) > 0 for r in recs) == 3 * (12 + 2 + 2), "windowed points missing"
 assert all(r["layout"] == "bshd" for r in recs if r["kernel"] == "example-cuda-bshd")
 print(f"window/varlen: {len(recs)} points ok and verified")
+PY
+
+# Plugin ABI version 4 on the GPU: a quantized KV cache (fp8 and int8 at each scale granularity, decode
+# and prefill rows, and a packed batch's per-token scales) reaches both CUDA example kernels (BHSD, and
+# token-major BSHD, where a token's scale sits at its row's own place); every point runs and passes
+# verification against float64.
+q_axes="batch=2;heads=8;kv_heads=2;seq_q=1,64;seq_k=300;hdim=64,128;causal=1;dtype=bf16"
+q_axes+=";kv_dtype=bf16,fp8_e4m3,int8;kv_scale=tensor,head,token"
+q_axes+=" | heads=8;kv_heads=2;hdim=64;causal=1;dtype=fp16;kv_dtype=fp8_e4m3,int8;kv_scale=token;lengths=list:1/300/77"
+"$attnprof" sweep --backend cuda --plugin "$examples/cuda_attention.so" --plugin "$tests/cuda_attention_bshd.so" \
+  --kernels example-cuda,example-cuda-bshd --axes "$q_axes" --no-counters --max-seconds 0.05 \
+  --out "$out/quant" >"$out/quant.log" 2>&1 || { echo "FAIL: quantized sweep: $(tail -n 20 "$out/quant.log")" >&2; exit 1; }
+python3 - "$out/quant/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 2 * (2 * 2 * 7 + 2), len(recs)
+bad = [(r["key"], r["kernel"], r["status"], r["reason"][:160]) for r in recs
+       if r["status"] != "ok" or not r["verification"]["passed"] or r["verification"]["rows_checked"] == 0]
+for b in bad[:20]:
+    print("FAIL:", *b)
+assert not bad, f"{len(bad)} quantized points not ok and verified"
+assert sum("kv_dtype" in r["shape"] for r in recs) == 2 * (2 * 2 * 6 + 2), "quantized points missing"
+print(f"quantized KV: {len(recs)} points ok and verified")
 PY
 
 # A plugin that leaves a sticky CUDA error fails its points; the restarted workers measure the rest.

@@ -3,6 +3,8 @@
 # verified against float64 (in its own BSHD layout), over sliding windows and packed variable-length
 # batches too (plugin ABI version 2), reported, gated, resumed, sharded and merged; the same example
 # built for ABI version 1, which still runs dense points and is given no windowed or packed one; then
+# a quantized KV cache (plugin ABI version 4) read by the example and verified, its twin that ignores
+# the scales failing verification, and plugins of older versions given no quantized or fp8 point; then
 # every loader error (exit 2, one line naming the file), and plugin kernels that throw, crash, hang,
 # fail, write wrong numbers or write nothing: each fails its own points and the sweep goes on.
 # Usage: plugin_test.sh ATTNPROF CPU_PLUGIN TEST_PLUGIN_DIR
@@ -11,8 +13,11 @@ plugin="$2"
 bad="$3"
 v1="$bad/cpu_attention_v1.so"      # examples/plugins/cpu_attention.c as built for ABI version 1
 plain="$bad/plain_v2.so"           # built for ABI version 2, declaring neither the window nor the varlen flag
+plain3="$bad/plain_v3.so"          # built for ABI version 3 (no quantized KV cache, no fp8)
+plain4="$bad/plain_v4.so"          # ABI version 4, declaring neither the quantized-KV nor the fp8 flag
+noscale="$bad/cpu_attention_noscale.so"  # the example, reading quantized K and V but ignoring their scales
 [[ -f "$plugin" ]] || fail "no example plugin at '$plugin'"
-[[ -f "$v1" && -f "$plain" ]] || fail "no test plugins in '$bad'"
+[[ -f "$v1" && -f "$plain" && -f "$plain3" && -f "$plain4" && -f "$noscale" ]] || fail "no test plugins in '$bad'"
 axes="batch=1;heads=4;kv_heads=2;seq=32,48;hdim=32;causal=0,1;dtype=fp32"
 
 # Listed, with its backend, layout and support.
@@ -33,7 +38,7 @@ for name in ("example-cpu-v1", "plain-v2"):
     assert not ks[name]["window"] and not ks[name]["varlen"], ks[name]
 assert ks["fused"]["window"] and ks["fused"]["varlen"] and ks["reference"]["varlen"], ks["fused"]
 assert d["plugins"][0]["name"] == "example-cpu" and len(d["plugins"][0]["sha256"]) == 64, d["plugins"]
-assert [p["abi_version"] for p in d["plugins"]] == [3, 1, 2], d["plugins"]
+assert [p["abi_version"] for p in d["plugins"]] == [4, 1, 2], d["plugins"]
 ' || fail "kernels --json"
 
 # Sliding windows (none, the diagonal, narrower and wider than the sequence), causal or not: the ABI 2
@@ -49,7 +54,7 @@ res = json.load(open(sys.argv[1]))
 assert res["schema_version"] == "1.13", res["schema_version"]
 recs = res["records"]
 assert len(recs) == 4 * 16, [(r["key"], r["status"]) for r in recs]
-assert [p["abi_version"] for p in res["context"]["plugins"]] == [3, 1, 2], res["context"]["plugins"]
+assert [p["abi_version"] for p in res["context"]["plugins"]] == [4, 1, 2], res["context"]["plugins"]
 windows = set()
 for r in recs:
     window = r["shape"].get("window", 0)
@@ -162,6 +167,65 @@ for r in recs:
         assert r["status"] == "incorrect", (r["key"], r["status"], r["reason"])
 PY
 
+# Quantized inputs (plugin ABI version 4). A quantized KV cache, fp8 and int8 at each scale granularity,
+# dense at two seq_k and packed with a value head dim of its own (per-token scales in the token-major
+# packed layout): the example reads the bytes and their scales and every point passes verification
+# against float64; its twin that ignores the scales is incorrect at every quantized point and ok at
+# the unquantized one; plugins built for ABI version 1 or 3 run the unquantized points and get the
+# quantized ones unsupported naming their version, as does a version-4 kernel without the flag.
+q_axes="batch=2;heads=4;kv_heads=2;seq_q=24;seq_k=24,37;hdim=32;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8"
+q_axes+=";kv_scale=tensor,head,token | heads=4;kv_heads=2;hdim=32;hdim_v=16;causal=0;dtype=bf16"
+q_axes+=";kv_dtype=fp8_e4m3,int8;kv_scale=token;lengths=list:17/1/40"
+"$attnprof" sweep --plugin "$plugin" --plugin "$noscale" --plugin "$v1" --plugin "$plain3" --plugin "$plain4" \
+  --kernels example-cpu,example-cpu-noscale,example-cpu-v1,plain-v3,plain-v4 --axes "$q_axes" "${fast[@]}" \
+  --out "$scratch/quant" >"$scratch/quant.log" 2>&1 || fail "quantized sweep with the plugins failed: $(tail -n 5 "$scratch/quant.log")"
+python3 - "$scratch/quant/results.json" <<'PY' || fail "quantized sweep: wrong records"
+import json, sys
+res = json.load(open(sys.argv[1]))
+recs = res["records"]
+assert len(recs) == 5 * (2 * 7 + 2), [(r["key"], r["status"]) for r in recs]
+assert [p["abi_version"] for p in res["context"]["plugins"]] == [4, 4, 1, 3, 4], res["context"]["plugins"]
+why = {"example-cpu-v1": "example-cpu-v1 cannot be given a quantized KV cache (plugin ABI version 1 has no KV scales)",
+       "plain-v3": "plain-v3 cannot be given a quantized KV cache (plugin ABI version 3 has no KV scales)",
+       "plain-v4": "plain-v4 does not declare ATTNPROF_KERNEL_READS_QUANTIZED_KV (it reads K and V in the dtype only)"}
+seen = set()
+for r in recs:
+    shape, kernel, status = r["shape"], r["kernel"], r["status"]
+    kv = shape.get("kv_dtype", "none")
+    if kv != "none":
+        assert f" kv-{kv}/{shape['kv_scale']}" in r["key"], r["key"]
+        seen.add((kv, shape["kv_scale"], bool(shape.get("seq_lens"))))
+    what = (r["key"], status, r["reason"])
+    if kernel == "example-cpu" or (kernel == "example-cpu-v1" and kv == "none"):
+        assert status == "ok" and r["verification"]["passed"] and r["verification"]["rows_checked"] > 0, what
+    elif kernel == "example-cpu-noscale":
+        assert status == ("ok" if kv == "none" else "incorrect"), what
+        assert r["verification"]["passed"] == (kv == "none"), what
+    elif kv == "none":  # plain-v3 and plain-v4 compute nothing: incorrect, not refused
+        assert status == "incorrect", what
+    else:
+        assert status == "unsupported" and r["reason"] == f"{why[kernel]} (kv_dtype {kv})", what
+assert seen == {(d, g, False) for d in ("fp8_e4m3", "int8") for g in ("tensor", "head", "token")} | {
+    (d, "token", True) for d in ("fp8_e4m3", "int8")}, seen
+PY
+
+# fp8 prefill (dtype=fp8_e4m3) reaches only a kernel that declares ATTNPROF_KERNEL_RUNS_FP8: the example
+# does not, and plugins of ABI version 1 and 3 cannot, each with its reason.
+"$attnprof" sweep --plugin "$plugin" --plugin "$v1" --plugin "$plain3" --kernels example-cpu,example-cpu-v1,plain-v3 \
+  --axes "heads=2;seq=32;hdim=32;causal=1;dtype=fp8_e4m3" "${fast[@]}" --out "$scratch/fp8" >"$scratch/fp8.log" 2>&1 ||
+  fail "fp8 sweep with the plugins failed: $(tail -n 5 "$scratch/fp8.log")"
+python3 - "$scratch/fp8/results.json" <<'PY' || fail "fp8 sweep: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 3, [(r["key"], r["status"]) for r in recs]
+why = {"example-cpu": "example-cpu does not declare ATTNPROF_KERNEL_RUNS_FP8 (it runs fp16, bf16 and fp32 inputs only)",
+       "example-cpu-v1": "example-cpu-v1 cannot be given fp8 Q, K and V (plugin ABI version 1 has no fp8 dtype)",
+       "plain-v3": "plain-v3 cannot be given fp8 Q, K and V (plugin ABI version 3 has no fp8 dtype)"}
+for r in recs:
+    assert r["shape"]["dtype"] == "fp8_e4m3", r["shape"]
+    assert r["status"] == "unsupported" and r["reason"] == why[r["kernel"]], (r["key"], r["status"], r["reason"])
+PY
+
 # A sweep beside a built-in kernel: every point verified, the plugin recorded by content.
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/a" \
   >"$scratch/a.log" 2>&1 || fail "sweep with the plugin failed: $(tail -n 5 "$scratch/a.log")"
@@ -180,7 +244,7 @@ assert all(r["layout"] == "bhsd" for r in recs if r["kernel"] == "fused")
 p = res["context"]["plugins"][0]
 assert p["path"] == os.path.realpath(sys.argv[2]) or p["path"] == os.path.abspath(sys.argv[2]), p
 assert p["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest(), p
-assert p["version"] == "1.0" and p["kernels"] == ["example-cpu"] and p["abi_version"] == 3, p
+assert p["version"] == "1.0" and p["kernels"] == ["example-cpu"] and p["abi_version"] == 4, p
 PY
 
 # Reports and the gate read plugin points like any other.
@@ -238,12 +302,12 @@ check_refused() {
 check_refused "missing file" "no such file" --plugin "$scratch/nosuch.so"
 check_refused "not a library" "not a loadable shared library" --plugin "$scratch/text.so"
 check_refused "no entry point" "exports no attnprof_plugin_entry" --plugin "$bad/bad_no_entry.so"
-check_refused "ABI mismatch" "built for plugin ABI version 99, this attnprof speaks versions 1 to 3" --plugin "$bad/bad_abi_mismatch.so"
-check_refused "a future ABI version" "built for plugin ABI version 4, this attnprof speaks versions 1 to 3" --plugin "$bad/bad_abi_next.so"
-check_refused "ABI version 0" "built for plugin ABI version 0, this attnprof speaks versions 1 to 3" --plugin "$bad/bad_abi_zero.so"
+check_refused "ABI mismatch" "built for plugin ABI version 99, this attnprof speaks versions 1 to 4" --plugin "$bad/bad_abi_mismatch.so"
+check_refused "a future ABI version" "built for plugin ABI version 5, this attnprof speaks versions 1 to 4" --plugin "$bad/bad_abi_next.so"
+check_refused "ABI version 0" "built for plugin ABI version 0, this attnprof speaks versions 1 to 4" --plugin "$bad/bad_abi_zero.so"
 check_refused "a version 2 flag under ABI version 1" \
   "kernel 'bad-plugin-kernel' declares ATTNPROF_KERNEL_MASKS_WINDOW under plugin ABI version 1" --plugin "$bad/bad_flag_under_v1.so"
-check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x100" --plugin "$bad/bad_unknown_flag.so"
+check_refused "an unknown flag" "kernel 'bad-plugin-kernel' has unknown flag bits 0x400" --plugin "$bad/bad_unknown_flag.so"
 check_refused "struct size" "struct sizes" --plugin "$bad/bad_struct_size.so"
 check_refused "no table" "returned no table" --plugin "$bad/bad_no_table.so"
 check_refused "null name" "kernel #0 has no name" --plugin "$bad/bad_null_name.so"

@@ -2,7 +2,7 @@
 # On a GPU with PyTorch: the Python bridge's py: callables (tests/plugins/python/torch_misbehave.py):
 # a correct one is measured and verified; one that synchronises inside the timed call and one that
 # allocates new device memory in every call fail their points with the reason; the sweep goes on. Then
-# torch: kernels at a value head dim of its own (hdim_v).
+# torch: kernels at a value head dim of its own (hdim_v), and a quantized KV cache.
 # Usage: python_gpu_test.sh ATTNPROF. Skips (77) without a GPU, PyTorch or the bridge.
 set -euo pipefail
 attnprof="$(realpath "$1")"
@@ -50,5 +50,29 @@ for r in recs:
         assert r["status"] in ("ok", "unsupported", "failed"), (r["key"], r["status"], r["reason"])  # never wrong
         assert r["status"] != "ok" or r["verification"]["passed"], r["key"]
     print(r["key"], "->", r["status"], r["reason"][:120])
+PY
+# A quantized KV cache (plugin ABI version 4): a torch callable that takes k_scale and v_scale is given
+# float8_e4m3fn and int8 tensors over attnprof's bytes with their scales, at each granularity, and is
+# verified against float64; PyTorch's SDPA backends take no quantized input: those points are
+# unsupported with the reason, and their unquantized points run as before.
+"$attnprof" sweep --backend cuda --kernels py:torch_quant:attention,torch:math,torch:flash \
+  --axes "batch=2;heads=8;kv_heads=2;seq=256;hdim=64;causal=0,1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=tensor,head,token" \
+  --max-seconds 0.2 --no-counters --out "$out/quant" >"$out/quant.log" 2>&1 ||
+  { echo "FAIL: $(tail -n 20 "$out/quant.log")" >&2; exit 1; }
+python3 - "$out/quant/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 3 * 2 * 7, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    kv, kernel, what = r["shape"].get("kv_dtype", "none"), r["kernel"], (r["key"], r["status"], r["reason"])
+    if kernel == "py:torch_quant:attention" or (kernel == "torch:math" and kv == "none"):
+        assert r["status"] == "ok" and r["verification"]["passed"], what
+    elif kv != "none":
+        assert r["status"] == "unsupported" and r["reason"] == (
+            f"{kernel} does not declare ATTNPROF_KERNEL_READS_QUANTIZED_KV (it reads K and V in the dtype only) "
+            f"(kv_dtype {kv})"), what
+    else:
+        assert r["status"] in ("ok", "unsupported") and (r["status"] != "ok" or r["verification"]["passed"]), what
+    print(r["key"], r["kernel"], "->", r["status"], r["reason"][:100])
 PY
 echo "python bridge on the GPU: ok"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # attnprof's Python bridge on the CPU backend with numpy callables (tests/plugins/python/): a correct
-# attention beside a built-in kernel, verified against float64 with GQA and the causal mask; then a
+# attention beside a built-in kernel, verified against float64 with GQA and the causal mask, at a value
+# head dim of its own, and on a quantized KV cache (the bytes and their scales); then a
 # module that does not import, a function that raises, returns the wrong shape, the wrong dtype or
 # wrong numbers: each a reason on its own points while the sweep goes on. Skips (77) when the bridge
 # was not built (no embeddable Python) or numpy is missing for the Python it embeds.
@@ -49,6 +50,29 @@ PY
   fail "hdim_v wrong_shape sweep: $(tail -n 5 "$scratch/dv_shape.log")"
 grep -q "expected (1, 4, 33, 16) (\[batch, heads, seq_q, hdim_v\])" "$scratch/dv_shape/results.json" ||
   fail "a wrong O shape at hdim_v 16: $(grep -o '"reason": "[^"]*"' "$scratch/dv_shape/results.json")"
+# A quantized KV cache (plugin ABI version 4), fp8 and int8 at each scale granularity: a callable that
+# takes k_scale and v_scale is given attnprof's bytes (uint8 E4M3 bits, int8) and scales that broadcast
+# against them, and is verified against float64; one that reads the bytes but not their scales is
+# incorrect there; one without the parameters gets those points unsupported with the reason. All three
+# run the unquantized point.
+"$attnprof" sweep --axes "batch=2;heads=4;kv_heads=2;seq=33;hdim=32;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=tensor,head,token" \
+  "${fast[@]}" --kernels py:np_attention:quantized,py:np_attention:ignores_scales,py:np_attention:attention \
+  --out "$scratch/quant" >"$scratch/quant.log" 2>&1 || fail "quantized sweep: $(tail -n 5 "$scratch/quant.log")"
+python3 - "$scratch/quant/results.json" <<'PY' || fail "the numpy callables' quantized points"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 3 * 7, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    kv, kernel, what = r["shape"].get("kv_dtype", "none"), r["kernel"], (r["key"], r["status"], r["reason"])
+    if kv == "none" or kernel == "py:np_attention:quantized":
+        assert r["status"] == "ok" and r["verification"]["passed"] and r["verification"]["rows_checked"] > 0, what
+    elif kernel == "py:np_attention:ignores_scales":
+        assert r["status"] == "incorrect" and not r["verification"]["passed"], what
+    else:
+        assert r["status"] == "unsupported" and r["reason"] == (
+            "py:np_attention:attention takes no k_scale and v_scale keyword parameters: it does not read a "
+            f"quantized KV cache (kv_dtype {kv}; docs/python.md)"), what
+PY
 check() {
   local name="$1" status="$2" text="$3"
   run "$name" --kernels "py:$name,fused"

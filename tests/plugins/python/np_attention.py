@@ -34,3 +34,41 @@ def wrong_dtype(q, k, v, **kw):
 
 def wrong_numbers(q, k, v, **kw):
     return attention(q, k, v, **kw) + np.float32(0.5)
+
+
+def _e4m3_values():
+    """The value of each OCP FP8 E4M3 byte: sign, 4 exponent bits (bias 7), 3 mantissa bits; 0x7F/0xFF NaN."""
+    codes = np.arange(256)
+    exponent, mantissa = (codes >> 3) & 0xF, codes & 0x7
+    magnitude = np.where(exponent == 0, mantissa * 2.0**-9, (1.0 + mantissa / 8.0) * 2.0 ** (exponent - 7.0))
+    magnitude = np.where((exponent == 0xF) & (mantissa == 0x7), np.nan, magnitude)
+    return np.where(codes & 0x80, -magnitude, magnitude)
+
+
+_E4M3 = _e4m3_values()
+
+
+def dequantize(x, scale=None):
+    """A quantized tensor's values: uint8 arrays hold E4M3 bytes, int8 arrays int8 codes; times `scale`,
+    which broadcasts against x."""
+    values = _E4M3[x] if x.dtype == np.uint8 else x.astype(np.float64)
+    return values if scale is None else values * scale
+
+
+def quantized(q, k, v, *, causal, scale, k_scale=None, v_scale=None):
+    """Any point: a quantized KV cache's K and V (given with their scales) dequantized, else as they are."""
+    if k_scale is not None:
+        k, v = dequantize(k, k_scale), dequantize(v, v_scale)
+    return attention(q, k, v, causal=causal, scale=scale)
+
+
+def ignores_scales(q, k, v, *, causal, scale, k_scale=None, v_scale=None):
+    """Wrong on purpose: reads the codes of a quantized K and V but not their scales."""
+    if k_scale is not None:
+        k, v = dequantize(k), dequantize(v)
+    return attention(q, k, v, causal=causal, scale=scale)
+
+
+def fp8(q, k, v, *, causal, scale, q_scale, k_scale, v_scale):
+    """fp8 prefill: Q, K and V E4M3 bytes, each with its one scale."""
+    return attention(dequantize(q, q_scale), dequantize(k, k_scale), dequantize(v, v_scale), causal=causal, scale=scale)
