@@ -251,6 +251,44 @@ TEST_CASE("fused-sm90 matches float64 when the row max keeps growing (Q x 8)") {
   }
 }
 
+// fp8 prefill (dtype fp8_e4m3, hdim 128 and 256): every schedule over the ragged, GQA and causal cases
+// and the many-tile ones, each against float64 of the dequantized Q, K and V within verify's fp8 bound
+// (P rounded to E4M3 before P V), with O poisoned; two launches per call (V^T, then attention).
+TEST_CASE("fused-sm90 fp8 prefill matches float64 of the dequantized inputs, every schedule") {
+  const kernels::Kernel* sm90 = kernels::find(kernels::Backend::cuda, "fused-sm90");
+  REQUIRE(sm90 != nullptr);
+  REQUIRE(sm90->runs_fp8());
+  if (!device_is_sm90()) return;  // the refusal elsewhere is checked above
+  const Shape probe = make_shape(1, 2, 1, 300, 300, 128, false, DType::fp8_e4m3);
+  CHECK(sm90->stage_names(probe) == std::vector<std::string>{"v_transpose", "attention"});
+  CHECK(sm90->launch_info(probe).size() == 2);
+  CHECK(sm90->workspace_bytes(probe) == static_cast<size_t>(1 * 1 * 128 * 384));
+  for (const char* schedule : {"overlap", "pingpong", "serial"}) {
+    ScopedEnv env("ATTNPROF_FUSED_SM90_CONFIG", schedule);
+    CaseTally tally{"fused-sm90"};
+    for (int64_t hdim : {128, 256})
+      for (bool causal : {false, true}) {
+        std::vector<Shape> shapes = shapes_for(hdim, causal, DType::fp8_e4m3);
+        const std::vector<Shape> more = many_tile_shapes(hdim, causal, DType::fp8_e4m3);
+        shapes.insert(shapes.end(), more.begin(), more.end());
+        for (const Shape& s : shapes) {
+          REQUIRE(kernels::support_reason(*sm90, s).empty());
+          check_case(tally, *sm90, s, g_seed + static_cast<uint64_t>(tally.cases));
+        }
+      }
+    std::printf("fused-sm90 fp8 %s: %d cases, %d failed\n", schedule, tally.cases, tally.failures);
+  }
+  // Sliding windows on fp8 too (the masks are the 16-bit path's).
+  CaseTally tally{"fused-sm90"};
+  for (int64_t window : {1, 100, 777})
+    check_case(tally, *sm90, make_shape(2, 4, 2, 1000, 1000, 128, true, DType::fp8_e4m3, 0, 0, window),
+               g_seed + 1000 + static_cast<uint64_t>(window));
+  // What fp8 does not run: other head dims, packed batches.
+  CHECK_FALSE(kernels::support_reason(*sm90, make_shape(1, 2, 2, 64, 64, 64, false, DType::fp8_e4m3)).empty());
+  CHECK_FALSE(kernels::support_reason(*sm90, make_shape(1, 2, 2, 64, 64, 192, false, DType::fp8_e4m3)).empty());
+  CHECK_FALSE(kernels::support_reason(*sm90, make_packed({100, 300}, 2, 2, 128, false, DType::fp8_e4m3)).empty());
+}
+
 TEST_CASE("fused-auto runs fused-sm90 on sm_90 and fused elsewhere, and matches float64") {
   const kernels::Kernel* autok = kernels::find(kernels::Backend::cuda, "fused-auto");
   REQUIRE(autok != nullptr);
