@@ -29,7 +29,7 @@ std::string_view to_string(Layout);
 
 // Pointers are device pointers for CUDA kernels and host pointers for CPU kernels. Tensors follow the
 // layout in core/shape.hpp. For CPU kernels every tensor (Q, K, V, O) is fp32 whatever shape.dtype says,
-// but a quantized K and V (one byte per element, below; kernels/cpu/kv_cache.hpp).
+// but a quantized K and V and fp8 prefill's Q (one byte per element, below; kernels/cpu/kv_cache.hpp).
 struct AttentionArgs {
   core::Shape shape;
   const void* q = nullptr;
@@ -60,7 +60,8 @@ struct AttentionArgs {
   const float* k_scale = nullptr;
   const float* v_scale = nullptr;
   // fp8 prefill (shape.dtype fp8_e4m3, shape.quantized_q()): q, k and v hold E4M3 bytes, and q_scale,
-  // k_scale and v_scale one float32 each (the shape's kv_scale is tensor); o is bf16. nullptr otherwise.
+  // k_scale and v_scale one float32 each (the shape's kv_scale is tensor); o is bf16 on CUDA (fp32 on
+  // the CPU, as every CPU output). nullptr otherwise.
   const float* q_scale = nullptr;
 };
 

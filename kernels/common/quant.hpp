@@ -1,5 +1,6 @@
-// The KV-cache quantizer (core/shape.hpp's kv_dtype and kv_scale), one definition for the device fill,
-// the CPU backend and the float64 reference, so all three see the same bytes.
+// The quantizer of a KV cache (core/shape.hpp's kv_dtype and kv_scale) and of fp8 prefill's Q (dtype
+// fp8_e4m3), one definition for the device fill, the CPU backend and the float64 reference, so all
+// three see the same bytes.
 // fp8 E4M3 (OCP FP8): sign, 4 exponent bits (bias 7), 3 mantissa bits; largest 448, smallest normal
 // 2^-6, subnormals in steps of 2^-9, no infinity, S.1111.111 is NaN. Encoding rounds to nearest even
 // and saturates at 448, as cuda_fp8.h's __NV_SATFINITE conversion does. int8: round to nearest even,
@@ -7,8 +8,8 @@
 // Scales: per tensor and per kv head, the inputs' full range over the code's largest magnitude
 // (kernels/common/random.hpp draws every element from [-221/128, 221/128], so this is the scale a
 // static calibration of these inputs finds, in every head); per token, the row's own largest
-// magnitude over it (a dynamic scale written with the token). A stored element x is then
-// decode(encode(x / scale)) * scale.
+// magnitude over it (a dynamic scale written with the token); fp8 prefill's Q, one static scale
+// (q_tensor_scale). A stored element x is then decode(encode(x / scale)) * scale.
 #pragma once
 #include <math.h>
 
@@ -82,6 +83,17 @@ ATTNPROF_HD float row_scale(core::KvDType t, core::KvScale g, const float* row, 
   float amax = 0;
   for (int64_t d = 0; d < width; ++d) amax = fmaxf(amax, fabsf(row[d]));
   return scale_of(t, g, amax);
+}
+
+// fp8 prefill's Q (core::Shape::quantized_q): one E4M3 scale for the tensor, its inputs' range over 448
+// as K's and V's per-tensor scale; Q's values are 2^q_scale_log2 times larger under a test's wider
+// scores (random.hpp), and so is the scale, which leaves every stored byte as it is.
+ATTNPROF_HD float q_tensor_scale(int q_scale_log2 = 0) {
+  return static_scale(core::KvDType::fp8_e4m3) * static_cast<float>(1 << q_scale_log2);
+}
+// One element of fp8 prefill's Q: the value its stored byte stands for.
+ATTNPROF_HD float quantized_q_value(float x, float scale) {
+  return dequantize(core::KvDType::fp8_e4m3, quantize(core::KvDType::fp8_e4m3, x, scale), scale);
 }
 
 // Row `width` values in place: each replaced by the value its stored byte stands for.

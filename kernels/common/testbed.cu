@@ -97,6 +97,15 @@ __global__ void fill_quant_rows_kernel(uint8_t* out, float* scales, int64_t rows
   }
 }
 
+// fp8 prefill's Q (kernels/common/quant.hpp): element i of the buffer, in the kernel's layout, holds the
+// E4M3 byte of canonical element canonical_index(map, i) at the tensor's one scale.
+__global__ void fill_quant_q_kernel(uint8_t* out, int64_t elems, TensorMap map, uint64_t seed, int q_scale_log2,
+                                    float scale) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = quantize(core::KvDType::fp8_e4m3,
+                      input_value(seed, 0, static_cast<uint64_t>(canonical_index(map, i)), q_scale_log2), scale);
+}
+
 __global__ void fill_value_kernel(float* out, int64_t elems, float value) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
     out[i] = value;
@@ -194,13 +203,17 @@ size_t workspace_for(const core::Shape& shape, const Kernel& kernel) {
   return bytes;
 }
 
+// The element type of a tensor held in `dtype`: Q, K and V of a float dtype, O in Shape::out_dtype. fp8
+// prefill's E4M3 bytes have none here: fill_quantized_q and fill_quantized_kv write them.
 template <typename Fn>
 void dispatch_dtype(core::DType dtype, Fn&& fn) {
   switch (dtype) {
     case core::DType::fp32: fn(float{}); return;
     case core::DType::fp16: fn(__half{}); return;
     case core::DType::bf16: fn(__nv_bfloat16{}); return;
+    case core::DType::fp8_e4m3: break;
   }
+  throw std::logic_error("testbed: no element type for fp8 E4M3 tensors (they are filled as bytes)");
 }
 
 }  // namespace
@@ -216,15 +229,17 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
       check_lse_(check_lse) {
   if (q_scale_log2 < 0 || q_scale_log2 > kMaxQScaleLog2)
     throw std::invalid_argument("CudaProblem: q_scale_log2 must be in [0, " + std::to_string(kMaxQScaleLog2) + "]");
-  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));
+  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape.dtype));  // 1 for fp8 prefill
+  const size_t out_elem = static_cast<size_t>(core::dtype_bytes(shape.out_dtype()));  // O's: bf16 for fp8
   try {
     q_ = device_alloc(shape.q_elems() * elem, allocated_bytes_);
+    if (shape.quantized_q()) q_scale_ = static_cast<float*>(device_alloc(sizeof(float), allocated_bytes_));
     const size_t kv_elem = static_cast<size_t>(shape.kv_elem_bytes());  // 1 when quantized
     k_ = device_alloc(shape.kv_buffer_elems() * kv_elem, allocated_bytes_);
     v_ = device_alloc(shape.v_buffer_elems() * kv_elem, allocated_bytes_);  // V and O: value_hdim() wide
     k_scale_ = static_cast<float*>(device_alloc(shape.kv_scale_elems() * sizeof(float), allocated_bytes_));
     v_scale_ = static_cast<float*>(device_alloc(shape.kv_scale_elems() * sizeof(float), allocated_bytes_));
-    o_ = device_alloc(shape.o_elems() * elem, allocated_bytes_);
+    o_ = device_alloc(shape.o_elems() * out_elem, allocated_bytes_);
     lse_ = static_cast<float*>(device_alloc(shape.lse_elems() * sizeof(float), allocated_bytes_));
     workspace_ = device_alloc(workspace_bytes, allocated_bytes_);
     if (shape.backward()) {
@@ -247,7 +262,7 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
   } catch (...) {
     for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
                     static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_, static_cast<void*>(k_scale_),
-                    static_cast<void*>(v_scale_)})
+                    static_cast<void*>(v_scale_), static_cast<void*>(q_scale_)})
       if (p) cudaFree(p);
     throw;
   }
@@ -256,34 +271,38 @@ CudaProblem::CudaProblem(const core::Shape& shape, size_t workspace_bytes, int q
 CudaProblem::~CudaProblem() {
   for (void* p : {q_, k_, v_, o_, static_cast<void*>(lse_), workspace_, static_cast<void*>(block_table_),
                   static_cast<void*>(cu_seqlens_), do_, dq_, dk_, dv_, static_cast<void*>(k_scale_),
-                    static_cast<void*>(v_scale_)})
+                  static_cast<void*>(v_scale_), static_cast<void*>(q_scale_)})
     if (p) cudaFree(p);
 }
 
 void CudaProblem::fill_inputs(uint64_t seed, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  dispatch_dtype(shape_.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const int64_t q_elems = shape_.q_elems(), k_elems = shape_.kv_elems(), v_elems = shape_.v_elems();
-    const TensorMap qm = q_map(shape_, layout_), km = kv_map(shape_, layout_), vm = v_map(shape_, layout_);
-    fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, qm, seed, 0, q_scale_log2_);
-    if (do_ != nullptr)
-      fill_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(static_cast<T*>(do_), shape_.o_elems(),
-                                                                      o_map(shape_, layout_), seed, 3, 0);
-    if (shape_.quantized_kv()) return;  // below
-    if (!shape_.paged()) {
-      fill_kernel<T><<<blocks_for(k_elems), kThreads, 0, s>>>(static_cast<T*>(k_), k_elems, km, seed, 1, 0);
-      fill_kernel<T><<<blocks_for(v_elems), kThreads, 0, s>>>(static_cast<T*>(v_), v_elems, vm, seed, 2, 0);
-      return;
-    }
-    prepare_pages(seed, stream);
-    for (int tensor : {1, 2}) {
-      const int64_t elems = tensor == 1 ? k_elems : v_elems;
-      fill_paged_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(
-          static_cast<T*>(tensor == 1 ? k_ : v_), elems, block_table_, shape_.pages_per_seq(), shape_.kv_heads,
-          shape_.seq_k, shape_.page_size, tensor == 1 ? shape_.hdim : shape_.value_hdim(), seed, tensor);
-    }
-  });
+  if (shape_.quantized_q()) {
+    fill_quantized_q(seed, stream);  // fp8 prefill; its K and V are a quantized cache's, below
+  } else {
+    dispatch_dtype(shape_.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const int64_t q_elems = shape_.q_elems(), k_elems = shape_.kv_elems(), v_elems = shape_.v_elems();
+      const TensorMap qm = q_map(shape_, layout_), km = kv_map(shape_, layout_), vm = v_map(shape_, layout_);
+      fill_kernel<T><<<blocks_for(q_elems), kThreads, 0, s>>>(static_cast<T*>(q_), q_elems, qm, seed, 0, q_scale_log2_);
+      if (do_ != nullptr)
+        fill_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(static_cast<T*>(do_), shape_.o_elems(),
+                                                                        o_map(shape_, layout_), seed, 3, 0);
+      if (shape_.quantized_kv()) return;  // below
+      if (!shape_.paged()) {
+        fill_kernel<T><<<blocks_for(k_elems), kThreads, 0, s>>>(static_cast<T*>(k_), k_elems, km, seed, 1, 0);
+        fill_kernel<T><<<blocks_for(v_elems), kThreads, 0, s>>>(static_cast<T*>(v_), v_elems, vm, seed, 2, 0);
+        return;
+      }
+      prepare_pages(seed, stream);
+      for (int tensor : {1, 2}) {
+        const int64_t elems = tensor == 1 ? k_elems : v_elems;
+        fill_paged_kernel<T><<<blocks_for(elems), kThreads, 0, s>>>(
+            static_cast<T*>(tensor == 1 ? k_ : v_), elems, block_table_, shape_.pages_per_seq(), shape_.kv_heads,
+            shape_.seq_k, shape_.page_size, tensor == 1 ? shape_.hdim : shape_.value_hdim(), seed, tensor);
+      }
+    });
+  }
   if (shape_.quantized_kv()) fill_quantized_kv(seed, stream);
   ATTNPROF_CUDA_CHECK(cudaGetLastError());
   if (shape_.backward()) run_forward(stream);
@@ -300,6 +319,16 @@ void CudaProblem::prepare_pages(uint64_t seed, void* stream) {
   const auto elem = static_cast<size_t>(shape_.kv_elem_bytes());
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(k_, 0xFF, static_cast<size_t>(shape_.kv_buffer_elems()) * elem, s));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(v_, 0xFF, static_cast<size_t>(shape_.v_buffer_elems()) * elem, s));
+}
+
+// fp8 prefill's Q as E4M3 bytes with its one scale (kernels/common/quant.hpp): the bf16 point's values
+// (times 2^q_scale_log2), quantized.
+void CudaProblem::fill_quantized_q(uint64_t seed, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  const float scale = q_tensor_scale(q_scale_log2_);
+  fill_value_kernel<<<1, kThreads, 0, s>>>(q_scale_, 1, scale);
+  fill_quant_q_kernel<<<blocks_for(shape_.q_elems()), kThreads, 0, s>>>(
+      static_cast<uint8_t*>(q_), shape_.q_elems(), q_map(shape_, layout_), seed, q_scale_log2_, scale);
 }
 
 // K and V as one byte per element with their scales (kernels/common/quant.hpp), contiguous or paged;
@@ -336,7 +365,7 @@ void CudaProblem::run_forward(void* stream) {
   if (kernel_ == nullptr)
     throw std::invalid_argument("CudaProblem: a backward shape needs the kernel whose forward fills O and LSE");
   auto s = static_cast<cudaStream_t>(stream);
-  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
+  const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.out_dtype()));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
   AttentionArgs a = args(stream);
@@ -367,10 +396,10 @@ void CudaProblem::run_forward(void* stream) {
 
 void CudaProblem::poison_outputs(void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  // All-ones bytes are a NaN in fp32, fp16 and bf16 alike.
+  // All-ones bytes are a NaN in fp32, fp16 and bf16 alike (O of fp8 prefill is bf16).
   const size_t elem = static_cast<size_t>(core::dtype_bytes(shape_.dtype));
   if (shape_.pass != core::Pass::bwd) {
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * elem, s));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o_, 0xFF, shape_.o_elems() * core::dtype_bytes(shape_.out_dtype()), s));
     // A fwd_bwd call of a kernel without LSE leaves the LSE fill_inputs gave the backward's check.
     if (shape_.pass == core::Pass::fwd || check_lse_)
       ATTNPROF_CUDA_CHECK(cudaMemsetAsync(lse_, 0xFF, shape_.lse_elems() * sizeof(float), s));
@@ -407,6 +436,7 @@ AttentionArgs CudaProblem::args(void* stream) const {
   a.dv = dv_;
   a.k_scale = k_scale_;
   a.v_scale = v_scale_;
+  a.q_scale = q_scale_;
   return a;
 }
 
@@ -434,7 +464,7 @@ core::Verification CudaProblem::verify(uint64_t seed, int max_rows, void* stream
     if (row_count > 0)
       ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(rows_dev, rows.data(), rows.size() * sizeof(int64_t),
                                           cudaMemcpyHostToDevice, s));
-    dispatch_dtype(shape_.dtype, [&](auto tag) {
+    dispatch_dtype(shape_.out_dtype(), [&](auto tag) {
       using T = decltype(tag);
       const auto* o = static_cast<const T*>(o_);
       count_bad_kernel<T><<<blocks_for(shape_.o_elems()), kThreads, 0, s>>>(

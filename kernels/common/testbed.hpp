@@ -1,4 +1,4 @@
-// CUDA testbed for one problem: device buffers for Q, K, V (dtype), O (dtype), LSE (fp32) and the
+// CUDA testbed for one problem: device buffers for Q, K, V (dtype), O (Shape::out_dtype), LSE (fp32) and the
 // kernel's workspace (V and O value_hdim() wide, V's pages too); fills inputs on the device from kernels/common/random.hpp, poisons outputs
 // (NaN bit patterns), and verifies: counts unwritten/non-finite elements over all of O and LSE on the
 // device, copies back only the sampled rows, and compares them with the float64 reference.
@@ -8,7 +8,8 @@
 // packed (core/shape.hpp) and a device copy of cu_seqlens; the unwritten-element count covers the
 // whole packed O and LSE, and the sampled rows cover every sequence (rows_to_check).
 // A quantized KV cache (core/shape.hpp's kv_dtype) gets K and V as bytes with float32 scales, from the
-// quantizer the float64 reference shares (kernels/common/quant.hpp).
+// quantizer the float64 reference shares (kernels/common/quant.hpp); fp8 prefill (dtype fp8_e4m3) gets
+// Q as E4M3 bytes with its one scale too, and O in bf16 (Shape::out_dtype), poisoned as any O.
 // A backward shape (core/shape.hpp's pass) adds dO (filled from tensor 3) and dQ, dK, dV. Its outputs
 // are the pass's: dQ, dK and dV for bwd, O and LSE too for fwd_bwd. A bwd problem made for a kernel
 // runs that kernel's forward in fill_inputs (untimed), so O and LSE hold what its backward reads;
@@ -66,6 +67,7 @@ class CudaProblem {
   core::Shape shape_;
   void run_forward(void* stream);
   void prepare_pages(uint64_t seed, void* stream);
+  void fill_quantized_q(uint64_t seed, void* stream);
   void fill_quantized_kv(uint64_t seed, void* stream);
   core::Verification verify_grads(uint64_t seed, int max_rows, void* stream) const;
 
@@ -74,6 +76,7 @@ class CudaProblem {
   void *do_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr;  // backward shapes only
   float* lse_ = nullptr;
   float *k_scale_ = nullptr, *v_scale_ = nullptr;  // a quantized KV cache's (core/shape.hpp)
+  float* q_scale_ = nullptr;                        // fp8 prefill's Q's
   int32_t* block_table_ = nullptr;  // paged shapes: kernels/common/paged.hpp
   int32_t* cu_seqlens_ = nullptr;   // packed batches: int32 [batch + 1] (core/shape.hpp)
   size_t workspace_bytes_ = 0, allocated_bytes_ = 0;

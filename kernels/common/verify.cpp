@@ -44,8 +44,93 @@ double o_abs_tolerance(core::DType t) {
     case core::DType::fp32: return 1e-5;
     case core::DType::fp16: return 0x1p-11;
     case core::DType::bf16: return 0x1p-8;
+    case core::DType::fp8_e4m3: return 0x1p-8;  // O is bf16 (its O is held to fp8_o_bounds instead)
   }
   return 0;
+}
+
+// fp8 prefill (docs/verification.md#fp8-prefill): each O element's bound, derived for a kernel that
+// rounds its unnormalised probabilities P = exp(s - m) (m a running row max, at most the row's own:
+// P <= 2^kLazyMaxLog2 = 256 under a lazy max, inside E4M3's 448) to E4M3 before P V, accumulates P V
+// on fp8 tensor cores, divides by the fp32 row sum of the unrounded P and writes O in bf16.
+constexpr double kE4m3UnitRoundoff = 0x1p-4;       // 3 mantissa bits, round to nearest: |P| >= 2^-6
+constexpr double kE4m3SubnormalHalfStep = 0x1p-10;  // below 2^-6 E4M3 steps by 2^-9
+constexpr double kBf16UnitRoundoff = 0x1p-8;        // O's rounding
+// An fp8 MMA sums its products into the accumulator keeping about 14 bits (Hopper; DeepSeek-V3
+// technical report, section 3.3.2): up to 2^-14 of the partial sum's magnitude per instruction, one
+// instruction per kFp8MmaK keys of P V (head dims of Q K^T).
+constexpr double kFp8MmaRoundoff = 0x1p-14;
+constexpr int64_t kFp8MmaK = 32;
+// fp32 sums (the row sum, a final rescale) cost at most 2^-24 relative per term; 2^-23 covers two.
+constexpr double kFp32SumRoundoff = 0x1p-23;
+// exp2 on the special-function unit (about 2^-22 relative) and the fp32 fold of the scales into the
+// scores, as an absolute error on a score of magnitude up to max(1, |s|).
+constexpr double kScoreFoldRoundoff = 0x1p-20;
+
+int64_t fp8_mma_steps(int64_t k) { return (k + kFp8MmaK - 1) / kFp8MmaK; }
+
+// One row's bounds: each of its value_hdim() O elements', and how far its scores (and so its LSE) may
+// be from exact (delta below).
+struct Fp8Bounds {
+  std::vector<double> o;
+  double score = 0;
+};
+
+// q: hdim values; k: keys rows of hdim; v: keys rows of value_hdim() (the dequantized inputs); o: the
+// float64 O of the row.
+Fp8Bounds fp8_bounds_from(const core::Shape& s, const float* q, const float* k, const float* v, int64_t keys,
+                          const std::vector<double>& o) {
+  const int64_t dv = s.value_hdim();
+  Fp8Bounds out;
+  out.o.assign(static_cast<size_t>(dv), 0.0);
+  std::vector<double>& bound = out.o;
+  if (keys == 0) return out;  // O = 0 exactly: nothing is rounded
+  const double scale = core::softmax_scale(s);
+  std::vector<double> p(static_cast<size_t>(keys));
+  double row_max = -kInf, abs_dot_max = 0, score_abs_max = 0;
+  for (int64_t j = 0; j < keys; ++j) {
+    double dot = 0, abs_dot = 0;
+    for (int64_t d = 0; d < s.hdim; ++d) {
+      const double x = double(q[d]) * double(k[j * s.hdim + d]);
+      dot += x;
+      abs_dot += std::fabs(x);
+    }
+    p[j] = dot * scale;
+    row_max = std::max(row_max, p[j]);
+    abs_dot_max = std::max(abs_dot_max, abs_dot * scale);
+    score_abs_max = std::max(score_abs_max, std::fabs(p[j]));
+  }
+  double row_sum = 0;  // L: the sum of exp(s - max), at least 1
+  for (int64_t j = 0; j < keys; ++j) {
+    p[j] = std::exp(p[j] - row_max);
+    row_sum += p[j];
+  }
+  // delta: how far the kernel's scores may be from exact (its Q K^T on fp8 MMAs, the scale folds, exp2);
+  // gamma: the relative error of its P V accumulation and row sum.
+  const double delta = static_cast<double>(fp8_mma_steps(s.hdim)) * kFp8MmaRoundoff * abs_dot_max +
+                       kScoreFoldRoundoff * std::max(1.0, score_abs_max);
+  const double gamma = static_cast<double>(fp8_mma_steps(keys)) * kFp8MmaRoundoff +
+                       static_cast<double>(keys) * kFp32SumRoundoff;
+  // A_d = sum p_j |v_jd|, R_d = sum e_j |v_jd| with e_j = max(u p_j, 2^-10 / L) the rounding error of
+  // p_j (normalised) when P is rounded at any scale at least exp(s - max).
+  std::vector<double> a(static_cast<size_t>(dv), 0.0), r(static_cast<size_t>(dv), 0.0);
+  const double subnormal_err = kE4m3SubnormalHalfStep / row_sum;
+  for (int64_t j = 0; j < keys; ++j) {
+    const double pj = p[j] / row_sum;
+    const double ej = std::max(kE4m3UnitRoundoff * pj, subnormal_err);
+    for (int64_t d = 0; d < dv; ++d) {
+      const double av = std::fabs(double(v[j * dv + d]));
+      a[d] += pj * av;
+      r[d] += ej * av;
+    }
+  }
+  const double growth = std::exp(2 * delta) * (1 + gamma);
+  for (int64_t d = 0; d < dv; ++d) {
+    const double before_rounding = growth * (a[d] + r[d]) - a[d];
+    bound[d] = before_rounding + kBf16UnitRoundoff * (std::fabs(o[d]) + before_rounding);
+  }
+  out.score = delta;
+  return out;
 }
 
 // LSE is fp32 in every kernel whatever the dtype, and its inputs (q.k of exact 8-bit values) are
@@ -113,10 +198,13 @@ void check_row(const core::Shape& s, int64_t row) {
     throw std::out_of_range("verify: row " + std::to_string(row) + " outside " + s.label());
 }
 
+// Row `row` of Q; of fp8 prefill's Q, the values its stored bytes stand for.
 std::vector<float> q_row(const core::Shape& s, uint64_t seed, int64_t row, int q_scale_log2 = 0) {
   std::vector<float> q(static_cast<size_t>(s.hdim));
   const uint64_t base = static_cast<uint64_t>(row * s.hdim);  // Q is [b, h, i, d]: row-major rows
   for (int64_t d = 0; d < s.hdim; ++d) q[d] = input_value(seed, kTensorQ, base + d, q_scale_log2);
+  if (s.quantized_q())
+    for (float& x : q) x = quantized_q_value(x, q_tensor_scale(q_scale_log2));
   return q;
 }
 
@@ -173,9 +261,40 @@ ReferenceRow reference_from(const core::Shape& s, const float* q, const float* k
   return r;
 }
 
-// FlashAttention's baseline for the 2x rule: what a straightforward implementation in the dtype gets.
+// fp8 prefill's low-precision computation, as an fp8 tensor-core kernel does it: P = exp(s - max) (the
+// unnormalised probabilities, at most 1) rounded to E4M3, P V accumulated in fp32, divided by the fp32
+// sum of the unrounded P, O rounded to bf16.
+std::vector<double> fp8_emulated_from(const core::Shape& s, const float* q, const float* k, const float* v,
+                                      int64_t keys) {
+  const int64_t dv = s.value_hdim();
+  std::vector<double> o(static_cast<size_t>(dv), 0.0);
+  if (keys == 0) return o;
+  const auto scale = static_cast<float>(core::softmax_scale(s));
+  std::vector<float> p(static_cast<size_t>(keys));
+  float row_max = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < keys; ++j) {
+    float dot = 0;
+    for (int64_t d = 0; d < s.hdim; ++d) dot += q[d] * k[j * s.hdim + d];
+    p[j] = dot * scale;
+    row_max = std::max(row_max, p[j]);
+  }
+  float row_sum = 0;
+  std::vector<float> acc(static_cast<size_t>(dv), 0.0f);
+  for (int64_t j = 0; j < keys; ++j) {
+    const float pj = std::exp(p[j] - row_max);
+    row_sum += pj;
+    const float rounded = round_to(core::DType::fp8_e4m3, pj);
+    for (int64_t d = 0; d < dv; ++d) acc[d] += rounded * v[j * dv + d];
+  }
+  for (int64_t d = 0; d < dv; ++d) o[d] = round_to(s.out_dtype(), acc[d] / row_sum);
+  return o;
+}
+
+// FlashAttention's baseline for the 2x rule: what a straightforward implementation in the dtype gets
+// (fp8 prefill: fp8_emulated_from).
 std::vector<double> naive_from(const core::Shape& s, const float* q, const float* k, const float* v,
                                int64_t keys) {
+  if (s.quantized_q()) return fp8_emulated_from(s, q, k, v, keys);
   const int64_t dv = s.value_hdim();
   std::vector<double> o(static_cast<size_t>(dv), 0.0);
   if (keys == 0) return o;
@@ -307,8 +426,15 @@ std::vector<double> naive_lowp_row(const core::Shape& s, uint64_t seed, int64_t 
   return naive_from(s, in.q.data(), in.k.data(), in.v.data(), in.keys);
 }
 
+std::vector<double> fp8_o_bounds_row(const core::Shape& s, uint64_t seed, int64_t row) {
+  const RowInputs in = row_inputs(s, seed, row);
+  const ReferenceRow ref = reference_from(s, in.q.data(), in.k.data(), in.v.data(), in.keys);
+  return fp8_bounds_from(s, in.q.data(), in.k.data(), in.v.data(), in.keys, ref.o).o;
+}
+
 float round_to(core::DType t, float x) {
   if (t == core::DType::fp32 || !std::isfinite(x)) return x;
+  if (t == core::DType::fp8_e4m3) return decode_e4m3(encode_e4m3(x));  // saturating at 448 (quant.hpp)
   uint32_t bits = std::bit_cast<uint32_t>(x);
   if (t == core::DType::bf16) {
     // Keep the top 16 bits, rounding to nearest even on the 16 dropped ones. A carry out of the
@@ -353,13 +479,16 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
   struct RowResult {
     double o_max = 0, o_sum = 0, naive_max = 0, lse_err = 0, lse_tol = 0;
     double quant_max = 0, quant_sum = 0, plain_o_max = 0;  // a quantized KV cache's cost (below)
+    double bound_max = 0, bound_ratio = 0;                 // fp8 prefill's per-element bounds
     bool finite = true;
   };
   // A quantized KV cache: the float64 attention of the unquantized inputs beside that of the stored
-  // ones, what the quantization itself costs (the kernel is checked against the latter).
+  // ones, what the quantization itself costs (the kernel is checked against the latter). fp8 prefill:
+  // Q, K and V unquantized are the bf16 point's inputs.
   core::Shape plain = s;
   plain.kv_dtype = core::KvDType::none;
   plain.kv_scale = core::KvScale::tensor;
+  plain.dtype = s.out_dtype();
   std::vector<RowResult> results(static_cast<size_t>(n_rows));
 
   // Group row positions by (b, kv head): K and V are regenerated once per group.
@@ -403,6 +532,9 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
         const float* v_first = vv.data() + first * dv;
         const ReferenceRow ref = reference_from(s, q.data(), k_first, v_first, row_keys);
         const auto naive = naive_from(s, q.data(), k_first, v_first, row_keys);
+        Fp8Bounds fp8;
+        if (s.quantized_q()) fp8 = fp8_bounds_from(s, q.data(), k_first, v_first, row_keys, ref.o);
+        const std::vector<double>& bounds = fp8.o;
         RowResult& out = results[p];
         for (int64_t d = 0; d < dv; ++d) {
           const float got = o_rows[p * dv + d];
@@ -411,10 +543,17 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
           out.o_max = std::isnan(err) ? kInf : std::max(out.o_max, err);
           out.o_sum += err;
           out.naive_max = std::max(out.naive_max, std::fabs(naive[d] - ref.o[d]));
+          if (!bounds.empty()) {
+            out.bound_max = std::max(out.bound_max, bounds[d]);
+            // A bound of 0 (a row that sees no key: O = 0 exactly) takes no error at all.
+            const double ratio = err == 0 ? 0 : bounds[d] > 0 ? err / bounds[d] : kInf;
+            out.bound_ratio = std::isnan(ratio) ? kInf : std::max(out.bound_ratio, ratio);
+          }
         }
         if (s.quantized_kv()) {
-          const ReferenceRow exact =
-              reference_from(plain, q.data(), plain_k.data() + first * s.hdim, plain_v.data() + first * dv, row_keys);
+          const auto plain_q = s.quantized_q() ? q_row(plain, seed, row, q_scale_log2) : q;
+          const ReferenceRow exact = reference_from(plain, plain_q.data(), plain_k.data() + first * s.hdim,
+                                                    plain_v.data() + first * dv, row_keys);
           for (int64_t d = 0; d < dv; ++d) {
             const double err = std::fabs(ref.o[d] - exact.o[d]);
             out.quant_max = std::max(out.quant_max, err);
@@ -432,15 +571,18 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
         } else {
           out.lse_err = std::fabs(got_lse - ref.lse);  // inf when only one side is infinite
         }
-        out.lse_tol = lse_rel_tolerance(s.dtype) *
-                      std::max(1.0, std::isfinite(ref.lse) ? std::fabs(ref.lse) : 1.0);
+        // fp8 prefill: its scores may be fp8.score from exact, and so may its LSE.
+        out.lse_tol = lse_rel_tolerance(s.dtype) * std::max(1.0, std::isfinite(ref.lse) ? std::fabs(ref.lse) : 1.0) +
+                      fp8.score;
       }
     });
   }
 
   bool all_finite = true, lse_within = true;
-  double o_sum = 0, quant_sum = 0, plain_o_max = 0;
+  double o_sum = 0, quant_sum = 0, plain_o_max = 0, bound_max = 0, bound_ratio = 0;
   for (const RowResult& r : results) {
+    bound_max = std::max(bound_max, r.bound_max);
+    bound_ratio = std::max(bound_ratio, r.bound_ratio);
     v.quant.o_max_abs_err = std::max(v.quant.o_max_abs_err, r.quant_max);
     quant_sum += r.quant_sum;
     plain_o_max = std::max(plain_o_max, r.plain_o_max);
@@ -456,6 +598,13 @@ core::Verification verify_rows(const core::Shape& s, uint64_t seed, const std::v
     v.quant.checked = true;
     v.quant.o_mean_abs_err = n_rows > 0 ? quant_sum / double(n_rows * dv) : 0.0;
     v.quant.o_max_rel_err = plain_o_max > 0 ? v.quant.o_max_abs_err / plain_o_max : 0.0;
+  }
+  if (s.quantized_q()) {
+    // Each element against its own bound; the largest of them is the point's tolerance.
+    v.tolerance = bound_max;
+    v.o_max_bound_ratio = bound_ratio;
+    v.passed = unwritten == 0 && all_finite && bound_ratio <= 1 && lse_within;
+    return v;
   }
   v.tolerance = 2 * v.naive_o_max_abs_err + o_abs_tolerance(s.dtype);
   v.passed = unwritten == 0 && all_finite && v.o_max_abs_err <= v.tolerance && lse_within;

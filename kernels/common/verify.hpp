@@ -3,7 +3,9 @@
 // the kernel's low precision (S in fp32 from the inputs, P rounded to the dtype, PV accumulated in fp32,
 // O rounded to the dtype). FlashAttention's rule: the kernel passes when its max error is at most
 // 2x the naive computation's max error plus a small absolute term, its LSE is close, and no output
-// element was left unwritten (poisoned) or non-finite. docs/verification.md explains the numbers.
+// element was left unwritten (poisoned) or non-finite. fp8 prefill (core::Shape::quantized_q) is held
+// instead to a bound derived for each O element (fp8_o_bounds_row), against the float64 attention of
+// its dequantized Q, K and V. docs/verification.md explains the numbers.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -25,10 +27,15 @@ struct ReferenceRow {
 };
 // Float64 reference for one row, inputs from kernels/common/random.hpp.
 ReferenceRow reference_row(const core::Shape&, uint64_t seed, int64_t row);
-// The naive low-precision computation of the same row (the baseline of the 2x rule).
+// The naive low-precision computation of the same row (the baseline of the 2x rule). For fp8 prefill,
+// what an fp8 tensor-core kernel computes: P = exp(s - max) rounded to E4M3, P V in fp32, divided by the
+// fp32 row sum of the unrounded P, O rounded to bf16.
 std::vector<double> naive_lowp_row(const core::Shape&, uint64_t seed, int64_t row);
+// fp8 prefill: the bound each of the row's value_hdim() O elements is held to (docs/verification.md#fp8-prefill).
+std::vector<double> fp8_o_bounds_row(const core::Shape&, uint64_t seed, int64_t row);
 
-// Rounds to the dtype's precision (round to nearest even), for host-side emulation.
+// Rounds to the dtype's precision (round to nearest even), for host-side emulation; fp8_e4m3 to E4M3
+// at scale 1, saturating at 448.
 float round_to(core::DType, float);
 
 // o_rows: rows.size() * value_hdim() values as the kernel wrote them (converted to float); lse_rows likewise.

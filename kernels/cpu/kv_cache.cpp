@@ -124,4 +124,28 @@ void read_kv_contiguous(const AttentionArgs& a, KvTensor which, float* out) {
   });
 }
 
+void fill_q(const core::Shape& s, uint64_t seed, const TensorMap& map, uint8_t* out, float* scale) {
+  if (!s.quantized_q()) throw std::runtime_error("fill_q: Q of " + s.label() + " is not quantized");
+  const float q_scale = q_tensor_scale();
+  *scale = q_scale;
+  parallel_for(s.q_elems(), kChunkElems, [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e)
+      out[e] = quantize(core::KvDType::fp8_e4m3,
+                        input_value(seed, 0, static_cast<uint64_t>(canonical_index(map, e))), q_scale);
+  });
+}
+
+void read_q_contiguous(const AttentionArgs& a, float* out) {
+  const core::Shape& s = a.shape;
+  if (a.q_scale == nullptr) throw std::runtime_error("read_q_contiguous: fp8 Q without its scale");
+  const TensorMap map = q_tensor_map(s, a.layout == Layout::bshd);
+  const auto* in = static_cast<const uint8_t*>(a.q);
+  const float scale = *a.q_scale;
+  std::array<float, 256> unit_values{};  // as read_kv_contiguous: dequantize's result bit for bit
+  for (int c = 0; c < 256; ++c) unit_values[c] = dequantize(core::KvDType::fp8_e4m3, static_cast<uint8_t>(c), 1.0f);
+  parallel_for(s.q_elems(), kChunkElems, [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) out[canonical_index(map, e)] = unit_values[in[e]] * scale;
+  });
+}
+
 }  // namespace attnprof::kernels::cpu

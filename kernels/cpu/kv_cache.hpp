@@ -7,7 +7,8 @@
 //   read_kv_contiguous reads it back as the contiguous fp32 tensor a CPU kernel multiplies: gathered
 //                      from the pages, each byte the value it stands for (dequantize(code, scale))
 // The CPU backend and the CPU kernels' tests fill with the first; the CPU reference's first stage
-// (gather_kv, dequant_kv) is the second.
+// (gather_kv, dequant_kv) is the second. fp8 prefill's Q (core::Shape::quantized_q: E4M3 bytes with one
+// scale) has the same pair, fill_q and read_q_contiguous (the reference's dequant_qkv stage).
 #pragma once
 #include <cstdint>
 
@@ -34,5 +35,14 @@ void fill_kv(const core::Shape& s, uint64_t seed, KvTensor which, const TensorMa
 // kv_heads, seq_k, width], a packed batch [kv_heads, tokens, width]. Throws std::runtime_error when a
 // paged shape has no block table or a quantized one no scales.
 void read_kv_contiguous(const AttentionArgs& a, KvTensor which, float* out);
+
+// fp8 prefill's Q under `seed`: s.q_elems() E4M3 bytes in `out`, element e the byte of canonical element
+// canonical_index(map, e) (kernels/common/quant.hpp's q_tensor_scale, the bytes the CUDA testbed
+// writes), and that one scale in `*scale`. Throws std::runtime_error for a shape whose Q is not quantized.
+void fill_q(const core::Shape& s, uint64_t seed, const TensorMap& map, uint8_t* out, float* scale);
+
+// Q of an fp8 prefill call (a.q bytes, a.q_scale) into `out`, s.q_elems() fp32 values in the canonical
+// order, each byte the value it stands for. Throws std::runtime_error without a scale.
+void read_q_contiguous(const AttentionArgs& a, float* out);
 
 }  // namespace attnprof::kernels::cpu

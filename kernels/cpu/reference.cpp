@@ -13,14 +13,17 @@
 //   bwd_dq_gemm  dQ = scale * dS K
 //   bwd_dk_gemm  dK = scale * dS^T Q (summed over the group)
 // The gradients are accumulated in fp32 and rounded to the dtype once.
-// Computation is fp32; rounding P and O to shape.dtype emulates the GPU's storage precision
+// Computation is fp32; rounding P and O to shape.out_dtype() (the dtype, bf16 for fp8 prefill) emulates
+// the GPU reference's storage precision
 // (docs/cpu-backend.md). Masked rows (causal, sliding window) touch only their visible keys. A packed
 // variable-length batch runs sequence by sequence, each with its own masks and (len, len) S block.
 // A paged or quantized KV cache (core/shape.hpp; forward only) first becomes contiguous fp32 K and V in
 // the workspace, after S and P, which the three stages then read:
-//   gather_kv   a page pool's rows in sequence order (kernels/common/paged.hpp)
-//   dequant_kv  each stored byte as the value it stands for, dequantize(code, scale) in fp32
-//               (kernels/common/quant.hpp), from contiguous bytes or a page pool
+//   gather_kv    a page pool's rows in sequence order (kernels/common/paged.hpp)
+//   dequant_kv   each stored byte as the value it stands for, dequantize(code, scale) in fp32
+//                (kernels/common/quant.hpp), from contiguous bytes or a page pool
+//   dequant_qkv  fp8 prefill (dtype fp8_e4m3): Q's bytes too, before K's and V's; P and O are then
+//                rounded to bf16 (Shape::out_dtype), as the CUDA reference computes such a point
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -48,15 +51,18 @@ const std::vector<std::string> kBackwardStages = {"bwd_qk_gemm", "bwd_softmax", 
 // Score-sized fp32 buffers of the workspace: S and P for the forward; S, P, dP and dS for a backward.
 int64_t score_buffers(const core::Shape& s) { return s.backward() ? 4 : 2; }
 
-// The first stage of a paged or quantized KV cache, which makes K and V contiguous fp32 copies; none
-// when the call's K and V are contiguous fp32 already.
+// The first stage of a paged or quantized KV cache (and fp8 prefill's Q), which makes K and V (and Q)
+// contiguous fp32 copies; none when the call's tensors are contiguous fp32 already.
 std::optional<std::string> copy_stage(const core::Shape& s) {
+  if (s.quantized_q()) return "dequant_qkv";
   if (s.quantized_kv()) return "dequant_kv";
   if (s.paged()) return "gather_kv";
   return std::nullopt;
 }
-// Elements of those copies (K's, then V's), after the score buffers.
-int64_t copy_elems(const core::Shape& s) { return copy_stage(s) ? s.kv_elems() + s.v_elems() : 0; }
+// Elements of those copies (K's, then V's, then Q's), after the score buffers.
+int64_t copy_elems(const core::Shape& s) {
+  return copy_stage(s) ? s.kv_elems() + s.v_elems() + (s.quantized_q() ? s.q_elems() : 0) : 0;
+}
 
 // Tells the hook stage `index` starts (the stages of a fwd_bwd call are numbered on from the forward's).
 void stage(StageHook* hook, int index) {
@@ -103,7 +109,7 @@ void rows_times_keys(const core::Shape& s, const RowBlocks& work, const float* a
       const int64_t n = blk.rows * width;
       if (scale != 1.0f)
         for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
-      round_in_place(s.dtype, acc.data(), n);
+      round_in_place(s.out_dtype(), acc.data(), n);
       std::copy(acc.begin(), acc.begin() + n, out + (out_is_q ? blk.view.q_offset : blk.view.o_offset) + blk.i0 * width);
     }
   });
@@ -175,7 +181,8 @@ class CpuReference final : public Kernel {
   std::string description() const override {
     return "unfused: S = QK^T, softmax, O = PV as three passes with S and P (fp32) in memory; the backward "
            "as seven (S, P, dV, dP, dS, dQ, dK); fp32 compute, P, dS and the outputs rounded to the dtype; a paged "
-           "or quantized KV cache first copied to contiguous fp32 K and V (gather_kv, dequant_kv)";
+           "or quantized KV cache first copied to contiguous fp32 K and V (gather_kv, dequant_kv), fp8 prefill's "
+           "Q, K and V likewise (dequant_qkv; P and O in bf16)";
   }
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   bool masks_window() const override { return true; }
@@ -184,9 +191,10 @@ class CpuReference final : public Kernel {
   bool runs_backward() const override { return true; }
   bool reads_paged_kv() const override { return true; }
   bool reads_quantized_kv() const override { return true; }
+  bool runs_fp8() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override {
     // S and P (and a backward's dP and dS) of every (sequence, head): seq_q * seq_k each dense, len^2
-    // per sequence packed; then the contiguous K and V of a paged or quantized cache.
+    // per sequence packed; then the contiguous K and V of a paged or quantized cache (and fp8's Q).
     return sizeof(float) * static_cast<size_t>(score_buffers(s) * score_elems(s) + copy_elems(s));
   }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
@@ -204,12 +212,17 @@ class CpuReference final : public Kernel {
     if (s.backward() && (!a.d_o || !a.dq || !a.dk || !a.dv))
       throw std::runtime_error("cpu reference: a backward call needs dO, dQ, dK and dV");
     const RowBlocks work = row_blocks(s);
-    AttentionArgs call = a;  // K and V as the stages read them: contiguous fp32
+    AttentionArgs call = a;  // Q, K and V as the stages read them: contiguous fp32
     int stage_index = 0;
     if (copy_stage(s)) {
       float* k_copy = static_cast<float*>(a.workspace) + score_buffers(s) * work.score_elems;
       float* v_copy = k_copy + s.kv_elems();
       stage(hook, stage_index++);
+      if (s.quantized_q()) {
+        float* q_copy = v_copy + s.v_elems();
+        read_q_contiguous(a, q_copy);
+        call.q = q_copy;
+      }
       read_kv_contiguous(a, KvTensor::k, k_copy);
       read_kv_contiguous(a, KvTensor::v, v_copy);
       call.k = k_copy;
@@ -266,7 +279,7 @@ class CpuReference final : public Kernel {
           const float row_sum = exp_shifted_sum(p_row, keys, row_max);
           const float inv_sum = 1.0f / row_sum;
           for (int64_t j = 0; j < keys; ++j) p_row[j] *= inv_sum;
-          round_in_place(s.dtype, p_row, keys);
+          round_in_place(s.out_dtype(), p_row, keys);
           lse = row_max + std::log(row_sum);
         }
       }

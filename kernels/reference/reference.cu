@@ -8,6 +8,9 @@
 // S and P live in the caller's workspace (HBM): this is the traffic the fused kernel avoids.
 // A paged KV cache adds a first launch, gather_kv, that copies the sequence's pages into contiguous K
 // and V in the workspace (what a framework without paged attention does); the GEMMs then read those.
+// A quantized one adds dequant_kv instead, which writes K and V in the dtype. fp8 prefill (dtype
+// fp8_e4m3, core/shape.hpp) computes in bf16: its first stage, dequant_qkv, writes Q, K and V as bf16
+// copies (two launches, Q's then K's and V's), and P and O are bf16 (Shape::out_dtype).
 // Grouped-query attention without copies: for one (batch, kv head) the Q rows of its
 // heads / kv_heads query heads are contiguous, so each GEMM batch is one (batch, kv head) with
 // group * seq_q rows, and the batch strides stay uniform.
@@ -140,6 +143,16 @@ __global__ void dequant_kv_kernel(const uint8_t* __restrict__ k_in, const uint8_
     else
       v_out[i] = from_float<T>(x);
   }
+}
+
+// fp8 prefill's Q (core/shape.hpp): each E4M3 byte as the value it stands for, times the tensor's one
+// scale, rounded to T, into a contiguous copy in the same order.
+template <typename T>
+__global__ void dequant_q_kernel(const uint8_t* __restrict__ q_in, const float* __restrict__ q_scale,
+                                 T* __restrict__ q_out, int64_t elems) {
+  const float scale = q_scale[0];
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems; i += int64_t{gridDim.x} * blockDim.x)
+    q_out[i] = from_float<T>(dequantize(core::KvDType::fp8_e4m3, q_in[i], scale));
 }
 
 // P = exp(S - LSE) where row i sees key j, 0 elsewhere (and on a row without a visible key); `rows`
@@ -433,7 +446,7 @@ SoftmaxLaunch softmax_launch_for(const core::Shape& sh) {
 }
 
 SoftmaxLaunch softmax_launch_for(const core::Shape& sh) {
-  return sh.dtype == core::DType::bf16 ? softmax_launch_for<__nv_bfloat16>(sh) : softmax_launch_for<__half>(sh);
+  return sh.out_dtype() == core::DType::bf16 ? softmax_launch_for<__nv_bfloat16>(sh) : softmax_launch_for<__half>(sh);
 }
 
 struct Geometry {
@@ -479,21 +492,26 @@ core::Shape longest_sequence(const core::Shape& s) {
   return s.sequence(std::max_element(s.seq_lens.begin(), s.seq_lens.end()) - s.seq_lens.begin());
 }
 
-// The contiguous K and V copies in the dtype of a paged or quantized cache (none otherwise).
+// The contiguous K and V copies in the compute dtype (Shape::out_dtype: the dtype, bf16 for fp8 prefill)
+// of a paged or quantized cache (none otherwise), then fp8 prefill's Q copy.
 bool copies_kv(const core::Shape& s) { return s.paged() || s.quantized_kv(); }
 size_t gathered_bytes(const core::Shape& s) {
-  return copies_kv(s) ? static_cast<size_t>(s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) : 0;
+  const int64_t elems = s.kv_elems() + s.v_elems() + (s.quantized_q() ? s.q_elems() : 0);
+  return copies_kv(s) ? static_cast<size_t>(elems) * core::dtype_bytes(s.out_dtype()) : 0;
 }
 // Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
 size_t gathered_offset(const core::Shape& s) {
   const auto scores = static_cast<size_t>(score_count(s));
-  const size_t sp = scores * sizeof(float) + scores * core::dtype_bytes(s.dtype);
+  const size_t sp = scores * sizeof(float) + scores * core::dtype_bytes(s.out_dtype());
   return copies_kv(s) ? (sp + 255) / 256 * 256 : sp;
+}
+int64_t grid_for(int64_t steps) {
+  return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (steps + kGatherThreads - 1) / kGatherThreads));
 }
 int64_t gather_blocks(const core::Shape& s) {
   // A 16-byte chunk per thread step when gathering, an element when dequantizing.
-  const int64_t steps = s.quantized_kv() ? s.kv_elems() + s.v_elems() : (s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) / 16;
-  return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (steps + kGatherThreads - 1) / kGatherThreads));
+  return grid_for(s.quantized_kv() ? s.kv_elems() + s.v_elems()
+                                   : (s.kv_elems() + s.v_elems()) * core::dtype_bytes(s.dtype) / 16);
 }
 
 class ReferenceKernel final : public Kernel {
@@ -503,7 +521,7 @@ class ReferenceKernel final : public Kernel {
   core::KernelKind kind() const override { return core::KernelKind::materialized; }
   std::string description() const override {
     return "unfused: S = scale*QK^T (cuBLAS, fp32 S), row softmax kernel (P in dtype, LSE), "
-           "O = PV (cuBLAS); S and P materialised in HBM";
+           "O = PV (cuBLAS); S and P materialised in HBM; fp8 Q, K and V dequantized to bf16 first";
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     if (s.dtype == core::DType::fp32) return "reference kernel supports fp16 and bf16 inputs only";
@@ -523,8 +541,10 @@ class ReferenceKernel final : public Kernel {
   bool runs_distinct_hdim_v() const override { return true; }  // PV is a GEMM of its own width
   bool runs_backward() const override { return true; }
   bool reads_quantized_kv() const override { return true; }
+  bool runs_fp8() const override { return true; }
   size_t workspace_bytes(const core::Shape& s) const override { return gathered_offset(s) + gathered_bytes(s); }
   std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (s.quantized_q()) return {"dequant_qkv", "qk_gemm", "softmax", "pv_gemm"};
     if (s.quantized_kv()) return {"dequant_kv", "qk_gemm", "softmax", "pv_gemm"};
     if (s.paged()) return {"gather_kv", "qk_gemm", "softmax", "pv_gemm"};
     std::vector<std::string> names;
@@ -540,7 +560,10 @@ class ReferenceKernel final : public Kernel {
     SoftmaxLaunch softmax = softmax_launch_for(longest_sequence(s));
     if (s.varlen()) softmax.name += " (one launch per sequence)";
     std::vector<LaunchInfo> out;
-    const bool bf16 = s.dtype == core::DType::bf16;
+    const bool bf16 = s.out_dtype() == core::DType::bf16;
+    if (s.quantized_q())
+      out.push_back({"dequant_q_kernel", reinterpret_cast<const void*>(&dequant_q_kernel<__nv_bfloat16>),
+                     grid_for(s.q_elems()), kGatherThreads, 0});
     if (s.quantized_kv())
       out.push_back({"dequant_kv_kernel",
                      bf16 ? reinterpret_cast<const void*>(&dequant_kv_kernel<__nv_bfloat16>)
@@ -581,7 +604,7 @@ class ReferenceKernel final : public Kernel {
       throw CudaError("reference kernel: workspace of " + std::to_string(a.workspace_bytes) +
                       " bytes is smaller than the " + std::to_string(workspace_bytes(s)) + " needed");
     const nvtx3::scoped_range range("reference " + s.label());
-    if (s.dtype == core::DType::bf16)
+    if (s.out_dtype() == core::DType::bf16)
       run<__nv_bfloat16>(a, hook, CUDA_R_16BF);
     else
       run<__half>(a, hook, CUDA_R_16F);
@@ -595,16 +618,25 @@ class ReferenceKernel final : public Kernel {
     auto stream = static_cast<cudaStream_t>(a.stream);
     float* scores = static_cast<float*>(a.workspace);
     T* probs = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + score_count(s) * sizeof(float));
+    const void* q = a.q;
     const void* k = a.k;
     const void* v = a.v;
     int stage = 0;
     if (s.quantized_kv()) {
       if (a.k_scale == nullptr || a.v_scale == nullptr) throw CudaError("reference kernel: a quantized KV cache without scales");
       if (s.paged() && a.block_table == nullptr) throw CudaError("reference kernel: a paged shape without a block table");
+      if (s.quantized_q() && a.q_scale == nullptr) throw CudaError("reference kernel: fp8 Q without its scale");
       T* k_out = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + gathered_offset(s));
       T* v_out = k_out + s.kv_elems();
       if (hook) hook->before_stage(stage);
       ++stage;
+      if (s.quantized_q()) {
+        T* q_out = v_out + s.v_elems();
+        dequant_q_kernel<T><<<static_cast<unsigned>(grid_for(s.q_elems())), kGatherThreads, 0, stream>>>(
+            static_cast<const uint8_t*>(a.q), a.q_scale, q_out, s.q_elems());
+        ATTNPROF_CUDA_CHECK(cudaGetLastError());
+        q = q_out;
+      }
       dequant_kv_kernel<T><<<static_cast<unsigned>(gather_blocks(s)), kGatherThreads, 0, stream>>>(
           static_cast<const uint8_t*>(a.k), static_cast<const uint8_t*>(a.v), a.k_scale, a.v_scale,
           s.paged() ? a.block_table : nullptr, k_out, v_out, s.kv_elems(), s.v_elems(), s.pages_per_seq(), s.kv_heads,
@@ -652,7 +684,7 @@ class ReferenceKernel final : public Kernel {
     ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.seq_k), static_cast<int>(g.rows_per_batch),
         static_cast<int>(g.hdim), &scale, k, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim,
-        a.q, io_type, static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, &zero, scores, CUDA_R_32F,
+        q, io_type, static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, &zero, scores, CUDA_R_32F,
         static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
 

@@ -122,10 +122,12 @@ std::vector<QuantizedKvComparison> compare_quantized_kv(const Results& results) 
     c.shape = r.shape.label();
     c.kernel = r.kernel;
     c.kv = fmt::format("{}/{}", to_string(r.shape.kv_dtype), to_string(r.shape.kv_scale));
+    c.fp8_prefill = r.shape.quantized_q();
     c.p50_us = r.latency.p50_us;
     Shape plain = r.shape;
     plain.kv_dtype = KvDType::none;
     plain.kv_scale = KvScale::tensor;
+    plain.dtype = r.shape.out_dtype();  // fp8 prefill's twin: bf16
     if (const auto it = unquantized.find(key(r, plain)); it != unquantized.end()) {
       c.unquantized_p50_us = it->second->latency.p50_us;
       if (c.p50_us > 0) c.speedup = *c.unquantized_p50_us / c.p50_us;
@@ -136,6 +138,7 @@ std::vector<QuantizedKvComparison> compare_quantized_kv(const Results& results) 
     if (r.verification.checked) {
       c.kernel_err = r.verification.o_max_abs_err;
       c.tolerance = r.verification.tolerance;
+      c.bound_ratio = r.verification.o_max_bound_ratio;
     }
     out.push_back(std::move(c));
   }

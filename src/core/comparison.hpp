@@ -34,18 +34,21 @@ struct KernelComparison {
 std::vector<KernelComparison> compare_kernels(const Results&);
 
 // A quantized KV cache's point (Shape::kv_dtype) beside the same kernel at the same shape with K and V
-// in the dtype: the speed quantization buys and the accuracy it costs.
+// in the dtype: the speed quantization buys and the accuracy it costs. An fp8 prefill point (dtype
+// fp8_e4m3: Q, K and V quantized) stands beside its bf16 twin, the same shape with dtype bf16.
 struct QuantizedKvComparison {
   std::string shape;                   // the quantized point's Shape::label()
   std::string kernel;
   std::string kv;                      // "fp8_e4m3/head"
+  bool fp8_prefill = false;            // Shape::quantized_q: the twin is the bf16 point
   double p50_us = 0;
-  std::optional<double> unquantized_p50_us;  // nullopt when the dtype's point did not run ok
+  std::optional<double> unquantized_p50_us;  // nullopt when the twin (the dtype's or bf16 point) did not run ok
   std::optional<double> speedup;             // unquantized P50 / quantized P50
   // Bytes read from DRAM per second of P50 (counters), when counted.
   std::optional<double> dram_read_tb_per_s;
   QuantCost cost;                      // Verification::quant: what quantizing costs in accuracy
   std::optional<double> kernel_err, tolerance;  // the kernel's own error against the dequantized inputs
+  std::optional<double> bound_ratio;            // fp8 prefill: Verification::o_max_bound_ratio
 };
 // One entry per ok quantized record, in record order.
 std::vector<QuantizedKvComparison> compare_quantized_kv(const Results&);

@@ -87,7 +87,13 @@ namespace {
 
 // The forward (Shape::pass fwd) of a dense shape.
 Cost forward_cost_of(const Shape& s, KernelKind kind) {
-  const double bytes = dtype_bytes(s.dtype);
+  // Bytes of one element: of Q as stored (1 for fp8 prefill), of O as written (Shape::out_dtype), and
+  // of what the materialized reference computes in (its P, and the dequantized copies of a quantized
+  // Q, K and V: out_dtype too, the dtype but for fp8 prefill's bf16).
+  const double q_elem = dtype_bytes(s.dtype), o_elem = dtype_bytes(s.out_dtype());
+  const double bytes = dtype_bytes(s.out_dtype());
+  // fp8 prefill's one float32 scale of Q (K's and V's are the quantized cache's, below).
+  const double q_scale_bytes = s.quantized_q() ? kFp32Bytes : 0;
   const double bh = static_cast<double>(s.batch) * static_cast<double>(s.heads);
   // Per score: one multiply-add per dim of Q.K (hdim) and one per dim of P.V (the value head dim).
   const double per_score = kFlopsPerMac * static_cast<double>(s.hdim + s.value_hdim());
@@ -117,16 +123,20 @@ Cost forward_cost_of(const Shape& s, KernelKind kind) {
                                    kBlockTableEntryBytes;
   // The materialized reference's dense GEMMs read all of K and V (and a paged cache's whole table). A
   // quantized cache it first reads whole (bytes and scales) and writes back in the dtype, contiguous,
-  // for the GEMMs to read: that copy is its workspace.
+  // for the GEMMs to read: that copy is its workspace. fp8 prefill's Q likewise (its bytes and scale
+  // read, a bf16 copy written and read by QK^T).
   const double kv_dense_elems = static_cast<double>(s.kv_elems() + s.v_elems());
-  const double dequantized_bytes = s.quantized_kv() ? kv_dense_elems * bytes : 0;
+  const double q_elems = static_cast<double>(s.q_elems());
+  const double dequantized_bytes =
+      (s.quantized_kv() ? kv_dense_elems * bytes : 0) + (s.quantized_q() ? q_elems * bytes : 0);
   const double kv_bytes = kv_dense_elems * bytes + static_cast<double>(s.block_table_elems()) * kBlockTableEntryBytes +
                           (s.quantized_kv() ? static_cast<double>(s.kv_buffer_elems() + s.v_buffer_elems()) * kv_elem +
                                                   2 * static_cast<double>(s.kv_scale_elems()) * kFp32Bytes
                                             : 0);
-  const double q_bytes = static_cast<double>(s.q_elems()) * bytes;
-  const double q_rows_read_bytes = bh * static_cast<double>(rows_with_keys(s)) * static_cast<double>(s.hdim) * bytes;
-  const double o_bytes = static_cast<double>(s.o_elems()) * bytes;
+  const double q_bytes = q_elems * bytes + (s.quantized_q() ? q_elems * q_elem + q_scale_bytes : 0);
+  const double q_rows_read_bytes =
+      bh * static_cast<double>(rows_with_keys(s)) * static_cast<double>(s.hdim) * q_elem + q_scale_bytes;
+  const double o_bytes = static_cast<double>(s.o_elems()) * o_elem;
   c.min_bytes_write = o_bytes + static_cast<double>(s.lse_elems()) * kFp32Bytes;
   if (kind == KernelKind::fused) {
     c.min_bytes_read = q_rows_read_bytes + kv_seen_bytes;
@@ -260,8 +270,9 @@ void set_tflops(Record& r) {
 }
 
 double footprint_bytes(const Shape& s, KernelKind kind) {
-  const double bytes = dtype_bytes(s.dtype);
-  const double tensors = static_cast<double>(s.q_elems() + s.o_elems()) * bytes +
+  const double bytes = dtype_bytes(s.dtype);  // Q's element (1 for fp8 prefill, with its scale); O's below
+  const double tensors = static_cast<double>(s.q_elems()) * bytes + (s.quantized_q() ? kFp32Bytes : 0) +
+                         static_cast<double>(s.o_elems()) * dtype_bytes(s.out_dtype()) +
                          static_cast<double>(s.kv_buffer_elems() + s.v_buffer_elems()) * s.kv_elem_bytes() +
                          2 * static_cast<double>(s.kv_scale_elems()) * kFp32Bytes +
                          static_cast<double>(s.lse_elems()) * kFp32Bytes +

@@ -280,6 +280,7 @@ constexpr std::tuple kVerificationFields{
     field("lse_max_abs_err", &Verification::lse_max_abs_err),
     field("naive_o_max_abs_err", &Verification::naive_o_max_abs_err),
     field("tolerance", &Verification::tolerance),
+    field("o_max_bound_ratio", &Verification::o_max_bound_ratio),  // fp8 points, 1.14 on
     field("passed", &Verification::passed),
 };
 
@@ -476,11 +477,13 @@ ATTNPROF_JSON_FIELDS_DEF(DeviceInfo)
 ATTNPROF_JSON_FIELDS_DEF(HostLoad)
 #undef ATTNPROF_JSON_FIELDS_DEF
 
-// A backward point's gradient checks (schema 1.12) and a quantized KV cache's cost (1.13), written
-// only where there are some; absent, the point has none (a forward or unquantized point, an older file).
+// A backward point's gradient checks (schema 1.12), a quantized KV cache's cost (1.13) and an fp8
+// point's per-element bound ratio (1.14), written only where there are some; absent, the point has none
+// (a forward, unquantized or non-fp8 point, an older file).
 void to_json(json& j, const Verification& v) {
   j = json::object();
   write_fields(j, v, kVerificationFields);
+  if (!v.o_max_bound_ratio) j.erase("o_max_bound_ratio");
   if (!v.grads.empty()) j["grads"] = v.grads;
   if (v.quant.checked) j["quantization"] = v.quant;
 }

@@ -21,7 +21,7 @@
 namespace attnprof::core {
 
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 13;
+inline constexpr int kSchemaMinor = 14;
 // Most latency samples per point a reader accepts: the most sweep's --max-samples takes (5x its
 // default).
 inline constexpr int64_t kMaxSamplesPerPoint = 100000;
@@ -221,7 +221,11 @@ struct Verification {
   double o_max_abs_err = 0, o_mean_abs_err = 0;
   double lse_max_abs_err = 0;
   double naive_o_max_abs_err = 0;            // same math done naively in the same low precision
-  double tolerance = 0;                      // 2 * naive + absolute term (FlashAttention rule)
+  double tolerance = 0;                      // 2 * naive + absolute term (FlashAttention rule); for
+                                             // fp8 prefill the largest per-element bound checked
+  // fp8 prefill (Shape::quantized_q): each O element is held to a bound of its own (docs/verification.md);
+  // the largest |error| / bound over the checked elements, at most 1 when O passes. Unset otherwise.
+  std::optional<double> o_max_bound_ratio;
   std::map<std::string, GradCheck> grads;    // "dq", "dk", "dv" of a backward point; empty forward
   QuantCost quant;                           // a quantized KV cache's; unchecked otherwise
   bool passed = false;

@@ -56,15 +56,23 @@ std::string_view to_string(KvDType t) {
   return "?";
 }
 
-KvDType parse_kv_dtype(std::string_view s, DType dtype) {
+std::optional<KvDType> quantized_kv_dtype_named(std::string_view s) {
   if (s == "fp8_e4m3" || s == "fp8" || s == "e4m3") return KvDType::fp8_e4m3;
   if (s == "int8") return KvDType::int8;
+  return std::nullopt;
+}
+
+KvDType parse_kv_dtype(std::string_view s, DType dtype) {
+  if (const auto quantized = quantized_kv_dtype_named(s)) return *quantized;
   DType named{};
   try {
     named = parse_dtype(s);
   } catch (const InputError&) {
     throw InputError(fmt::format("unknown kv_dtype '{}' (expected fp8_e4m3, int8, or the dtype)", s));
   }
+  if (dtype == DType::fp8_e4m3)
+    throw InputError(fmt::format("kv_dtype {} with dtype fp8_e4m3: fp8 prefill stores K and V in fp8 E4M3 "
+                                 "(kv_dtype fp8_e4m3, or none given)", s));
   if (named != dtype)
     throw InputError(fmt::format("kv_dtype {} with dtype {}: K and V are stored in the dtype or quantized "
                                  "(fp8_e4m3, int8)", s, to_string(dtype)));
@@ -112,7 +120,7 @@ std::string Shape::label() const {
   std::string out = fmt::format("b{} h{}/{} s{}x{} d{}{}{} {}", batch, heads, kv_heads, seq_q, seq_k, hdim,
                                 distinct_hdim_v() ? fmt::format("v{}", hdim_v) : std::string(),
                                 causal ? " causal" : "", to_string(dtype));
-  if (quantized_kv()) out += fmt::format(" kv-{}/{}", to_string(kv_dtype), to_string(kv_scale));
+  if (quantized_kv() && !quantized_q()) out += fmt::format(" kv-{}/{}", to_string(kv_dtype), to_string(kv_scale));
   if (page_size > 0) out += fmt::format(" page{}", page_size);
   if (kv_splits > 0) out += fmt::format(" splits{}", kv_splits);
   if (window > 0) out += fmt::format(" win{}", window);
@@ -200,6 +208,12 @@ void Shape::validate() const {
   if (!quantized_kv() && kv_scale != KvScale::tensor)
     throw InputError(fmt::format("impossible shape {}: kv_scale {} applies to a quantized KV cache (kv_dtype "
                                  "fp8_e4m3 or int8)", label(), to_string(kv_scale)));
+  if (quantized_q() && backward())
+    throw InputError(fmt::format("impossible shape {}: fp8 prefill (dtype fp8_e4m3) is a forward pass only", label()));
+  if (quantized_q() && (kv_dtype != KvDType::fp8_e4m3 || kv_scale != KvScale::tensor))
+    throw InputError(fmt::format("impossible shape {}: dtype fp8_e4m3 stores K and V in fp8 E4M3 with one scale "
+                                 "per tensor, not kv_dtype {} with kv_scale {}", label(), to_string(kv_dtype),
+                                 to_string(kv_scale)));
   if (quantized_kv() && backward())
     throw InputError(fmt::format("impossible shape {}: a quantized KV cache is inference's (forward pass only)", label()));
   if (quantized_kv() && dtype == DType::fp32)
@@ -238,6 +252,23 @@ void Shape::validate() const {
 
 double softmax_scale(const Shape& s) { return 1.0 / std::sqrt(static_cast<double>(s.hdim)); }
 
+void imply_fp8_kv_format(Shape& s) {
+  if (!s.quantized_q()) return;
+  if (s.kv_dtype == KvDType::none) {
+    if (s.kv_scale != KvScale::tensor)
+      throw InputError(fmt::format("shape {}: kv_scale {} with dtype fp8_e4m3: fp8 prefill has one scale per tensor",
+                                   s.label(), to_string(s.kv_scale)));
+    s.kv_dtype = KvDType::fp8_e4m3;
+    return;
+  }
+  if (s.kv_dtype != KvDType::fp8_e4m3)
+    throw InputError(fmt::format("shape {}: kv_dtype {} with dtype fp8_e4m3: fp8 prefill stores K and V in fp8 "
+                                 "E4M3 (kv_dtype fp8_e4m3, or none given)", s.label(), to_string(s.kv_dtype)));
+  if (s.kv_scale != KvScale::tensor)
+    throw InputError(fmt::format("shape {}: kv_scale {} with dtype fp8_e4m3: fp8 prefill has one scale per tensor",
+                                 s.label(), to_string(s.kv_scale)));
+}
+
 void to_json(nlohmann::json& j, DType t) { j = std::string(to_string(t)); }
 void from_json(const nlohmann::json& j, DType& t) { t = parse_dtype(j.get<std::string>()); }
 
@@ -249,7 +280,7 @@ void to_json(nlohmann::json& j, const Shape& s) {
   if (s.window > 0) j["window"] = s.window;
   if (s.distinct_hdim_v()) j["hdim_v"] = s.hdim_v;
   if (s.backward()) j["pass"] = std::string(to_string(s.pass));
-  if (s.quantized_kv()) {
+  if (s.quantized_kv() && !s.quantized_q()) {  // an fp8 point's K and V are fp8 per tensor: its dtype says so
     j["kv_dtype"] = std::string(to_string(s.kv_dtype));
     j["kv_scale"] = std::string(to_string(s.kv_scale));
   }
@@ -290,6 +321,8 @@ void from_json(const nlohmann::json& j, Shape& s) {
   // Absent before 1.13, and whenever K and V are in the dtype: not quantized.
   s.kv_dtype = j.contains("kv_dtype") ? parse_kv_dtype(j.at("kv_dtype").get<std::string>(), s.dtype) : KvDType::none;
   s.kv_scale = j.contains("kv_scale") ? parse_kv_scale(j.at("kv_scale").get<std::string>()) : KvScale::tensor;
+  // dtype fp8_e4m3 (1.14 on) implies its K and V format, written or not.
+  imply_fp8_kv_format(s);
 }
 
 }  // namespace attnprof::core

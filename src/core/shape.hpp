@@ -26,6 +26,13 @@
 // row that starts at element e of K's buffer, page pool or packed tensor is k_scale[e / hdim], V's
 // v_scale[e / value_hdim()]). The scales are float32 (AttentionArgs::k_scale, v_scale). A forward pass
 // only; kernels/common/quant.hpp has the quantizer every backend and the float64 reference share.
+// fp8 prefill (dtype fp8_e4m3; Shape::quantized_q): attention on fp8 tensor cores. Q, K and V are stored
+// as OCP E4M3 bytes, each tensor with ONE float32 scale (AttentionArgs::q_scale, k_scale, v_scale; the
+// static scale of quant.hpp, the inputs' range over 448): a stored element x is
+// decode(encode(x / scale)) * scale. O is written in bf16 (Shape::out_dtype), LSE in fp32. Its K and V
+// are a quantized KV cache of kv_dtype fp8_e4m3 and kv_scale tensor, which the shape holds
+// (imply_fp8_kv_format), so everything said above of a quantized cache applies to them; the label names
+// no " kv-..." (the format is the dtype's). A forward pass only.
 // kv_splits: how many parts a split-KV kernel cuts each sequence's keys into; 0 = its heuristic.
 // Variable-length batch (seq_lens not empty; FlashAttention's varlen API, cuDNN's ragged layout): batch
 // sequences of seq_lens[b] tokens each, packed end to end, self-attention (sequence b has seq_q = seq_k =
@@ -38,6 +45,7 @@
 // of a batch of one). A packed batch of one sequence is the dense layout of batch 1.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,8 +54,8 @@
 
 namespace attnprof::core {
 
-// fp8_e4m3 (prefill on fp8 tensor cores): Q, K and V are stored as OCP E4M3 bytes with one float32
-// scale per tensor each (AttentionArgs::q_scale, k_scale, v_scale); O is bf16 (Shape::out_dtype).
+// fp8_e4m3 (prefill on fp8 tensor cores, above): Q, K and V are stored as OCP E4M3 bytes with one
+// float32 scale per tensor each (AttentionArgs::q_scale, k_scale, v_scale); O is bf16 (Shape::out_dtype).
 enum class DType { fp32, fp16, bf16, fp8_e4m3 };
 
 // How K and V are stored (see above): in the dtype (none), or quantized to one byte per element.
@@ -69,14 +77,17 @@ inline constexpr int64_t kMaxHdimV = 512;
 
 std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError naming the token
-int dtype_bytes(DType);
+int dtype_bytes(DType);  // 4, 2, 2, 1: an element of Q, K and V as stored (O's: Shape::out_dtype)
 std::string_view to_string(Pass);  // "fwd", "bwd", "fwd_bwd"
 Pass parse_pass(std::string_view);  // throws InputError naming the token
 // "fp8_e4m3", "int8"; none has no name of its own (it is the dtype's: Shape::kv_dtype_name).
 std::string_view to_string(KvDType);
 // fp8_e4m3 (also "fp8", "e4m3") or int8; a float dtype name is none when it names `dtype`. Throws
-// InputError naming the token otherwise (an unknown name, or a float dtype other than the point's).
+// InputError naming the token otherwise (an unknown name, or a float dtype other than the point's:
+// with dtype fp8_e4m3, whose K and V are fp8, any float name).
 KvDType parse_kv_dtype(std::string_view, DType dtype);
+// The quantized format a name gives (fp8_e4m3, fp8, e4m3, int8); nullopt for any other name.
+std::optional<KvDType> quantized_kv_dtype_named(std::string_view);
 std::string_view to_string(KvScale);  // "tensor", "head", "token"
 KvScale parse_kv_scale(std::string_view);  // throws InputError naming the token
 // The largest magnitude a quantized element holds: 448 for fp8 E4M3, 127 for int8; 0 for none.
@@ -120,14 +131,15 @@ struct Shape {
   // ("d192v128" when the value head dim differs; " win4096" follows the dtype when a window is set; a packed batch ends in
   // " varlen uniform:512:4096 seed1 tokens16384", a list in " varlen list:512/1024"; then " bwd" or
   // " fwd_bwd" for a backward pass, nothing for the forward; " kv-int8/token" after the dtype for a
-  // quantized KV cache).
+  // quantized KV cache, nothing for dtype fp8_e4m3, whose K and V are fp8 by definition).
   std::string label() const;
   // Throws InputError when the shape is impossible (non-positive sizes, kv_heads not dividing heads,
   // a negative window, an hdim_v other than 0 or a multiple of kHdimVStep up to kMaxHdimV; a packed
   // batch whose seq_lens disagree with batch, seq_q and seq_k, hold a
   // length below 1, more than 2^31 - 1 tokens (cu_seqlens is int32) or sit in a paged cache; a
   // backward pass over a paged cache or a split count, which are inference's; a quantized KV cache in
-  // a backward pass, or a kv_scale set without one).
+  // a backward pass, or a kv_scale set without one; dtype fp8_e4m3 in a backward pass or with a KV
+  // format other than fp8_e4m3 per tensor).
   void validate() const;
   bool windowed() const { return window > 0; }
   // The point runs the backward pass (bwd or fwd_bwd).
@@ -139,8 +151,10 @@ struct Shape {
   bool varlen() const { return !seq_lens.empty(); }
   // K and V are stored quantized (kv_dtype fp8_e4m3 or int8).
   bool quantized_kv() const { return kv_dtype != KvDType::none; }
-  // Q is stored quantized too (dtype fp8_e4m3), and O is then written in out_dtype().
+  // Q is stored quantized too (dtype fp8_e4m3, fp8 prefill), and O is then written in out_dtype().
   bool quantized_q() const { return dtype == DType::fp8_e4m3; }
+  // The dtype O is written in: bf16 for fp8 prefill, else the dtype. The float references compute in it
+  // too (P rounded to it; an fp8 point's dequantized Q, K and V held in it).
   DType out_dtype() const { return quantized_q() ? DType::bf16 : dtype; }
   // Bytes of one stored K or V element: 1 when quantized, else the dtype's.
   int kv_elem_bytes() const;
@@ -197,6 +211,12 @@ struct Shape {
 
 // The softmax scale every kernel uses: 1 / sqrt(hdim).
 double softmax_scale(const Shape&);
+
+// dtype fp8_e4m3 implies its KV format (fp8 prefill, above): kv_dtype none becomes fp8_e4m3, with
+// kv_scale tensor. Throws InputError (naming the shape) when the shape names another format, kv_dtype
+// int8 or kv_scale head or token. Nothing for any other dtype. The sweep grammar, single shapes and
+// from_json call it, so an fp8 point reads the same however it was written.
+void imply_fp8_kv_format(Shape&);
 
 void to_json(nlohmann::json&, const Shape&);
 void from_json(const nlohmann::json&, Shape&);

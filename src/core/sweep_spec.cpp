@@ -211,17 +211,20 @@ struct Parser {
       } else if (av.axis == Axis::pass) {
         av.values.push_back(static_cast<int64_t>(parse_pass(item)));
       } else if (av.axis == Axis::kv_dtype) {
-        // Parsed against each float dtype: a quantized name gives the same value for all of them.
+        // A quantized name gives the same value for every dtype; a float name is checked against the
+        // point's dtype when the shape is built.
         const std::string name(item);
-        DType named{};
-        bool is_float = true;
-        try {
-          named = parse_dtype(name);
-        } catch (const InputError&) {
-          is_float = false;
+        if (const auto quantized = quantized_kv_dtype_named(name)) {
+          av.values.push_back(static_cast<int64_t>(*quantized));
+        } else {
+          DType named{};
+          try {
+            named = parse_dtype(name);
+          } catch (const InputError&) {
+            parse_kv_dtype(name, DType::bf16);  // throws: an unknown kv_dtype, named
+          }
+          av.values.push_back(kKvDTypeNamed + static_cast<int64_t>(named));
         }
-        av.values.push_back(is_float ? kKvDTypeNamed + static_cast<int64_t>(named)
-                                     : static_cast<int64_t>(parse_kv_dtype(name, DType::bf16)));
       } else if (av.axis == Axis::kv_scale) {
         av.values.push_back(static_cast<int64_t>(parse_kv_scale(item)));
       } else if (item.find(':') != std::string_view::npos) {
@@ -293,13 +296,21 @@ struct Parser {
     }
     if (kv_dtype >= kKvDTypeNamed) {
       const auto named = static_cast<DType>(kv_dtype - kKvDTypeNamed);
+      if (s.quantized_q())
+        fail(fmt::format("kv_dtype={} with dtype=fp8_e4m3: fp8 prefill stores K and V in fp8 E4M3 (kv_dtype=fp8_e4m3, "
+                         "or no kv_dtype)", to_string(named)));
       if (named != s.dtype)
         fail(fmt::format("kv_dtype={} with dtype={}: K and V are stored in the dtype or quantized (fp8_e4m3, int8)",
                          to_string(named), to_string(s.dtype)));
       s.kv_scale = KvScale::tensor;  // an unquantized point's (expand makes it once)
     } else {
       s.kv_dtype = static_cast<KvDType>(kv_dtype);
-      if (!s.quantized_kv()) s.kv_scale = KvScale::tensor;
+      if (!s.quantized_kv() && !s.quantized_q()) s.kv_scale = KvScale::tensor;
+    }
+    try {
+      imply_fp8_kv_format(s);  // dtype=fp8_e4m3: K and V in fp8 per tensor
+    } catch (const InputError& e) {
+      fail(e.what());
     }
     s.batch = batch.value_or(s.batch);
     s.seq_k = seq_k.value_or(s.seq_q);
@@ -417,6 +428,9 @@ struct PresetDef {
 // fa-bench: the FlashAttention-2 paper's forward benchmark (16k tokens, model dim 2048).
 // fa-bench-train: fa-bench's 48 shapes for each pass, forward, backward and both (the paper's backward
 //   and forward + backward benchmarks); pass slowest, so its first 48 points are fa-bench's.
+// fa-bench-fp8: fp8 prefill beside bf16 at fa-bench's 16k tokens and model dim 2048, the head dims and
+//   lengths FlashAttention-3's fp8 benchmark reports (hdim 128 and 256, 4k-16k); dtype fastest, so each
+//   fp8 point follows its bf16 twin.
 // long-context: a GQA model (16 query heads, 2 kv heads, hdim 128) at 16k-128k context, batch 1.
 // decode: one new token per sequence against a KV cache of 1k-128k tokens, batch 1-256, GQA 32/8 and
 //   64/8, contiguous and paged (64-token pages); batch 256 stops at 32k (128k would need 137 GB); the KV
@@ -424,13 +438,14 @@ struct PresetDef {
 // serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point; decode's
 //   KV cache in bf16, fp8 E4M3 and int8 with a scale per kv head); the
 //   last is DeepSeek-V3's MLA prefill per GPU at tensor parallel 8 (hdim 192, hdim_v 128).
-constexpr std::array<PresetDef, 6> kPresets{{
+constexpr std::array<PresetDef, 7> kPresets{{
     {"quick",
      "batch=2;heads=4;seq=128,512;hdim=64;causal=0,1;dtype=bf16"
      " | batch=2;heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=bf16"},
     {"fa-bench", "tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
     {"fa-bench-train",
      "pass=fwd,bwd,fwd_bwd;tokens=16384;dim=2048;dtype=bf16,fp16;hdim=64,128;causal=0,1;seq=512:16384:x2"},
+    {"fa-bench-fp8", "tokens=16384;dim=2048;hdim=128,256;causal=0,1;seq=4096,8192,16384;dtype=bf16,fp8_e4m3"},
     {"long-context", "batch=1;dim=2048;kv_heads=2;hdim=128;causal=1;dtype=bf16;seq=16384:131072:x2"},
     {"decode",
      "heads=32,64;kv_heads=8;hdim=128;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;page_size=0,64;"

@@ -147,18 +147,20 @@ size_t workspace_of(const core::Shape& s, const kernels::Kernel& kernel) {
 }
 
 // Host memory one call of `kernel` needs on the CPU backend: every tensor is fp32 here (a backward's
-// dO, dQ, dK and dV too) but a quantized K and V, one byte per element with float32 scales; K and V as
-// allocated (a paged cache's pools, with the block table).
+// dO, dQ, dK and dV too) but a quantized K and V and fp8 prefill's Q, one byte per element with float32
+// scales; K and V as allocated (a paged cache's pools, with the block table).
 double cpu_footprint_bytes(const core::Shape& s, const kernels::Kernel& kernel) {
   const double kv_elem_bytes = s.quantized_kv() ? 1.0 : sizeof(float);
   const double kv_bytes = static_cast<double>(s.kv_buffer_elems() + s.v_buffer_elems()) * kv_elem_bytes +
                           sizeof(float) * 2 * static_cast<double>(s.kv_scale_elems()) +
                           sizeof(int32_t) * static_cast<double>(s.block_table_elems());
+  const double q_bytes = s.quantized_q() ? static_cast<double>(s.q_elems()) + sizeof(float)
+                                         : sizeof(float) * static_cast<double>(s.q_elems());
   const double tensors = static_cast<double>(s.q_elems() + s.o_elems());
   // dO as O, dQ as Q, dK as K, dV as V (a backward's K and V are contiguous fp32: validate()).
   const double grads = s.backward() ? tensors + static_cast<double>(s.kv_elems() + s.v_elems()) : 0;
-  return sizeof(float) * (tensors + grads + static_cast<double>(s.lse_elems())) + kv_bytes +
-         static_cast<double>(workspace_of(s, kernel));
+  return q_bytes + sizeof(float) * (static_cast<double>(s.o_elems()) + grads + static_cast<double>(s.lse_elems())) +
+         kv_bytes + static_cast<double>(workspace_of(s, kernel));
 }
 
 class CpuBackend final : public Backend {
@@ -241,7 +243,12 @@ class CpuPoint final : public PointSteps {
   }
 
   void allocate(uint64_t seed) override {
-    q_.emplace(s_.q_elems());
+    if (s_.quantized_q()) {
+      q_bytes_.emplace(s_.q_elems());
+      q_scale_.emplace(1);
+    } else {
+      q_.emplace(s_.q_elems());
+    }
     if (s_.quantized_kv()) {
       k_bytes_.emplace(s_.kv_buffer_elems());
       v_bytes_.emplace(s_.v_buffer_elems());
@@ -272,7 +279,12 @@ class CpuPoint final : public PointSteps {
 
     kernels::AttentionArgs args;
     args.shape = s_;
-    args.q = q_->data();
+    if (s_.quantized_q()) {
+      args.q = q_bytes_->data();
+      args.q_scale = q_scale_->data();
+    } else {
+      args.q = q_->data();
+    }
     if (s_.quantized_kv()) {
       args.k = k_bytes_->data();
       args.v = v_bytes_->data();
@@ -384,7 +396,10 @@ class CpuPoint final : public PointSteps {
     });
   }
   void fill_inputs(uint64_t seed) {
-    fill_tensor(*q_, kTensorQ, q_map_, seed);
+    if (s_.quantized_q())
+      kernels::cpu::fill_q(s_, seed, q_map_, q_bytes_->data(), q_scale_->data());
+    else
+      fill_tensor(*q_, kTensorQ, q_map_, seed);
     const int32_t* table = block_table_.empty() ? nullptr : block_table_.data();
     using kernels::cpu::KvTensor;
     if (s_.quantized_kv()) {
@@ -428,7 +443,9 @@ class CpuPoint final : public PointSteps {
   const kernels::Kernel& kernel_;
   bool bshd_;
   kernels::TensorMap q_map_, o_map_, kv_map_, v_map_;
-  std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;  // k_ and v_: an unquantized cache's
+  std::optional<HostTensor> q_, k_, v_, o_, lse_, workspace_;  // q_: unless fp8; k_ and v_: an unquantized cache's
+  std::optional<HostBuffer<uint8_t>> q_bytes_;                 // fp8 prefill's Q (core/shape.hpp)
+  std::optional<HostTensor> q_scale_;                          // and its one scale
   std::optional<HostBuffer<uint8_t>> k_bytes_, v_bytes_;      // a quantized cache's K and V,
   std::optional<HostTensor> k_scale_, v_scale_;               // and their scales
   std::vector<int32_t> block_table_;  // a paged cache's (kernels/common/paged.hpp), else empty

@@ -47,6 +47,9 @@ std::string verification_failure(const core::Verification& v) {
   if (!(v.o_max_abs_err <= v.tolerance))
     reason += fmt::format(" max |O - O_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g});",
                           v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err);
+  else if (v.o_max_bound_ratio && !(*v.o_max_bound_ratio <= 1))
+    reason += fmt::format(" an O element's |O - O_f64| is {:.3g}x its own bound (fp8 prefill; max |O - O_f64| "
+                          "{:.3g}, largest bound {:.3g});", *v.o_max_bound_ratio, v.o_max_abs_err, v.tolerance);
   reason += fmt::format(" max |LSE - LSE_f64| {:.3g}", v.lse_max_abs_err);
   for (const auto& [name, g] : v.grads)
     if (!g.passed)

@@ -150,6 +150,11 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
   if (quantized_columns)
     for (const char* k : {"kv_dtype", "kv_scale", "quant_o_max_abs_err", "quant_o_mean_abs_err", "quant_o_max_rel_err"})
       header.emplace_back(k);
+  // fp8 prefill's per-element bound (Verification::o_max_bound_ratio), only when the results hold one.
+  const bool bound_column = std::any_of(results.records.begin(), results.records.end(), [](const core::Record& r) {
+    return r.verification.o_max_bound_ratio.has_value();
+  });
+  if (bound_column) header.emplace_back("o_max_bound_ratio");
   for (const auto& c : kDiagnosisMetrics) header.emplace_back(c.name);
   for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
                         "registers_per_thread", "smem_bytes_per_block", "grid_blocks",
@@ -197,6 +202,10 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
       f.push_back(r.shape.quantized_kv() ? std::string(core::to_string(r.shape.kv_dtype)) : std::string());
       f.push_back(r.shape.quantized_kv() ? std::string(core::to_string(r.shape.kv_scale)) : std::string());
       for (double x : {q.o_max_abs_err, q.o_mean_abs_err, q.o_max_rel_err}) f.push_back(q.checked ? num(x) : std::string());
+    }
+    if (bound_column) {
+      const auto& ratio = r.verification.o_max_bound_ratio;
+      f.push_back(ratio ? num(*ratio) : std::string());
     }
     for (const auto& c : kDiagnosisMetrics) f.push_back(row.diagnosis ? c.text(row.diagnosis->metrics) : std::string());
     const auto& o = r.occupancy;

@@ -569,7 +569,8 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
     h += kv("mean |O err|", number_text(v.o_mean_abs_err));
     h += kv("max |LSE err|", number_text(v.lse_max_abs_err));
     h += kv("naive max |O err|", number_text(v.naive_o_max_abs_err));
-    h += kv("tolerance", number_text(v.tolerance));
+    h += kv(v.o_max_bound_ratio ? "tolerance (largest per-element bound, fp8)" : "tolerance", number_text(v.tolerance));
+    if (v.o_max_bound_ratio) h += kv("worst |O err| / its bound", number_text(*v.o_max_bound_ratio));
     // A backward point's gradients (docs/verification.md#the-backward-pass).
     for (const auto& [name, g] : v.grads)
       h += kv(fmt::format("{} max err / naive / tolerance ({} of {} rows)", name, g.rows_checked, g.rows_total),

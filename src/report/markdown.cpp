@@ -1,5 +1,7 @@
 // GitHub-flavoured Markdown for a CI job summary. GitHub renders inline HTML in Markdown, so every
 // text from the results is entity-escaped, and '|' is escaped so it cannot split a table cell.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -124,17 +126,36 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
 
   // A quantized KV cache: the speed quantization buys beside the accuracy it costs.
   const std::vector<core::QuantizedKvComparison> quantized = core::compare_quantized_kv(results);
-  if (!quantized.empty()) {
+  const auto kv_only = [](const core::QuantizedKvComparison& q) { return !q.fp8_prefill; };
+  if (std::any_of(quantized.begin(), quantized.end(), kv_only)) {
     out << "\n### Quantized KV cache\n\n"
            "| point | kernel | KV | p50 us | speed vs dtype | DRAM read TB/s | quantization cost: max abs err | "
            "max rel err | kernel err (tolerance) |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n";
-    for (const auto& q : quantized)
+    for (const auto& q : quantized) {
+      if (!kv_only(q)) continue;
       out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(q.shape), md(q.kernel), md(q.kv),
                          fixed(q.p50_us, 2), q.speedup ? md_number(q.speedup, 2) + "x" : "-",
                          md_number(q.dram_read_tb_per_s, 2),
                          q.cost.checked ? fmt::format("{:.2e}", q.cost.o_max_abs_err) : "-",
                          q.cost.checked ? fmt::format("{:.2e}", q.cost.o_max_rel_err) : "-",
                          q.kernel_err ? fmt::format("{:.2e} ({:.2e})", *q.kernel_err, *q.tolerance) : "-");
+    }
+  }
+  // fp8 prefill: each point beside its bf16 twin, the speed fp8 buys and what quantizing Q, K and V costs.
+  if (!std::all_of(quantized.begin(), quantized.end(), kv_only)) {
+    out << "\n### fp8 prefill\n\n"
+           "| point | kernel | p50 us | bf16 p50 us | speed vs bf16 | quantization cost: max abs err | max rel err | "
+           "kernel err (largest bound) | worst err / bound |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto& q : quantized) {
+      if (!q.fp8_prefill) continue;
+      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(q.shape), md(q.kernel),
+                         fixed(q.p50_us, 2), md_number(q.unquantized_p50_us, 2),
+                         q.speedup ? md_number(q.speedup, 2) + "x" : "-",
+                         q.cost.checked ? fmt::format("{:.2e}", q.cost.o_max_abs_err) : "-",
+                         q.cost.checked ? fmt::format("{:.2e}", q.cost.o_max_rel_err) : "-",
+                         q.kernel_err ? fmt::format("{:.2e} ({:.2e})", *q.kernel_err, *q.tolerance) : "-",
+                         md_number(q.bound_ratio, 3));
+    }
   }
 
   bool any_not_ok = false;

@@ -5,7 +5,9 @@
 # reports/latest is left alone); an option given where a value belongs is refused; bad option values
 # are exit 2 with one line and write nothing; the machine's load is recorded, and warned about at the
 # start when it exceeds the cores; --stalls and --timeline on the CPU backend mark each point unsupported;
-# paged and quantized KV caches run on the CPU reference and are verified.
+# paged and quantized KV caches run on the CPU reference and are verified; fp8 prefill points run on the
+# CPU reference, verified with their per-element bound and their quantization cost, beside their bf16
+# twins in the Markdown summary.
 # Usage: test_sweep.sh <attnprof>
 source "$(dirname "$0")/../run/lib.sh"
 
@@ -94,6 +96,49 @@ for r in records:
         assert "quantization" not in v, (r["key"], v)
 PY
 
+# fp8 prefill on the CPU backend: the reference dequantizes Q, K and V first (dequant_qkv) and each point
+# is verified against its per-element bound with what quantizing costs; the fused kernel says why not.
+# Dense and packed, GQA, causal; dtype fastest, so each fp8 point follows its bf16 twin.
+fp8_axes="batch=2;heads=4;kv_heads=2;seq=48;hdim=32;causal=0,1;dtype=bf16,fp8_e4m3 | lengths=list:40/9;heads=4;kv_heads=2;hdim=32;causal=1;dtype=fp8"
+"$attnprof" sweep --axes "$fp8_axes" --kernels reference,fused "${fast[@]}" --out "$scratch/fp8" --md "$scratch/fp8.md" \
+  --csv "$scratch/fp8.csv" >"$scratch/log" 2>&1 || fail "sweep of fp8 prefill: $(tail -n 5 "$scratch/log")"
+python3 - "$scratch/fp8/results.json" "$scratch/fp8.csv" <<'PY' || fail "fp8 prefill points"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == "1.14", d["schema_version"]
+records = d["records"]
+assert len(records) == 2 * 5, [r["key"] for r in records]
+fp8 = 0
+for r in records:
+    shape, v = r["shape"], r["verification"]
+    assert "kv_dtype" not in shape and "kv_scale" not in shape, shape  # fp8's format is the dtype's
+    assert " kv-" not in r["key"], r["key"]
+    if r["kernel"] == "fused" and shape["dtype"] == "fp8_e4m3":
+        assert r["status"] == "unsupported" and "no fp8 Q, K and V" in r["reason"], (r["key"], r["status"], r["reason"])
+        continue
+    assert r["status"] == "ok" and v["passed"] and v["unwritten"] == 0, (r["key"], r["status"], r["reason"])
+    if shape["dtype"] != "fp8_e4m3":
+        assert "o_max_bound_ratio" not in v and "quantization" not in v, (r["key"], v)
+        continue
+    fp8 += 1
+    assert r["key"].split(" | ")[0].endswith("fp8_e4m3") or " varlen " in r["key"], r["key"]
+    assert [s["name"] for s in r["stages"]][0] == "dequant_qkv", (r["key"], r["stages"])
+    assert 0 < v["o_max_bound_ratio"] <= 1 and v["o_max_abs_err"] <= v["tolerance"], (r["key"], v)
+    q = v["quantization"]
+    assert 0 < q["o_mean_abs_err"] <= q["o_max_abs_err"] and 0 < q["o_max_rel_err"] < 0.2, (r["key"], q)
+    # One byte per Q, K and V element with three scales, O in bf16 (the cost model's reference).
+    assert r["cost"]["min_bytes_read"] > 0, r["cost"]
+assert fp8 == 3, fp8
+rows = list(csv.DictReader(open(sys.argv[2], newline="")))
+assert {row["dtype"] for row in rows} == {"bf16", "fp8_e4m3"}, {row["dtype"] for row in rows}
+for row in rows:
+    if row["dtype"] == "fp8_e4m3" and row["status"] == "ok":
+        assert row["kv_dtype"] == "fp8_e4m3" and row["kv_scale"] == "tensor" and float(row["o_max_bound_ratio"]) <= 1, row
+PY
+grep -q "^### fp8 prefill" "$scratch/fp8.md" || fail "the Markdown summary has no fp8 prefill section"
+grep -Eq '^\| b2 h4/2 s48x48 d32 causal fp8\\?_e4m3 \| reference \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \|' "$scratch/fp8.md" ||
+  fail "the fp8 prefill section does not set a point beside its bf16 twin: $(grep -A4 '### fp8' "$scratch/fp8.md")"
+
 # --stalls on the CPU backend: every ok point says the backend has no warp states; nothing else changes.
 "$attnprof" sweep --stalls --axes "$tiny_axes" --kernels reference "${fast[@]}" --out "$scratch/st" \
   >"$scratch/log" 2>&1 || fail "sweep --stalls: $(tail -n 5 "$scratch/log")"
@@ -112,7 +157,7 @@ PY
 python3 - "$scratch/tl/results.json" <<'PY' || fail "sweep --timeline on the CPU backend"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema_version"] == "1.13", d["schema_version"]
+assert d["schema_version"] == "1.14", d["schema_version"]
 assert d["context"]["options"]["timeline"] is True, d["context"]["options"]
 for r in d["records"]:
     assert r["status"] == "ok" and r["latency"]["n"] >= 1, (r["key"], r["status"])
@@ -169,6 +214,9 @@ bad --axes "$tiny_axes" --backend cpu --max-seconds nan
 bad --axes "batch=1;heads=3;kv_heads=2;seq=32;hdim=32" --backend cpu
 bad --axes "seq=32;hdim=32;dtype=bf16;kv_dtype=fp16" --backend cpu
 bad --axes "seq=32;hdim=32;kv_dtype=int4" --backend cpu
+bad --axes "seq=32;hdim=32;dtype=fp8_e4m3;kv_dtype=int8" --backend cpu
+bad --axes "seq=32;hdim=32;dtype=fp8_e4m3;kv_dtype=fp8;kv_scale=head" --backend cpu
+bad --axes "seq=32;hdim=32;dtype=fp8_e4m3;pass=bwd" --backend cpu
 
 # --backend cuda without a GPU: exit 4, one line with the reason; without the NVIDIA driver, that.
 if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU "; then

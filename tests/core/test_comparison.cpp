@@ -155,3 +155,35 @@ TEST_CASE("compare_quantized_kv: each quantized point beside the same kernel's d
   CHECK_FALSE(cmp[1].speedup);
   CHECK(compare_quantized_kv(Results{}).empty());
 }
+
+TEST_CASE("compare_quantized_kv: an fp8 prefill point beside its bf16 twin, marked, with its bound ratio") {
+  Results res;
+  Record bf16 = record("fused-sm90", 4096, 400, 0);
+  Record fp8 = record("fused-sm90", 4096, 250, 0);
+  fp8.shape.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(fp8.shape);
+  fp8.verification.checked = true;
+  fp8.verification.o_max_abs_err = 3e-3;
+  fp8.verification.tolerance = 5e-2;
+  fp8.verification.o_max_bound_ratio = 0.2;
+  fp8.verification.quant = {true, 4e-2, 6e-3, 0.05};
+  Record fp16 = bf16;  // not the twin: an fp8 point's is the bf16 point
+  fp16.shape.dtype = DType::fp16;
+  fp16.latency.p50_us = 1;
+  Record lone = fp8;  // another kernel, with no bf16 point of its own
+  lone.kernel = "reference";
+  res.records = {fp16, bf16, fp8, lone};
+  const std::vector<QuantizedKvComparison> cmp = compare_quantized_kv(res);
+  REQUIRE(cmp.size() == 2);
+  CHECK(cmp[0].fp8_prefill);
+  CHECK(cmp[0].shape == fp8.shape.label());
+  REQUIRE(cmp[0].unquantized_p50_us);
+  CHECK(*cmp[0].unquantized_p50_us == Approx(400));
+  REQUIRE(cmp[0].speedup);
+  CHECK(*cmp[0].speedup == Approx(1.6));
+  CHECK(cmp[0].cost.o_max_abs_err == Approx(4e-2));
+  REQUIRE(cmp[0].bound_ratio);
+  CHECK(*cmp[0].bound_ratio == Approx(0.2));
+  CHECK(cmp[1].kernel == "reference");
+  CHECK_FALSE(cmp[1].speedup);
+}

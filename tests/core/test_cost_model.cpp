@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/cost_model.hpp"
@@ -593,4 +594,58 @@ TEST_CASE("quantized KV cache, materialized: the reference reads bytes and scale
   const double q_o = 2.0 * 2 * 8 * 4 * 64 * 2, lse = 2.0 * 8 * 4 * 4;
   CHECK(footprint_bytes(s, KernelKind::fused) == q_o + kv_elems + key_rows * 8 + lse);
   CHECK(footprint_bytes(s, KernelKind::materialized) == q_o + kv_elems + key_rows * 8 + lse + m.workspace_bytes);
+}
+
+TEST_CASE("fp8 prefill, fused: Q, K and V at one byte with three scales, O in bf16, LSE in fp32; the same FLOPs") {
+  // b2 h16/4 s512x512 d128 (not causal): every query row and key seen.
+  Shape s = shape(2, 16, 4, 512, 512, 128, false, DType::bf16);
+  const Cost bf16 = cost_of(s, KernelKind::fused);
+  s.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(s);
+  const Cost c = cost_of(s, KernelKind::fused);
+  const double q = 2.0 * 16 * 512 * 128, kv = 2.0 * 2 * 4 * 512 * 128, o = 2.0 * 16 * 512 * 128, lse = 2.0 * 16 * 512;
+  CHECK(c.min_bytes_read == q * 1 + kv * 1 + 3 * 4);  // Q, K, V one byte each; the scales of Q, K and V
+  CHECK(c.min_bytes_write == o * 2 + lse * 4);        // O in bf16
+  CHECK(bf16.min_bytes_read == q * 2 + kv * 2);
+  CHECK(c.flops == bf16.flops);
+  CHECK(c.flops_fa_convention == bf16.flops_fa_convention);
+  CHECK(c.intensity > bf16.intensity);
+  // Causal: the rows and keys seen are all of them still (bottom-right, seq_q = seq_k); FLOPs halve.
+  s.causal = true;
+  CHECK(cost_of(s, KernelKind::fused).min_bytes_read == q + kv + 12);
+  // Footprint: Q, K, V one byte and the three scales, O bf16, LSE fp32.
+  CHECK(footprint_bytes(s, KernelKind::fused) == q + kv + 12 + o * 2 + lse * 4);
+}
+
+TEST_CASE("fp8 prefill, materialized: bytes and scales read, bf16 copies of Q, K and V written and read, P in bf16") {
+  Shape s = shape(2, 8, 2, 64, 96, 64, true, DType::bf16);
+  const Cost plain = cost_of(s, KernelKind::materialized);  // the bf16 twin's
+  s.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(s);
+  const Cost m = cost_of(s, KernelKind::materialized);
+  const double q = 2.0 * 8 * 64 * 64, kv = 2.0 * 2 * 2 * 96 * 64;
+  const double copies = (q + kv) * 2;  // Q, K and V in bf16, the reference's workspace
+  CHECK(m.min_bytes_read == plain.min_bytes_read + q + kv + 3 * 4);
+  CHECK(m.min_bytes_write == plain.min_bytes_write + copies);
+  CHECK(m.workspace_bytes == plain.workspace_bytes + copies);
+  CHECK(m.sp_bytes == plain.sp_bytes);  // S fp32 and P bf16, as the twin's
+  CHECK(m.flops == plain.flops);
+  const double o = 2.0 * 8 * 64 * 64, lse = 2.0 * 8 * 64;
+  CHECK(footprint_bytes(s, KernelKind::materialized) == q + kv + 12 + o * 2 + lse * 4 + m.workspace_bytes);
+}
+
+TEST_CASE("the fp8 prefill example in docs/cost-model.md") {
+  Shape s = shape(4, 16, 16, 4096, 4096, 128, false, DType::bf16);
+  const Cost bf16 = cost_of(s, KernelKind::fused);
+  s.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(s);
+  const Cost fp8 = cost_of(s, KernelKind::fused);
+  CHECK(bf16.min_bytes_read == 201326592.0);
+  CHECK(bf16.min_bytes_write == 67108864.0 + 1048576.0);
+  CHECK(fp8.min_bytes_read == 100663296.0 + 12);
+  CHECK(fp8.min_bytes_write == bf16.min_bytes_write);
+  CHECK(fp8.flops == 4.0 * 4 * 16 * 4096 * 4096 * 128);
+  CHECK((fp8.min_bytes_read + fp8.min_bytes_write) / (bf16.min_bytes_read + bf16.min_bytes_write) == Approx(0.6265).epsilon(1e-3));
+  CHECK(std::round(bf16.intensity) == 2040);
+  CHECK(std::round(fp8.intensity) == 3256);
 }

@@ -154,7 +154,7 @@ TEST_CASE("schema 1.5 writes the exact and the convention's FLOPs and TFLOP/s") 
   rec.tflops_fa_convention = 40;
   r.records.push_back(rec);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.13");
+  CHECK(j.at("schema_version") == "1.14");
   CHECK(j.at("records")[0].at("cost").at("flops_fa_convention") == 4.0e9);
   CHECK_FALSE(j.at("records")[0].at("cost").contains("flops_causal_exact"));
   const Results back = parse_results(j.dump(), "mem");
@@ -281,7 +281,7 @@ TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older 
   dense.cost = cost_of(dense.shape, KernelKind::fused);
   r.records.push_back(dense);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.13");
+  CHECK(j.at("schema_version") == "1.14");
   const auto& packed = j.at("records")[0];
   CHECK(packed.at("shape").at("seq_lens") == std::vector<int64_t>{300, 17, 1});
   CHECK(packed.at("cost").at("padded_flops") == rec.cost.padded_flops);
@@ -317,7 +317,7 @@ TEST_CASE("schema 1.9: hdim_v written only when it differs; older files read V a
   same.cost = cost_of(same.shape, KernelKind::materialized);
   r.records.push_back(same);
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.13");
+  CHECK(j.at("schema_version") == "1.14");
   CHECK(j.at("records")[0].at("shape").at("hdim_v") == 128);
   CHECK_FALSE(j.at("records")[1].at("shape").contains("hdim_v"));
   CHECK(j.at("records")[0].at("key") == "b1 h16/16 s4096x4096 d192v128 causal bf16 | reference");
@@ -370,7 +370,7 @@ TEST_CASE("schema 1.12: a backward point's pass and gradient checks round-trip; 
   r.records.push_back(fwd);
 
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.13");
+  CHECK(j.at("schema_version") == "1.14");
   const nlohmann::json& grads = j.at("records")[0].at("verification").at("grads");
   CHECK(grads.size() == 3);
   CHECK(grads.at("dq").at("tolerance") == 4.5e-3);
@@ -427,7 +427,7 @@ TEST_CASE("schema 1.13: a quantized point's kv_dtype, kv_scale and verification.
   r.records.push_back(plain);
 
   const nlohmann::json j = r;
-  CHECK(j.at("schema_version") == "1.13");
+  CHECK(j.at("schema_version") == "1.14");
   const nlohmann::json& rec = j.at("records")[0];
   CHECK(rec.at("shape").at("kv_dtype") == "fp8_e4m3");
   CHECK(rec.at("shape").at("kv_scale") == "head");
@@ -461,5 +461,62 @@ TEST_CASE("schema 1.13: a quantized point's kv_dtype, kv_scale and verification.
   // quantization that is not an object is refused.
   nlohmann::json bad = j;
   bad["records"][0]["verification"]["quantization"] = 3;
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+}
+
+TEST_CASE("schema 1.14: an fp8 prefill point's dtype and o_max_bound_ratio round-trip; a 1.13 file still loads") {
+  Results r;
+  Record f;
+  f.shape = Shape{2, 16, 16, 4096, 4096, 128, true, DType::fp8_e4m3};
+  imply_fp8_kv_format(f.shape);
+  f.kernel = "reference";
+  f.cost = cost_of(f.shape, KernelKind::materialized);
+  f.verification.checked = true;
+  f.verification.passed = true;
+  f.verification.o_max_abs_err = 2.0e-3;
+  f.verification.tolerance = 4.0e-2;
+  f.verification.o_max_bound_ratio = 0.125;
+  f.verification.quant.checked = true;
+  f.verification.quant.o_max_abs_err = 3.0e-2;
+  r.records.push_back(f);
+  Record twin = f;
+  twin.shape.dtype = DType::bf16;
+  twin.shape.kv_dtype = KvDType::none;
+  twin.verification.o_max_bound_ratio.reset();
+  twin.verification.quant = QuantCost{};
+  r.records.push_back(twin);
+
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.14");
+  const nlohmann::json& rec = j.at("records")[0];
+  CHECK(rec.at("shape").at("dtype") == "fp8_e4m3");
+  CHECK_FALSE(rec.at("shape").contains("kv_dtype"));  // implied by the dtype
+  CHECK_FALSE(rec.at("shape").contains("kv_scale"));
+  CHECK(rec.at("key") == "b2 h16/16 s4096x4096 d128 causal fp8_e4m3 | reference");
+  CHECK(rec.at("verification").at("o_max_bound_ratio") == 0.125);
+  CHECK_FALSE(j.at("records")[1].at("verification").contains("o_max_bound_ratio"));
+
+  const Results back = parse_results(j.dump(), "mem");
+  CHECK(back.records[0].shape == f.shape);
+  CHECK(back.records[0].shape.kv_dtype == KvDType::fp8_e4m3);
+  REQUIRE(back.records[0].verification.o_max_bound_ratio.has_value());
+  CHECK(*back.records[0].verification.o_max_bound_ratio == 0.125);
+  CHECK_FALSE(back.records[1].verification.o_max_bound_ratio.has_value());
+  CHECK(point_key(back.records[0]) != point_key(back.records[1]));
+
+  // A 1.13 file (no fp8 point, no bound ratio) reads as it did.
+  nlohmann::json old = j;
+  old["schema_version"] = "1.13";
+  old["records"].erase(0);
+  const Results older = parse_results(old.dump(), "old");
+  REQUIRE(older.records.size() == 1);
+  CHECK(older.records[0].shape == twin.shape);
+  CHECK_FALSE(older.records[0].verification.o_max_bound_ratio.has_value());
+  // A bound ratio that is not a number, and an fp8 shape naming another KV format, are refused.
+  nlohmann::json bad = j;
+  bad["records"][0]["verification"]["o_max_bound_ratio"] = "high";
+  CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+  bad = j;
+  bad["records"][0]["shape"]["kv_dtype"] = "int8";
   CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
 }

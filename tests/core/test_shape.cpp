@@ -1,6 +1,6 @@
 // core/shape.cpp: dtype names, the label that keys every point, validate's refusals, the packed batch's
-// token counts and prefix sums, the keys each row sees under the masks, the JSON round trip, and a
-// quantized KV cache's names, label, sizes, refusals and JSON fields.
+// token counts and prefix sums, the keys each row sees under the masks, the JSON round trip, a
+// quantized KV cache's names, label, sizes, refusals and JSON fields, and fp8 prefill's.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -219,4 +219,95 @@ TEST_CASE("quantized KV cache: JSON carries kv_dtype and kv_scale only when quan
   unknown["kv_dtype"] = "int8";
   unknown["kv_scale"] = "block";
   CHECK_THROWS_AS(unknown.get<Shape>(), attnprof::InputError);
+}
+
+namespace {
+
+// The fp8 prefill point of `s` (dtype fp8_e4m3 with its K and V format).
+Shape fp8(Shape s) {
+  s.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(s);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("fp8 prefill: names, sizes, out_dtype, the label without a KV suffix") {
+  CHECK(to_string(DType::fp8_e4m3) == "fp8_e4m3");
+  for (const char* name : {"fp8_e4m3", "fp8", "e4m3"}) CHECK(parse_dtype(name) == DType::fp8_e4m3);
+  CHECK(dtype_bytes(DType::fp8_e4m3) == 1);
+  CHECK_THROWS_WITH(parse_dtype("fp8_e5m2"), Catch::Contains("fp8_e4m3"));  // the error lists it
+
+  const Shape s = fp8(Shape{4, 16, 4, 4096, 4096, 128, true, DType::bf16});
+  CHECK(s.quantized_q());
+  CHECK(s.quantized_kv());
+  CHECK(s.kv_dtype == KvDType::fp8_e4m3);
+  CHECK(s.kv_scale == KvScale::tensor);
+  CHECK(s.out_dtype() == DType::bf16);
+  CHECK(s.kv_elem_bytes() == 1);
+  CHECK(s.kv_scale_elems() == 1);
+  CHECK(s.label() == "b4 h16/4 s4096x4096 d128 causal fp8_e4m3");
+  CHECK_NOTHROW(s.validate());
+  const Shape bf16{4, 16, 4, 4096, 4096, 128, true, DType::bf16};
+  CHECK_FALSE(bf16.quantized_q());
+  CHECK(bf16.out_dtype() == DType::bf16);
+  CHECK(Shape{1, 1, 1, 8, 8, 64, false, DType::fp16}.out_dtype() == DType::fp16);
+}
+
+TEST_CASE("fp8 prefill: the KV format is implied; another, a backward pass and a float kv_dtype are refused") {
+  Shape s{2, 8, 2, 64, 64, 64, false, DType::fp8_e4m3};
+  imply_fp8_kv_format(s);
+  CHECK(s.kv_dtype == KvDType::fp8_e4m3);
+  CHECK(s.kv_scale == KvScale::tensor);
+  imply_fp8_kv_format(s);  // written already: unchanged
+  CHECK(s.kv_dtype == KvDType::fp8_e4m3);
+  Shape bf16{2, 8, 2, 64, 64, 64, false, DType::bf16};
+  imply_fp8_kv_format(bf16);  // nothing for another dtype
+  CHECK_FALSE(bf16.quantized_kv());
+
+  Shape int8 = s;
+  int8.kv_dtype = KvDType::int8;
+  CHECK_THROWS_WITH(imply_fp8_kv_format(int8), Catch::Contains("kv_dtype int8 with dtype fp8_e4m3"));
+  CHECK_THROWS_WITH(int8.validate(), Catch::Contains("dtype fp8_e4m3 stores K and V in fp8 E4M3"));
+  Shape head = s;
+  head.kv_scale = KvScale::head;
+  CHECK_THROWS_WITH(imply_fp8_kv_format(head), Catch::Contains("kv_scale head with dtype fp8_e4m3"));
+  CHECK_THROWS_AS(head.validate(), attnprof::InputError);
+  Shape unset{2, 8, 2, 64, 64, 64, false, DType::fp8_e4m3};  // built without the format
+  CHECK_THROWS_WITH(unset.validate(), Catch::Contains("not kv_dtype none"));
+  unset.kv_scale = KvScale::token;
+  CHECK_THROWS_WITH(imply_fp8_kv_format(unset), Catch::Contains("kv_scale token with dtype fp8_e4m3"));
+  for (Pass p : {Pass::bwd, Pass::fwd_bwd}) {
+    Shape backward = s;
+    backward.pass = p;
+    CHECK_THROWS_WITH(backward.validate(), Catch::Contains("fp8 prefill (dtype fp8_e4m3) is a forward pass only"));
+  }
+  CHECK(parse_kv_dtype("fp8", DType::fp8_e4m3) == KvDType::fp8_e4m3);
+  CHECK(parse_kv_dtype("int8", DType::fp8_e4m3) == KvDType::int8);  // refused by the format check above
+  CHECK_THROWS_WITH(parse_kv_dtype("bf16", DType::fp8_e4m3), Catch::Contains("kv_dtype bf16 with dtype fp8_e4m3"));
+  CHECK_THROWS_WITH(parse_kv_dtype("fp8_e5m2", DType::fp8_e4m3), Catch::Contains("unknown kv_dtype"));
+  CHECK(quantized_kv_dtype_named("e4m3") == KvDType::fp8_e4m3);
+  CHECK(quantized_kv_dtype_named("int8") == KvDType::int8);
+  CHECK_FALSE(quantized_kv_dtype_named("bf16").has_value());
+}
+
+TEST_CASE("fp8 prefill: JSON writes the dtype alone and reads the implied format back; a contradiction throws") {
+  Shape s = fp8(Shape{3, 8, 2, 100, 100, 64, true, DType::bf16});
+  s.window = 32;
+  const nlohmann::json j = s;
+  CHECK(j.at("dtype") == "fp8_e4m3");
+  CHECK_FALSE(j.contains("kv_dtype"));
+  CHECK_FALSE(j.contains("kv_scale"));
+  CHECK(j.get<Shape>() == s);
+  nlohmann::json spelled = j;  // written out in full: the same point
+  spelled["kv_dtype"] = "fp8_e4m3";
+  spelled["kv_scale"] = "tensor";
+  CHECK(spelled.get<Shape>() == s);
+  for (const auto& [key, value] : {std::pair{"kv_dtype", "int8"}, std::pair{"kv_dtype", "bf16"},
+                                   std::pair{"kv_scale", "head"}}) {
+    nlohmann::json bad = j;
+    bad[key] = value;
+    INFO(key << "=" << value);
+    CHECK_THROWS_AS(bad.get<Shape>(), attnprof::InputError);
+  }
 }

@@ -140,7 +140,7 @@ TEST_CASE("every malformed spec is an InputError naming the bad token") {
   require_rejected("   ", "empty");
   require_rejected("causal=2;seq=128", "'2'");
   require_rejected("causal=yes;seq=128", "yes");
-  require_rejected("dtype=fp8;seq=128", "fp8");
+  require_rejected("dtype=fp8_e5m2;seq=128", "fp8_e5m2");
   require_rejected("seq=128,,256", "seq=128,,256");
   require_rejected("seq=128,128", "128");
   require_rejected("causal=1,true;seq=128", "true");
@@ -535,7 +535,8 @@ TEST_CASE("the pass axis: every pass of one shape, labels apart; a backward over
 
 TEST_CASE("preset names; an unknown preset is an InputError naming it") {
   CHECK(preset_names() ==
-        std::vector<std::string>{"quick", "fa-bench", "fa-bench-train", "long-context", "decode", "serving"});
+        std::vector<std::string>{"quick", "fa-bench", "fa-bench-train", "fa-bench-fp8", "long-context", "decode",
+                                 "serving"});
   CHECK_THROWS_AS(preset("fast"), InputError);
   CHECK_THROWS_WITH(preset("fast"), Catch::Contains("'fast'"));
 }
@@ -671,4 +672,72 @@ TEST_CASE("kv_dtype, kv_scale and pass in a sweep file's shapes: strings; a resu
   refused(R"({"shapes": [{"seq": 64, "kv_dtype": "int8;seq=9"}]})", "kv_dtype");
   refused(R"({"shapes": [{"seq": 64, "pass": 1}]})", "is not a pass name");
   refused(R"({"shapes": [{"seq": 64, "dtype": "bf16", "kv_dtype": "fp16"}]})", "kv_dtype=fp16 with dtype=bf16");
+}
+
+TEST_CASE("preset fa-bench-fp8: each fp8 prefill point right after its bf16 twin, at fa-bench's 16k tokens") {
+  const auto spec = preset("fa-bench-fp8");
+  REQUIRE(spec.shapes.size() == 2 * 2 * 3 * 2);  // hdim x causal x seq x dtype
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < spec.shapes.size(); i += 2) {
+    const Shape& bf16 = spec.shapes[i];
+    const Shape& fp8 = spec.shapes[i + 1];
+    INFO(bf16.label());
+    CHECK(bf16.dtype == DType::bf16);
+    CHECK_FALSE(bf16.quantized_kv());
+    CHECK(fp8.dtype == DType::fp8_e4m3);
+    CHECK(fp8.kv_dtype == KvDType::fp8_e4m3);
+    CHECK(fp8.kv_scale == KvScale::tensor);
+    Shape twin = fp8;
+    twin.dtype = DType::bf16;
+    twin.kv_dtype = KvDType::none;
+    CHECK(twin == bf16);
+    CHECK(bf16.batch * bf16.seq_q == 16384);
+    CHECK(bf16.heads * bf16.hdim == 2048);
+    CHECK(bf16.kv_heads == bf16.heads);
+    CHECK((bf16.hdim == 128 || bf16.hdim == 256));
+    CHECK((bf16.seq_q == 4096 || bf16.seq_q == 8192 || bf16.seq_q == 16384));
+    CHECK(fp8.label() == fmt::format("b{} h{}/{} s{}x{} d{}{} fp8_e4m3", fp8.batch, fp8.heads, fp8.kv_heads, fp8.seq_q,
+                                     fp8.seq_k, fp8.hdim, fp8.causal ? " causal" : ""));
+    ++seen[fmt::format("{}/{}", bf16.hdim, bf16.causal)];
+  }
+  CHECK(seen == std::map<std::string, int>{{"128/false", 3}, {"128/true", 3}, {"256/false", 3}, {"256/true", 3}});
+  CHECK(parse_axes(spec.text).shapes == spec.shapes);
+}
+
+TEST_CASE("dtype fp8_e4m3: K and V fp8 per tensor implied; kv_dtype=fp8 with a float dtype still a quantized cache") {
+  const auto s = parse_axes("batch=2;heads=8;kv_heads=2;seq=256;hdim=64;causal=1;dtype=bf16,fp8_e4m3");
+  REQUIRE(s.shapes.size() == 2);
+  CHECK(s.shapes[1].quantized_q());
+  CHECK(s.shapes[1].kv_dtype == KvDType::fp8_e4m3);
+  CHECK(s.shapes[1].label() == "b2 h8/2 s256x256 d64 causal fp8_e4m3");
+  // Written out in full it is the same point; a quantized KV cache of a bf16 point stays one.
+  CHECK(parse_shape("seq=64,dtype=fp8,kv_dtype=fp8_e4m3,kv_scale=tensor") == parse_shape("seq=64,dtype=e4m3"));
+  const auto kv = parse_axes("seq=64;dtype=bf16;kv_dtype=fp8_e4m3;kv_scale=head");
+  REQUIRE(kv.shapes.size() == 1);
+  CHECK(kv.shapes[0].dtype == DType::bf16);
+  CHECK(kv.shapes[0].kv_dtype == KvDType::fp8_e4m3);
+  CHECK(kv.shapes[0].kv_scale == KvScale::head);
+  // kv_scale applies to the quantized points: a bf16 point is made once, an fp8 one at tensor.
+  const auto mixed = parse_axes("seq=64;dtype=bf16,fp8_e4m3;kv_scale=tensor");
+  REQUIRE(mixed.shapes.size() == 2);
+  // A sweep file's shape, and the shape of a results file read back.
+  const auto file = parse_sweep_file(R"({"shapes": [{"seq": 64, "dtype": "fp8_e4m3"}]})", "f.json");
+  REQUIRE(file.shapes.size() == 1);
+  CHECK(file.shapes[0] == mixed.shapes[1]);
+  const nlohmann::json j = mixed.shapes[1];
+  CHECK(parse_sweep_file(nlohmann::json{{"shapes", {j}}}.dump(), "r.json").shapes[0] == mixed.shapes[1]);
+}
+
+TEST_CASE("dtype fp8_e4m3: another KV format, a float kv_dtype and a backward pass are one-line errors") {
+  require_rejected("seq=64;dtype=bf16,fp8_e4m3,fp8", "repeats");  // two spellings of one dtype
+  require_rejected("seq=64;dtype=fp8_e4m3;kv_dtype=int8", "kv_dtype int8 with dtype fp8_e4m3");
+  require_rejected("seq=64;dtype=fp8_e4m3;kv_dtype=fp8;kv_scale=head", "kv_scale head with dtype fp8_e4m3");
+  require_rejected("seq=64;kv_scale=token;dtype=fp8_e4m3", "kv_scale token with dtype fp8_e4m3");
+  require_rejected("seq=64;dtype=fp8_e4m3;kv_dtype=bf16", "kv_dtype=bf16 with dtype=fp8_e4m3");
+  require_rejected("seq=64;kv_dtype=fp8_e4m3,bf16;dtype=fp8_e4m3", "kv_dtype=bf16 with dtype=fp8_e4m3");
+  require_rejected("seq=64;dtype=fp8_e4m3;pass=bwd", "forward pass only");
+  require_rejected("seq=64;dtype=fp8_e4m3;pass=fwd_bwd", "forward pass only");
+  require_rejected("seq=64;dtype=fp8_e5m2", "fp8_e5m2");
+  CHECK_THROWS_WITH(parse_sweep_file(R"({"shapes": [{"seq": 64, "dtype": "fp8", "kv_dtype": "int8"}]})", "f.json"),
+                    Catch::Contains("kv_dtype int8 with dtype fp8_e4m3"));
 }

@@ -32,6 +32,7 @@ inline core::Shape make_shape(int64_t batch, int64_t heads, int64_t kv_heads, in
   s.page_size = page_size;
   s.kv_splits = kv_splits;
   s.window = window;
+  core::imply_fp8_kv_format(s);  // dtype fp8_e4m3: its K and V format
   s.validate();
   return s;
 }
@@ -50,6 +51,7 @@ inline core::Shape make_packed(std::vector<int64_t> lens, int64_t heads, int64_t
   s.window = window;
   s.seq_lens = std::move(lens);
   s.lengths = "list:test";
+  core::imply_fp8_kv_format(s);
   s.validate();
   return s;
 }

@@ -1,6 +1,6 @@
 // Shared by the host tests of kernels/: a stub kernel that keeps every default trait, a host problem
 // (inputs from kernels/common/random.hpp, K and V as the shape stores them: contiguous or paged, fp32 or
-// quantized; NaN-filled outputs) with its float64 check, a stage-hook recorder, and the shape builders
+// quantized; fp8 prefill's Q as bytes; NaN-filled outputs) with its float64 check, a stage-hook recorder, and the shape builders
 // the CPU kernels' tests use.
 #pragma once
 #include <algorithm>
@@ -42,6 +42,8 @@ struct HostProblem {
   std::vector<float> q, k, v, o, lse, workspace;  // k and v: an unquantized cache (its pools when paged)
   std::vector<uint8_t> k_bytes, v_bytes;           // a quantized cache's K and V (core/shape.hpp),
   std::vector<float> k_scale, v_scale;             // and their scales
+  std::vector<uint8_t> q_bytes;                    // fp8 prefill's Q (core/shape.hpp),
+  float q_scale = 0;                               // and its scale
   std::vector<int32_t> block_table;                // a paged cache's (kernels/common/paged.hpp)
   std::vector<int32_t> cu_seqlens;
   k::AttentionArgs args;
@@ -49,9 +51,17 @@ struct HostProblem {
       : q(size_t(s.q_elems())), o(size_t(s.o_elems()), std::numeric_limits<float>::quiet_NaN()),
         lse(size_t(s.lse_elems()), std::numeric_limits<float>::quiet_NaN()),
         workspace(kernel.workspace_bytes(s) / sizeof(float)), block_table(k::shuffled_block_table(s, seed)) {
-    for (size_t e = 0; e < q.size(); ++e) q[e] = k::input_value(seed, 0, e);
     args.shape = s;
-    args.q = q.data();
+    if (s.quantized_q()) {
+      q.clear();
+      q_bytes.resize(size_t(s.q_elems()));
+      k::cpu::fill_q(s, seed, k::q_tensor_map(s, false), q_bytes.data(), &q_scale);
+      args.q = q_bytes.data();
+      args.q_scale = &q_scale;
+    } else {
+      for (size_t e = 0; e < q.size(); ++e) q[e] = k::input_value(seed, 0, e);
+      args.q = q.data();
+    }
     const int32_t* table = block_table.empty() ? nullptr : block_table.data();
     using k::cpu::KvTensor;
     if (s.quantized_kv()) {
@@ -181,6 +191,14 @@ inline Shape with_kv_cache(Shape s, attnprof::core::KvDType t, attnprof::core::K
   s.kv_dtype = t;
   s.kv_scale = g;
   s.page_size = page_size;
+  s.validate();
+  return s;
+}
+
+// The fp8 prefill point of `s` (dtype fp8_e4m3, its K and V format implied: core/shape.hpp), validated.
+inline Shape fp8_prefill(Shape s) {
+  s.dtype = DType::fp8_e4m3;
+  attnprof::core::imply_fp8_kv_format(s);
   s.validate();
   return s;
 }

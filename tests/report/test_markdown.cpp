@@ -1,5 +1,5 @@
 // The Markdown summary (src/report/markdown.cpp): context, table, comparison, failures; a '|' in the
-// data; decode points' columns.
+// data; decode points' columns; fp8 prefill beside its bf16 twin.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "core/diagnosis.hpp"
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
+#include "core/escape.hpp"
 #include "core/results.hpp"
 #include "render_helpers.hpp"
 #include "report/report.hpp"
@@ -95,4 +96,29 @@ TEST_CASE("markdown: a packed batch's table of its cost beside the padded batch'
   CHECK(res.records[0].cost.padded_flops == padded);
   CHECK_THAT(md, Catch::Contains(fmt::format("| {} | fused | 3584 | {:.3f} | {:.3f} | {:.1f}% |", res.records[0].shape.label(),
                                              flops / 1e9, padded / 1e9, (padded / flops - 1) * 100)));
+}
+
+TEST_CASE("markdown: fp8 prefill points beside their bf16 twins, apart from the quantized KV caches") {
+  CHECK_THAT(render(small_results(), "markdown"), !Catch::Contains("fp8 prefill"));
+  Results res = small_results();
+  Record twin = res.records[0];  // ok, bf16
+  Record fp8 = twin;
+  fp8.shape.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(fp8.shape);
+  fp8.latency.p50_us = twin.latency.p50_us / 2;
+  fp8.verification.checked = true;
+  fp8.verification.passed = true;
+  fp8.verification.o_max_abs_err = 2.5e-3;
+  fp8.verification.tolerance = 4.0e-2;
+  fp8.verification.o_max_bound_ratio = 0.125;
+  fp8.verification.quant = {true, 3.0e-2, 4.0e-3, 6.0e-2};
+  res.records.push_back(fp8);
+  const std::string md = render(res, "markdown");
+  CHECK_THAT(md, Catch::Contains("### fp8 prefill"));
+  CHECK_THAT(md, !Catch::Contains("### Quantized KV cache"));
+  CHECK_THAT(md, Catch::Contains(fmt::format("| {} | {} | {:.2f} | {:.2f} | 2.00x | 3.00e-02 | 6.00e-02 | 2.50e-03 (4.00e-02) | "
+                                             "0.125 |",
+                                             escape::markdown(fp8.shape.label()), fp8.kernel, fp8.latency.p50_us,
+                                             twin.latency.p50_us)));
+  CHECK_THAT(md, Catch::Contains("fp8\\_e4m3 |"));  // the label escaped: Markdown reads _ as emphasis
 }

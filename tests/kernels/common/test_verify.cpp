@@ -1,5 +1,6 @@
 // Verification (kernels/common/verify.cpp): the float64 row against an independent brute force over
-// whole tensors, masking and GQA, rounding, row sampling, and the pass/fail rule.
+// whole tensors, masking and GQA, rounding, row sampling, the pass/fail rule, and fp8 prefill's
+// per-element bound both ways.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,13 +22,15 @@ namespace {
 
 // Whole-tensor attention written independently of verify.cpp: explicit 4-d indexing, mask from the
 // definition (key j visible iff j <= i + seq_k - seq_q), softmax by sum of exp without max shift; a
-// quantized KV cache's K and V rows each replaced by the values their stored bytes stand for.
+// quantized KV cache's K and V rows (and fp8 prefill's Q) each replaced by the values their stored bytes
+// stand for.
 struct BruteForce {
   std::vector<double> o, lse;
 };
 BruteForce brute_force(const Shape& s, uint64_t seed) {
   auto q_at = [&](int64_t b, int64_t h, int64_t i, int64_t d) {
-    return double(k::input_value(seed, 0, uint64_t(((b * s.heads + h) * s.seq_q + i) * s.hdim + d)));
+    const float x = k::input_value(seed, 0, uint64_t(((b * s.heads + h) * s.seq_q + i) * s.hdim + d));
+    return double(s.quantized_q() ? k::quantized_q_value(x, k::q_tensor_scale()) : x);  // fp8 prefill's Q
   };
   // K rows are hdim wide, V rows value_hdim() wide (as O's).
   const int64_t dv = s.value_hdim();
@@ -614,4 +617,143 @@ TEST_CASE("grad_rows_to_check: edges of Q's rows and K's, every sequence, a cap 
   CHECK(trows.q_rows.size() >= 256);
   CHECK(trows.kv_rows.size() < 32);
   CHECK(trows.kv_rows.size() >= 4);
+}
+
+namespace {
+
+// The fp8 prefill point of `s` (dtype fp8_e4m3 with its implied K and V format), validated.
+Shape fp8_point(Shape s) {
+  s.dtype = DType::fp8_e4m3;
+  attnprof::core::imply_fp8_kv_format(s);
+  s.validate();
+  return s;
+}
+
+// O and LSE rows as an exact kernel would write them: the float64 reference in float, O in bf16.
+void fp8_reference_outputs(const Shape& s, uint64_t seed, const std::vector<int64_t>& rows, std::vector<float>& o,
+                           std::vector<float>& lse) {
+  o.clear();
+  lse.clear();
+  for (int64_t r : rows) {
+    const auto ref = k::reference_row(s, seed, r);
+    for (double x : ref.o) o.push_back(k::round_to(s.out_dtype(), float(x)));
+    lse.push_back(float(ref.lse));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("round_to fp8_e4m3: E4M3 at scale 1, ties to even, subnormals in steps of 2^-9, saturating", "[verify][fp8]") {
+  CHECK(k::round_to(DType::fp8_e4m3, 0.3f) == 0.3125f);       // 0.25 * (1 + 2/8)
+  CHECK(k::round_to(DType::fp8_e4m3, 1.0625f) == 1.0f);       // halfway between 1 and 1.125: to even
+  CHECK(k::round_to(DType::fp8_e4m3, 1.1875f) == 1.25f);      // halfway between 1.125 and 1.25: to even
+  CHECK(k::round_to(DType::fp8_e4m3, 0x1p-10f) == 0.0f);      // half a subnormal step: to even (0)
+  CHECK(k::round_to(DType::fp8_e4m3, 0x3p-10f) == 0x1p-8f);   // 1.5 steps: to 2 steps
+  CHECK(k::round_to(DType::fp8_e4m3, -0x1p-9f) == -0x1p-9f);  // the smallest subnormal, exact
+  CHECK(k::round_to(DType::fp8_e4m3, 1000.0f) == 448.0f);
+  CHECK(k::round_to(DType::fp8_e4m3, 256.0f) == 256.0f);      // a lazily rescaled P's largest fits
+}
+
+TEST_CASE("fp8 prefill: reference_row is the brute force of the dequantized Q, K and V", "[verify][fp8]") {
+  for (const Shape& base : {Shape{1, 2, 2, 6, 6, 16, false, DType::bf16}, Shape{2, 4, 2, 7, 9, 32, true, DType::bf16}}) {
+    const Shape s = fp8_point(base);
+    INFO(s.label());
+    const uint64_t seed = 77;
+    const BruteForce bf = brute_force(s, seed);
+    for (int64_t r = 0; r < s.lse_elems(); ++r) {
+      const auto ref = k::reference_row(s, seed, r);
+      CHECK(ref.lse == Approx(bf.lse[size_t(r)]).margin(1e-12));
+      for (int64_t d = 0; d < s.hdim; ++d) CHECK(ref.o[d] == Approx(bf.o[size_t(r * s.hdim + d)]).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("fp8 prefill: an emulated fp8 tensor-core kernel passes its per-element bound on random inputs; the "
+          "quantization of Q, K and V is reported against the bf16 inputs", "[verify][fp8]") {
+  // Short and long rows, GQA, causal and not, a packed batch.
+  std::vector<Shape> shapes = {fp8_point(Shape{2, 4, 2, 33, 40, 64, true, DType::bf16}),
+                               fp8_point(Shape{1, 4, 4, 16, 1024, 128, false, DType::bf16}),
+                               fp8_point(Shape{1, 8, 2, 256, 256, 128, true, DType::bf16}),
+                               fp8_point(attnprof::kernels_test::packed({3, 70, 200}, 4, 2, 64, true, DType::bf16))};
+  for (const Shape& s : shapes) {
+    INFO(s.label());
+    const uint64_t seed = 2024;
+    const auto rows = k::rows_to_check(s, 300, seed);
+    std::vector<float> o, lse;
+    fp8_reference_outputs(s, seed, rows, o, lse);
+    std::vector<float> emulated;
+    for (int64_t r : rows)
+      for (double x : k::naive_lowp_row(s, seed, r)) emulated.push_back(float(x));
+    const auto v = k::verify_rows(s, seed, rows, emulated, lse, 0);
+    INFO("err " << v.o_max_abs_err << " largest bound " << v.tolerance << " ratio " << v.o_max_bound_ratio.value_or(-1));
+    CHECK(v.passed);
+    REQUIRE(v.o_max_bound_ratio.has_value());
+    CHECK(*v.o_max_bound_ratio > 0);  // P's rounding shows
+    CHECK(*v.o_max_bound_ratio <= 1);
+    CHECK(v.o_max_abs_err == Approx(v.naive_o_max_abs_err).margin(1e-12));  // it is the naive baseline
+    CHECK(v.o_max_abs_err <= v.tolerance);
+    // The exact result in bf16 passes too, with room to spare.
+    const auto exact = k::verify_rows(s, seed, rows, o, lse, 0);
+    CHECK(exact.passed);
+    CHECK(*exact.o_max_bound_ratio < *v.o_max_bound_ratio);
+    // What quantizing Q, K and V costs, against the bf16 point's attention.
+    REQUIRE(v.quant.checked);
+    CHECK(v.quant.o_max_abs_err > 0);
+    CHECK(v.quant.o_max_rel_err > 0);
+    CHECK(v.quant.o_max_rel_err < 0.5);
+  }
+}
+
+TEST_CASE("fp8 prefill: one element beyond its own bound fails, even under the largest; within it passes; "
+          "unwritten, NaN, a forgotten scale and a wrong LSE fail", "[verify][fp8]") {
+  const Shape s = fp8_point(Shape{1, 2, 1, 64, 64, 64, true, DType::bf16});
+  const uint64_t seed = 9;
+  const auto rows = k::rows_to_check(s, 400, seed);
+  REQUIRE(rows.size() == size_t(s.lse_elems()));
+  std::vector<float> o, lse;
+  fp8_reference_outputs(s, seed, rows, o, lse);
+  std::vector<double> bounds, ref;
+  for (int64_t r : rows) {
+    const auto b = k::fp8_o_bounds_row(s, seed, r);
+    bounds.insert(bounds.end(), b.begin(), b.end());
+    const auto x = k::reference_row(s, seed, r).o;
+    ref.insert(ref.end(), x.begin(), x.end());
+  }
+  const double largest = *std::max_element(bounds.begin(), bounds.end());
+  const auto good = k::verify_rows(s, seed, rows, o, lse, 0);
+  REQUIRE(good.passed);
+  CHECK(good.tolerance == Approx(largest).epsilon(1e-12));
+  // The element with the smallest bound: exact values but it.
+  const size_t e = size_t(std::min_element(bounds.begin(), bounds.end()) - bounds.begin());
+  REQUIRE(bounds[e] > 0);
+  REQUIRE(1.5 * bounds[e] < largest);  // its bound is far from the largest: a per-element check
+  std::vector<float> exact(ref.begin(), ref.end());
+  auto off = exact;
+  off[e] = float(ref[e] + 1.5 * bounds[e]);
+  const auto bad = k::verify_rows(s, seed, rows, off, lse, 0);
+  CHECK_FALSE(bad.passed);
+  CHECK(bad.o_max_abs_err < bad.tolerance);  // under the largest bound, over its own
+  CHECK(*bad.o_max_bound_ratio == Approx(1.5).epsilon(1e-3));
+  auto near = exact;
+  near[e] = float(ref[e] + 0.9 * bounds[e]);
+  const auto inside = k::verify_rows(s, seed, rows, near, lse, 0);
+  CHECK(inside.passed);
+  CHECK(*inside.o_max_bound_ratio == Approx(0.9).epsilon(1e-3));
+  // Any element off by more than the largest bound fails.
+  auto far = o;
+  far[17] = float(ref[17] + 2 * largest + 1e-3);
+  CHECK_FALSE(k::verify_rows(s, seed, rows, far, lse, 0).passed);
+
+  auto nan_o = o;
+  nan_o[3] = std::numeric_limits<float>::quiet_NaN();
+  const auto poisoned = k::verify_rows(s, seed, rows, nan_o, lse, 0);
+  CHECK_FALSE(poisoned.passed);
+  CHECK_FALSE(k::verify_rows(s, seed, rows, o, lse, 5).passed);  // unwritten elements elsewhere in O
+  // V's scale forgotten: O in units of the stored codes, 448 / (221/128) times too large.
+  auto unscaled = o;
+  for (float& x : unscaled) x /= k::static_scale(attnprof::core::KvDType::fp8_e4m3);
+  CHECK_FALSE(k::verify_rows(s, seed, rows, unscaled, lse, 0).passed);
+  auto bad_lse = lse;
+  bad_lse[10] += 0.1f;
+  CHECK_FALSE(k::verify_rows(s, seed, rows, o, bad_lse, 0).passed);
 }

@@ -1,7 +1,8 @@
 // kernels/cpu/kv_cache.cpp: K and V written as a shape stores them (contiguous or paged, fp32 or
 // quantized at each granularity) read back contiguous hold exactly what the float64 reference uses
 // (kernels/common/quant.hpp's quantize_row_in_place of the canonical rows); a page pool's pad stays
-// poisoned; scales sit where core/shape.hpp says; missing tables and scales are refused.
+// poisoned; scales sit where core/shape.hpp says; missing tables and scales are refused; fp8 prefill's
+// Q (fill_q, read_q_contiguous) likewise, in either layout.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -153,4 +154,40 @@ TEST_CASE("fill_kv and read_kv_contiguous refuse a paged shape without a table, 
   a.shape = paged;
   a.k = pool.data();
   CHECK_THROWS_WITH(k::cpu::read_kv_contiguous(a, KvTensor::k, out.data()), Catch::Contains("without a block table"));
+}
+
+TEST_CASE("fill_q then read_q_contiguous: fp8 prefill's Q as the float64 reference sees it, in either layout",
+          "[cpu-kernels][kv-cache][fp8]") {
+  for (const Shape& s : {fp8_prefill(Shape{2, 4, 2, 9, 9, 32, true, DType::bf16}),
+                         fp8_prefill(packed({5, 1, 12}, 4, 2, 16, true, DType::bf16))})
+    for (bool bshd : {false, true}) {
+      INFO(s.label() << (bshd ? " bshd" : " bhsd"));
+      const uint64_t seed = 321;
+      std::vector<uint8_t> bytes(size_t(s.q_elems()));
+      float scale = 0;
+      k::cpu::fill_q(s, seed, k::q_tensor_map(s, bshd), bytes.data(), &scale);
+      CHECK(scale == k::q_tensor_scale());
+      k::AttentionArgs a;
+      a.shape = s;
+      a.q = bytes.data();
+      a.q_scale = &scale;
+      a.layout = bshd ? k::Layout::bshd : k::Layout::bhsd;
+      std::vector<float> out(size_t(s.q_elems()), -1.0f);
+      k::cpu::read_q_contiguous(a, out.data());
+      int64_t mismatches = 0, changed = 0;
+      for (int64_t e = 0; e < s.q_elems(); ++e) {
+        const float x = k::input_value(seed, 0, uint64_t(e));
+        const float want = k::quantized_q_value(x, scale);
+        mismatches += out[size_t(e)] != want;
+        changed += want != x;  // E4M3 keeps 4 significant bits of the inputs' 8
+      }
+      CHECK(mismatches == 0);
+      CHECK(changed > 0);
+      a.q_scale = nullptr;
+      CHECK_THROWS_AS(k::cpu::read_q_contiguous(a, out.data()), std::runtime_error);
+    }
+  const Shape bf16{1, 2, 2, 4, 4, 16, false, DType::bf16};
+  std::vector<uint8_t> bytes(size_t(bf16.q_elems()));
+  float scale = 0;
+  CHECK_THROWS_AS(k::cpu::fill_q(bf16, 1, k::q_tensor_map(bf16, false), bytes.data(), &scale), std::runtime_error);
 }

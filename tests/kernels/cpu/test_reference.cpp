@@ -1,7 +1,7 @@
 // kernels/cpu/reference.cpp: the materialised CPU reference (and the fused kernel beside it) against
 // float64 on ragged shapes; its three stages reported to the hook in order; a short workspace refused;
 // a paged and a quantized KV cache read through a first stage (gather_kv, dequant_kv), verified with
-// what the quantization costs beside the kernel's own error.
+// what the quantization costs beside the kernel's own error; fp8 prefill (dequant_qkv) within its bound.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -294,4 +294,70 @@ TEST_CASE("what quantization costs: fp8 E4M3 per tensor several times int8 per t
   CHECK(fp8.o_max_rel_err < 0.1);
   CHECK(int8.o_max_rel_err > 0.001);
   CHECK(int8.o_max_rel_err < 0.02);
+}
+
+TEST_CASE("CPU reference runs fp8 prefill: dequant_qkv first, Q, K and V copies in its workspace; the CPU fused "
+          "kernel says why not", "[cpu-kernels][fp8]") {
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  const k::Kernel* fused = k::find(k::Backend::cpu, "fused");
+  CHECK(ref->runs_fp8());
+  CHECK_FALSE(fused->runs_fp8());
+  const Shape plain{2, 4, 2, 30, 70, 32, true, DType::bf16};
+  const Shape s = fp8_prefill(plain);
+  CHECK(k::support_reason(*ref, s).empty());
+  CHECK_THAT(k::support_reason(*fused, s), Catch::Contains("no fp8 Q, K and V"));
+  CHECK(ref->stage_names(s) == std::vector<std::string>{"dequant_qkv", "qk_gemm", "softmax", "pv_gemm"});
+  const size_t copies = sizeof(float) * size_t(s.q_elems() + s.kv_elems() + s.v_elems());
+  CHECK(ref->workspace_bytes(s) == ref->workspace_bytes(plain) + copies);
+
+  HostProblem p(s, *ref, 5);
+  CHECK(p.args.q_scale != nullptr);
+  CHECK(p.args.k_scale != nullptr);
+  RecordingHook hook;
+  ref->launch(p.args, &hook);
+  CHECK(hook.events == std::vector<int>{0, 1, 2, 3, -1});
+  const auto v = p.verify(s, 5);
+  CHECK(v.passed);
+  // O is rounded to bf16 (Shape::out_dtype), as the CUDA reference writes it.
+  for (float x : p.o) CHECK(k::round_to(DType::bf16, x) == x);
+  // Without Q's scale, or a workspace without its copies, the call is refused.
+  k::AttentionArgs no_scale = p.args;
+  no_scale.q_scale = nullptr;
+  CHECK_THROWS(ref->launch(no_scale));
+  k::AttentionArgs short_ws = p.args;
+  short_ws.workspace_bytes = ref->workspace_bytes(plain);
+  CHECK_THROWS(ref->launch(short_ws));
+}
+
+TEST_CASE("CPU reference on fp8 prefill passes each O element's bound, dense, GQA, causal and packed; "
+          "what quantizing costs against the bf16 twin beside it", "[cpu-kernels][fp8]") {
+  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
+  const std::vector<Shape> shapes = {
+      fp8_prefill(Shape{2, 4, 4, 64, 64, 64, false, DType::bf16}),    // dense, not causal
+      fp8_prefill(Shape{1, 8, 2, 200, 200, 128, true, DType::bf16}),  // GQA 8/2, causal
+      fp8_prefill(Shape{1, 4, 1, 33, 300, 64, true, DType::bf16}),    // seq_q < seq_k, MQA
+      fp8_prefill(Shape{1, 2, 2, 40, 40, 128, true, DType::fp16}),    // the dtype's twin is bf16 whatever
+      fp8_prefill(packed({33, 1, 70, 128}, 4, 2, 64, true, DType::bf16)),
+      fp8_prefill(packed({50, 90}, 4, 4, 32, false, DType::bf16, 24)),  // packed, windowed
+      fp8_prefill(with_hdim_v(Shape{1, 2, 2, 48, 48, 64, true, DType::bf16}, 32)),
+  };
+  uint64_t seed = 300;
+  for (const Shape& s : shapes) {
+    INFO(s.label());
+    HostProblem p(s, *ref, ++seed);
+    ref->launch(p.args);
+    const auto v = p.verify(s, seed);
+    INFO("err " << v.o_max_abs_err << " largest bound " << v.tolerance << " ratio " << v.o_max_bound_ratio.value_or(-1)
+                << " quant " << v.quant.o_max_abs_err);
+    CHECK(v.unwritten == 0);
+    CHECK(v.passed);
+    REQUIRE(v.o_max_bound_ratio.has_value());
+    CHECK(*v.o_max_bound_ratio < 0.5);  // P and O in bf16: well inside a bound made for P in E4M3
+    CHECK(v.lse_max_abs_err < 1e-3);
+    REQUIRE(v.quant.checked);
+    CHECK(v.quant.o_max_abs_err > 0);
+    CHECK(v.quant.o_mean_abs_err <= v.quant.o_max_abs_err);
+    CHECK(v.quant.o_max_rel_err > 0);
+    CHECK(v.quant.o_max_rel_err < 0.2);
+  }
 }
