@@ -316,8 +316,8 @@ __device__ __forceinline__ void pv_from_bytes(float (&acc_o)[kMTiles][kHeadDim /
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
     // Keys 2t + 8 and 2t + 9 lie 8 rows after keys 2t and 2t + 1 (as in scores_from_bytes).
-    const unsigned char* src = v_tile + frag::v_lane_offset(kHeadDim, warp * kKeysPerWarp + frag::mma_k(quad_col, e % 2), quad_row) +
-                               (e / 2) * 8 * kHeadDim;
+    const int row = warp * kKeysPerWarp + frag::mma_k(quad_col, e % 2);
+    const unsigned char* src = v_tile + frag::v_lane_offset(kHeadDim, row, quad_row) + (e / 2) * 8 * kHeadDim;
     if constexpr (kWords == 4) {
       const uint4 r = *reinterpret_cast<const uint4*>(src);
       words[e][0] = r.x, words[e][1] = r.y, words[e][2] = r.z, words[e][3] = r.w;
@@ -591,7 +591,8 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
     if constexpr (kQuantized) {
-      scores_from_bytes<kQuant, kHeadDim, kMTiles>(acc_s, q_frag, smem_raw + kKOffset + buffer, warp, quad_row, quad_col);
+      scores_from_bytes<kQuant, kHeadDim, kMTiles>(acc_s, q_frag, smem_raw + kKOffset + buffer, warp, quad_row,
+                                                   quad_col);
     } else {
 #pragma unroll
       for (int ks = 0; ks < Tr::kKSteps; ++ks) {

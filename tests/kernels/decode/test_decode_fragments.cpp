@@ -45,7 +45,8 @@ struct LaneC {
 // A register r holds (row g + 8 (r % 2), k 2t + h + 8 (r / 2)), B register r holds (k 2t + h + 8 r,
 // column g), C value r is (row g + 8 (r / 2), column 2t + r % 2). Every element of A and B must be
 // given by exactly one lane.
-void mma_m16n8k16(const std::array<LaneA, kLanes>& a, const std::array<LaneB, kLanes>& b, std::array<LaneC, kLanes>& c) {
+void mma_m16n8k16(const std::array<LaneA, kLanes>& a, const std::array<LaneB, kLanes>& b,
+                  std::array<LaneC, kLanes>& c) {
   double A[16][16] = {}, B[16][8] = {};
   int a_seen[16][16] = {}, b_seen[16][8] = {};
   for (int lane = 0; lane < kLanes; ++lane) {
@@ -272,8 +273,10 @@ TEST_CASE("decode fragments: S = Q K^T through the lane maps and the MMA layout 
                 const int row = lane / 4 + 8 * (r / 2);
                 const int key = warp * dec::kKeysPerWarp + nt * 8 + 2 * (lane % 4) + r % 2;  // keys not permuted
                 double want = 0;
-                for (int d = 0; d < hdim; ++d)
-                  want += q[static_cast<size_t>(row) * hdim + d] * byte_value(kv, k_rows[static_cast<size_t>(key) * hdim + d]);
+                for (int d = 0; d < hdim; ++d) {
+                  const size_t at = static_cast<size_t>(row) * hdim + d, k_at = static_cast<size_t>(key) * hdim + d;
+                  want += q[at] * byte_value(kv, k_rows[k_at]);
+                }
                 INFO("warp " << warp << " row " << row << " key " << key);
                 REQUIRE(s[nt][lane].v[r] == want);
               }
@@ -281,7 +284,7 @@ TEST_CASE("decode fragments: S = Q K^T through the lane maps and the MMA layout 
       }
 }
 
-TEST_CASE("decode fragments: O = P V through the lane maps, byte permutes and MMA layout equals the matmul, un-permuted once") {
+TEST_CASE("decode fragments: O = P V through the lane maps, byte permutes and MMA layout equals the matmul") {
   for (KvDType kv : {KvDType::fp8_e4m3, KvDType::int8})
     for (int hdim : kHdims)
       for (uint64_t seed : {1u, 2u, 3u}) {
@@ -298,16 +301,19 @@ TEST_CASE("decode fragments: O = P V through the lane maps, byte permutes and MM
           std::array<LaneA, kLanes> a{};
           for (int lane = 0; lane < kLanes; ++lane)
             for (int r = 0; r < 4; ++r)
-              for (int h = 0; h < 2; ++h) a[lane].v[r][h] = p[lane / 4 + 8 * (r % 2)][frag::mma_k(lane % 4, 2 * (r / 2) + h)];
+              for (int h = 0; h < 2; ++h)
+                a[lane].v[r][h] = p[lane / 4 + 8 * (r % 2)][frag::mma_k(lane % 4, 2 * (r / 2) + h)];
           std::vector<std::array<LaneC, kLanes>> o(static_cast<size_t>(hdim / 8));  // O's n8 tiles
           for (int w = 0; w < words; ++w) {
             std::array<LaneB, kLanes> b[4] = {};  // tiles 4 w .. 4 w + 3
             for (int lane = 0; lane < kLanes; ++lane) {
               const int g = lane / 4, t = lane % 4;
               uint32_t key_words[4];  // keys mma_k(t, e): 2t, 2t + 1, 2t + 8, 2t + 9
-              for (int e = 0; e < 4; ++e)
-                key_words[e] = word_at(tile, frag::v_lane_offset(hdim, warp * dec::kKeysPerWarp + frag::mma_k(t, e % 2), g) +
-                                                 static_cast<uint32_t>((e / 2) * 8 * hdim + 4 * w));
+              for (int e = 0; e < 4; ++e) {  // keys 2t + 8 and 2t + 9 eight rows after 2t and 2t + 1
+                const int row = warp * dec::kKeysPerWarp + frag::mma_k(t, e % 2);
+                const auto rows_on = static_cast<uint32_t>((e / 2) * 8 * hdim + 4 * w);
+                key_words[e] = word_at(tile, frag::v_lane_offset(hdim, row, g) + rows_on);
+              }
               uint32_t low_keys[2], high_keys[2];
               frag::interleave_keys(key_words[0], key_words[1], low_keys[0], low_keys[1]);
               frag::interleave_keys(key_words[2], key_words[3], high_keys[0], high_keys[1]);
@@ -329,8 +335,10 @@ TEST_CASE("decode fragments: O = P V through the lane maps, byte permutes and MM
                 const int d = frag::pv_dim(hdim, j, 2 * (lane % 4) + r % 2);
                 ++written[static_cast<size_t>(row) * hdim + d];
                 double want = 0;
-                for (int key = 0; key < 16; ++key)
-                  want += p[row][key] * byte_value(kv, v_rows[static_cast<size_t>(warp * dec::kKeysPerWarp + key) * hdim + d]);
+                for (int key = 0; key < 16; ++key) {
+                  const size_t v_at = static_cast<size_t>(warp * dec::kKeysPerWarp + key) * hdim + d;
+                  want += p[row][key] * byte_value(kv, v_rows[v_at]);
+                }
                 INFO("warp " << warp << " row " << row << " d " << d);
                 REQUIRE(o[static_cast<size_t>(j)][lane].v[r] == want);
               }

@@ -43,8 +43,8 @@ TEST_CASE("a quantized cache's CTA: Q in fp16 and byte stages only, its resident
   for (int hdim : {64, 128})
     for (int mt : {1, dec::kMaxMTiles}) {
       INFO("hdim " << hdim << " m-tiles " << mt);
-      CHECK(static_cast<size_t>(dec::quant_ctas_per_sm(mt)) * (dec::smem_bytes_quant(mt, hdim) + kReservedPerCtaBytes) <=
-            kSmemPerSmBytes);
+      const size_t per_cta = dec::smem_bytes_quant(mt, hdim) + kReservedPerCtaBytes;
+      CHECK(static_cast<size_t>(dec::quant_ctas_per_sm(mt)) * per_cta <= kSmemPerSmBytes);
       CHECK(dec::merge_bytes(mt, hdim) <= dec::smem_bytes_quant(mt, hdim));  // the merge takes Q's rows too
       // Registers: the launch bounds' CTAs per SM leave each thread at least 168 (mt 1) or 255 (mt 2).
       CHECK(dec::quant_ctas_per_sm(mt) * dec::kThreads * (mt == 1 ? 168 : 255) <= 65536);
