@@ -329,14 +329,15 @@ __device__ __forceinline__ void pv_from_bytes(float (&acc_o)[kMTiles][kHeadDim /
   }
 #pragma unroll
   for (int w = 0; w < kWords; ++w) {
-    // Byte b of word w is n8 tile 4 w + b. b[j][h]: tile 4 w + j's B register h (keys 2t, 2t+1 | 2t+8, 2t+9).
+    // Byte j of word w is n8 tile 4 w + j. low_keys[p] and high_keys[p] pair the bytes 2p and 2p + 1
+    // of keys (2t, 2t + 1) and of keys (2t + 8, 2t + 9); b[j][r]: tile 4 w + j's B register r.
     uint32_t low_keys[2], high_keys[2], b[4][2];
     frag::interleave_keys(words[0][w], words[1][w], low_keys[0], low_keys[1]);
     frag::interleave_keys(words[2][w], words[3][w], high_keys[0], high_keys[1]);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      half2_pairs<kQuant>(low_keys[h], b[2 * h][0], b[2 * h + 1][0]);
-      half2_pairs<kQuant>(high_keys[h], b[2 * h][1], b[2 * h + 1][1]);
+    for (int p = 0; p < 2; ++p) {
+      half2_pairs<kQuant>(low_keys[p], b[2 * p][0], b[2 * p + 1][0]);
+      half2_pairs<kQuant>(high_keys[p], b[2 * p][1], b[2 * p + 1][1]);
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j)
