@@ -78,7 +78,7 @@ void dispatch(const core::Shape& s, int mt, decode::SmemLayout layout, Fn&& fn) 
 // Shared memory of one CTA of an instantiation.
 constexpr size_t smem_of(int mt, int hdim, int elem_bytes, decode::SmemLayout layout, core::KvDType quant) {
   return quant == core::KvDType::none ? decode::smem_bytes(mt, hdim, elem_bytes, layout)
-                                      : decode::smem_bytes_quant(mt, hdim, layout);
+                                      : decode::smem_bytes_quant(mt, hdim);
 }
 
 // The split count's cost model takes one CTA per SM as enough to draw its share of the bandwidth; a
@@ -98,8 +98,10 @@ class DecodeKernel final : public Kernel {
     return "flash-decoding: seq_q 1-16, the query heads of a GQA group packed into the MMA rows, the keys "
            "split across CTAs (split count from a cost model of the busiest SM, paged or not, or kv_splits) and combined by LSE "
            "by the last split in the same launch; "
-           "mma.sync m16n8k16, 3-stage cp.async; contiguous or paged KV, in the dtype or quantized (fp8 E4M3, int8: "
-           "4 byte stages, each warp's rows converted to fp16 in shared memory)";
+           "mma.sync m16n8k16, " + std::to_string(decode::kStages) +
+           "-stage cp.async; contiguous or paged KV, in the dtype or quantized (fp8 E4M3, int8: " +
+           std::to_string(decode::kStagesQuant) +
+           " byte stages, K's and V's bytes read straight into the MMA fragments and converted to fp16 in registers)";
   }
   bool reads_paged_kv() const override { return true; }
   bool splits_kv() const override { return true; }

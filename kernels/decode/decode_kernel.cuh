@@ -19,10 +19,12 @@
 //           the splits by exp(LSE_split - LSE), writes O and LSE and sets the counter back to zero.
 //           One launch per call, no combine kernel.
 // Quantized KV cache (kQuant fp8 E4M3 or int8, core/shape.hpp): the stream carries one byte per
-// element into kStagesQuant byte buffers (with the tile's per-token scales); each warp converts its 16
-// key rows of K and V to fp16 (every E4M3 and int8 value is exact in fp16) in a buffer of its own rows
-// and runs the same MMAs in fp16, Q converted once. K's scale multiplies the scores (per token, or
-// folded into the softmax scale), V's multiplies P per token or O at the end.
+// element into kStagesQuant byte tiles of K and V (with the tile's per-token scales). Each warp reads
+// its keys' bytes from shared memory straight into the B fragments of the same m16n8k16 MMAs, in fp16
+// (every E4M3 and int8 value is exact in fp16), converted in registers: K's in a head-dim order that Q's
+// fragments share, V's paired per key by byte permutes into O's columns in a permuted order that the
+// merge undoes (decode_fragments.hpp has the maps and the byte tiles' swizzle). K's scale multiplies
+// the scores (per token, or folded into the softmax scale), V's multiplies P per token or O at the end.
 // Tails: key rows past seq_k are zero-filled in shared memory (never read, so the pad of a last page
 // may hold anything), scores past seq_k or past a row's causal limit are -inf, packed rows past the
 // group are zero and never stored. With a sliding window the splits cover only the key tiles from the
@@ -41,6 +43,7 @@
 #include "core/shape.hpp"
 #include "kernels/common/device_math.cuh"
 #include "kernels/common/online_softmax.cuh"
+#include "kernels/decode/decode_fragments.hpp"
 #include "kernels/decode/decode_plan.hpp"
 #include "kernels/fused/ptx.cuh"
 
@@ -192,14 +195,15 @@ __device__ __forceinline__ void load_kv_tile(uint32_t s_k, uint32_t s_v, const T
   }
 }
 
-// A quantized cache's K and V rows [n0, n0 + kBlockN) as bytes into one stage of byte buffers (rows
-// hdim bytes, unswizzled), and per token their scales (K's then V's, kBlockN each); rows past seq_k
-// become zeros. `base` as in load_kv_tile (bytes are elements).
+// A quantized cache's K and V rows [n0, n0 + kBlockN) as bytes into one stage of byte tiles (rows
+// hdim bytes, chunks swizzled as frag::byte_tile_offset lays them out), and per token their scales (K's
+// then V's, kBlockN each); rows past seq_k become zeros. `base` as in load_kv_tile (bytes are
+// elements).
 template <int kHeadDim, KvAddressing kAddr>
 __device__ __forceinline__ void load_kv_tile_quant(uint32_t s_k, uint32_t s_v, uint32_t s_scale, const uint8_t* k,
                                                    const uint8_t* v, const DecodeParams& p, int64_t batch, int kv_head,
                                                    int n0, int64_t base) {
-  constexpr int kChunksPerRow = kHeadDim / 16;
+  constexpr int kChunksPerRow = kHeadDim / frag::kChunkBytes;
   constexpr int kChunks = kBlockN * kChunksPerRow;
   static_assert(kChunks % kThreads == 0 && kThreads == 2 * kBlockN, "every thread copies the same chunks");
   const auto row_offset = [&](int row) -> int64_t {
@@ -211,12 +215,12 @@ __device__ __forceinline__ void load_kv_tile_quant(uint32_t s_k, uint32_t s_v, u
 #pragma unroll
   for (int i = 0; i < kChunks / kThreads; ++i) {
     const int chunk_id = i * kThreads + static_cast<int>(threadIdx.x);
-    const int row = chunk_id / kChunksPerRow, chunk = chunk_id % kChunksPerRow;
+    const int row = chunk_id / kChunksPerRow, col = chunk_id % kChunksPerRow * frag::kChunkBytes;
     const bool valid = n0 + row < p.seq_k;
     const int64_t offset = valid ? row_offset(row) : 0;
-    const uint32_t dst = static_cast<uint32_t>(row * kHeadDim + chunk * 16);
-    cp_async_16_stream(s_k + dst, k + offset + chunk * 16, valid ? 16 : 0);
-    cp_async_16_stream(s_v + dst, v + offset + chunk * 16, valid ? 16 : 0);
+    const uint32_t dst = frag::byte_tile_offset(kHeadDim, row, col);
+    cp_async_16_stream(s_k + dst, k + offset + col, valid ? 16 : 0);
+    cp_async_16_stream(s_v + dst, v + offset + col, valid ? 16 : 0);
   }
   if (p.kv_scale == core::KvScale::token) {
     // A thread per row and tensor: the scale of the row at element offset e is scales[e / hdim].
@@ -229,45 +233,116 @@ __device__ __forceinline__ void load_kv_tile_quant(uint32_t s_k, uint32_t s_v, u
   }
 }
 
-// Eight fp16 values of eight stored bytes (E4M3 or int8), as two 16-byte halves' worth of registers.
+// Four stored bytes (E4M3 or int8) as two f16x2 registers: half2 (byte 0, byte 1) and half2 (byte 2,
+// byte 3), the lower byte in the lower half. Every E4M3 and int8 value is exact in fp16.
 template <core::KvDType kQuant>
-__device__ __forceinline__ void bytes_to_half8(uint2 bytes, uint32_t (&out)[4]) {
-  const uint32_t words[2] = {bytes.x, bytes.y};
-#pragma unroll
-  for (int w = 0; w < 2; ++w) {
-    if constexpr (kQuant == core::KvDType::fp8_e4m3) {
-      const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(words[w] & 0xFFFFu), __NV_E4M3);
-      const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(words[w] >> 16), __NV_E4M3);
-      out[2 * w] = static_cast<uint32_t>(lo.x) | (static_cast<uint32_t>(lo.y) << 16);
-      out[2 * w + 1] = static_cast<uint32_t>(hi.x) | (static_cast<uint32_t>(hi.y) << 16);
-    } else {
-      // int8 b: the fp16 bits 0x6400 | (b + 128) are 1024 + b + 128, exact; less 1152 is b.
-      const uint32_t biased = words[w] ^ 0x80808080u;
-      const uint32_t lo = __byte_perm(biased, 0x64646464u, 0x5140), hi = __byte_perm(biased, 0x64646464u, 0x7362);
-      const __half2 offset = __half2half2(__ushort_as_half(0x6480));  // 1152
-      const __half2 a = __hsub2(*reinterpret_cast<const __half2*>(&lo), offset);
-      const __half2 b = __hsub2(*reinterpret_cast<const __half2*>(&hi), offset);
-      out[2 * w] = *reinterpret_cast<const uint32_t*>(&a);
-      out[2 * w + 1] = *reinterpret_cast<const uint32_t*>(&b);
-    }
+__device__ __forceinline__ void half2_pairs(uint32_t bytes, uint32_t& lo, uint32_t& hi) {
+  if constexpr (kQuant == core::KvDType::fp8_e4m3) {
+    // One cvt.rn.f16x2.e4m3x2 per pair on sm_89 and newer.
+    const __half2_raw a = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bytes & 0xFFFFu), __NV_E4M3);
+    const __half2_raw b = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bytes >> 16), __NV_E4M3);
+    lo = static_cast<uint32_t>(a.x) | (static_cast<uint32_t>(a.y) << 16);
+    hi = static_cast<uint32_t>(b.x) | (static_cast<uint32_t>(b.y) << 16);
+  } else {
+    static_assert(kQuant == core::KvDType::int8, "fp8 E4M3 or int8");
+    // 1152 + b in fp16 bits, less 1152: one prmt and one subtraction per pair.
+    uint32_t a, b;
+    frag::int8_as_biased_halves(bytes, a, b);
+    const __half2 offset = __half2half2(__ushort_as_half(frag::kInt8HalfBiasBits));
+    const __half2 ha = __hsub2(*reinterpret_cast<const __half2*>(&a), offset);
+    const __half2 hb = __hsub2(*reinterpret_cast<const __half2*>(&b), offset);
+    lo = *reinterpret_cast<const uint32_t*>(&ha);
+    hi = *reinterpret_cast<const uint32_t*>(&hb);
   }
 }
 
-// This warp's kKeysPerWarp rows of a byte buffer into the fp16 buffer `dst` (rows as Tr lays them out).
-template <typename Tr, core::KvDType kQuant, int kHeadDim>
-__device__ __forceinline__ void convert_warp_rows(unsigned char* dst, const unsigned char* src, int warp, int lane) {
-  constexpr int kChunksPerRow = kHeadDim / 16;  // 16 bytes in, two 16-byte fp16 chunks out
-  static_assert(kKeysPerWarp * kChunksPerRow % 32 == 0, "every lane converts the same number of chunks");
+// A quantized cache's Q fragments (fp16 rows of s_q as Tr lays them out): A fragment of k-step ks of
+// MMA tile mt in the head-dim order of frag::qk_dim, which the K bytes take too. 16 bytes per read: two
+// k-steps of one row.
+template <typename Tr, int kHeadDim, int kMTiles>
+__device__ __forceinline__ void load_q_fragments_permuted(uint32_t (&q_frag)[kMTiles][kHeadDim / 16][4],
+                                                          const unsigned char* s_q, int quad_row, int quad_col) {
 #pragma unroll
-  for (int j = 0; j < kKeysPerWarp * kChunksPerRow / 32; ++j) {
-    const int i = j * 32 + lane;
-    const int row = warp * kKeysPerWarp + i / kChunksPerRow, c = i % kChunksPerRow;
-    const uint4 raw = *reinterpret_cast<const uint4*>(src + row * kHeadDim + c * 16);
-    uint32_t lo[4], hi[4];
-    bytes_to_half8<kQuant>(make_uint2(raw.x, raw.y), lo);
-    bytes_to_half8<kQuant>(make_uint2(raw.z, raw.w), hi);
-    *reinterpret_cast<uint4*>(dst + Tr::at(row, 2 * c)) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
-    *reinterpret_cast<uint4*>(dst + Tr::at(row, 2 * c + 1)) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)  // rows quad_row and quad_row + 8: a[half] and a[2 + half]
+#pragma unroll
+      for (int m = 0; m < kHeadDim / 32; ++m) {
+        const int row = mt * kMmaRows + quad_row + 8 * half;
+        const int chunk = frag::qk_dim(kHeadDim, quad_col, 2 * m, 0) / 8;  // 8 fp16 values per chunk
+        const uint4 raw = *reinterpret_cast<const uint4*>(s_q + Tr::at(row, chunk));
+        q_frag[mt][2 * m][half] = raw.x;  // k-step 2 m, elements 0, 1
+        q_frag[mt][2 * m][2 + half] = raw.y;
+        q_frag[mt][2 * m + 1][half] = raw.z;
+        q_frag[mt][2 * m + 1][2 + half] = raw.w;
+      }
+}
+
+// S = Q K^T over this warp's 16 keys of a quantized K tile: each lane reads kHeadDim / 4 bytes of key
+// rows quad_row and quad_row + 8 (n8 tiles 0 and 1), converts each 32-bit word, one k-step's B
+// fragment, in registers and runs the fp16 MMA. Row r + 8 of a byte tile lies 8 rows after row r
+// (frag::byte_tile_offset keeps the swizzle of r and r + 8 alike), so the second key's address is the
+// first's plus a constant.
+template <core::KvDType kQuant, int kHeadDim, int kMTiles>
+__device__ __forceinline__ void scores_from_bytes(float (&acc_s)[kMTiles][2][4],
+                                                  const uint32_t (&q_frag)[kMTiles][kHeadDim / 16][4],
+                                                  const unsigned char* k_tile, int warp, int quad_row, int quad_col) {
+  constexpr int kReads = kHeadDim / 64;  // 16-byte reads per key row: four k-steps each
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int i = 0; i < kReads; ++i) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(
+          k_tile + frag::k_lane_offset(kHeadDim, warp * kKeysPerWarp + quad_row, quad_col, i) + nt * 8 * kHeadDim);
+      const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        uint32_t b0, b1;
+        half2_pairs<kQuant>(words[w], b0, b1);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) mma_16816<__half>(acc_s[mt][nt], q_frag[mt][4 * i + w], b0, b1);
+      }
+    }
+}
+
+// O += P V over this warp's 16 keys of a quantized V tile, O's columns in frag::pv_dim's order: each
+// lane reads its kHeadDim / 8 bytes (column quad_row of every n8 tile) of key rows 2t, 2t + 1, 2t + 8
+// and 2t + 9 (t = quad_col), pairs the keys' bytes per tile with byte permutes and converts them.
+template <core::KvDType kQuant, int kHeadDim, int kMTiles>
+__device__ __forceinline__ void pv_from_bytes(float (&acc_o)[kMTiles][kHeadDim / 8][4], const uint32_t (&a)[kMTiles][4],
+                                              const unsigned char* v_tile, int warp, int quad_row, int quad_col) {
+  constexpr int kWords = kHeadDim / 8 / 4;  // 32-bit words of a lane's bytes of one V row
+  uint32_t words[4][kWords];                // [e][word]: key frag::mma_k(quad_col, e)
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    // Keys 2t + 8 and 2t + 9 lie 8 rows after keys 2t and 2t + 1 (as in scores_from_bytes).
+    const int row = warp * kKeysPerWarp + frag::mma_k(quad_col, e % 2);
+    const unsigned char* src = v_tile + frag::v_lane_offset(kHeadDim, row, quad_row) + (e / 2) * 8 * kHeadDim;
+    if constexpr (kWords == 4) {
+      const uint4 r = *reinterpret_cast<const uint4*>(src);
+      words[e][0] = r.x, words[e][1] = r.y, words[e][2] = r.z, words[e][3] = r.w;
+    } else {
+      static_assert(kWords == 2, "hdim 64 or 128");
+      const uint2 r = *reinterpret_cast<const uint2*>(src);
+      words[e][0] = r.x, words[e][1] = r.y;
+    }
+  }
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) {
+    // Byte j of word w is n8 tile 4 w + j. low_keys[p] and high_keys[p] pair the bytes 2p and 2p + 1
+    // of keys (2t, 2t + 1) and of keys (2t + 8, 2t + 9); b[j][r]: tile 4 w + j's B register r.
+    uint32_t low_keys[2], high_keys[2], b[4][2];
+    frag::interleave_keys(words[0][w], words[1][w], low_keys[0], low_keys[1]);
+    frag::interleave_keys(words[2][w], words[3][w], high_keys[0], high_keys[1]);
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      half2_pairs<kQuant>(low_keys[p], b[2 * p][0], b[2 * p + 1][0]);
+      half2_pairs<kQuant>(high_keys[p], b[2 * p][1], b[2 * p + 1][1]);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) mma_16816<__half>(acc_o[mt][4 * w + j], a[mt], b[j][0], b[j][1]);
   }
 }
 
@@ -341,20 +416,20 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
   constexpr int kPipe = kQuantized ? kStagesQuant : kStages;  // tiles in flight
   constexpr int kBlockM = Tr::kBlockM;
   constexpr uint32_t kRowBytes = Tr::kRowBytes;
-  // Byte offsets in shared memory (decode_plan.hpp's smem_bytes): Q, then K's and V's tiles in the MMA
-  // type (kStages each; one each, the warps' converted rows, when quantized), then a quantized cache's
-  // byte stages and per-token scales.
+  // Byte offsets in shared memory (decode_plan.hpp's smem_bytes and smem_bytes_quant): Q, then kPipe K
+  // tiles and kPipe V tiles (in the dtype, or a quantized cache's bytes), then a quantized cache's
+  // per-token scales (2 kBlockN floats per stage).
+  constexpr uint32_t kKvTileBytes = kQuantized ? kBlockN * kHeadDim : Tr::kTileBytes;
   constexpr uint32_t kKOffset = kBlockM * kRowBytes;
-  constexpr uint32_t kVOffset = kKOffset + (kQuantized ? 1 : kStages) * Tr::kTileBytes;
-  constexpr uint32_t kByteTile = kBlockN * kHeadDim;
-  constexpr uint32_t kKBytesOffset = kVOffset + (kQuantized ? 1 : kStages) * Tr::kTileBytes;
-  constexpr uint32_t kVBytesOffset = kKBytesOffset + kStagesQuant * kByteTile;
-  constexpr uint32_t kScalesOffset = kVBytesOffset + kStagesQuant * kByteTile;
+  constexpr uint32_t kVOffset = kKOffset + kPipe * kKvTileBytes;
+  constexpr uint32_t kScalesOffset = kVOffset + kPipe * kKvTileBytes;
+  static_assert(!kQuantized || (kLayout == SmemLayout::swizzled && frag::byte_tile_hdim(kHeadDim)),
+                "a quantized cache: Q rows hdim wide (smem_bytes_quant), byte tiles of hdim 64 or 128");
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t s_q = smem_address(smem_raw);                    // (kBlockM, D + pad)
-  const uint32_t s_k = s_q + kKOffset;                            // (kStages, kBlockN, row)
-  const uint32_t s_v = s_q + kVOffset;                            // (kStages, kBlockN, row)
+  const uint32_t s_k = s_q + kKOffset;                            // (kPipe, kBlockN, row)
+  const uint32_t s_v = s_q + kVOffset;                            // (kPipe, kBlockN, row)
 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -397,7 +472,7 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
     return (batch * p.heads + head) * p.seq_q + position;
   };
 
-  // Prologue: Q with the first tile as one copy group, then tiles 1 .. kStages - 2, one group each.
+  // Prologue: Q with the first tile as one copy group, then tiles 1 .. kPipe - 2, one group each.
   for (int c = static_cast<int>(threadIdx.x); c < kBlockM * Tr::kChunksPerRow; c += kThreads) {
     const int r = c / Tr::kChunksPerRow, chunk = c % Tr::kChunksPerRow;
     const bool valid = row0 + r < packed_rows;
@@ -420,12 +495,12 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
   TileCursor<kAddr> tiles(p, batch, kv_head, tile_begin, kHeadDim);
   const auto load_tile = [&](int stage, int tile) {
     if constexpr (kQuantized)
-      load_kv_tile_quant<kHeadDim, kAddr>(s_q + kKBytesOffset + stage * kByteTile, s_q + kVBytesOffset + stage * kByteTile,
+      load_kv_tile_quant<kHeadDim, kAddr>(s_k + stage * kKvTileBytes, s_v + stage * kKvTileBytes,
                                           s_q + kScalesOffset + stage * 2 * kBlockN * 4,
                                           static_cast<const uint8_t*>(p.k), static_cast<const uint8_t*>(p.v), p, batch,
                                           kv_head, tile * kBlockN, tiles.next(p, kv_head, kHeadDim));
     else
-      load_kv_tile<Tr, kAddr>(s_k + stage * Tr::kTileBytes, s_v + stage * Tr::kTileBytes, k, v, p, batch, kv_head,
+      load_kv_tile<Tr, kAddr>(s_k + stage * kKvTileBytes, s_v + stage * kKvTileBytes, k, v, p, batch, kv_head,
                               tile * kBlockN, tiles.next(p, kv_head, kHeadDim));
   };
 #pragma unroll
@@ -434,7 +509,8 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
     cp_async_commit();
   }
 
-  // Per-lane ldmatrix addresses: Q rows of the MMA tile, and this warp's 16 keys of a K or V buffer.
+  // Per-lane ldmatrix addresses (K and V in the dtype): Q rows of the MMA tile, and this warp's 16 keys
+  // of a K or V buffer.
   // Step i (a k-step of Q K^T, a pair of n8 tiles of P V) reads chunk 2 i + half of the lane's row:
   // padded rows put it 32 i bytes past the lane's address, swizzled rows at (2 i + half) ^ (row % 8),
   // and every lane's row % 8 is lane % 8.
@@ -465,16 +541,15 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
 
   // The keys [key_begin, key_end) of each row this lane holds (core/shape.hpp, aligned position
   // pos = position + seq_k - seq_q): end seq_k, or pos + 1 with the causal mask, or pos + window with
-  // a window alone; begin pos - window + 1 with a window, else 0.
-  int key_begin[kMTiles * 2], key_end[kMTiles * 2];
-#pragma unroll
-  for (int i = 0; i < kMTiles * 2; ++i) {
+  // a window alone; begin pos - window + 1 with a window, else 0. Computed in the tiles that need a
+  // mask only, so that no register holds them through the loop.
+  const auto key_range = [&](int i, int& key_begin, int& key_end) {
     const int r = row0 + (i / 2) * kMmaRows + quad_row + (i % 2) * 8;
     const int pos = min(r, packed_rows - 1) / p.group + p.seq_k - p.seq_q;
     const int end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : p.seq_k;
-    key_end[i] = min(p.seq_k, max(0, end));
-    key_begin[i] = p.window > 0 ? pos - p.window + 1 : 0;
-  }
+    key_end = min(p.seq_k, max(0, end));
+    key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+  };
   // Tiles starting at or past mask_from may need a mask (the first position's causal or window limit,
   // or the end of the keys); with a window so may tiles starting before mask_below (the last
   // position's window start).
@@ -484,33 +559,29 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
 
   for (int it = 0; it < n_tiles; ++it) {
     // Tile `it` is the oldest copy group in flight; after the barrier every warp is also done with
-    // tile it - 1, whose buffer now takes tile it + kStages - 1.
+    // tile it - 1, whose buffer now takes tile it + kPipe - 1.
     cp_async_wait<kPipe - 2>();
     __syncthreads();
     if (it == 0) {
+      if constexpr (kQuantized) {
+        load_q_fragments_permuted<Tr, kHeadDim, kMTiles>(q_frag, smem_raw, quad_row, quad_col);
+      } else {
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
+        for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-        for (int ks = 0; ks < Tr::kKSteps; ++ks)
-          ldmatrix_x4(q_frag[mt][ks], q_lane + mt * kMmaRows * kRowBytes + step(ks, q_half));
+          for (int ks = 0; ks < Tr::kKSteps; ++ks)
+            ldmatrix_x4(q_frag[mt][ks], q_lane + mt * kMmaRows * kRowBytes + step(ks, q_half));
+      }
     }
     {
       const int next = it + kPipe - 1;
       if (next < n_tiles) load_tile(next % kPipe, tile_begin + next);
       cp_async_commit();
     }
-    // Where this tile's K and V rows are read in the MMA type: its stage, or this warp's converted rows.
-    uint32_t buffer = (it % kStages) * Tr::kTileBytes;
-    const float* tile_scales = nullptr;  // a quantized cache's per-token scales: K's kBlockN, then V's
-    if constexpr (kQuantized) {
-      const int stage = it % kPipe;
-      __syncwarp();  // this warp is done reading the rows it converted for the last tile
-      convert_warp_rows<Tr, kQuant, kHeadDim>(smem_raw + kKOffset, smem_raw + kKBytesOffset + stage * kByteTile, warp, lane);
-      convert_warp_rows<Tr, kQuant, kHeadDim>(smem_raw + kVOffset, smem_raw + kVBytesOffset + stage * kByteTile, warp, lane);
-      __syncwarp();
-      buffer = 0;
-      tile_scales = reinterpret_cast<const float*>(smem_raw + kScalesOffset) + stage * 2 * kBlockN;
-    }
+    const int stage = it % kPipe;
+    const uint32_t buffer = stage * kKvTileBytes;  // this tile's K and V, from s_k and s_v
+    // A quantized cache's per-token scales of this tile: K's kBlockN, then V's.
+    const float* tile_scales = reinterpret_cast<const float*>(smem_raw + kScalesOffset) + stage * 2 * kBlockN;
 
     // S = Q K^T for this warp's keys.
     float acc_s[kMTiles][Tr::kNTilesS][4];
@@ -520,14 +591,19 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
       for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
+    if constexpr (kQuantized) {
+      scores_from_bytes<kQuant, kHeadDim, kMTiles>(acc_s, q_frag, smem_raw + kKOffset + buffer, warp, quad_row,
+                                                   quad_col);
+    } else {
 #pragma unroll
-    for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-      uint32_t b[4];
-      ldmatrix_x4(b, k_lane + buffer + step(ks, k_half));
+      for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+        uint32_t b[4];
+        ldmatrix_x4(b, k_lane + buffer + step(ks, k_half));
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        mma_16816<TM>(acc_s[mt][0], q_frag[mt][ks], b[0], b[1]);
-        mma_16816<TM>(acc_s[mt][1], q_frag[mt][ks], b[2], b[3]);
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<TM>(acc_s[mt][0], q_frag[mt][ks], b[0], b[1]);
+          mma_16816<TM>(acc_s[mt][1], q_frag[mt][ks], b[2], b[3]);
+        }
       }
     }
     // Per-token scales: each score (or P) times its key's scale, scales[key] of this tile (C fragment:
@@ -547,14 +623,17 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
     if (n0 >= mask_from || n0 < mask_below) {
       const int key0 = n0 + warp * kKeysPerWarp + quad_col * 2;
 #pragma unroll
-      for (int i = 0; i < kMTiles * 2; ++i)
+      for (int i = 0; i < kMTiles * 2; ++i) {
+        int key_begin, key_end;
+        key_range(i, key_begin, key_end);
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTilesS; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int key = key0 + nt * 8 + e;
-            if (key >= key_end[i] || key < key_begin[i]) acc_s[i / 2][nt][(i % 2) * 2 + e] = -INFINITY;
+            if (key >= key_end || key < key_begin) acc_s[i / 2][nt][(i % 2) * 2 + e] = -INFINITY;
           }
+      }
     }
 
     online_softmax_tile(acc_s, acc_o, row_max, row_sum, scale_log2);
@@ -569,14 +648,18 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
       a[mt][2] = pack2<TM>(acc_s[mt][1][0], acc_s[mt][1][1]);
       a[mt][3] = pack2<TM>(acc_s[mt][1][2], acc_s[mt][1][3]);
     }
+    if constexpr (kQuantized) {
+      pv_from_bytes<kQuant, kHeadDim, kMTiles>(acc_o, a, smem_raw + kVOffset + buffer, warp, quad_row, quad_col);
+    } else {
 #pragma unroll
-    for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, v_lane + buffer + step(dt2, v_half));
+      for (int dt2 = 0; dt2 < Tr::kNTilesO / 2; ++dt2) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, v_lane + buffer + step(dt2, v_half));
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        mma_16816<TM>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);
-        mma_16816<TM>(acc_o[mt][2 * dt2 + 1], a[mt], b[2], b[3]);
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<TM>(acc_o[mt][2 * dt2], a[mt], b[0], b[1]);
+          mma_16816<TM>(acc_o[mt][2 * dt2 + 1], a[mt], b[2], b[3]);
+        }
       }
     }
   }
@@ -602,10 +685,25 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
       merge_max[warp * kBlockM + r] = row_max[i];
       merge_sum[warp * kBlockM + r] = sum;
     }
+    float* o_row = merge_o + (warp * kBlockM + r) * kHeadDim;
+    if constexpr (kQuantized) {
+      // Column c of n8 tile j is head dim frag::pv_dim(j, c): this lane's columns 2 quad_col + e of the
+      // tiles are kNTilesO consecutive dims each, written back in their natural order.
 #pragma unroll
-    for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
-      float2 pair = make_float2(acc_o[i / 2][nt][(i % 2) * 2], acc_o[i / 2][nt][(i % 2) * 2 + 1]);
-      *reinterpret_cast<float2*>(merge_o + (warp * kBlockM + r) * kHeadDim + nt * 8 + quad_col * 2) = pair;
+      for (int e = 0; e < 2; ++e)
+#pragma unroll
+        for (int j = 0; j < Tr::kNTilesO; j += 4) {
+          const auto& o = acc_o[i / 2];
+          const int h = (i % 2) * 2 + e;
+          *reinterpret_cast<float4*>(o_row + frag::pv_dim(kHeadDim, j, 2 * quad_col + e)) =
+              make_float4(o[j][h], o[j + 1][h], o[j + 2][h], o[j + 3][h]);
+        }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTilesO; ++nt) {
+        const float2 pair = make_float2(acc_o[i / 2][nt][(i % 2) * 2], acc_o[i / 2][nt][(i % 2) * 2 + 1]);
+        *reinterpret_cast<float2*>(o_row + nt * 8 + quad_col * 2) = pair;
+      }
     }
   }
   __syncthreads();

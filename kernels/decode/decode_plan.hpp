@@ -29,11 +29,15 @@ constexpr int kWarps = 4;            // each warp owns kBlockN / kWarps keys of 
 constexpr int kThreads = kWarps * 32;
 constexpr int kKeysPerWarp = kBlockN / kWarps;
 constexpr int kStages = 3;           // K/V tiles in flight through cp.async
-constexpr int kStagesQuant = 2;      // a quantized cache's byte tiles (double-buffered)
-// CTAs of a quantized cache resident on one SM: each converts its tiles to fp16, a chain one CTA's four
-// warps cannot hide, so the split count fills every slot (plan's sms) and smem_bytes_quant stays under
-// a third of the SM's. Three with one MMA tile (registers capped at 168); two with two (whose O and
-// scores would spill under that cap).
+// A quantized cache's byte tiles of K and V: three in flight while one is read. Four stages stay under a
+// third of the SM's shared memory (smem_bytes_quant: 70 KB at hdim 128), and at two MMA tiles the
+// warps' merge needs that much room (merge_fits_quant).
+constexpr int kStagesQuant = 4;
+// CTAs of a quantized cache resident on one SM: each warp's tile is a chain of shared-memory reads,
+// byte permutes, conversions and MMAs, so more warps per SM hide its latency, and the split count fills
+// every slot (plan's sms). Three with one MMA tile (launch bounds cap registers at 168; ptxas takes
+// 120-166 at hdim 64 and 128, no spills); two with two (O and Q's fragments take 192 registers; 179-255,
+// no spills).
 constexpr int quant_ctas_per_sm(int mt) { return mt == 1 ? 3 : 2; }
 constexpr int kSmemPadElems = 8;     // 16 bytes per shared-memory row: conflict-free ldmatrix
 constexpr int kMaxSeqQ = 16;         // speculative decoding: up to 16 query positions
@@ -94,10 +98,11 @@ constexpr int row_elems(int hdim, SmemLayout layout) {
 constexpr size_t smem_bytes(int mt, int hdim, int elem_bytes, SmemLayout layout = SmemLayout::swizzled) {
   return static_cast<size_t>(block_m(mt) + 2 * kStages * kBlockN) * row_elems(hdim, layout) * elem_bytes;
 }
-// A quantized cache's CTA (decode_kernel.cuh): Q and one K and one V tile in fp16 (the warps' converted
-// rows), then kStagesQuant byte tiles of K and of V, and their per-token scales (2 kBlockN floats each).
-constexpr size_t smem_bytes_quant(int mt, int hdim, SmemLayout layout = SmemLayout::swizzled) {
-  return static_cast<size_t>(block_m(mt) + 2 * kBlockN) * row_elems(hdim, layout) * 2 +
+// A quantized cache's CTA (decode_kernel.cuh): Q in fp16 (swizzled rows, hdim wide), then kStagesQuant
+// byte tiles of K and of V (kBlockN rows of hdim bytes), and their per-token scales (2 kBlockN floats
+// per stage). The bytes go from shared memory straight to registers: no fp16 copy of K or V.
+constexpr size_t smem_bytes_quant(int mt, int hdim) {
+  return static_cast<size_t>(block_m(mt)) * hdim * 2 +
          static_cast<size_t>(kStagesQuant) * kBlockN * (2 * static_cast<size_t>(hdim) + 2 * sizeof(float));
 }
 // What the merge needs after Q: every warp's O rows (fp32), row max, row sum and weight, and per row
@@ -110,11 +115,11 @@ constexpr bool merge_fits(int hdim, SmemLayout layout) {
          smem_bytes(kMaxMTiles, hdim, 2, layout) - static_cast<size_t>(block_m(kMaxMTiles)) * row_elems(hdim, layout) * 2;
 }
 // A quantized cache's merge may reuse Q's rows too (decode_kernel.cuh).
-constexpr bool merge_fits_quant(int hdim, SmemLayout layout) {
-  return merge_bytes(kMaxMTiles, hdim) <= smem_bytes_quant(kMaxMTiles, hdim, layout);
+constexpr bool merge_fits_quant(int hdim) {
+  return merge_bytes(1, hdim) <= smem_bytes_quant(1, hdim) &&
+         merge_bytes(kMaxMTiles, hdim) <= smem_bytes_quant(kMaxMTiles, hdim);
 }
-static_assert(merge_fits_quant(128, SmemLayout::swizzled) && merge_fits_quant(64, SmemLayout::swizzled),
-              "a quantized cache's merge fits in its shared memory");
+static_assert(merge_fits_quant(128) && merge_fits_quant(64), "a quantized cache's merge fits in its shared memory");
 static_assert(smem_bytes_quant(1, 128) * quant_ctas_per_sm(1) <= 227 * 1024 &&
                   smem_bytes_quant(kMaxMTiles, 128) * quant_ctas_per_sm(kMaxMTiles) <= 227 * 1024,
               "the resident quantized CTAs fit in an H100/H200 SM's shared memory");

@@ -1,9 +1,11 @@
 // GPU correctness of the decode kernel (kernels/decode/) and of paged KV caches: "decode" against the
 // float64 reference with the 2x-naive rule at seq_q 1-16, GQA groups 1-8 (and 7), hdim 64 and 128,
 // causal or not, ragged seq_k, forced and heuristic split counts, contiguous and paged K/V (page sizes
-// that do and do not divide the key tile; the pad of each last page holds NaN); the reference's
-// gather of a paged cache; and a shape of 2^31 elements per K and V tensor through every kernel that
-// takes it. Outputs are poisoned before every call. Exits 77 (skipped) when no CUDA device is present.
+// that do and do not divide the key tile; the pad of each last page holds NaN); a quantized KV cache
+// (fp8 E4M3 and int8 at every scale granularity, over the same shapes, pages, split counts and
+// windows); the reference's gather of a paged cache; and a shape of 2^31 elements per K and V tensor
+// through every kernel that takes it. Outputs are poisoned before every call. Exits 77 (skipped) when
+// no CUDA device is present.
 // Seed: fresh per run and printed; ATTNPROF_TEST_SEED=<n> replays one.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -18,11 +20,14 @@
 #include "core/shape.hpp"
 #include "gpu_test_support.hpp"
 #include "kernels/common/testbed.hpp"
+#include "kernels/decode/decode_plan.hpp"
 #include "kernels/registry.hpp"
 
 namespace {
 
 using attnprof::core::DType;
+using attnprof::core::KvDType;
+using attnprof::core::KvScale;
 using attnprof::core::Shape;
 using attnprof::core::Verification;
 namespace kernels = attnprof::kernels;
@@ -53,6 +58,28 @@ void check_case(const kernels::Kernel& kernel, const Shape& s) {
   CHECK(v.checked);
   CHECK(v.unwritten == 0);
   CHECK(v.passed);
+}
+
+// `s` with its K and V stored quantized.
+Shape quantized(Shape s, KvDType kv, KvScale scale) {
+  s.kv_dtype = kv;
+  s.kv_scale = scale;
+  s.validate();
+  return s;
+}
+
+// A quantized cache's call: within tolerance of the float64 attention of the stored values, every
+// output written, and the quantization's own cost measured (the stored values differ from the inputs).
+void check_quantized_case(const kernels::Kernel& kernel, const Shape& s, uint64_t seed) {
+  const Verification v = run_case(kernel, s, seed);
+  INFO(kernel.name() << " " << s.label() << " seed " << seed << ": max err " << v.o_max_abs_err << " (tolerance "
+                     << v.tolerance << "), lse err " << v.lse_max_abs_err << ", unwritten " << v.unwritten
+                     << ", quantization " << v.quant.o_max_abs_err);
+  CHECK(v.checked);
+  CHECK(v.unwritten == 0);
+  CHECK(v.passed);
+  CHECK(v.quant.checked);
+  CHECK(v.quant.o_max_abs_err > 0);
 }
 
 // Decode and speculative-decoding shapes: ragged seq_k (no tile divides 1, 17, 1000, 4097), groups of
@@ -134,6 +161,80 @@ TEST_CASE("decode's split counters are back at zero after every call: repeated c
                          counters * sizeof(uint32_t), cudaMemcpyDeviceToHost) == cudaSuccess);
       CHECK(std::count(host.begin(), host.end(), 0u) == static_cast<long>(counters));
     }
+  }
+}
+
+TEST_CASE("decode reads a quantized KV cache: fp8 E4M3 and int8, every scale, head dim, mask and GQA group") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  REQUIRE(decode.reads_quantized_kv());
+  uint64_t seed = g_seed;
+  for (KvDType kv : {KvDType::fp8_e4m3, KvDType::int8})
+    for (KvScale scale : {KvScale::tensor, KvScale::head, KvScale::token})
+      for (int64_t hdim : {64, 128})
+        for (bool causal : {false, true})
+          for (const Shape& s : decode_shapes(hdim, causal, hdim == 64 ? DType::fp16 : DType::bf16, 0))
+            check_quantized_case(decode, quantized(s, kv, scale), ++seed);
+}
+
+TEST_CASE("decode reads a quantized KV cache from a shuffled paged cache, at forced split counts and with windows") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  uint64_t seed = g_seed + 100000;
+  for (KvDType kv : {KvDType::fp8_e4m3, KvDType::int8}) {
+    const auto check = [&](const Shape& s, KvScale scale) {
+      check_quantized_case(decode, quantized(s, kv, scale), ++seed);
+    };
+    // Pages of whole tiles (64, 256) and of part of one (16, 100); per-token scales follow the pages.
+    for (int64_t page : {16, 64, 100, 256}) {
+      for (const Shape& s : decode_shapes(128, true, DType::bf16, page)) check(s, KvScale::token);
+      for (const Shape& s : decode_shapes(64, false, DType::fp16, page)) check(s, KvScale::head);
+    }
+    // One split (the CTA writes O), and more than the heuristic's (the last split combines); one and
+    // two MMA tiles.
+    for (int64_t splits : {1, 2, 3, 7, 64, 128}) {
+      check(make_shape(2, 32, 8, 1, 8191, 128, true, DType::bf16, 0, splits), KvScale::token);
+      check(make_shape(1, 16, 2, 4, 3000, 64, true, DType::fp16, 64, splits), KvScale::head);
+      check(make_shape(1, 64, 8, 16, 2049, 128, false, DType::bf16, 256, splits), KvScale::token);
+      check(make_shape(2, 16, 4, 3, 777, 128, true, DType::fp16, 16, splits), KvScale::tensor);
+    }
+    for (int64_t window : {1, 100, 4096})
+      for (int64_t page : {0, 100}) {
+        check(make_shape(3, 32, 8, 1, 1000, 128, false, DType::bf16, page, 0, window), KvScale::token);
+        check(make_shape(1, 64, 8, 16, 2049, 64, true, DType::fp16, page, 0, window), KvScale::head);
+      }
+  }
+  // The plan and launch of a quantized point: its own stages and shared memory, swizzled rows.
+  const Shape s = quantized(make_shape(1, 32, 8, 1, 32768, 128, false, DType::bf16), KvDType::int8, KvScale::token);
+  CHECK(decode.plan(s).at("stages") == attnprof::kernels::decode::kStagesQuant);
+  CHECK(decode.plan(s).at("smem_swizzled") == 1);
+  REQUIRE(decode.launch_info(s).size() == 1);
+  CHECK(decode.launch_info(s).front().kernel_name.find(", kv int8") != std::string::npos);
+  CHECK(decode.launch_info(s).front().dynamic_smem_bytes == attnprof::kernels::decode::smem_bytes_quant(1, 128));
+}
+
+TEST_CASE("decode with a quantized cache: split counters back at zero after every call on one workspace") {
+  const kernels::Kernel& decode = kernel_named("decode");
+  const Shape s = quantized(make_shape(1, 32, 8, 1, 8192, 128, false, DType::bf16), KvDType::fp8_e4m3, KvScale::token);
+  const size_t bytes = decode.workspace_bytes(s);
+  REQUIRE(bytes > 0);
+  kernels::CudaProblem problem(s, bytes);
+  const kernels::AttentionArgs args = problem.args(nullptr);
+  const std::map<std::string, int64_t> plan = decode.plan(s);
+  REQUIRE(plan.at("kv_splits") > 1);
+  const int64_t m_blocks = (plan.at("packed_rows") + plan.at("block_m") - 1) / plan.at("block_m");
+  const auto counters = static_cast<size_t>(s.batch * s.kv_heads * m_blocks);  // at the workspace's end
+  for (int call = 0; call < 3; ++call) {
+    const uint64_t seed = g_seed + 200000 + static_cast<uint64_t>(call);
+    problem.fill_inputs(seed, nullptr);
+    problem.poison_outputs(nullptr);
+    decode.launch(args);
+    const Verification v = problem.verify(seed, kMaxRowsChecked, nullptr);
+    INFO("call " << call << ": max err " << v.o_max_abs_err << ", unwritten " << v.unwritten);
+    CHECK(v.passed);
+    CHECK(v.unwritten == 0);
+    std::vector<uint32_t> host(counters, 1u);
+    const auto* counters_at = static_cast<const unsigned char*>(args.workspace) + bytes - counters * sizeof(uint32_t);
+    REQUIRE(cudaMemcpy(host.data(), counters_at, counters * sizeof(uint32_t), cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(std::count(host.begin(), host.end(), 0u) == static_cast<long>(counters));
   }
 }
 

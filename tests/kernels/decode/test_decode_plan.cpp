@@ -34,6 +34,25 @@ TEST_CASE("decode tiles fit two CTAs per SM at hdim 128 and the merge fits in th
   CHECK(dec::m_blocks(dec::packed_rows(16, 8), 2) == 4);  // 16 positions x 8 heads = 128 rows
 }
 
+TEST_CASE("a quantized cache's CTA: Q in fp16 and byte stages only, its resident CTAs fit an SM, the merge fits") {
+  // hdim 128, one m-tile: Q 16 x 128 fp16, then kStagesQuant stages of K and V bytes (64 x 128 each)
+  // and 2 x 64 float scales: no fp16 copy of K or V.
+  CHECK(dec::smem_bytes_quant(1, 128) == 16u * 128 * 2 + dec::kStagesQuant * (2u * 64 * 128 + 2 * 64 * 4));
+  CHECK(dec::smem_bytes_quant(2, 64) == 32u * 64 * 2 + dec::kStagesQuant * (2u * 64 * 64 + 2 * 64 * 4));
+  CHECK(dec::kStagesQuant >= 3);  // two tiles in flight while one is read
+  for (int hdim : {64, 128})
+    for (int mt : {1, dec::kMaxMTiles}) {
+      INFO("hdim " << hdim << " m-tiles " << mt);
+      const size_t per_cta = dec::smem_bytes_quant(mt, hdim) + kReservedPerCtaBytes;
+      CHECK(static_cast<size_t>(dec::quant_ctas_per_sm(mt)) * per_cta <= kSmemPerSmBytes);
+      CHECK(dec::merge_bytes(mt, hdim) <= dec::smem_bytes_quant(mt, hdim));  // the merge takes Q's rows too
+      // Registers: the launch bounds' CTAs per SM leave each thread at least 168 (mt 1) or 255 (mt 2).
+      CHECK(dec::quant_ctas_per_sm(mt) * dec::kThreads * (mt == 1 ? 168 : 255) <= 65536);
+    }
+  CHECK(dec::merge_fits_quant(64));
+  CHECK(dec::merge_fits_quant(128));
+}
+
 TEST_CASE("splits are whole key tiles, none empty, covering every tile once") {
   for (int64_t tiles : {1, 2, 3, 10, 64, 513, 2048})
     for (int64_t requested : {1, 2, 3, 4, 6, 7, 64, 128}) {
