@@ -121,7 +121,7 @@ std::optional<PersistentSplit> persistent_split(const KernelTiling& t, const Sha
   split.grid = grid;
   // The kernel's own plan decides the tile order of a causal or windowed shape for this grid; a grid
   // other than the plan's (an older build) is read in plain order.
-  const int bn = sm90::block_n(static_cast<int>(t.hdim));
+  const int bn = s.quantized_q() ? sm90::fp8::block_n() : sm90::block_n(static_cast<int>(t.hdim));
   const bool uneven = s.causal || s.window > 0;
   if (uneven) {
     const sm90::GridPlan plan =

@@ -74,3 +74,20 @@ TEST_CASE("persistent_split: with a causal mask, work counts key tiles and the b
   CHECK(split->idle_share < 1);
   CHECK(split->idle_share == Approx(1 - split->work_mean / split->work_max));
 }
+
+TEST_CASE("persistent_split: an fp8 point's key tiles are fp8's 128 keys at hdim 256") {
+  const auto sm90 = tiling_of_kernel("fused_sm90_kernel<fp8_e4m3, d256, serial>");
+  REQUIRE(sm90);
+  CHECK(sm90->hdim == 256);
+  Shape s{2, 16, 16, 4096, 4096, 256, true, DType::fp8_e4m3};
+  s.kv_dtype = KvDType::fp8_e4m3;
+  const auto fp8 = persistent_split(*sm90, s, 132);
+  REQUIRE(fp8);
+  // The costs count 128-key tiles, not the 80-key tiles of the 16-bit kernel at 256 columns.
+  Shape s16 = s;
+  s16.dtype = DType::bf16;
+  s16.kv_dtype = KvDType::none;
+  const auto bf16 = persistent_split(*sm90, s16, 132);
+  REQUIRE(bf16);
+  CHECK(fp8->work_mean < bf16->work_mean);  // fewer, wider key tiles per work tile
+}
