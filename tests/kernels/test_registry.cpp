@@ -97,3 +97,21 @@ TEST_CASE("a kernel that does not run a distinct hdim_v never gets one; the buil
       CHECK(why.find(twice) == std::string::npos);  // each choice named once
   }
 }
+
+TEST_CASE("an fp8 point goes to a kernel that runs fp8, whether or not it reads a quantized KV cache",
+          "[cpu-kernels][fp8]") {
+  struct Fp8Only final : StubKernel {
+    Fp8Only() : StubKernel("fp8-only") {}
+    bool runs_fp8() const override { return true; }
+  } fp8;
+  const StubKernel plain("plain");
+  Shape s{1, 2, 2, 64, 64, 128, true, DType::fp8_e4m3};
+  attnprof::core::imply_fp8_kv_format(s);
+  REQUIRE(s.quantized_kv());
+  CHECK(k::support_reason(fp8, s).empty());
+  CHECK(k::support_reason(plain, s).find("fp8") != std::string::npos);
+  // A bf16 point over a quantized KV cache still needs reads_quantized_kv().
+  Shape kv{1, 2, 2, 1, 64, 128, true, DType::bf16};
+  kv.kv_dtype = attnprof::core::KvDType::int8;
+  CHECK_FALSE(k::support_reason(fp8, kv).empty());
+}
