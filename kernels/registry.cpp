@@ -34,7 +34,7 @@ std::unique_ptr<Call> Kernel::prepare(const AttentionArgs& args) const {
 std::string support_reason(const Kernel& kernel, const core::Shape& s) {
   if (s.backward() && !kernel.runs_backward()) return kernel.no_backward_reason();
   if (s.quantized_q() && !kernel.runs_fp8()) return kernel.no_fp8_reason();
-  // An fp8 point's K and V are fp8 per tensor by definition: runs_fp8() covers them.
+  // fp8 prefill's K and V are fp8 per tensor by definition: runs_fp8 covers them.
   if (s.quantized_kv() && !s.quantized_q() && !kernel.reads_quantized_kv())
     return kernel.no_quantized_kv_reason() + " (kv_dtype " + std::string(core::to_string(s.kv_dtype)) + ")";
   if (s.paged() && !kernel.reads_paged_kv())

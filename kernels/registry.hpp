@@ -164,8 +164,9 @@ class Kernel {
   // `unsupported`: it would read the bytes as the dtype.
   virtual bool reads_quantized_kv() const { return false; }
   // Runs fp8 prefill (shape.dtype fp8_e4m3: Q, K and V in E4M3 with per-tensor scales, O in bf16;
-  // AttentionArgs::q_scale). A kernel that does not say so gets fp8 points `unsupported`; one that does
-  // runs their K and V (fp8 per tensor) whatever reads_quantized_kv() says.
+  // AttentionArgs::q_scale, k_scale, v_scale). A kernel that does not say so gets fp8 points
+  // `unsupported`; one that does needs no reads_quantized_kv() for them (their K and V are fp8 per tensor
+  // by definition).
   virtual bool runs_fp8() const { return false; }
   // What support_reason says of a windowed (packed, distinct-hdim_v) point when masks_window()
   // (runs_varlen(), runs_distinct_hdim_v()) is false: the built-in kernels lack the mask (the packed

@@ -1,6 +1,6 @@
 // kernels/registry.cpp: the CPU kernels are registered under their names, and support_reason refuses
-// a window, a packed batch or a distinct value head dim to a kernel that does not declare it, in that
-// kernel's own words when it has them.
+// a window, a packed batch, a distinct value head dim or fp8 prefill to a kernel that does not declare
+// it, in that kernel's own words when it has them.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -98,20 +98,26 @@ TEST_CASE("a kernel that does not run a distinct hdim_v never gets one; the buil
   }
 }
 
-TEST_CASE("an fp8 point goes to a kernel that runs fp8, whether or not it reads a quantized KV cache",
-          "[cpu-kernels][fp8]") {
-  struct Fp8Only final : StubKernel {
-    Fp8Only() : StubKernel("fp8-only") {}
-    bool runs_fp8() const override { return true; }
-  } fp8;
+TEST_CASE("fp8 prefill runs only on a kernel that says so, which needs no quantized-KV trait for it; the "
+          "built-in kernels but the references refuse it", "[cpu-kernels][fp8]") {
   const StubKernel plain("plain");
-  Shape s{1, 2, 2, 64, 64, 128, true, DType::fp8_e4m3};
-  attnprof::core::imply_fp8_kv_format(s);
-  REQUIRE(s.quantized_kv());
+  const Shape s = fp8_prefill(Shape{1, 8, 8, 256, 256, 128, true, DType::bf16});
+  CHECK(k::support_reason(plain, s) == "plain runs fp16, bf16 and fp32 inputs only (no fp8 Q, K and V)");
+  struct Fp8Only : StubKernel {
+    using StubKernel::StubKernel;
+    bool runs_fp8() const override { return true; }
+  };
+  const Fp8Only fp8("fp8-only");
+  CHECK_FALSE(fp8.reads_quantized_kv());
   CHECK(k::support_reason(fp8, s).empty());
-  CHECK(k::support_reason(plain, s).find("fp8") != std::string::npos);
-  // A bf16 point over a quantized KV cache still needs reads_quantized_kv().
-  Shape kv{1, 2, 2, 1, 64, 128, true, DType::bf16};
-  kv.kv_dtype = attnprof::core::KvDType::int8;
-  CHECK_FALSE(k::support_reason(fp8, kv).empty());
+  // A quantized KV cache of a bf16 point still needs the quantized-KV trait.
+  const Shape kv = with_kv_cache(Shape{1, 8, 8, 1, 256, 128, false, DType::bf16}, attnprof::core::KvDType::fp8_e4m3,
+                                 attnprof::core::KvScale::tensor, 0);
+  CHECK_THAT(k::support_reason(fp8, kv), Catch::Contains("no quantized KV cache"));
+  for (const k::Kernel* kernel : k::all_registered()) {
+    INFO(kernel->name() << " (" << to_string(kernel->backend()) << ")");
+    if (kernel->name() == "reference") CHECK(kernel->runs_fp8());
+    if (kernel->name() == "fused" || kernel->name() == "decode") CHECK_FALSE(kernel->runs_fp8());
+    if (!kernel->runs_fp8()) CHECK_THAT(k::support_reason(*kernel, s), Catch::Contains("no fp8 Q, K and V"));
+  }
 }
