@@ -92,10 +92,14 @@ Ceilings datasheet_ceilings(const GpuDatasheet& d) {
 }
 
 double peak_flops_for(const Ceilings& c, DType t) {
-  for (std::string_view key : {to_string(t), std::string_view("bf16"), std::string_view("fp16")}) {
+  auto figure = [&](std::string_view key) {
     const auto it = c.peak_flops_per_s.find(std::string(key));
-    if (it != c.peak_flops_per_s.end() && it->second > 0) return it->second;
-  }
+    return it != c.peak_flops_per_s.end() && it->second > 0 ? it->second : 0.0;
+  };
+  // fp8 tensor cores run at twice the 16-bit rate: an fp8 point has its own roof or none, never bf16's.
+  if (t == DType::fp8_e4m3) return figure(to_string(t));
+  for (std::string_view key : {to_string(t), std::string_view("bf16"), std::string_view("fp16")})
+    if (const double f = figure(key); f > 0) return f;
   return 0;
 }
 

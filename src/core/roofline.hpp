@@ -23,7 +23,7 @@ const std::vector<GpuDatasheet>& datasheets();
 std::optional<GpuDatasheet> find_datasheet(std::string_view key_or_name);
 Ceilings datasheet_ceilings(const GpuDatasheet&);
 
-double peak_flops_for(const Ceilings&, DType);      // falls back to bf16/fp16 if the dtype is absent
+double peak_flops_for(const Ceilings&, DType);      // falls back to bf16/fp16 if the dtype is absent (not fp8: 0)
 double ridge_point(const Ceilings&, DType);          // FLOP/byte where the roofs meet
 double attainable_flops(const Ceilings&, DType, double intensity);  // min(peak, bw * intensity)
 

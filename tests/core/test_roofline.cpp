@@ -72,6 +72,11 @@ TEST_CASE("peak FLOP/s falls back to bf16, then fp16, when the dtype is absent")
   // Measured ceilings are used as given.
   c.peak_flops_per_s["fp16"] = 4e14;
   CHECK(ridge_point(c, DType::fp16) == Approx(400));
+  // fp8 never borrows a 16-bit roof (its tensor rate is twice as high): its own figure, or none.
+  CHECK(peak_flops_for(c, DType::fp8_e4m3) == 0);
+  CHECK(attainable_flops(c, DType::fp8_e4m3, 1e6) == 0);
+  c.peak_flops_per_s["fp8_e4m3"] = 1e15;
+  CHECK(peak_flops_for(c, DType::fp8_e4m3) == 1e15);
 }
 
 TEST_CASE("the compute roof scales with the SM clock a point ran at; bandwidth does not") {
