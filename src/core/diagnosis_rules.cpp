@@ -227,6 +227,9 @@ Found dram_bytes(const RuleInput& in) {
 Found roofline(const RuleInput& in) {
   const DiagnosisFacts& f = in.facts;
   const RoofFacts& roof = f.roof;
+  if (!roof.known && f.r().shape.dtype == DType::fp8_e4m3 && roof.bw_bytes_per_s > 0)
+    return observation("no fp8_e4m3 tensor roof in the ceilings (a 16-bit roof is not used: fp8 tensor cores run "
+                       "at twice its rate): the roofline position is unknown");
   if (!roof.known)
     return observation("no compute/bandwidth ceilings in the results (and no datasheet for '" + f.context->device.name +
                        "'): the roofline position is unknown");

@@ -395,3 +395,18 @@ TEST_CASE("without counters the verdict rests on the roofline, and says so when 
   CHECK(diagnosed(r).verdict == Verdict::launch_bound);
 }
 
+
+TEST_CASE("roofline: an fp8 point is not placed against the 16-bit tensor roof") {
+  Record r = counted_record();
+  r.shape.dtype = DType::fp8_e4m3;
+  imply_fp8_kv_format(r.shape);
+  const Diagnosis d = diagnosed(r);  // ceilings with a bf16 roof only
+  CHECK_THAT(evidence_text(d), Catch::Contains("no fp8_e4m3 tensor roof in the ceilings"));
+  CHECK_THAT(evidence_text(d), !Catch::Contains("the bf16 ridge"));
+  CHECK_FALSE(d.metrics.pct_of_roof);
+  // With an fp8 roof the point is placed against it.
+  Context ctx = gpu_context();
+  ctx.ceilings.peak_flops_per_s["fp8_e4m3"] = 2 * kPeakBf16;
+  const Diagnosis placed = diagnose(r, ctx);
+  CHECK_THAT(evidence_text(placed), Catch::Contains("fp8_e4m3 ridge"));
+}
