@@ -31,7 +31,7 @@ grep -q "^7 of 7 probes diagnosed as expected$" "$work/out" || fail "summary lin
 python3 - "$work/probes.json" <<'PY' || fail "results file"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["schema_version"] == "1.13", r["schema_version"]
+assert r["schema_version"] == "1.14", r["schema_version"]
 expected = {"hbm-copy": "memory-bound", "l2-copy": "memory-bound", "mma-loop": "compute-bound",
             "fma-loop": "compute-bound", "empty-kernel": "launch-bound", "pointer-chase": "latency-bound",
             "register-heavy": "occupancy-bound"}

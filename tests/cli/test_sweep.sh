@@ -112,7 +112,7 @@ PY
 python3 - "$scratch/tl/results.json" <<'PY' || fail "sweep --timeline on the CPU backend"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema_version"] == "1.13", d["schema_version"]
+assert d["schema_version"] == "1.14", d["schema_version"]
 assert d["context"]["options"]["timeline"] is True, d["context"]["options"]
 for r in d["records"]:
     assert r["status"] == "ok" and r["latency"]["n"] >= 1, (r["key"], r["status"])

@@ -46,7 +46,7 @@ assert [p["abi_version"] for p in d["plugins"]] == [3, 1, 2], d["plugins"]
 python3 - "$scratch/w/results.json" <<'PY' || fail "window sweep: wrong records"
 import json, sys
 res = json.load(open(sys.argv[1]))
-assert res["schema_version"] == "1.13", res["schema_version"]
+assert res["schema_version"] == "1.14", res["schema_version"]
 recs = res["records"]
 assert len(recs) == 4 * 16, [(r["key"], r["status"]) for r in recs]
 assert [p["abi_version"] for p in res["context"]["plugins"]] == [3, 1, 2], res["context"]["plugins"]
