@@ -108,7 +108,10 @@ void place_on_roof(const Record& r, const Context& ctx, const WorkFacts& w, Roof
   roof.ceilings = ceilings_at_clock(roof.ceilings, median_mhz);
   roof.bw_bytes_per_s = roof.ceilings.peak_bw_bytes_per_s;
   roof.peak_flops_per_s = peak_flops_for(roof.ceilings, r.shape.dtype);
-  if (!(roof.peak_flops_per_s > 0)) return;
+  if (!(roof.peak_flops_per_s > 0)) {
+    roof.missing = missing_roof(roof.ceilings, r.shape.dtype);
+    return;
+  }
   roof.ridge_flop_per_byte = ridge_point(roof.ceilings, r.shape.dtype);
   roof.known = true;
   if (median_mhz > 0 && !roof.ceilings.flops_per_s_per_mhz.empty()) roof.roof_sm_mhz = median_mhz;

@@ -65,6 +65,9 @@ struct RoofFacts {
   bool known = false;
   Ceilings ceilings;  // at the point's SM clock where the roofs were measured per MHz
   std::string source;
+  // Why ceilings that place other points hold no roof for this point's dtype (core::missing_roof: an
+  // fp8 point against ceilings measured without the fp8 probes); empty otherwise.
+  std::string missing;
   double bw_bytes_per_s = 0, peak_flops_per_s = 0, ridge_flop_per_byte = 0;
   std::optional<double> roof_sm_mhz;
   std::optional<double> intensity;  // exact FLOPs / bytes

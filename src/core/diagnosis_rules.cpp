@@ -227,9 +227,7 @@ Found dram_bytes(const RuleInput& in) {
 Found roofline(const RuleInput& in) {
   const DiagnosisFacts& f = in.facts;
   const RoofFacts& roof = f.roof;
-  if (!roof.known && f.r().shape.dtype == DType::fp8_e4m3 && roof.bw_bytes_per_s > 0)
-    return observation("no fp8_e4m3 tensor roof in the ceilings (a 16-bit roof is not used: fp8 tensor cores run "
-                       "at twice its rate): the roofline position is unknown");
+  if (!roof.known && !roof.missing.empty()) return observation(roof.missing + ": the roofline position is unknown");
   if (!roof.known)
     return observation("no compute/bandwidth ceilings in the results (and no datasheet for '" + f.context->device.name +
                        "'): the roofline position is unknown");
@@ -407,9 +405,14 @@ Found decode_short_call(const RuleInput& in) {
 Found no_ceilings(const RuleInput& in) {
   if (sol_known(in.facts)) return std::nullopt;
   Finding out = verdict(Verdict::unknown);
-  out.next_steps.push_back(
-      "record ceilings (a GPU run measures them; a known device name selects its datasheet) to place the point on "
-      "the roofline");
+  if (!in.facts.roof.missing.empty())
+    out.next_steps.push_back(fmt::format("collect counters to diagnose the point by its speed of light: the ceilings "
+                                         "give it no roof ({})",
+                                         in.facts.roof.missing));
+  else
+    out.next_steps.push_back(
+        "record ceilings (a GPU run measures them; a known device name selects its datasheet) to place the point on "
+        "the roofline");
   return out;
 }
 

@@ -27,6 +27,9 @@ Explanation explain(std::string_view gpu_key_or_name, const Shape& shape) {
     throw InputError(fmt::format("unknown GPU '{}' (known: {})", gpu_key_or_name, fmt::join(keys, ", ")));
   }
   Explanation e{*sheet, datasheet_ceilings(*sheet), shape, {}};
+  if (!(peak_flops_for(e.ceilings, shape.dtype) > 0))
+    throw InputError(fmt::format("{} has no {} roof in the datasheet table (fp8 tensor cores came with sm_89)",
+                                 sheet->key, to_string(shape.dtype)));
   for (const auto& [name, kind] : {std::pair{"reference", KernelKind::materialized},
                                    std::pair{"fused", KernelKind::fused}}) {
     KernelExplanation k;

@@ -32,7 +32,8 @@ struct Explanation {
   std::vector<KernelExplanation> kernels;  // reference, then fused
 };
 
-// Throws InputError (one line, listing the known keys) when the GPU is not in the datasheet table.
+// Throws InputError (one line, listing the known keys) when the GPU is not in the datasheet table, and
+// (one line) when its datasheet has no roof for the shape's dtype (fp8_e4m3 before sm_89).
 Explanation explain(std::string_view gpu_key_or_name, const Shape&);
 
 std::string_view to_string(KernelKind);

@@ -340,6 +340,12 @@ constexpr std::tuple kRecordFields{
     field("wall_s", &Record::wall_s),
 };
 
+constexpr std::tuple kProbeRateFields{
+    field("flops_per_s", &ProbeRate::flops_per_s),
+    field("sm_mhz", &ProbeRate::sm_mhz),
+    field("not_run", &ProbeRate::not_run),
+};
+
 constexpr std::tuple kCeilingsFields{
     field("peak_bw_bytes_per_s", &Ceilings::peak_bw_bytes_per_s),
     field("peak_flops_per_s", &Ceilings::peak_flops_per_s),
@@ -472,10 +478,29 @@ ATTNPROF_JSON_FIELDS_DEF(Launch)
 ATTNPROF_JSON_FIELDS_DEF(GradCheck)
 ATTNPROF_JSON_FIELDS_DEF(QuantCost)
 ATTNPROF_JSON_FIELDS_DEF(ClockInfo)
-ATTNPROF_JSON_FIELDS_DEF(Ceilings)
+ATTNPROF_JSON_FIELDS_DEF(ProbeRate)
 ATTNPROF_JSON_FIELDS_DEF(DeviceInfo)
 ATTNPROF_JSON_FIELDS_DEF(HostLoad)
 #undef ATTNPROF_JSON_FIELDS_DEF
+
+// The compute probes (schema 1.14), written only where there are some: datasheet and CPU ceilings, and
+// older files, have none.
+void to_json(json& j, const Ceilings& c) {
+  j = json::object();
+  write_fields(j, c, kCeilingsFields);
+  if (!c.compute_probes.empty()) j["compute_probes"] = c.compute_probes;
+}
+void from_json(const json& j, Ceilings& c) {
+  read_fields(j, c, kCeilingsFields);
+  const auto it = j.find("compute_probes");
+  if (it == j.end() || it->is_null()) return;
+  if (!it->is_object()) throw InputError("ceilings field 'compute_probes' is not an object");
+  for (auto p = it->begin(); p != it->end(); ++p) {
+    if (!p->is_object())
+      throw InputError(fmt::format("ceilings compute_probes '{}' is not an object", escape::one_line(p.key())));
+    c.compute_probes[p.key()] = p->get<ProbeRate>();
+  }
+}
 
 // A backward point's gradient checks (schema 1.12), a quantized KV cache's cost (1.13) and an fp8
 // point's per-element bound ratio (1.14), written only where there are some; absent, the point has none

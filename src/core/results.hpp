@@ -295,9 +295,21 @@ struct Record {
   double wall_s = 0;                      // wall time spent on this point
 };
 
+// What one compute probe of the ceilings measured (src/measure/cuda/ceilings.cu); 0 = not measured.
+struct ProbeRate {
+  double flops_per_s = 0;
+  double sm_mhz = 0;    // the SM clock while the probe ran (0: not read)
+  std::string not_run;  // why the probe did not run ("sm_80 has no fp8 tensor cores", the library's refusal); empty when it ran
+
+  ProbeRate() = default;
+  ProbeRate(double flops_per_s_, double sm_mhz_, std::string not_run_ = {})
+      : flops_per_s(flops_per_s_), sm_mhz(sm_mhz_), not_run(std::move(not_run_)) {}
+};
+
 struct Ceilings {
   double peak_bw_bytes_per_s = 0;                   // used for the roofline: measured if present
-  std::map<std::string, double> peak_flops_per_s;   // per dtype ("bf16", "fp16", "fp32"), at probe_sm_mhz
+  // Per dtype ("bf16", "fp16", "fp32", "fp8_e4m3"), at probe_sm_mhz; core::peak_flops_for picks a point's.
+  std::map<std::string, double> peak_flops_per_s;
   std::string source;                               // "measured", "datasheet", "measured+datasheet"
   double launch_latency_us = 0;  // [us] GPU time of one empty kernel launch; 0 when not measured
   double datasheet_bw_bytes_per_s = 0;
@@ -308,6 +320,10 @@ struct Ceilings {
   std::map<std::string, double> flops_per_s_per_mhz;  // [FLOP/s per MHz]
   std::map<std::string, double> probe_sm_mhz;         // SM clock while the dtype's probe ran [MHz]
   double l2_bw_bytes_per_s = 0;                       // L2-resident read probe; 0 when not measured
+  // Every compute probe the roofs were merged from, by its core::MeasuredCeilings name ("mma_bf16",
+  // "gemm_fp8_e4m3", "fma_fp32", ...), each with its clock or why it did not run. Empty when nothing
+  // was measured on a GPU (datasheet or CPU ceilings, results before schema 1.14).
+  std::map<std::string, ProbeRate> compute_probes;
 };
 
 struct DeviceInfo {
@@ -375,6 +391,7 @@ ATTNPROF_JSON_DECL(HotSpot)
 ATTNPROF_JSON_DECL(KernelStalls)
 ATTNPROF_JSON_DECL(Stalls)
 ATTNPROF_JSON_DECL(Record)
+ATTNPROF_JSON_DECL(ProbeRate)
 ATTNPROF_JSON_DECL(Ceilings)
 ATTNPROF_JSON_DECL(DeviceInfo)
 ATTNPROF_JSON_DECL(HostLoad)

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <span>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace attnprof::core {
 
@@ -18,7 +22,9 @@ struct Entry {
   std::vector<std::string> cuda_names;  // as cudaGetDeviceProperties / nvidia-smi report them
 };
 
-// Sources per row: docs/roofline.md. fp16 and bf16 tensor peaks are equal on every listed part.
+// Sources per row: docs/roofline.md. fp16 and bf16 tensor peaks are equal on every listed part; the
+// last figure is the dense fp8 (E4M3) tensor peak, on the parts that have fp8 tensor cores (sm_89,
+// sm_90, sm_100): Ampere's rows have none.
 const std::vector<Entry>& table() {
   static const std::vector<Entry> entries = {
       {{"a100-40gb", "NVIDIA A100 40GB", 1.555 * kT, 312 * kT, 312 * kT, 19.5 * kT},
@@ -29,24 +35,48 @@ const std::vector<Entry>& table() {
        {"NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-80GB"}},
       {{"a10", "NVIDIA A10", 0.600 * kT, 125 * kT, 125 * kT, 31.2 * kT}, {"NVIDIA A10"}},
       {{"a30", "NVIDIA A30", 0.933 * kT, 165 * kT, 165 * kT, 10.3 * kT}, {"NVIDIA A30"}},
-      {{"l4", "NVIDIA L4", 0.300 * kT, 121 * kT, 121 * kT, 30.3 * kT}, {"NVIDIA L4"}},
-      {{"l40", "NVIDIA L40", 0.864 * kT, 181.05 * kT, 181.05 * kT, 90.5 * kT}, {"NVIDIA L40"}},
-      {{"l40s", "NVIDIA L40S", 0.864 * kT, 362.05 * kT, 362.05 * kT, 91.6 * kT}, {"NVIDIA L40S"}},
-      {{"h100-sxm", "NVIDIA H100 SXM", 3.35 * kT, 989.4 * kT, 989.4 * kT, 67 * kT},
+      {{"l4", "NVIDIA L4", 0.300 * kT, 121 * kT, 121 * kT, 30.3 * kT, 242.5 * kT}, {"NVIDIA L4"}},
+      {{"l40", "NVIDIA L40", 0.864 * kT, 181.05 * kT, 181.05 * kT, 90.5 * kT, 362 * kT}, {"NVIDIA L40"}},
+      {{"l40s", "NVIDIA L40S", 0.864 * kT, 362.05 * kT, 362.05 * kT, 91.6 * kT, 733 * kT}, {"NVIDIA L40S"}},
+      {{"h100-sxm", "NVIDIA H100 SXM", 3.35 * kT, 989.4 * kT, 989.4 * kT, 67 * kT, 1979 * kT},
        {"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"}},
-      {{"h100-pcie", "NVIDIA H100 PCIe", 2.0 * kT, 756 * kT, 756 * kT, 51 * kT}, {"NVIDIA H100 PCIe"}},
-      {{"h100-nvl", "NVIDIA H100 NVL", 3.9 * kT, 835.5 * kT, 835.5 * kT, 60 * kT}, {"NVIDIA H100 NVL"}},
-      {{"h200", "NVIDIA H200", 4.8 * kT, 989.4 * kT, 989.4 * kT, 67 * kT}, {"NVIDIA H200"}},
-      {{"h200-nvl", "NVIDIA H200 NVL", 4.8 * kT, 835.5 * kT, 835.5 * kT, 60 * kT}, {"NVIDIA H200 NVL"}},
-      {{"h20", "NVIDIA H20", 4.0 * kT, 148 * kT, 148 * kT, 44 * kT}, {"NVIDIA H20"}},
-      {{"gh200", "NVIDIA GH200 (96GB HBM3)", 4.0 * kT, 989.4 * kT, 989.4 * kT, 67 * kT},
+      {{"h100-pcie", "NVIDIA H100 PCIe", 2.0 * kT, 756 * kT, 756 * kT, 51 * kT, 1513 * kT}, {"NVIDIA H100 PCIe"}},
+      {{"h100-nvl", "NVIDIA H100 NVL", 3.9 * kT, 835.5 * kT, 835.5 * kT, 60 * kT, 1670.5 * kT}, {"NVIDIA H100 NVL"}},
+      {{"h200", "NVIDIA H200", 4.8 * kT, 989.4 * kT, 989.4 * kT, 67 * kT, 1979 * kT}, {"NVIDIA H200"}},
+      {{"h200-nvl", "NVIDIA H200 NVL", 4.8 * kT, 835.5 * kT, 835.5 * kT, 60 * kT, 1670.5 * kT}, {"NVIDIA H200 NVL"}},
+      {{"h20", "NVIDIA H20", 4.0 * kT, 148 * kT, 148 * kT, 44 * kT, 296 * kT}, {"NVIDIA H20"}},
+      {{"gh200", "NVIDIA GH200 (96GB HBM3)", 4.0 * kT, 989.4 * kT, 989.4 * kT, 67 * kT, 1979 * kT},
        {"NVIDIA GH200 480GB"}},
-      {{"gh200-144gb", "NVIDIA GH200 (144GB HBM3e)", 4.9 * kT, 989.4 * kT, 989.4 * kT, 67 * kT},
+      {{"gh200-144gb", "NVIDIA GH200 (144GB HBM3e)", 4.9 * kT, 989.4 * kT, 989.4 * kT, 67 * kT, 1979 * kT},
        {"NVIDIA GH200 144G HBM3e"}},
-      {{"b200", "NVIDIA B200", 8.0 * kT, 2250 * kT, 2250 * kT, 80 * kT}, {"NVIDIA B200"}},
+      {{"b200", "NVIDIA B200", 8.0 * kT, 2250 * kT, 2250 * kT, 80 * kT, 4500 * kT}, {"NVIDIA B200"}},
   };
   return entries;
 }
+
+// The map key of a dtype's roof ("bf16", "fp8_e4m3").
+std::string key_of(DType t) { return std::string(to_string(t)); }
+
+// One compute probe of MeasuredCeilings: its key in Ceilings::compute_probes and the results, and its
+// name in the source's notes.
+struct ComputeProbe {
+  const char* key;
+  const char* what;
+  ProbeRate MeasuredCeilings::*rate;
+};
+constexpr ComputeProbe kTensor16Probes[] = {
+    {"mma_fp16", "mma.sync fp16", &MeasuredCeilings::mma_fp16},
+    {"mma_bf16", "mma.sync bf16", &MeasuredCeilings::mma_bf16},
+    {"gemm_fp16", "GEMM fp16", &MeasuredCeilings::gemm_fp16},
+    {"gemm_bf16", "GEMM bf16", &MeasuredCeilings::gemm_bf16},
+};
+constexpr ComputeProbe kFp8Probes[] = {
+    {"mma_fp8_e4m3", "mma.sync fp8_e4m3", &MeasuredCeilings::mma_fp8_e4m3},
+    {"gemm_fp8_e4m3", "GEMM fp8_e4m3", &MeasuredCeilings::gemm_fp8_e4m3},
+};
+constexpr ComputeProbe kFp32Probes[] = {
+    {"fma_fp32", "fp32 FMA", &MeasuredCeilings::fma_fp32},
+};
 
 std::string lower(std::string_view s) {
   std::string out;
@@ -85,6 +115,7 @@ Ceilings datasheet_ceilings(const GpuDatasheet& d) {
   c.peak_flops_per_s = {{"fp16", d.dense_fp16_flops_per_s},
                         {"bf16", d.dense_bf16_flops_per_s},
                         {"fp32", d.fp32_flops_per_s}};
+  if (d.dense_fp8_flops_per_s > 0) c.peak_flops_per_s[key_of(DType::fp8_e4m3)] = d.dense_fp8_flops_per_s;
   c.source = "datasheet";
   c.datasheet_bw_bytes_per_s = d.hbm_bytes_per_s;
   c.datasheet_flops_per_s = c.peak_flops_per_s;
@@ -96,11 +127,32 @@ double peak_flops_for(const Ceilings& c, DType t) {
     const auto it = c.peak_flops_per_s.find(std::string(key));
     return it != c.peak_flops_per_s.end() && it->second > 0 ? it->second : 0.0;
   };
-  // fp8 tensor cores run at twice the 16-bit rate: an fp8 point has its own roof or none, never bf16's.
   if (t == DType::fp8_e4m3) return figure(to_string(t));
   for (std::string_view key : {to_string(t), std::string_view("bf16"), std::string_view("fp16")})
     if (const double f = figure(key); f > 0) return f;
   return 0;
+}
+
+std::string missing_roof(const Ceilings& c, DType t) {
+  if (peak_flops_for(c, t) > 0) return {};
+  const std::string name = key_of(t);
+  if (t != DType::fp8_e4m3) return fmt::format("no {} roof: the ceilings hold no compute figure for it", name);
+  // The fp8 probes' own reasons where they were recorded (a GPU without fp8 tensor cores, the library's
+  // refusal), else ceilings measured before attnprof had them.
+  std::vector<std::string> reasons;
+  bool recorded = false;
+  for (const ComputeProbe& p : kFp8Probes) {
+    const auto it = c.compute_probes.find(p.key);
+    if (it == c.compute_probes.end()) continue;
+    recorded = true;
+    if (!it->second.not_run.empty()) reasons.push_back(fmt::format("{} not run ({})", p.what, it->second.not_run));
+  }
+  if (!recorded)
+    return fmt::format("no {} roof: these ceilings were measured without the fp8 probes (results before schema 1.14); "
+                       "a 16-bit roof is not used for fp8 points, whose tensor rate is twice as high",
+                       name);
+  if (reasons.empty()) return fmt::format("no {} roof: the fp8 probes measured nothing usable", name);
+  return fmt::format("no {} roof: {}", name, fmt::join(reasons, "; "));
 }
 
 Ceilings ceilings_at_clock(const Ceilings& c, double sm_mhz) {
@@ -154,32 +206,45 @@ Ceilings merge_with_datasheet(const MeasuredCeilings& m, const std::string& devi
   c.launch_latency_us = m.launch_latency_us > 0 ? m.launch_latency_us : 0;
 
   // One dtype's roof from its candidate probes: the best figure per MHz among those that read their
-  // clock, with that probe's FLOP/s and clock; else (no clock read) the best FLOP/s.
-  auto set_roof = [&](const std::string& dtype, const std::vector<std::pair<std::string, ProbeRate>>& probes) {
+  // clock, with that probe's FLOP/s and clock; else (no clock read) the best FLOP/s. False when no
+  // probe gave a plausible figure (the datasheet's, if any, stays).
+  auto set_roof = [&](DType dtype, std::span<const ComputeProbe> probes) {
+    const std::string key = key_of(dtype);
     const ProbeRate* best_clocked = nullptr;
     double best_flops = 0;
-    for (const auto& [what, p] : probes) {
-      if (!plausible(p.flops_per_s, datasheet_flops(dtype), what)) continue;
+    for (const ComputeProbe& probe : probes) {
+      const ProbeRate& p = m.*probe.rate;
+      if (!plausible(p.flops_per_s, datasheet_flops(key), probe.what)) continue;
       best_flops = std::max(best_flops, p.flops_per_s);
       if (p.sm_mhz > 0 && (!best_clocked || p.flops_per_s / p.sm_mhz > best_clocked->flops_per_s / best_clocked->sm_mhz))
         best_clocked = &p;
     }
     if (best_clocked) {
-      c.peak_flops_per_s[dtype] = best_clocked->flops_per_s;
-      c.flops_per_s_per_mhz[dtype] = best_clocked->flops_per_s / best_clocked->sm_mhz;
-      c.probe_sm_mhz[dtype] = best_clocked->sm_mhz;
+      c.peak_flops_per_s[key] = best_clocked->flops_per_s;
+      c.flops_per_s_per_mhz[key] = best_clocked->flops_per_s / best_clocked->sm_mhz;
+      c.probe_sm_mhz[key] = best_clocked->sm_mhz;
     } else if (best_flops > 0) {
-      c.peak_flops_per_s[dtype] = best_flops;
+      c.peak_flops_per_s[key] = best_flops;
     }
+    return best_flops > 0;
   };
-  const std::vector<std::pair<std::string, ProbeRate>> tensor = {
-      {"mma.sync fp16", m.mma_fp16}, {"mma.sync bf16", m.mma_bf16}, {"GEMM fp16", m.gemm_fp16}, {"GEMM bf16", m.gemm_bf16}};
   // Checked against each dtype's own datasheet figure; a rejection is named once.
-  set_roof("bf16", tensor);
+  set_roof(DType::bf16, kTensor16Probes);
   const std::string source_after_bf16 = c.source;
-  set_roof("fp16", tensor);
+  set_roof(DType::fp16, kTensor16Probes);
   c.source = source_after_bf16;
-  set_roof("fp32", {{"fp32 FMA", m.fma_fp32}});
+  const bool fp8_measured = set_roof(DType::fp8_e4m3, kFp8Probes);
+  if (!fp8_measured && datasheet_flops(key_of(DType::fp8_e4m3)) > 0 && !m.mma_fp8_e4m3.not_run.empty() &&
+      !m.gemm_fp8_e4m3.not_run.empty())
+    c.source += ", fp8_e4m3 roof from the datasheet (its probes did not run)";
+  set_roof(DType::fp32, kFp32Probes);
+
+  for (const auto probes : {std::span<const ComputeProbe>(kTensor16Probes), std::span<const ComputeProbe>(kFp8Probes),
+                            std::span<const ComputeProbe>(kFp32Probes)})
+    for (const ComputeProbe& probe : probes) {
+      const ProbeRate& p = m.*probe.rate;
+      if (p.flops_per_s > 0 || !p.not_run.empty()) c.compute_probes[probe.key] = p;
+    }
   return c;
 }
 

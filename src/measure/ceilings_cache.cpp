@@ -17,9 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Bumped when the meaning of a cached field changes, so stale files are re-measured, not trusted.
-constexpr int kCacheFormat = 4;  // 4: bulk-copy reads among the HBM and L2 probes
-
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
@@ -59,7 +56,7 @@ std::optional<core::Ceilings> load_ceilings(const std::string& key) {
   if (!in) return std::nullopt;
   try {
     const auto j = nlohmann::json::parse(in);
-    if (j.value("format", 0) != kCacheFormat || j.value("key", std::string()) != key)
+    if (j.value("format", 0) != kCeilingsCacheFormat || j.value("key", std::string()) != key)
       return std::nullopt;
     auto c = j.at("ceilings").get<core::Ceilings>();
     // A cached ceiling of zero or less is useless for a roofline: treat the file as corrupt.
@@ -81,7 +78,7 @@ bool save_ceilings(const std::string& key, const core::Ceilings& c) {
   const fs::path target = file_for(key);
   try {
     core::write_file(target.string(),
-                     core::dump_json(nlohmann::json{{"format", kCacheFormat}, {"key", key}, {"ceilings", c}}, 2) + '\n');
+                     core::dump_json(nlohmann::json{{"format", kCeilingsCacheFormat}, {"key", key}, {"ceilings", c}}, 2) + '\n');
   } catch (const std::exception&) {
     return false;  // a cache: not being able to save it costs a re-measurement next time, nothing more
   }

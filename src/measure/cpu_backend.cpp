@@ -191,7 +191,7 @@ class CpuBackend final : public Backend {
     c.peak_bw_bytes_per_s = kernels::cpu::stream_bytes_per_s(static_cast<size_t>(buffer_bytes), kProbeRepeats);
     const double fp32_flops = kernels::cpu::fma_flops_per_s(kFmaSecondsPerRun, kProbeRepeats);
     // Every CPU kernel computes in fp32 whatever the dtype, so fp32 is the roof for all of them.
-    for (const char* dtype : {"fp32", "fp16", "bf16"}) c.peak_flops_per_s[dtype] = fp32_flops;
+    for (const char* dtype : {"fp32", "fp16", "bf16", "fp8_e4m3"}) c.peak_flops_per_s[dtype] = fp32_flops;
     save_ceilings(key, c);
     ceilings_ = c;
     return c;

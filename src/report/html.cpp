@@ -14,6 +14,7 @@
 #include "core/diagnosis.hpp"
 #include "core/escape.hpp"
 #include "core/instruction_mix.hpp"
+#include "core/roofline.hpp"
 #include "core/stalls.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
@@ -142,7 +143,8 @@ std::string counters_reason(const core::Counters& c) {
   return out;
 }
 
-void context_block(const core::Context& ctx, std::string& h) {
+// The context section; `ceilings` is detail::ceilings_summary of the results.
+void context_block(const core::Context& ctx, const std::string& ceilings, std::string& h) {
   const auto& d = ctx.device;
   const auto& c = ctx.ceilings;
   h += "<section id=\"context\"><h2>Context</h2><dl class=\"context\">";
@@ -167,7 +169,7 @@ void context_block(const core::Context& ctx, std::string& h) {
   row("schema", fmt::format("{}.{}", ctx.schema_major, ctx.schema_minor));
   row("command", ctx.command_line);
   row("date (UTC)", ctx.date_utc);
-  row("ceilings used", detail::ceilings_summary(c, ctx.backend));
+  row("ceilings used", ceilings);
   std::vector<std::string> sheet;
   if (c.datasheet_bw_bytes_per_s > 0)
     sheet.push_back(fmt::format("{} {:.3g} TB/s", memory_name(ctx.backend), c.datasheet_bw_bytes_per_s / 1e12));
@@ -630,8 +632,14 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
                       {"panels", chart.panels},
                       {"variants", chart.variants},
                       {"variant_title", chart.variant_title}});
+  // The ceilings' figures, and for each dtype of the points the roof core::peak_flops_for gives it (the
+  // chart draws one per dtype of the points; none for a dtype the ceilings give no roof, such as fp8
+  // against ceilings measured without the fp8 probes).
   json flops = json::object();
   for (const auto& [dtype, v] : c.peak_flops_per_s) flops[dtype] = num_or_null(v);
+  for (const core::Record& rec : results.records)
+    if (const double roof = core::peak_flops_for(c, rec.shape.dtype); roof > 0)
+      flops[std::string(core::to_string(rec.shape.dtype))] = num_or_null(roof);
   json points = json::array();
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -752,14 +760,15 @@ void HtmlRenderer::render(const core::Results& results, std::ostream& out) const
        std::to_string(rows.size()) + " points, " + std::to_string(ok_points) + " ok</p></header>\n";
   const auto why_pairs = core::why_against_fastest(results);
   contents(layout, !not_ok.empty(), !why_pairs.empty(), h);
-  context_block(ctx, h);
+  const std::string ceilings = detail::ceilings_summary(results);
+  context_block(ctx, ceilings, h);
 
   h += "<div class=\"filters\" id=\"filters\" aria-label=\"filters of the charts and the points table\"></div>";
   h += "<section id=\"roofline\"><h2>Roofline</h2><p class=\"note\">Log-log. One marker per (shape, "
        "kernel) that ran ok, at its measured arithmetic intensity and achieved FLOP/s (counters "
        "where present, else the cost model): its shape names the kernel, its fill the verdict; attnprof's "
        "own kernels on top. Ceilings: " +
-       e(detail::ceilings_summary(ctx.ceilings, ctx.backend)) +
+       e(ceilings) +
        ". Hover a marker for details; click it to open its drill-down.</p>"
        "<div class=\"chart\" id=\"roofline-chart\"></div>"
        "<noscript><p>The charts need JavaScript; the tables below do not.</p></noscript></section>\n";

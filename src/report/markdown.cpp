@@ -57,7 +57,7 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
   out << fmt::format("- **Run**: attnprof {} (revision {}) on {} at {}\n", md(ctx.tool_version),
                      md(ctx.git_revision), md(ctx.host), md(ctx.date_utc));
   if (!ctx.command_line.empty()) out << "- **Command**: " << md(ctx.command_line) << '\n';
-  out << "- **Ceilings**: " << md(ceilings_summary(ctx.ceilings, ctx.backend)) << '\n';
+  out << "- **Ceilings**: " << md(ceilings_summary(results)) << '\n';
   for (const auto& notice : ctx.notices) out << "- **Notice**: " << md(notice) << '\n';
 
   // With decode points: their bandwidth columns, and "-" in TFLOP/s and % roof for them (CSV and JSON

@@ -42,7 +42,7 @@ void TerminalRenderer::render(const core::Results& results, std::ostream& out) c
   out << fmt::format("attnprof report: {} ({}), {} points; ceilings {}\n",
                      printable(ctx.device.name.empty() ? "unknown device" : ctx.device.name),
                      printable(std::string(core::to_string(ctx.backend))), rows.size(),
-                     printable(ceilings_summary(ctx.ceilings, ctx.backend)));
+                     printable(ceilings_summary(results)));
   for (const auto& notice : ctx.notices) out << "  note: " << printable(notice) << '\n';
 
   const bool decode_columns = any_decode(rows);

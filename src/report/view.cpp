@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "core/diagnosis_model.hpp"
 #include "core/escape.hpp"
+#include "core/roofline.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
 
@@ -78,19 +80,29 @@ std::string p99_text(const Row& row, int decimals) {
 
 std::string printable(std::string_view s) { return core::escape::terminal(s); }
 
-std::string ceilings_summary(const core::Ceilings& c, core::BackendKind backend) {
+std::string ceilings_summary(const core::Results& results) {
+  const core::Ceilings& c = results.context.ceilings;
   if (c.peak_bw_bytes_per_s <= 0 && c.peak_flops_per_s.empty()) return "none recorded";
-  if (backend != core::BackendKind::cpu) {
-    std::string out = fmt::format("HBM {:.3g} TB/s", c.peak_bw_bytes_per_s / 1e12);
+  std::string out;
+  if (results.context.backend != core::BackendKind::cpu) {
+    out = fmt::format("HBM {:.3g} TB/s", c.peak_bw_bytes_per_s / 1e12);
     for (const auto& [dtype, flops] : c.peak_flops_per_s)
       out += fmt::format(", {} {:.4g} TFLOP/s", dtype, flops / 1e12);
-    if (!c.source.empty()) out += " (" + c.source + ")";
-    return out;
+  } else {
+    out = "DRAM " + core::text::scaled_rate(c.peak_bw_bytes_per_s, "B/s");
+    for (const auto& [dtype, flops] : c.peak_flops_per_s)
+      out += fmt::format(", {} {}", dtype, core::text::scaled_rate(flops, "FLOP/s"));
   }
-  std::string out = "DRAM " + core::text::scaled_rate(c.peak_bw_bytes_per_s, "B/s");
-  for (const auto& [dtype, flops] : c.peak_flops_per_s)
-    out += fmt::format(", {} {}", dtype, core::text::scaled_rate(flops, "FLOP/s"));
   if (!c.source.empty()) out += " (" + c.source + ")";
+  // Ceilings without a bandwidth or any compute figure place no point (the diagnosis turns to the
+  // datasheet, or says so per point): only usable ones can miss a dtype's roof.
+  if (!(c.peak_bw_bytes_per_s > 0) || c.peak_flops_per_s.empty()) return out;
+  std::set<core::DType> named;
+  for (const core::Record& r : results.records) {
+    const bool measured = r.status == core::Status::ok || r.status == core::Status::incorrect;
+    if (!measured || !named.insert(r.shape.dtype).second) continue;
+    if (const std::string missing = core::missing_roof(c, r.shape.dtype); !missing.empty()) out += "; " + missing;
+  }
   return out;
 }
 

@@ -43,10 +43,11 @@ std::string significant(std::optional<double>, int digits, int min_decimals = 0)
 std::string p99_text(const Row&, int decimals);
 // core::escape::terminal: control characters (a terminal escape in a kernel name) made visible.
 std::string printable(std::string_view);
-// The ceilings in the backend's words: "HBM 4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s (measured)" on a
-// GPU; on the CPU backend "DRAM 34.5 GB/s, bf16 65.2 GFLOP/s, ... (measured)" (each figure in the unit
-// that fits it).
-std::string ceilings_summary(const core::Ceilings&, core::BackendKind);
+// The results' ceilings in the backend's words: "HBM 4.00 TB/s, bf16 780 TFLOP/s, fp16 780 TFLOP/s
+// (measured)" on a GPU; on the CPU backend "DRAM 34.5 GB/s, bf16 65.2 GFLOP/s, ... (measured)" (each
+// figure in the unit that fits it). A dtype of the measured points that the ceilings give no roof is
+// named after them, "; no fp8_e4m3 roof: ..." (core::missing_roof).
+std::string ceilings_summary(const core::Results&);
 
 // One column's unit: the largest decimal prefix at which the column's largest value is at least 1
 // ("T", "G", "M", "k", ""), and its scale. A CPU's 0.0123 TFLOP/s reads as 12.3 GFLOP/s.

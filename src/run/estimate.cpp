@@ -6,14 +6,16 @@
 #include <fmt/format.h>
 
 #include "core/cost_model.hpp"
+#include "core/roofline.hpp"
 
 namespace attnprof::run {
 
 namespace {
 
+// The point's roof (core::peak_flops_for); without one (an fp8 point on a GPU without fp8 tensor cores)
+// the largest figure, which an estimate needs more than an exact roof.
 double peak_flops(const core::Ceilings& c, core::DType dtype) {
-  const auto it = c.peak_flops_per_s.find(std::string(core::to_string(dtype)));
-  if (it != c.peak_flops_per_s.end() && it->second > 0) return it->second;
+  if (const double roof = core::peak_flops_for(c, dtype); roof > 0) return roof;
   double best = 0;
   for (const auto& [name, v] : c.peak_flops_per_s) best = std::max(best, v);
   return best;

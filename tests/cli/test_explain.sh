@@ -68,6 +68,7 @@ bad_cases=(
   "--gpu h200 --shape dim=2048,heads=16,seq=512"           # dim with heads
   "--gpu h200 --shape batch=8,heads=16"                    # no seq
   "--gpu h200 --shape seq=2048,dtype=fp8_e5m2"             # unknown dtype
+  "--gpu a100-80gb --shape seq=2048,dtype=fp8"             # no fp8 tensor cores: no fp8 roof
   "--gpu h200 --shape seq=2048,causal=maybe"               # bad boolean
   "--gpu h200 --shape batch=65536,heads=1024,seq=65536,hdim=128" # tensor past 2^48 elements
   "--gpu h999 --shape seq=2048"                            # unknown GPU

@@ -65,3 +65,16 @@ TEST_CASE("explain: an unknown GPU lists the known keys; an impossible shape is 
   CHECK_THROWS_WITH(explain("tpu-v5", s), Catch::Contains("unknown GPU 'tpu-v5'") && Catch::Contains("h200"));
   CHECK_THROWS_AS(explain("h200", Shape{1, 8, 3, 512, 512, 64, false, DType::bf16}), attnprof::InputError);
 }
+
+TEST_CASE("explain: an fp8 shape on the GPU's fp8 roof; a GPU without fp8 tensor cores is an InputError") {
+  const Shape s{8, 16, 16, 4096, 4096, 128, false, DType::fp8_e4m3};
+  const Explanation e = explain("h200", s);
+  for (const KernelExplanation& k : e.kernels) {
+    INFO(k.kernel);
+    CHECK(k.ridge_flops_per_byte == Approx(1979e12 / 4.8e12));
+    CHECK(k.attainable_flops_per_s == Approx(std::min(1979e12, 4.8e12 * k.cost.intensity)));
+  }
+  CHECK_THROWS_AS(explain("a100-80gb", s), attnprof::InputError);
+  CHECK_THROWS_WITH(explain("a100-80gb", s), "a100-80gb has no fp8_e4m3 roof in the datasheet table (fp8 tensor "
+                                             "cores came with sm_89)");
+}

@@ -7,6 +7,7 @@
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
 #include "core/results.hpp"
+#include "core/roofline.hpp"
 
 using namespace attnprof;
 using namespace attnprof::core;
@@ -519,4 +520,60 @@ TEST_CASE("schema 1.14: an fp8 prefill point's dtype and o_max_bound_ratio round
   bad = j;
   bad["records"][0]["shape"]["kv_dtype"] = "int8";
   CHECK_THROWS_AS(parse_results(bad.dump(), "bad"), InputError);
+}
+
+TEST_CASE("schema 1.14: the ceilings' fp8 roof and compute probes round-trip; a 1.13 file has neither") {
+  Results r;
+  Ceilings& c = r.context.ceilings;
+  c.peak_bw_bytes_per_s = 4.4e12;
+  c.peak_flops_per_s = {{"bf16", 8e14}, {"fp16", 8e14}, {"fp32", 5.5e13}, {"fp8_e4m3", 1.4e15}};
+  c.flops_per_s_per_mhz = {{"bf16", 8e14 / 1755}, {"fp8_e4m3", 1.4e15 / 1600}};
+  c.probe_sm_mhz = {{"bf16", 1755}, {"fp8_e4m3", 1600}};
+  c.compute_probes["gemm_fp8_e4m3"] = {1.4e15, 1600, ""};
+  c.compute_probes["mma_fp8_e4m3"] = {0, 0, "sm_80 has no fp8 tensor cores (sm_89 and later)"};
+  const nlohmann::json j = r;
+  CHECK(j.at("schema_version") == "1.14");
+  const nlohmann::json& probes = j.at("context").at("ceilings").at("compute_probes");
+  CHECK(probes.at("gemm_fp8_e4m3").at("flops_per_s") == 1.4e15);
+  CHECK(probes.at("mma_fp8_e4m3").at("not_run") == "sm_80 has no fp8 tensor cores (sm_89 and later)");
+  const Results back = parse_results(j.dump(), "mem");
+  const Ceilings& b = back.context.ceilings;
+  CHECK(b.peak_flops_per_s == c.peak_flops_per_s);
+  CHECK(b.flops_per_s_per_mhz == c.flops_per_s_per_mhz);
+  CHECK(b.probe_sm_mhz == c.probe_sm_mhz);
+  REQUIRE(b.compute_probes.size() == 2);
+  CHECK(b.compute_probes.at("gemm_fp8_e4m3").sm_mhz == 1600);
+  CHECK(b.compute_probes.at("mma_fp8_e4m3").not_run == c.compute_probes.at("mma_fp8_e4m3").not_run);
+  CHECK(peak_flops_for(b, DType::fp8_e4m3) == 1.4e15);
+
+  // Ceilings without compute probes (datasheet, CPU) write none.
+  Results plain;
+  plain.context.ceilings.peak_flops_per_s["bf16"] = 8e14;
+  CHECK_FALSE(nlohmann::json(plain).at("context").at("ceilings").contains("compute_probes"));
+
+  // What attnprof wrote at 1.13 for an H200: no fp8 figure, no compute probes. It loads; an fp8 point
+  // of it has no roof (and does not borrow bf16's), its bf16 points the one they had.
+  const Results old = parse_results(
+      R"({"schema_version": "1.13", "context": {"ceilings": {"peak_bw_bytes_per_s": 4.577e12,)"
+      R"( "peak_flops_per_s": {"bf16": 8.006e14, "fp16": 8.006e14, "fp32": 5.55e13},)"
+      R"( "datasheet_flops_per_s": {"bf16": 9.894e14, "fp16": 9.894e14, "fp32": 6.7e13},)"
+      R"( "flops_per_s_per_mhz": {"bf16": 4.958e11, "fp16": 4.958e11, "fp32": 2.83e10},)"
+      R"( "probe_sm_mhz": {"bf16": 1614.7, "fp16": 1614.7, "fp32": 1961.5}, "source": "measured+datasheet"}},)"
+      R"( "records": []})",
+      "old.json");
+  CHECK(old.context.schema_minor == 13);
+  CHECK(old.context.ceilings.compute_probes.empty());
+  CHECK(peak_flops_for(old.context.ceilings, DType::bf16) == 8.006e14);
+  CHECK(peak_flops_for(old.context.ceilings, DType::fp8_e4m3) == 0);
+  CHECK_THAT(missing_roof(old.context.ceilings, DType::fp8_e4m3), Catch::StartsWith("no fp8_e4m3 roof"));
+
+  // A malformed probes field is one line naming it.
+  CHECK_THROWS_WITH(parse_results(R"({"schema_version": "1.14", "context": {"ceilings": {"compute_probes": 3}},)"
+                                  R"( "records": []})",
+                                  "bad.json"),
+                    Catch::Contains("'compute_probes' is not an object"));
+  CHECK_THROWS_WITH(parse_results(R"({"schema_version": "1.14", "context": {"ceilings": {"compute_probes":)"
+                                  R"( {"gemm_fp8_e4m3": [1]}}}, "records": []})",
+                                  "bad.json"),
+                    Catch::Contains("compute_probes 'gemm_fp8_e4m3' is not an object"));
 }

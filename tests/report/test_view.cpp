@@ -66,3 +66,38 @@ TEST_CASE("P99 over too few samples shows the maximum, marked; TFLOP/s conventio
   CHECK(html2.find("n=400") == std::string::npos);
   CHECK(render(res, "terminal").find("(n=") == std::string::npos);
 }
+
+TEST_CASE("an fp8 point: its own roof in every format, or 'no fp8_e4m3 roof' where the ceilings have none") {
+  // small_results(): bf16 ceilings of 800 TFLOP/s; the ok point made fp8, 333.3 TFLOP/s at intensity 667.
+  Results old = small_results();
+  old.records[0].shape.dtype = DType::fp8_e4m3;
+  old.records[0].counters.total.clear();  // no counters: only the roofline could place it
+  const std::string summary = report::detail::ceilings_summary(old);
+  CHECK_THAT(summary, Catch::StartsWith("HBM 4 TB/s, bf16 800 TFLOP/s (measured); no fp8_e4m3 roof: these ceilings "
+                                        "were measured without the fp8 probes"));
+  CHECK_THAT(render(old, "terminal"), Catch::Contains("; no fp8_e4m3 roof: these ceilings"));
+  CHECK_THAT(render(old, "html"), Catch::Contains("; no fp8_e4m3 roof: these ceilings"));
+  CHECK_THAT(render(old, "markdown"), Catch::Contains("; no fp8\\_e4m3 roof: these ceilings"));  // '_' escaped
+  // The HTML roofline draws no fp8 roof then: the chart's figures are the ceilings' own.
+  auto chart_flops = [](const Results& res) {
+    const std::string html = render(res, "html");
+    const std::string open = "<script type=\"application/json\" id=\"attnprof-data\">";
+    const size_t begin = html.find(open) + open.size();
+    return json::parse(html.substr(begin, html.find("</script>", begin) - begin)).at("ceilings").at("flops");
+  };
+  CHECK_FALSE(chart_flops(old).contains("fp8_e4m3"));
+  CHECK(chart_flops(old).at("bf16") == 8e14);
+  // Nor does the Markdown table show a % of a borrowed roof.
+  CHECK_THAT(render(old, "markdown"), Catch::Contains("| 333.3 | - |"));
+
+  // Ceilings with the fp8 roof: the point is placed on it (333.3 / 1600 = 20.8%), and nothing is missing.
+  Results measured = old;
+  measured.context.ceilings.peak_flops_per_s["fp8_e4m3"] = 1.6e15;
+  CHECK(report::detail::ceilings_summary(measured) == "HBM 4 TB/s, bf16 800 TFLOP/s, fp8_e4m3 1600 TFLOP/s (measured)");
+  CHECK(chart_flops(measured).at("fp8_e4m3") == 1.6e15);
+  CHECK_THAT(render(measured, "markdown"), Catch::Contains("| 333.3 | 20.8 |"));
+  CHECK_THAT(render(measured, "markdown"), !Catch::Contains("roof:"));
+
+  // A bf16 point's summary is as it was: no note for a dtype no point has.
+  CHECK(report::detail::ceilings_summary(small_results()) == "HBM 4 TB/s, bf16 800 TFLOP/s (measured)");
+}

@@ -68,3 +68,19 @@ TEST_CASE("estimate: a larger sampling budget takes longer; durations read rough
   CHECK(rough_duration(600) == "10 min");
   CHECK(rough_duration(7560) == "2.1 h");
 }
+
+TEST_CASE("estimate: an fp8 point's compute time from the fp8 roof, else from the largest figure") {
+  measure::MeasureOptions o;
+  o.counters = false;
+  o.point_timeout_s = 1e9;  // no cap: the calls' time decides
+  std::vector<Point> points = fa_bench_points();
+  for (auto& p : points) p.shape.dtype = core::DType::fp8_e4m3;
+  core::Ceilings slow;  // compute-bound at every point
+  slow.peak_bw_bytes_per_s = 1e12;
+  slow.peak_flops_per_s = {{"bf16", 1e10}, {"fp16", 1e10}, {"fp32", 1e9}};
+  const double without_fp8 = estimate_sweep(points, o, "cuda", slow).seconds;
+  slow.peak_flops_per_s["fp8_e4m3"] = 2e10;
+  const double with_fp8 = estimate_sweep(points, o, "cuda", slow).seconds;
+  CHECK(without_fp8 > 0);
+  CHECK(with_fp8 < 0.6 * without_fp8);
+}

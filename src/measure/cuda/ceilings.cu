@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "core/stats.hpp"
@@ -24,6 +26,9 @@ constexpr size_t kGiB = size_t{1} << 30;
 constexpr size_t kHbmBufferBytes[] = {kGiB, 2 * kGiB};  // far beyond any L2
 constexpr int kRepetitions = 10;
 constexpr int kMmaIterations = 8192;
+constexpr double kFlopsPerMmaFp8 = 2.0 * 16 * 8 * 32;  // m16n8k32, per warp
+constexpr int kGemmN = 8192;                             // the GEMM probes' M = N = K
+constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's workspace (its Hopper kernels want 32 MiB)
 constexpr int kFmaIterations = 16384;
 constexpr int kL2Passes = 64;
 constexpr int kLaunchLatencyLaunches = 200;  // fewer than a stream queues before cudaLaunchKernel blocks
@@ -42,11 +47,27 @@ struct BulkShape {
 };
 constexpr BulkShape kBulkShapes[] = {{1, 32 * 1024}, {2, 16 * 1024}, {4, 8 * 1024}, {8, 4 * 1024}};
 
-bool bulk_supported() {
-  int device = 0, major = 0;
+// The current device's compute capability as major x 10 + minor (90 on Hopper).
+int compute_capability() {
+  int device = 0, major = 0, minor = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  return major >= 9;
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  return major * 10 + minor;
+}
+
+bool bulk_supported() { return compute_capability() >= 90; }
+
+// E4M3 tensor cores (mma.sync and cuBLASLt's fp8 GEMMs) came with sm_89.
+constexpr int kFp8MinComputeCapability = 89;
+std::string no_fp8_tensor_cores(int cc) {
+  return "sm_" + std::to_string(cc) + " has no fp8 tensor cores (sm_89 and later)";
+}
+
+core::ProbeRate not_run(std::string why) {
+  core::ProbeRate rate;
+  rate.not_run = std::move(why);
+  return rate;
 }
 
 struct ProbeTime {
@@ -111,17 +132,21 @@ ProbeTime best_per_cycle(ClockedTimer& timer, const Launch& launch) {
 
 core::ProbeRate rate_of(double flops, const ProbeTime& t) { return {flops / (t.ms * 1e-3), t.sm_mhz}; }
 
-// Uniform values in [-1, 1) from a hash of the index: tensor cores draw more power (and the clock can
+// A uniform value in [-1, 1) from a hash of the index: tensor cores draw more power (and the clock can
 // drop) on varied data than on a constant fill, which would overstate the roof.
+__device__ float hashed_uniform(size_t i) {
+  uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+  h ^= h >> 16;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return static_cast<float>(h >> 8) * (2.f / 16777216.f) - 1.f;
+}
+
 template <bool Bf16>
 __global__ void random_fill_kernel(uint16_t* out, size_t n) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
-    h ^= h >> 16;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    const float v = static_cast<float>(h >> 8) * (2.f / 16777216.f) - 1.f;
+    const float v = hashed_uniform(i);
     if constexpr (Bf16) {
       const __nv_bfloat16 b = __float2bfloat16(v);
       out[i] = *reinterpret_cast<const uint16_t*>(&b);
@@ -132,14 +157,174 @@ __global__ void random_fill_kernel(uint16_t* out, size_t n) {
   }
 }
 
+// The same values as E4M3 bytes (the fp8 GEMM's A and B).
+__global__ void random_fill_fp8_kernel(uint8_t* out, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    out[i] = __nv_cvt_float_to_fp8(hashed_uniform(i), __NV_SATFINITE, __NV_E4M3);
+}
+
+// Per warp: iterations x kMmaChains independent mma.sync m16n8k32 E4M3 (fp32 accumulate), as the
+// 16-bit probe (probes::launch_mma); out has one float per thread. The instruction exists from sm_89:
+// code for an older architecture does no MMA, and the host does not run it there (fp8_mma_not_run).
+// On Hopper the instruction is not native: it runs through the 16-bit tensor path (NVIDIA/cutlass
+// issue #1986), so there the probe reads about the 16-bit rate and the GEMM sets the fp8 roof.
+__global__ void mma_fp8_kernel(float* out, int iterations) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // Four E4M3 values per register, each with the sign bit and the exponent's top bit cleared (at most
+  // 0x77, and 0x7c after the offsets below): finite, never E4M3's NaN (0x7f).
+  const uint32_t seed = (0x38383838u ^ (threadIdx.x * 0x01010101u)) & 0x77777777u;
+  uint32_t a0 = seed, a1 = seed + 1, a2 = seed + 2, a3 = seed + 3, b0 = seed + 4, b1 = seed + 5;
+  float acc[probes::kMmaChains][4] = {};
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int c = 0; c < probes::kMmaChains; ++c)
+      asm volatile(
+          "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};\n"
+          : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
+          : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < probes::kMmaChains; ++c) sum += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+#else
+  out[blockIdx.x * blockDim.x + threadIdx.x] = static_cast<float>(iterations);
+#endif
+}
+
+// Why the fp8 mma.sync probe cannot run here; empty when it can. It needs a device of sm_89 or later
+// and this binary's code for it compiled for sm_89 or later (code JIT-compiled from an older
+// architecture's PTX has no MMA in the kernel's body).
+std::string fp8_mma_not_run() {
+  const int cc = compute_capability();
+  if (cc < kFp8MinComputeCapability) return no_fp8_tensor_cores(cc);
+  cudaFuncAttributes attributes{};
+  check_cuda(cudaFuncGetAttributes(&attributes, mma_fp8_kernel), "cudaFuncGetAttributes (fp8 mma.sync probe)");
+  if (attributes.ptxVersion < kFp8MinComputeCapability)
+    return "this build has no sm_89+ code for the device (its code comes from compute_" +
+           std::to_string(attributes.ptxVersion) + "; -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(cc) + " adds it)";
+  return {};
+}
+
+// The fp8 mma.sync probe: 64 warps per SM, each kMmaIterations x kMmaChains MMAs.
+core::ProbeRate mma_fp8_rate(int blocks, int threads, float* out, ClockedTimer& timer) {
+  if (std::string why = fp8_mma_not_run(); !why.empty()) return not_run(std::move(why));
+  const double warps = static_cast<double>(blocks) * threads / 32;
+  const double flops = warps * kMmaIterations * probes::kMmaChains * kFlopsPerMmaFp8;
+  return rate_of(flops, best_per_cycle(timer, [&] {
+                   mma_fp8_kernel<<<blocks, threads>>>(out, kMmaIterations);
+                   check_cuda(cudaGetLastError(), "fp8 mma.sync probe launch");
+                 }));
+}
+
+std::string lt_status(const char* call, cublasStatus_t status) {
+  return std::string(call) + ": " + cublasLtGetStatusName(status);
+}
+
+// What one cuBLASLt matmul holds (handle, descriptors, preference), destroyed in reverse.
+struct LtMatmul {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  LtMatmul() = default;
+  LtMatmul(const LtMatmul&) = delete;
+  LtMatmul& operator=(const LtMatmul&) = delete;
+  ~LtMatmul() {
+    if (preference) cublasLtMatmulPreferenceDestroy(preference);
+    for (cublasLtMatrixLayout_t layout : {d, b, a})
+      if (layout) cublasLtMatrixLayoutDestroy(layout);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (handle) cublasLtDestroy(handle);
+  }
+};
+
+// A large cuBLASLt E4M3 GEMM (n^3 on varied data, fp32 accumulate, bf16 D), the library's fastest fp8
+// path for the device (wgmma on Hopper): D = A^T B in the TN layout its fp8 kernels require, column
+// major, with A's and B's scale pointers set (1.0, as an attention kernel's per-tensor scales would
+// be). Fast accumulation is on: without it the library promotes the partial sums to fp32 every few K
+// steps, a cost a kernel that accumulates in the tensor cores (FlashAttention-3's fp8 path) does not
+// pay, and the roof is the rate the hardware reaches. "Not run" with the reason when the device has
+// no fp8 tensor cores or the library refuses.
+core::ProbeRate gemm_fp8_rate(ClockedTimer& timer) {
+  if (const int cc = compute_capability(); cc < kFp8MinComputeCapability) return not_run(no_fp8_tensor_cores(cc));
+  const uint64_t n = kGemmN;
+  LtMatmul mm;
+  cublasStatus_t status = cublasLtCreate(&mm.handle);
+  if (status != CUBLAS_STATUS_SUCCESS) return not_run(lt_status("cublasLtCreate", status));
+  status = cublasLtMatmulDescCreate(&mm.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  if (status != CUBLAS_STATUS_SUCCESS) return not_run(lt_status("cublasLtMatmulDescCreate", status));
+  core::ProbeRate rate;
+  try {
+    DeviceBuffer a(n * n), b(n * n), d(n * n * sizeof(__nv_bfloat16)), workspace(kLtWorkspaceBytes),
+        scales(2 * sizeof(float));
+    const float unit_scales[2] = {1.f, 1.f};
+    check_cuda(cudaMemcpy(scales.get(), unit_scales, sizeof(unit_scales), cudaMemcpyHostToDevice),
+               "cudaMemcpy (fp8 GEMM scales)");
+    for (void* m : {a.get(), b.get()}) random_fill_fp8_kernel<<<1024, 256>>>(static_cast<uint8_t*>(m), n * n);
+    check_cuda(cudaGetLastError(), "random_fill_fp8_kernel launch");
+    const cublasOperation_t transpose = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+    const void* a_scale = scales.get();
+    const void* b_scale = static_cast<const float*>(scales.get()) + 1;
+    const int8_t fast_accumulation = 1;
+    const uint64_t workspace_bytes = kLtWorkspaceBytes;
+    struct Attribute {
+      cublasLtMatmulDescAttributes_t which;
+      const void* value;
+      size_t size;
+    };
+    for (const Attribute& attr : {Attribute{CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)},
+                                  Attribute{CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain)},
+                                  Attribute{CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale)},
+                                  Attribute{CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale)},
+                                  Attribute{CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation,
+                                            sizeof(fast_accumulation)}})
+      if ((status = cublasLtMatmulDescSetAttribute(mm.desc, attr.which, attr.value, attr.size)) != CUBLAS_STATUS_SUCCESS)
+        return not_run(lt_status("cublasLtMatmulDescSetAttribute", status));
+    // Column major: A stored K x M (op T gives M x K), B K x N, D M x N.
+    if ((status = cublasLtMatrixLayoutCreate(&mm.a, CUDA_R_8F_E4M3, n, n, n)) != CUBLAS_STATUS_SUCCESS ||
+        (status = cublasLtMatrixLayoutCreate(&mm.b, CUDA_R_8F_E4M3, n, n, n)) != CUBLAS_STATUS_SUCCESS ||
+        (status = cublasLtMatrixLayoutCreate(&mm.d, CUDA_R_16BF, n, n, n)) != CUBLAS_STATUS_SUCCESS)
+      return not_run(lt_status("cublasLtMatrixLayoutCreate", status));
+    if ((status = cublasLtMatmulPreferenceCreate(&mm.preference)) != CUBLAS_STATUS_SUCCESS ||
+        (status = cublasLtMatmulPreferenceSetAttribute(mm.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                       &workspace_bytes, sizeof(workspace_bytes))) !=
+            CUBLAS_STATUS_SUCCESS)
+      return not_run(lt_status("cublasLtMatmulPreference", status));
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    status = cublasLtMatmulAlgoGetHeuristic(mm.handle, mm.desc, mm.a, mm.b, mm.d, mm.d, mm.preference, 1, &heuristic,
+                                            &found);
+    if (status != CUBLAS_STATUS_SUCCESS) return not_run(lt_status("cublasLtMatmulAlgoGetHeuristic", status));
+    if (found == 0) return not_run("cublasLtMatmulAlgoGetHeuristic: no algorithm for an E4M3 TN GEMM on this device");
+    const float one = 1.f, zero = 0.f;
+    cublasStatus_t matmul = CUBLAS_STATUS_SUCCESS;
+    const ProbeTime t = best_per_cycle(timer, [&] {
+      const cublasStatus_t s = cublasLtMatmul(mm.handle, mm.desc, &one, a.get(), mm.a, b.get(), mm.b, &zero, d.get(),
+                                              mm.d, d.get(), mm.d, &heuristic.algo, workspace.get(),
+                                              kLtWorkspaceBytes, nullptr);
+      if (s != CUBLAS_STATUS_SUCCESS) matmul = s;
+    });
+    if (matmul != CUBLAS_STATUS_SUCCESS) return not_run(lt_status("cublasLtMatmul", matmul));
+    rate = rate_of(2.0 * static_cast<double>(n) * n * n, t);
+  } catch (const std::exception& e) {
+    rate = not_run(e.what());  // out of memory, say: the GEMM probe is optional
+    (void)cudaGetLastError();
+  }
+  return rate;
+}
+
 // A large cuBLAS GEMM (n^3, fp32 accumulate, output in the input type): the fastest tensor-core path
 // the library knows for the device (wgmma on Hopper), which a hand-written mma.sync loop cannot reach.
-// Zero when cuBLAS is not usable here (the mma.sync probe then stands alone).
+// "Not run" with the reason when cuBLAS is not usable here (the mma.sync probe then stands alone).
 core::ProbeRate gemm_rate(cudaDataType_t type, ClockedTimer& timer) {
-  constexpr int kN = 8192;
+  constexpr int kN = kGemmN;
   const size_t bytes = static_cast<size_t>(kN) * kN * 2;
   cublasHandle_t handle = nullptr;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return {};
+  if (const cublasStatus_t status = cublasCreate(&handle); status != CUBLAS_STATUS_SUCCESS)
+    return not_run(std::string("cublasCreate: ") + cublasGetStatusName(status));
   core::ProbeRate rate;
   try {
     DeviceBuffer a(bytes), b(bytes), c(bytes);
@@ -158,9 +343,9 @@ core::ProbeRate gemm_rate(cudaDataType_t type, ClockedTimer& timer) {
                               kN, &zero, c.get(), type, kN, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
     });
-    if (ok) rate = rate_of(2.0 * kN * kN * static_cast<double>(kN), t);
-  } catch (const std::exception&) {
-    rate = {};  // out of memory, say: the GEMM probe is optional
+    rate = ok ? rate_of(2.0 * kN * kN * static_cast<double>(kN), t) : not_run("cublasGemmEx refused the GEMM");
+  } catch (const std::exception& e) {
+    rate = not_run(e.what());  // out of memory, say: the GEMM probe is optional
     (void)cudaGetLastError();
   }
   cublasDestroy(handle);
@@ -295,6 +480,8 @@ core::MeasuredCeilings measure_ceilings() {
                        }));
   m.gemm_fp16 = gemm_rate(CUDA_R_16F, timer);
   m.gemm_bf16 = gemm_rate(CUDA_R_16BF, timer);
+  m.mma_fp8_e4m3 = mma_fp8_rate(blocks, kThreads, out_ptr, timer);
+  m.gemm_fp8_e4m3 = gemm_fp8_rate(timer);
   const double fma_flops = 2.0 * blocks * kThreads * static_cast<double>(kFmaIterations) * probes::kFmaChains;
   m.fma_fp32 = rate_of(fma_flops, best_per_cycle(timer, [&] {
                          probes::launch_fma(out_ptr, kFmaIterations, blocks, kThreads, nullptr);

@@ -6,6 +6,9 @@
 // - tensor-core FLOP/s per dtype: back-to-back independent mma.sync m16n8k16 on every SM (the
 //   portable fused kernel's instruction) and a large cuBLAS GEMM (wgmma on Hopper), each with the SM
 //   clock it ran at (clock stamps around the launch), so the roof can be scaled to a point's clock;
+// - fp8 (E4M3) tensor-core FLOP/s the same two ways: mma.sync m16n8k32 E4M3 and a large cuBLASLt fp8
+//   GEMM, each with its clock, or "not run" with the reason (a GPU before sm_89, a build without
+//   sm_89+ code, the library's refusal);
 // - FP32 FMA FLOP/s, with its clock;
 // - launch latency: GPU time per launch of back-to-back empty kernels.
 // core::merge_with_datasheet turns them into core::Ceilings; the backend caches them per device
