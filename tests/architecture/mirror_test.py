@@ -2,9 +2,9 @@
 """tests/ mirrors src/ and kernels/ file for file.
 
 The rule, both ways:
-  src/<dir>/<name>.cpp|.cu      is tested by  tests/<dir>/test_<name>.cpp|.cu|.sh|.py
-  kernels/<dir>/<name>.cpp|.cu  is tested by  tests/kernels/<dir>/test_<name>.cpp|.cu|.sh|.py
-and every tests/.../test_<name>.* names a source file that exists: <name>.cpp|.cu|.hpp|.cuh in the
+  src/<dir>/<name>.cpp|.cu|.py      is tested by  tests/<dir>/test_<name>.cpp|.cu|.sh|.py
+  kernels/<dir>/<name>.cpp|.cu|.py  is tested by  tests/kernels/<dir>/test_<name>.cpp|.cu|.sh|.py
+and every tests/.../test_<name>.* names a source file that exists: <name>.cpp|.cu|.py|.hpp|.cuh in the
 mirrored folder (a header holding logic, such as a tile heuristic, may have a test of its own).
 
 Only files named test_* are mirror tests. Other tests are named for what they do (hostile_test.sh,
@@ -21,7 +21,7 @@ import os
 import sys
 import tempfile
 
-SOURCE_SUFFIXES = (".cpp", ".cu")
+SOURCE_SUFFIXES = (".cpp", ".cu", ".py")
 TEST_SUFFIXES = (".cpp", ".cu", ".sh", ".py")
 HEADER_SUFFIXES = (".hpp", ".cuh")
 SKIPPED_TEST_FOLDERS = {"architecture", "fuzz", "bench", "plugins", "scripts", "gpu"}
@@ -108,7 +108,7 @@ def problems(root, exempt=None, pending=None):
             continue
         for t in paths:
             if t not in pending_tests:
-                orphaned.append(f"{t}: no {base}/{stem}.cpp|.cu|.hpp|.cuh")
+                orphaned.append(f"{t}: no {base}/{stem}.cpp|.cu|.py|.hpp|.cuh")
     for src in sorted(exempt):
         if src not in files:
             stale.append(f"{src}: exempt, but gone: remove it from EXEMPT")
@@ -141,15 +141,17 @@ def self_test():
                     "tests/core/test_a.cpp", "tests/core/test_h.cpp", "tests/core/test_gone.cpp",
                     "tests/core/helper_test.sh", "tests/core/fixtures/test_x.json", "tests/fuzz/test_y.cpp",
                     "tests/measure/cuda/test_t.cu", "tests/kernels/cpu/test_k.sh", "tests/kernels/test_top.py",
-                    "tests/gate/test_gate_old.cpp", "tests/kernels/test_k.cpp"]:
+                    "tests/gate/test_gate_old.cpp", "tests/kernels/test_k.cpp", "kernels/python/m.py",
+                    "tests/kernels/python/test_m.py", "kernels/python/n.py"]:
             os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
             open(os.path.join(root, rel), "w").close()
         missing, orphaned, stale = problems(root, {"kernels/fused/gen.cu": "x", "src/core/c.cpp": "x"},
                                             {"src/gate/old.cpp": "tests/gate/test_gate_old.cpp"})
-        if missing != ["src/core/b.cpp: no tests/core/test_b.*"]:
+        if missing != ["kernels/python/n.py: no tests/kernels/python/test_n.*",
+                       "src/core/b.cpp: no tests/core/test_b.*"]:
             failures.append(f"missing: {missing}")
-        if orphaned != ["tests/core/test_gone.cpp: no src/core/gone.cpp|.cu|.hpp|.cuh",
-                        "tests/kernels/test_k.cpp: no kernels/k.cpp|.cu|.hpp|.cuh"]:
+        if orphaned != ["tests/core/test_gone.cpp: no src/core/gone.cpp|.cu|.py|.hpp|.cuh",
+                        "tests/kernels/test_k.cpp: no kernels/k.cpp|.cu|.py|.hpp|.cuh"]:
             failures.append(f"orphaned: {orphaned}")
         if stale != ["src/core/c.cpp: exempt, but gone: remove it from EXEMPT"]:
             failures.append(f"stale: {stale}")
