@@ -36,6 +36,8 @@ EXEMPT = {
        "tested by tests/kernels/fused/test_fused.cpp" for d in (32, 64, 96, 128, 192, 256)},
     **{f"kernels/fused_sm90/fused_sm90_d{d}.cu": "one explicit instantiation of fused_sm90.cu's kernel per "
        "head dim: tested by tests/kernels/fused_sm90/test_fused_sm90.cpp" for d in (64, 128, 192, 256)},
+    "kernels/fused_sm90/fused_sm90_vt.cu": "fused-sm90's first launch of an fp8 call (V^T): tested through those "
+    "calls by tests/gpu/test_gpu_kernels.cpp, its key order by tests/core/tiles/test_fused_sm90_tiles.cpp",
     **{f"kernels/fused/fused_bwd_d{d}.cu": "one explicit instantiation of fused_bwd_kernel.cuh's kernels per "
        "head dim: tested by tests/kernels/fused/test_fused_bwd_kernel.cpp" for d in (64, 128)},
 }

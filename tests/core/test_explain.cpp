@@ -67,7 +67,8 @@ TEST_CASE("explain: an unknown GPU lists the known keys; an impossible shape is 
 }
 
 TEST_CASE("explain: an fp8 shape on the GPU's fp8 roof; a GPU without fp8 tensor cores is an InputError") {
-  const Shape s{8, 16, 16, 4096, 4096, 128, false, DType::fp8_e4m3};
+  Shape s{8, 16, 16, 4096, 4096, 128, false, DType::fp8_e4m3};
+  imply_fp8_kv_format(s);
   const Explanation e = explain("h200", s);
   for (const KernelExplanation& k : e.kernels) {
     INFO(k.kernel);
