@@ -261,6 +261,20 @@ ReferenceRow reference_from(const core::Shape& s, const float* q, const float* k
   return r;
 }
 
+// The fp32 scores of one row against its `keys` keys (softmax scale applied) into p; returns their max.
+float fp32_scores(const core::Shape& s, const float* q, const float* k, int64_t keys, std::vector<float>& p) {
+  const auto scale = static_cast<float>(core::softmax_scale(s));
+  p.assign(static_cast<size_t>(keys), 0.0f);
+  float row_max = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < keys; ++j) {
+    float dot = 0;
+    for (int64_t d = 0; d < s.hdim; ++d) dot += q[d] * k[j * s.hdim + d];
+    p[j] = dot * scale;
+    row_max = std::max(row_max, p[j]);
+  }
+  return row_max;
+}
+
 // fp8 prefill's low-precision computation, as an fp8 tensor-core kernel does it: P = exp(s - max) (the
 // unnormalised probabilities, at most 1) rounded to E4M3, P V accumulated in fp32, divided by the fp32
 // sum of the unrounded P, O rounded to bf16.
@@ -269,15 +283,8 @@ std::vector<double> fp8_emulated_from(const core::Shape& s, const float* q, cons
   const int64_t dv = s.value_hdim();
   std::vector<double> o(static_cast<size_t>(dv), 0.0);
   if (keys == 0) return o;
-  const auto scale = static_cast<float>(core::softmax_scale(s));
-  std::vector<float> p(static_cast<size_t>(keys));
-  float row_max = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < keys; ++j) {
-    float dot = 0;
-    for (int64_t d = 0; d < s.hdim; ++d) dot += q[d] * k[j * s.hdim + d];
-    p[j] = dot * scale;
-    row_max = std::max(row_max, p[j]);
-  }
+  std::vector<float> p;
+  const float row_max = fp32_scores(s, q, k, keys, p);
   float row_sum = 0;
   std::vector<float> acc(static_cast<size_t>(dv), 0.0f);
   for (int64_t j = 0; j < keys; ++j) {
@@ -298,15 +305,8 @@ std::vector<double> naive_from(const core::Shape& s, const float* q, const float
   const int64_t dv = s.value_hdim();
   std::vector<double> o(static_cast<size_t>(dv), 0.0);
   if (keys == 0) return o;
-  const auto scale = static_cast<float>(core::softmax_scale(s));
-  std::vector<float> p(static_cast<size_t>(keys));
-  float row_max = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < keys; ++j) {
-    float dot = 0;
-    for (int64_t d = 0; d < s.hdim; ++d) dot += q[d] * k[j * s.hdim + d];
-    p[j] = dot * scale;
-    row_max = std::max(row_max, p[j]);
-  }
+  std::vector<float> p;
+  const float row_max = fp32_scores(s, q, k, keys, p);
   float row_sum = 0;
   for (int64_t j = 0; j < keys; ++j) {
     p[j] = std::exp(p[j] - row_max);
