@@ -9,8 +9,10 @@
 // A paged KV cache adds a first launch, gather_kv, that copies the sequence's pages into contiguous K
 // and V in the workspace (what a framework without paged attention does); the GEMMs then read those.
 // A quantized one adds dequant_kv instead, which writes K and V in the dtype. fp8 prefill (dtype
-// fp8_e4m3, core/shape.hpp) computes in bf16: its first stage, dequant_qkv, writes Q, K and V as bf16
-// copies (two launches, Q's then K's and V's), and P and O are bf16 (Shape::out_dtype).
+// fp8_e4m3, core/shape.hpp) computes in bf16: its first stage, dequant_qkv, writes the E4M3 values of Q,
+// K and V as bf16 copies (exact: every E4M3 value is a bf16 value) and the scales enter in fp32 as the
+// GEMMs' alpha (q_scale k_scale times the softmax scale for S, v_scale for O), so S is as exact as the
+// fp8 kernels' own scores; P and O are bf16 (Shape::out_dtype).
 // Grouped-query attention without copies: for one (batch, kv head) the Q rows of its
 // heads / kv_heads query heads are contiguous, so each GEMM batch is one (batch, kv head) with
 // group * seq_q rows, and the batch strides stay uniform.
@@ -145,8 +147,38 @@ __global__ void dequant_kv_kernel(const uint8_t* __restrict__ k_in, const uint8_
   }
 }
 
-// fp8 prefill's Q (core/shape.hpp): each E4M3 byte as the value it stands for, times the tensor's one
-// scale, rounded to T, into a contiguous copy in the same order.
+// cuBLAS reads alpha and beta from device memory while one is alive (enabled), from the host again after.
+class DevicePointerMode {
+ public:
+  DevicePointerMode(cublasHandle_t handle, bool enabled) : handle_(handle), enabled_(enabled) {
+    if (enabled_) ATTNPROF_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+  }
+  ~DevicePointerMode() {
+    if (enabled_) (void)cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST);
+  }
+  DevicePointerMode(const DevicePointerMode&) = delete;
+  DevicePointerMode& operator=(const DevicePointerMode&) = delete;
+
+ private:
+  cublasHandle_t handle_;
+  bool enabled_;
+};
+
+// Where fp8 prefill's scalars sit in the workspace, for the cuBLAS calls in device pointer mode.
+enum Fp8Scalar { kAlphaS = 0, kAlphaO = 1, kZero = 2, kOne = 3 };
+
+// alpha of S = Q K^T: the softmax scale times q_scale k_scale; alpha of O = P V: v_scale; beta 0; and 1,
+// the scale the dequantizing kernels take so that the copies hold the bytes' own E4M3 values.
+__global__ void fp8_scalars_kernel(const float* __restrict__ q_scale, const float* __restrict__ k_scale,
+                                   const float* __restrict__ v_scale, float softmax_scale, float* __restrict__ out) {
+  out[kAlphaS] = softmax_scale * (q_scale[0] * k_scale[0]);
+  out[kAlphaO] = v_scale[0];
+  out[kZero] = 0.f;
+  out[kOne] = 1.f;
+}
+
+// fp8 prefill's Q (core/shape.hpp): each E4M3 byte as the value it stands for, times the given scale
+// (1: fp8_scalars_kernel), rounded to T, into a contiguous copy in the same order.
 template <typename T>
 __global__ void dequant_q_kernel(const uint8_t* __restrict__ q_in, const float* __restrict__ q_scale,
                                  T* __restrict__ q_out, int64_t elems) {
@@ -495,9 +527,14 @@ core::Shape longest_sequence(const core::Shape& s) {
 // The contiguous K and V copies in the compute dtype (Shape::out_dtype: the dtype, bf16 for fp8 prefill)
 // of a paged or quantized cache (none otherwise), then fp8 prefill's Q copy.
 bool copies_kv(const core::Shape& s) { return s.paged() || s.quantized_kv(); }
-size_t gathered_bytes(const core::Shape& s) {
+// fp8 prefill's four fp32 scalars (Fp8Scalars), 256 bytes after its copies.
+constexpr size_t kFp8ScalarBytes = 256;
+size_t copies_bytes(const core::Shape& s) {
   const int64_t elems = s.kv_elems() + s.v_elems() + (s.quantized_q() ? s.q_elems() : 0);
   return copies_kv(s) ? static_cast<size_t>(elems) * core::dtype_bytes(s.out_dtype()) : 0;
+}
+size_t gathered_bytes(const core::Shape& s) {
+  return s.quantized_q() ? (copies_bytes(s) + 255) / 256 * 256 + kFp8ScalarBytes : copies_bytes(s);
 }
 // Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
 size_t gathered_offset(const core::Shape& s) {
@@ -621,6 +658,9 @@ class ReferenceKernel final : public Kernel {
     const void* q = a.q;
     const void* k = a.k;
     const void* v = a.v;
+    float* fp8_scalars = s.quantized_q() ? reinterpret_cast<float*>(static_cast<char*>(a.workspace) + gathered_offset(s) +
+                                                                    (copies_bytes(s) + 255) / 256 * 256)
+                                         : nullptr;
     int stage = 0;
     if (s.quantized_kv()) {
       if (a.k_scale == nullptr || a.v_scale == nullptr) throw CudaError("reference kernel: a quantized KV cache without scales");
@@ -630,15 +670,21 @@ class ReferenceKernel final : public Kernel {
       T* v_out = k_out + s.kv_elems();
       if (hook) hook->before_stage(stage);
       ++stage;
+      const float* k_scale = a.k_scale;
+      const float* v_scale = a.v_scale;
       if (s.quantized_q()) {
+        fp8_scalars_kernel<<<1, 1, 0, stream>>>(a.q_scale, a.k_scale, a.v_scale,
+                                                static_cast<float>(core::softmax_scale(s)), fp8_scalars);
+        ATTNPROF_CUDA_CHECK(cudaGetLastError());
         T* q_out = v_out + s.v_elems();
         dequant_q_kernel<T><<<static_cast<unsigned>(grid_for(s.q_elems())), kGatherThreads, 0, stream>>>(
-            static_cast<const uint8_t*>(a.q), a.q_scale, q_out, s.q_elems());
+            static_cast<const uint8_t*>(a.q), fp8_scalars + kOne, q_out, s.q_elems());
         ATTNPROF_CUDA_CHECK(cudaGetLastError());
         q = q_out;
+        k_scale = v_scale = fp8_scalars + kOne;
       }
       dequant_kv_kernel<T><<<static_cast<unsigned>(gather_blocks(s)), kGatherThreads, 0, stream>>>(
-          static_cast<const uint8_t*>(a.k), static_cast<const uint8_t*>(a.v), a.k_scale, a.v_scale,
+          static_cast<const uint8_t*>(a.k), static_cast<const uint8_t*>(a.v), k_scale, v_scale,
           s.paged() ? a.block_table : nullptr, k_out, v_out, s.kv_elems(), s.v_elems(), s.pages_per_seq(), s.kv_heads,
           s.seq_k, std::max<int64_t>(1, s.page_size), s.hdim, s.value_hdim(), s.kv_dtype, s.kv_scale);
       ATTNPROF_CUDA_CHECK(cudaGetLastError());
@@ -678,13 +724,20 @@ class ReferenceKernel final : public Kernel {
       return;
     }
 
+    // fp8 prefill: alpha and beta from its scalars in the workspace.
+    const bool fp8 = fp8_scalars != nullptr;
+    const DevicePointerMode pointer_mode(handle, fp8);
+    const float* alpha_s = fp8 ? fp8_scalars + kAlphaS : &scale;
+    const float* alpha_o = fp8 ? fp8_scalars + kAlphaO : &one;
+    const float* beta = fp8 ? fp8_scalars + kZero : &zero;
+
     // Row-major S (rows x seq_k) is column-major S^T = K Q^T: A = K (stored d x seq_k column-major,
     // transposed), B = Q (d x rows column-major).
     if (hook) hook->before_stage(stage++);
     ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.seq_k), static_cast<int>(g.rows_per_batch),
-        static_cast<int>(g.hdim), &scale, k, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim,
-        q, io_type, static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, &zero, scores, CUDA_R_32F,
+        static_cast<int>(g.hdim), alpha_s, k, io_type, static_cast<int>(g.hdim), g.seq_k * g.hdim,
+        q, io_type, static_cast<int>(g.hdim), g.rows_per_batch * g.hdim, beta, scores, CUDA_R_32F,
         static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
 
@@ -698,8 +751,8 @@ class ReferenceKernel final : public Kernel {
     if (hook) hook->before_stage(stage);
     ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.hdim_v), static_cast<int>(g.rows_per_batch),
-        static_cast<int>(g.seq_k), &one, v, io_type, static_cast<int>(g.hdim_v), g.seq_k * g.hdim_v, probs,
-        io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, &zero, a.o, io_type,
+        static_cast<int>(g.seq_k), alpha_o, v, io_type, static_cast<int>(g.hdim_v), g.seq_k * g.hdim_v, probs,
+        io_type, static_cast<int>(g.seq_k), g.rows_per_batch * g.seq_k, beta, a.o, io_type,
         static_cast<int>(g.hdim_v), g.rows_per_batch * g.hdim_v, g.batch_count, CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
     if (s.pass == core::Pass::fwd_bwd) {

@@ -28,6 +28,7 @@ constexpr int kRepetitions = 10;
 constexpr int kMmaIterations = 8192;
 constexpr double kFlopsPerMmaFp8 = 2.0 * 16 * 8 * 32;  // m16n8k32, per warp
 constexpr int kGemmN = 8192;                             // the GEMM probes' M = N = K
+constexpr size_t kScaleSlotBytes = 256;  // one fp8 GEMM scale per slot
 constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's workspace (its Hopper kernels want 32 MiB)
 constexpr int kFmaIterations = 16384;
 constexpr int kL2Passes = 64;
@@ -260,15 +261,18 @@ core::ProbeRate gemm_fp8_rate(ClockedTimer& timer) {
   try {
     // C (not read: beta is 0) apart from D: the library's fp8 kernels need not run in place.
     DeviceBuffer a(n * n), b(n * n), c(n * n * sizeof(__nv_bfloat16)), d(n * n * sizeof(__nv_bfloat16)),
-        workspace(kLtWorkspaceBytes), scales(2 * sizeof(float));
-    const float unit_scales[2] = {1.f, 1.f};
-    check_cuda(cudaMemcpy(scales.get(), unit_scales, sizeof(unit_scales), cudaMemcpyHostToDevice),
-               "cudaMemcpy (fp8 GEMM scales)");
+        workspace(kLtWorkspaceBytes), scales(2 * kScaleSlotBytes);
+    // A's and B's scales 1.0, each in a slot of its own at an allocation's alignment.
+    const float unit = 1.f;
+    for (int slot = 0; slot < 2; ++slot)
+      check_cuda(cudaMemcpy(static_cast<char*>(scales.get()) + slot * kScaleSlotBytes, &unit, sizeof(unit),
+                            cudaMemcpyHostToDevice),
+                 "cudaMemcpy (fp8 GEMM scales)");
     for (void* m : {a.get(), b.get()}) random_fill_fp8_kernel<<<1024, 256>>>(static_cast<uint8_t*>(m), n * n);
     check_cuda(cudaGetLastError(), "random_fill_fp8_kernel launch");
     const cublasOperation_t transpose = CUBLAS_OP_T, plain = CUBLAS_OP_N;
     const void* a_scale = scales.get();
-    const void* b_scale = static_cast<const float*>(scales.get()) + 1;
+    const void* b_scale = static_cast<const char*>(scales.get()) + kScaleSlotBytes;
     const int8_t fast_accumulation = 1;
     const uint64_t workspace_bytes = kLtWorkspaceBytes;
     struct Attribute {
