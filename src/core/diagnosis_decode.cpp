@@ -31,6 +31,16 @@ std::string sharing_text(const Shape& s) {
   return fmt::format("{} query heads share each of {} KV heads now", s.heads / s.kv_heads, s.kv_heads);
 }
 
+// What makes fewer bytes per generated token, of what the point does not do yet: an 8-bit cache for a
+// 16-bit one; for a cache already at one byte per element, sharing KV heads or keeping fewer keys.
+std::string fewer_bytes_text(const Shape& s) {
+  const std::string sharing = fmt::format("more query heads per KV head (GQA/MQA: {})", sharing_text(s));
+  if (s.quantized_kv())
+    return fmt::format("{}, or fewer keys kept (a sliding window); the cache is already one byte per element ({})",
+                       sharing, to_string(s.kv_dtype));
+  return fmt::format("an fp8 KV cache (half the bytes of {}), {}", to_string(s.dtype), sharing);
+}
+
 }  // namespace
 
 DecodeView decode_view(const Record& r, const DecodeInputs& in, DiagnosisMetrics& m) {
@@ -144,16 +154,15 @@ std::string decode_memory_next_step(const Record& r, const DecodeInputs& in, con
     const double pct = *m.pct_of_hbm_ceiling;
     if (pct >= kSolSaturatedPct)
       steps.push_back(fmt::format(
-          "{} at {:.0f}% of the {} ceiling: the kernel is at the roof, only fewer bytes per token help: an fp8 KV "
-          "cache (half the bytes of {}), more query heads per KV head (GQA/MQA: {})",
-          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend), to_string(s.dtype), sharing_text(s)));
+          "{} at {:.0f}% of the {} ceiling: the kernel is at the roof, only fewer bytes per token help: {}",
+          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend), fewer_bytes_text(s)));
     else
       steps.push_back(fmt::format(
           "{} at {:.0f}% of the {} ceiling: more K/V bytes in flight per SM (a deeper cp.async/TMA pipeline, more "
-          "CTAs resident) to reach the roof, then fewer bytes per token (fp8 KV cache, GQA/MQA sharing)",
-          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend)));
+          "CTAs resident) to reach the roof, then fewer bytes per token: {}",
+          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend), fewer_bytes_text(s)));
   } else {
-    steps.push_back("fewer bytes per token: an fp8 KV cache, more query heads per KV head (GQA/MQA)");
+    steps.push_back("fewer bytes per token: " + fewer_bytes_text(s));
   }
   if (in.read_factor && *in.read_factor > kDecodeReadFactorAbove)
     steps.push_back(fmt::format(

@@ -37,9 +37,14 @@ Context h200_context() {
 // A decode point of attnprof's decode kernel (h32/8, d128, bf16): counters ok, its DRAM bytes
 // `read_factor` x the minimum, the by-design 12.5% occupancy with the latency exposed (the rule that
 // called these points occupancy-bound), split-KV stages when `splits` > 1.
-Record decode_record(int64_t batch, int64_t seq_k, double p50_us, int64_t splits, double read_factor = 1.0) {
+Record decode_record(int64_t batch, int64_t seq_k, double p50_us, int64_t splits, double read_factor = 1.0,
+                     KvDType kv = KvDType::none) {
   Record r;
   r.shape = Shape{batch, 32, 8, 1, seq_k, 128, false, DType::bf16};
+  if (kv != KvDType::none) {
+    r.shape.kv_dtype = kv;
+    r.shape.kv_scale = KvScale::head;
+  }
   r.kernel = "decode";
   r.backend = BackendKind::cuda;
   r.cost = cost_of(r.shape, KernelKind::fused);
@@ -165,6 +170,27 @@ TEST_CASE("a long decode call at the roof reads in bandwidth terms and is memory
   // Streams far longer than its fixed cost: the short-call rule does not apply.
   CHECK(m.hbm_stream_us.value() > m.short_call_limit_us.value());
   CHECK(ev.find("too short") == std::string::npos);
+}
+
+TEST_CASE("a quantized cache at the roof is not told to quantize: the next step names what is left") {
+  // b64 h32/8 s1x8192 with an 8-bit cache (1.07 GB, a scale per kv head) in 255 us: 4.2 TB/s, 93% of the
+  // ceiling. Both sides of the fp8-KV advice: the bf16 twin gets it, the fp8 point does not.
+  for (const KvDType kv : {KvDType::fp8_e4m3, KvDType::int8}) {
+    const Record r = decode_record(64, 8192, 255, 1, 1.0, kv);
+    const Diagnosis d = diagnose(r, h200_context());
+    INFO(d.next_step);
+    CHECK(d.verdict == Verdict::memory_bound);
+    CHECK(d.metrics.pct_of_hbm_ceiling.value() > 90);
+    CHECK_THAT(d.next_step, Catch::Contains("the kernel is at the roof"));
+    CHECK(d.next_step.find("an fp8 KV cache") == std::string::npos);
+    CHECK_THAT(d.next_step, Catch::Contains(fmt::format("already one byte per element ({})", to_string(kv))));
+    CHECK_THAT(d.next_step, Catch::Contains("4 query heads share each of 8 KV heads"));
+  }
+  // Below the roof: the deeper pipeline first, and again no fp8 advice for a cache that is fp8.
+  const Diagnosis below = diagnose(decode_record(64, 8192, 380, 1, 1.0, KvDType::fp8_e4m3), h200_context());
+  CHECK_THAT(below.next_step, Catch::Contains("more K/V bytes in flight per SM"));
+  CHECK(below.next_step.find("fp8 KV cache") == std::string::npos);
+  CHECK_THAT(diagnose(decode_record(64, 8192, 700, 1), h200_context()).next_step, Catch::Contains("fp8 KV cache"));
 }
 
 TEST_CASE("a windowed decode call streams only its window of the KV cache") {
