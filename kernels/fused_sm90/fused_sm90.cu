@@ -198,8 +198,8 @@ class FusedSm90Kernel final : public Kernel {
     LaunchInfo vt;
     vt.kernel_name = "write_vt_kernel";
     vt.func = f3::write_vt_func();
-    vt.grid_blocks = f3::fp8::vt_keys(s.seq_k) / 64 * (s.hdim / 64) * s.batch * s.kv_heads;
-    vt.block_threads = 256;
+    vt.grid_blocks = f3::fp8::vt_ctas(s.seq_k, static_cast<int>(s.hdim), s.batch * s.kv_heads);
+    vt.block_threads = f3::fp8::kVtThreads;
     return {vt, info};
   }
 

@@ -272,6 +272,36 @@ constexpr long long vt_source_key(long long c) {
   const long long within = c % 16, t = within / 4, j = within % 4;
   return c - within + 2 * t + (j % 2) + 8 * (j / 2);
 }
+// write_vt (fused_sm90_vt.cu) builds V^T in registers. A CTA of kVtThreads (four warps) covers 128 keys
+// x 128 columns of one (batch, kv head). Lane 4 g + t of a warp reads, for 32 columns (two 16-byte loads
+// per key: whole 32-byte sectors), the four keys of 16-key group g that fill positions 4t .. 4t + 3 of V^T
+// (vt_source_key(4t + i), i = 0..3), and turns each four row words into four column words (vt_column_word);
+// the warp's 32 lanes then write 128 contiguous bytes of a V^T row per store.
+constexpr int kVtThreads = 128;
+constexpr int kVtKeysPerCta = 128;
+constexpr int kVtColsPerCta = 128;
+constexpr int kVtColsPerThread = 32;
+constexpr long long vt_ctas(long long seq_k, int hdim, long long heads_total) {
+  return vt_keys(seq_k) / kVtKeysPerCta * (hdim / kVtColsPerCta) * heads_total;
+}
+// The byte permutes of the 4 x 4 byte transpose: rows 0 and 1 (and 2 and 3) interleaved byte by byte,
+// low or high half, then the two interleaved halves joined. Selectors as PRMT (__byte_perm) reads them:
+// byte i of the result is byte (s >> 4 i) & 7 of the pair, x's bytes 0-3 and y's 4-7.
+constexpr unsigned kInterleaveLow = 0x5140u, kInterleaveHigh = 0x7362u, kJoinLow = 0x5410u, kJoinHigh = 0x7632u;
+// PRMT's default mode (selectors 0-7) as the PTX manual defines it, for the host side of the permutes.
+constexpr uint32_t prmt(uint32_t x, uint32_t y, unsigned s) {
+  const uint64_t pair = (uint64_t{y} << 32) | x;
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) out |= static_cast<uint32_t>((pair >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+  return out;
+}
+// Column word b (0..3) of four row words: byte i is byte b of row i. `perm` is PRMT (the kernel's
+// __byte_perm, or a model of it).
+template <class Perm>
+constexpr uint32_t vt_column_word(Perm perm, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3, int b) {
+  const unsigned interleave = b < 2 ? kInterleaveLow : kInterleaveHigh;
+  return perm(perm(r0, r1, interleave), perm(r2, r3, interleave), b % 2 == 0 ? kJoinLow : kJoinHigh);
+}
 constexpr Schedule default_schedule(int hdim, bool causal) {
   if (hdim >= 256) return Schedule::serial;
   return causal ? Schedule::pingpong : Schedule::overlap;

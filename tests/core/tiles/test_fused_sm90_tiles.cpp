@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <utility>
 #include <vector>
@@ -185,6 +186,31 @@ TEST_CASE("fused-sm90 fp8: V^T's key order is the order the P fragments hold the
           INFO("ks " << ks << " register " << r << " lane t " << t << " byte " << b);
           CHECK(f3::fp8::vt_source_key(position) == carried);
         }
+}
+
+TEST_CASE("fused-sm90 fp8: write_vt's byte permutes transpose four row words, and its CTAs cover V") {
+  // The model of PRMT against the PTX manual's examples: bytes 0-3 of x then 4-7 of y, one selector
+  // nibble per result byte (0x3210 is x itself, 0x7654 y, 0x0123 x byte-reversed).
+  constexpr auto prmt = f3::fp8::prmt;
+  CHECK(prmt(0x33221100u, 0x77665544u, 0x3210u) == 0x33221100u);
+  CHECK(prmt(0x33221100u, 0x77665544u, 0x7654u) == 0x77665544u);
+  CHECK(prmt(0x33221100u, 0x77665544u, 0x0123u) == 0x00112233u);
+  CHECK(prmt(0x33221100u, 0x77665544u, f3::fp8::kInterleaveLow) == 0x55114400u);
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const uint32_t r[4] = {rng(), rng(), rng(), rng()};
+    for (int b = 0; b < 4; ++b) {
+      const uint32_t w = f3::fp8::vt_column_word(prmt, r[0], r[1], r[2], r[3], b);
+      for (int i = 0; i < 4; ++i) CHECK(((w >> (8 * i)) & 0xff) == ((r[i] >> (8 * b)) & 0xff));
+    }
+  }
+  // Four warps of 32 columns make a CTA's 128; 8 groups of 16 keys its 128 keys, one V^T tile row.
+  CHECK(f3::fp8::kVtThreads / 32 * f3::fp8::kVtColsPerThread == f3::fp8::kVtColsPerCta);
+  CHECK(8 * 16 == f3::fp8::kVtKeysPerCta);
+  CHECK(f3::fp8::kVtKeysPerCta == f3::fp8::block_n());
+  CHECK(f3::fp8::kVtColsPerThread % 32 == 0);  // whole 32-byte sectors per key row
+  for (int hdim : {128, 256}) CHECK(hdim % f3::fp8::kVtColsPerCta == 0);
+  CHECK(f3::fp8::vt_ctas(4097, 256, 6) == 4224 / 128 * 2 * 6);
 }
 
 TEST_CASE("fused-sm90 fp8: tiles, padding and shared memory") {
