@@ -198,7 +198,8 @@ TEST_CASE("fused-sm90 fp8: write_vt's byte permutes transpose four row words, an
   CHECK(prmt(0x33221100u, 0x77665544u, f3::fp8::kInterleaveLow) == 0x55114400u);
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
-    const uint32_t r[4] = {rng(), rng(), rng(), rng()};
+    const uint32_t r[4] = {static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng()),
+                           static_cast<uint32_t>(rng())};
     for (int b = 0; b < 4; ++b) {
       const uint32_t w = f3::fp8::vt_column_word(prmt, r[0], r[1], r[2], r[3], b);
       for (int i = 0; i < 4; ++i) CHECK(((w >> (8 * i)) & 0xff) == ((r[i] >> (8 * b)) & 0xff));
