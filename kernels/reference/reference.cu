@@ -527,20 +527,23 @@ core::Shape longest_sequence(const core::Shape& s) {
 // The contiguous K and V copies in the compute dtype (Shape::out_dtype: the dtype, bf16 for fp8 prefill)
 // of a paged or quantized cache (none otherwise), then fp8 prefill's Q copy.
 bool copies_kv(const core::Shape& s) { return s.paged() || s.quantized_kv(); }
-// fp8 prefill's four fp32 scalars (Fp8Scalars), 256 bytes after its copies.
-constexpr size_t kFp8ScalarBytes = 256;
+size_t aligned_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 size_t copies_bytes(const core::Shape& s) {
   const int64_t elems = s.kv_elems() + s.v_elems() + (s.quantized_q() ? s.q_elems() : 0);
   return copies_kv(s) ? static_cast<size_t>(elems) * core::dtype_bytes(s.out_dtype()) : 0;
 }
+// fp8 prefill's four fp32 scalars (Fp8Scalar): a 256-byte slot after its copies, at this many bytes
+// from the copies' start.
+constexpr size_t kFp8ScalarBytes = 256;
+size_t fp8_scalars_after_copies(const core::Shape& s) { return aligned_256(copies_bytes(s)); }
 size_t gathered_bytes(const core::Shape& s) {
-  return s.quantized_q() ? (copies_bytes(s) + 255) / 256 * 256 + kFp8ScalarBytes : copies_bytes(s);
+  return s.quantized_q() ? fp8_scalars_after_copies(s) + kFp8ScalarBytes : copies_bytes(s);
 }
 // Where the copies start: after S and P, 256-byte aligned (the gather stores 16 bytes at a time).
 size_t gathered_offset(const core::Shape& s) {
   const auto scores = static_cast<size_t>(score_count(s));
   const size_t sp = scores * sizeof(float) + scores * core::dtype_bytes(s.out_dtype());
-  return copies_kv(s) ? (sp + 255) / 256 * 256 : sp;
+  return copies_kv(s) ? aligned_256(sp) : sp;
 }
 int64_t grid_for(int64_t steps) {
   return std::max<int64_t>(1, std::min(kGatherMaxBlocks, (steps + kGatherThreads - 1) / kGatherThreads));
@@ -659,7 +662,7 @@ class ReferenceKernel final : public Kernel {
     const void* k = a.k;
     const void* v = a.v;
     float* fp8_scalars = s.quantized_q() ? reinterpret_cast<float*>(static_cast<char*>(a.workspace) + gathered_offset(s) +
-                                                                    (copies_bytes(s) + 255) / 256 * 256)
+                                                                    fp8_scalars_after_copies(s))
                                          : nullptr;
     int stage = 0;
     if (s.quantized_kv()) {
