@@ -100,8 +100,8 @@ class CpuFused final : public Kernel {
   }
 };
 
-const CpuFused kInstance;
-const Registrar kReg{&kInstance};
+const CpuFused kCpuFused;
+const Registrar kCpuFusedRegistrar{&kCpuFused};
 
 }  // namespace
 }  // namespace attnprof::kernels::cpu

@@ -376,8 +376,8 @@ class CpuReference final : public Kernel {
   }
 };
 
-const CpuReference kInstance;
-const Registrar kReg{&kInstance};
+const CpuReference kCpuReference;
+const Registrar kCpuReferenceRegistrar{&kCpuReference};
 
 }  // namespace
 }  // namespace attnprof::kernels::cpu

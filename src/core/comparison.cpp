@@ -8,6 +8,7 @@
 
 #include "core/diagnosis.hpp"
 #include "core/metric_names.hpp"
+#include "core/stats.hpp"
 #include "core/text.hpp"
 
 namespace attnprof::core {
@@ -16,11 +17,6 @@ using text::giga;
 using text::human;
 
 namespace {
-
-std::optional<double> finite(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return std::nullopt;
-  return v;
-}
 
 // The kernel of the wanted kind (materialised or not) among one shape's records: the one named
 // `preferred`, else the first.

@@ -9,6 +9,7 @@
 
 #include "core/decode_terms.hpp"
 #include "core/metric_names.hpp"
+#include "core/stats.hpp"
 #include "core/text.hpp"
 #include "core/thresholds.hpp"
 
@@ -17,11 +18,6 @@ namespace attnprof::core {
 namespace {
 
 // A value that may be unknown: nullopt when absent or not finite.
-std::optional<double> finite(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return std::nullopt;
-  return v;
-}
-
 std::optional<double> counter(const Record& r, const char* name) {
   if (r.counters.status != CounterStatus::ok) return std::nullopt;
   auto it = r.counters.total.find(name);

@@ -1,7 +1,9 @@
 // Statistics over latency samples. Quantiles use the Hyndman-Fan type 7 estimator (linear
 // interpolation between order statistics, numpy's default), documented in docs/statistics.md.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -9,6 +11,12 @@
 #include "core/results.hpp"
 
 namespace attnprof::core {
+
+// The value when it is a finite number, else none: a ratio over a zero or a missing counter reads as absent.
+inline std::optional<double> finite(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
 
 double mean(std::span<const double>);
 double stddev(std::span<const double>);           // sample standard deviation (n - 1)

@@ -13,6 +13,7 @@
 #include "core/instruction_mix.hpp"
 #include "core/metric_names.hpp"
 #include "core/stalls.hpp"
+#include "core/stats.hpp"
 #include "core/text.hpp"
 
 namespace attnprof::core {
@@ -22,11 +23,6 @@ namespace {
 std::string base_name(std::string_view path) {
   const size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-std::optional<double> finite(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return std::nullopt;
-  return v;
 }
 
 std::optional<double> positive(double v) {

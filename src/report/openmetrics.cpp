@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/stats.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
 #include "report/view.hpp"
@@ -17,6 +18,8 @@
 namespace attnprof::report {
 
 namespace {
+
+using core::finite;
 
 // Label values: backslash, double quote and line feed are the three escapes the format has.
 std::string label_value(std::string_view s) {
@@ -94,11 +97,6 @@ struct Family {
   // Labels of this family beyond the point's (none when empty).
   std::function<std::vector<Label>(const detail::Row&)> extra_labels = {};
 };
-
-std::optional<double> finite(std::optional<double> v) {
-  if (v && !std::isfinite(*v)) return std::nullopt;
-  return v;
-}
 
 class OpenMetricsRenderer final : public Renderer {
  public:

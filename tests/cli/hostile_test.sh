@@ -13,7 +13,7 @@ failures=0
 current=""
 fail() { echo "FAIL [$current]: $*"; failures=$((failures + 1)); }
 
-fast=(--backend cpu --max-seconds 0.05 --min-seconds 0 --warmup-seconds 0 --min-samples 3 --max-samples 5 --warmup 1 --no-counters)
+fast=(--backend cpu --max-seconds 0.05 --min-seconds 0 --warmup-seconds 0 --min-samples 3 --max-samples 5 --warmup 1 --no-counters --warm)
 tiny="batch=1;heads=2;seq=32,48;hdim=32;dtype=fp32"
 
 # Runs the binary with a time limit; sets rc, and out/err files. The limit turns a hang into a failure.

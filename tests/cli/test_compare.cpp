@@ -15,6 +15,7 @@
 
 #include "core/results.hpp"
 #include "gate/gate_fixtures.hpp"
+#include "file_text.hpp"
 
 using namespace attnprof;
 namespace fs = std::filesystem;
@@ -26,12 +27,7 @@ struct Outcome {
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using attnprof::test_support::slurp;
 
 class Fixture {
  public:

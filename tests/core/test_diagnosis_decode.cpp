@@ -13,8 +13,10 @@
 #include "core/diagnosis.hpp"
 #include "core/diagnosis_decode.hpp"
 #include "core/results.hpp"
+#include "diagnosis_support.hpp"
 
 using namespace attnprof::core;
+using attnprof::core::test::evidence_text;
 using nlohmann::json;
 
 namespace {
@@ -88,12 +90,6 @@ Record decode_record(int64_t batch, int64_t seq_k, double p50_us, int64_t splits
   }
   r.verification.checked = r.verification.passed = true;
   return r;
-}
-
-std::string evidence_text(const Diagnosis& d) {
-  std::string all;
-  for (const auto& line : d.evidence) all += line + "\n";
-  return all;
 }
 
 double min_bytes_of(const Record& r) { return r.cost.min_bytes_read + r.cost.min_bytes_write; }

@@ -17,6 +17,7 @@
 #include "core/diagnosis_rules.hpp"
 #include "core/results.hpp"
 #include "diagnosis_support.hpp"
+#include "file_text.hpp"
 
 using namespace attnprof::core;
 using namespace attnprof::core::test;
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& path) { return read_file(path.string(), "a source file", size_t{1} << 24); }
+using attnprof::test_support::slurp;
 
 // The section of a rule: from its anchor to the next rule anchor, heading or table row.
 std::map<std::string, std::string> documented_rules() {

@@ -13,6 +13,7 @@
 #include "core/files.hpp"
 #include "core/results.hpp"
 #include "core/sweep_spec.hpp"
+#include "file_text.hpp"
 
 using namespace attnprof;
 using namespace attnprof::core;
@@ -31,12 +32,7 @@ struct Scratch {
   size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})); }
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using attnprof::test_support::slurp;
 
 void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 

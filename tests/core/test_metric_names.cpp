@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/metric_names.hpp"
+#include "file_text.hpp"
 
 using namespace attnprof::core;
 namespace fs = std::filesystem;
@@ -23,12 +24,7 @@ std::set<std::string> set_of(const Names& names) {
   return {names.begin(), names.end()};
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using attnprof::test_support::slurp;
 
 // The text of `header`'s initializer of `array_name` (between its `= {` and the closing `};`).
 std::string initializer_of(const std::string& header, const std::string& array_name) {

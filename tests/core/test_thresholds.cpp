@@ -13,13 +13,14 @@
 
 #include "core/files.hpp"
 #include "core/thresholds.hpp"
+#include "file_text.hpp"
 
 using namespace attnprof::core;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& path) { return read_file(path.string(), "a source file", size_t{1} << 24); }
+using attnprof::test_support::slurp;
 
 #define ATTNPROF_THRESHOLD(name) {#name, name}
 const std::map<std::string, double>& thresholds() {

@@ -18,7 +18,7 @@ using namespace attnprof;
 namespace {
 
 constexpr int kPoints = 20;
-constexpr int kSamplesPerSide = 100000;  // core::read_results' cap per point
+constexpr int kScaleSamplesPerSide = 100000;  // core::read_results' cap per point
 // Generous for a 2-core machine under sanitizers (the comparison takes about a second in a release
 // build), and far under the minutes the quadratic bootstrap took.
 constexpr double kBoundSeconds = 20;
@@ -28,7 +28,7 @@ core::Results big_run(std::mt19937_64& rng, double factor) {
   for (int i = 0; i < kPoints; ++i) {
     const double median_us = (50.0 + 100.0 * i) * factor;
     records.push_back(test::make_record("k" + std::to_string(i),
-                                        test::latency_samples(rng, kSamplesPerSide, median_us, 0.02)));
+                                        test::latency_samples(rng, kScaleSamplesPerSide, median_us, 0.02)));
   }
   return test::make_results(std::move(records));
 }

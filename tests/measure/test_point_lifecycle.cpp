@@ -24,7 +24,7 @@ namespace k = attnprof::kernels;
 namespace {
 
 Shape small_shape() { return attnprof::measure_test::bf16_shape(1, 2, 2, 32, 48); }
-m::MeasureOptions quick_options() { return attnprof::measure_test::quick_options(20, 77); }
+m::MeasureOptions lifecycle_options() { return attnprof::measure_test::quick_options(20, 77); }
 
 // A CPU kernel that refuses shapes of more than `max_seq` keys and writes zeros (wrong, but written).
 class TestKernel final : public attnprof::measure_test::WrongKernel {
@@ -106,7 +106,7 @@ const m::PointOrigin kOrigin{BackendKind::cpu, 3};
 TEST_CASE("lifecycle: the steps of a point, in order, and what each fills", "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel;
-  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, quick_options());
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   INFO(rec.reason);
   CHECK(rec.status == Status::ok);
   CHECK(steps.steps() == std::vector<std::string>{"check_options", "memory_refusal", "allocate:77", "call_once",
@@ -133,7 +133,7 @@ TEST_CASE("lifecycle: the stall pass allocates, calls once and samples; no verif
           "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel;
-  m::MeasureOptions options = quick_options();
+  m::MeasureOptions options = lifecycle_options();
   options.stalls = true;
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
   CHECK(rec.status == Status::ok);
@@ -151,7 +151,7 @@ TEST_CASE("lifecycle: the timeline pass allocates, calls once and samples; no ve
           "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel;
-  m::MeasureOptions options = quick_options();
+  m::MeasureOptions options = lifecycle_options();
   options.timeline = true;
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
   CHECK(rec.status == Status::ok);
@@ -170,7 +170,7 @@ TEST_CASE("lifecycle: the timeline pass allocates, calls once and samples; no ve
 TEST_CASE("lifecycle: a fresh seed only when the options give none; no verify when switched off", "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel;
-  auto options = quick_options();
+  auto options = lifecycle_options();
   options.seed = 0;
   options.verify = false;
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
@@ -184,7 +184,7 @@ TEST_CASE("lifecycle: a fresh seed only when the options give none; no verify wh
 TEST_CASE("lifecycle: an unsupported point has no cost, no allocation, no seed", "[lifecycle]") {
   RecordingSteps steps;
   const TestKernel kernel(16);
-  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, quick_options());
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   CHECK(rec.status == Status::unsupported);
   CHECK(rec.reason == "seq_k above the test kernel's limit");
   CHECK(steps.steps() == std::vector<std::string>{"check_options"});
@@ -201,7 +201,7 @@ TEST_CASE("lifecycle: an invalid shape fails before any step", "[lifecycle]") {
   const TestKernel kernel;
   Shape bad = small_shape();
   bad.kv_heads = 3;
-  const auto rec = m::run_point(steps, kOrigin, bad, kernel, quick_options());
+  const auto rec = m::run_point(steps, kOrigin, bad, kernel, lifecycle_options());
   CHECK(rec.status == Status::failed);
   CHECK(rec.reason.find("kv_heads") != std::string::npos);
   CHECK(steps.steps() == std::vector<std::string>{"check_options"});
@@ -212,7 +212,7 @@ TEST_CASE("lifecycle: a point refused for memory is costed but never allocated",
   RecordingSteps steps;
   steps.refuse = "needs 9 GiB, 1 GiB free";
   const TestKernel kernel;
-  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, quick_options());
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   CHECK(rec.status == Status::oom);
   CHECK(rec.reason == "needs 9 GiB, 1 GiB free");
   CHECK(steps.steps() == std::vector<std::string>{"check_options", "memory_refusal"});
@@ -224,7 +224,7 @@ TEST_CASE("lifecycle: a failed verification keeps the point: timed and profiled,
   RecordingSteps steps;
   steps.verify_passes = false;
   const TestKernel kernel;
-  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, quick_options());
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   CHECK(rec.status == Status::incorrect);
   CHECK(rec.reason.find("verification failed") != std::string::npos);
   CHECK(rec.reason.find("above tolerance") != std::string::npos);
@@ -237,7 +237,7 @@ TEST_CASE("lifecycle: a throwing step becomes failed, closes its phase, and may 
   const TestKernel kernel;
   RecordingSteps steps;
   steps.throw_in = "time";
-  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, quick_options());
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   CHECK(rec.status == Status::failed);
   CHECK(rec.reason == "time broke");
   CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[verify", "allocate:77",
@@ -247,12 +247,12 @@ TEST_CASE("lifecycle: a throwing step becomes failed, closes its phase, and may 
   RecordingSteps lost;
   lost.throw_in = "call_once";
   lost.escalate_to_environment = true;
-  CHECK_THROWS_AS(m::run_point(lost, kOrigin, small_shape(), kernel, quick_options()), attnprof::EnvironmentError);
+  CHECK_THROWS_AS(m::run_point(lost, kOrigin, small_shape(), kernel, lifecycle_options()), attnprof::EnvironmentError);
 
   // check_options' errors are the run's, not the point's.
   RecordingSteps bad_options;
   bad_options.throw_in = "check_options";
-  CHECK_THROWS_AS(m::run_point(bad_options, kOrigin, small_shape(), kernel, quick_options()), std::runtime_error);
+  CHECK_THROWS_AS(m::run_point(bad_options, kOrigin, small_shape(), kernel, lifecycle_options()), std::runtime_error);
 }
 
 TEST_CASE("lifecycle: the point's timeout stops it between steps", "[lifecycle]") {
@@ -279,14 +279,14 @@ TEST_CASE("lifecycle: stages only for two or more named stages with samples", "[
 TEST_CASE("CPU backend through the lifecycle: unsupported, incorrect-but-timed, counters", "[lifecycle][cpu-backend]") {
   auto backend = m::make_cpu_backend();
   const TestKernel refusing(16), zeros;
-  const auto unsupported = backend->measure(small_shape(), refusing, quick_options());
+  const auto unsupported = backend->measure(small_shape(), refusing, lifecycle_options());
   CHECK(unsupported.status == Status::unsupported);
   CHECK(unsupported.cost.flops == 0);
   CHECK(unsupported.verification.seed == 0);
   CHECK(unsupported.backend == BackendKind::cpu);
   CHECK(unsupported.counters.status == CounterStatus::not_collected);
 
-  const auto wrong = backend->measure(small_shape(), zeros, quick_options());
+  const auto wrong = backend->measure(small_shape(), zeros, lifecycle_options());
   CHECK(wrong.status == Status::incorrect);
   CHECK(wrong.verification.seed == 77);
   CHECK(wrong.cost.flops > 0);

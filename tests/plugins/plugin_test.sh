@@ -354,7 +354,7 @@ check_points wrong incorrect "verification failed"
 sweep_bad nowrite
 check_points nowrite incorrect "unwritten or not finite"
 start=$(date +%s)
-sweep_bad hang --point-timeout 6
+sweep_bad hang --point-timeout 3
 check_points hang failed "timed out"
 (($(date +%s) - start < 120)) || fail "hanging plugin points were not cut off by --point-timeout"
 echo "plugins: ok"

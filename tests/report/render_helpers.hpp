@@ -14,18 +14,14 @@
 #include "core/diagnosis.hpp"
 #include "core/results.hpp"
 #include "report/report.hpp"
+#include "file_text.hpp"
 
 namespace attnprof::report_test {
 
 // The fixture of the file-based tests: hand-made, and says so in its notices.
 inline const char* const kFixture = ATTNPROF_SOURCE_DIR "/tests/report/fixtures/synthetic_results.json";
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using attnprof::test_support::slurp;
 
 // The ok prefill point every hand-made fixture below starts from: 1e11 FLOP in 300 us = 333.3 TFLOP/s,
 // 1.5e8 bytes = the cost-model minimum, compute-bound by its SOL counters (70% vs 15%).
@@ -96,6 +92,18 @@ inline core::Results two_points() {
   u.status = Status::unsupported;
   u.reason = "hdim 96";
   res.records.push_back(u);
+  return res;
+}
+
+// small_results() with its ok point made a packed batch of 3 sequences (cost from the cost model).
+inline core::Results packed_results() {
+  using namespace core;
+  Results res = small_results();
+  Record& r = res.records[0];
+  r.shape.seq_lens = {1024, 2048, 512};
+  r.shape.lengths = "list:1024/2048/512";
+  r.shape.batch = 3;
+  r.cost = cost_of(r.shape, KernelKind::fused);
   return res;
 }
 

@@ -82,19 +82,6 @@ TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
   CHECK(rows[2][column("combine_stage")].empty());  // one launch: no combine stage
 }
 
-namespace {
-// small_results() with its ok point made a packed batch of 3 sequences (cost from the cost model).
-Results packed_results() {
-  Results res = small_results();
-  Record& r = res.records[0];
-  r.shape.seq_lens = {1024, 2048, 512};
-  r.shape.lengths = "list:1024/2048/512";
-  r.shape.batch = 3;
-  r.cost = cost_of(r.shape, KernelKind::fused);
-  return res;
-}
-}  // namespace
-
 TEST_CASE("CSV: a packed batch adds its tokens and padded cost; dense results keep their columns") {
   const auto dense = parse_csv(render(small_results(), "csv"));
   CHECK(std::find(dense[0].begin(), dense[0].end(), "cost_padded_flops") == dense[0].end());

@@ -10,9 +10,11 @@
 
 #include "core/timeline.hpp"
 #include "report/html_timeline.hpp"
+#include "render_helpers.hpp"
 
 using namespace attnprof;
 using report::detail::timeline_block;
+using report_test::count;
 
 namespace {
 
@@ -37,12 +39,6 @@ core::Timeline status_only(core::SamplingStatus status, std::string reason) {
   t.status = status;
   t.reason = std::move(reason);
   return t;
-}
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
-  return n;
 }
 
 }  // namespace

@@ -71,19 +71,6 @@ TEST_CASE("markdown: the decode columns, and a decode row's TFLOP/s as '-'") {
   CHECK(render(prefill, "markdown").find("KV TB/s") == std::string::npos);
 }
 
-namespace {
-// small_results() with its ok point made a packed batch of 3 sequences (cost from the cost model).
-Results packed_results() {
-  Results res = small_results();
-  Record& r = res.records[0];
-  r.shape.seq_lens = {1024, 2048, 512};
-  r.shape.lengths = "list:1024/2048/512";
-  r.shape.batch = 3;
-  r.cost = cost_of(r.shape, KernelKind::fused);
-  return res;
-}
-}  // namespace
-
 TEST_CASE("markdown: a packed batch's table of its cost beside the padded batch's") {
   CHECK_THAT(render(small_results(), "markdown"), !Catch::Contains("Packed batches"));
   const Results res = packed_results();
