@@ -32,12 +32,16 @@ std::string sharing_text(const Shape& s) {
 }
 
 // What makes fewer bytes per generated token, of what the point does not do yet: an 8-bit cache for a
-// 16-bit one; for a cache already at one byte per element, sharing KV heads or keeping fewer keys.
+// 16-bit one; for a cache already at one byte per element, sharing KV heads or keeping fewer keys (a
+// sliding window, or a narrower one than the point's).
 std::string fewer_bytes_text(const Shape& s) {
   const std::string sharing = fmt::format("more query heads per KV head (GQA/MQA: {})", sharing_text(s));
-  if (s.quantized_kv())
-    return fmt::format("{}, or fewer keys kept (a sliding window); the cache is already one byte per element ({})",
-                       sharing, to_string(s.kv_dtype));
+  if (s.quantized_kv()) {
+    const std::string fewer_keys = s.window > 0 ? fmt::format("a narrower sliding window (now {} keys)", s.window)
+                                                : std::string("fewer keys kept (a sliding window)");
+    return fmt::format("{}, or {}; the cache is already one byte per element ({})", sharing, fewer_keys,
+                       to_string(s.kv_dtype));
+  }
   return fmt::format("an fp8 KV cache (half the bytes of {}), {}", to_string(s.dtype), sharing);
 }
 

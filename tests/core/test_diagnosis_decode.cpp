@@ -40,9 +40,10 @@ Context h200_context() {
 // `read_factor` x the minimum, the by-design 12.5% occupancy with the latency exposed (the rule that
 // called these points occupancy-bound), split-KV stages when `splits` > 1.
 Record decode_record(int64_t batch, int64_t seq_k, double p50_us, int64_t splits, double read_factor = 1.0,
-                     KvDType kv = KvDType::none) {
+                     KvDType kv = KvDType::none, int64_t window = 0) {
   Record r;
   r.shape = Shape{batch, 32, 8, 1, seq_k, 128, false, DType::bf16};
+  r.shape.window = window;
   if (kv != KvDType::none) {
     r.shape.kv_dtype = kv;
     r.shape.kv_scale = KvScale::head;
@@ -182,6 +183,15 @@ TEST_CASE("a quantized cache at the roof is not told to quantize: the next step 
     CHECK_THAT(d.next_step, Catch::Contains(fmt::format("already one byte per element ({})", to_string(kv))));
     CHECK_THAT(d.next_step, Catch::Contains("4 query heads share each of 8 KV heads"));
   }
+  // A windowed point (a quarter of the cache in 64 us, at the roof too) is offered a narrower window,
+  // not the window it has.
+  const Diagnosis w = diagnose(decode_record(64, 8192, 64, 1, 1.0, KvDType::int8, 2048), h200_context());
+  INFO(w.next_step);
+  CHECK_THAT(w.next_step, Catch::Contains("the kernel is at the roof"));
+  CHECK_THAT(w.next_step, Catch::Contains("a narrower sliding window (now 2048 keys)"));
+  CHECK(w.next_step.find("fewer keys kept") == std::string::npos);
+  CHECK_THAT(diagnose(decode_record(64, 8192, 255, 1, 1.0, KvDType::int8), h200_context()).next_step,
+             Catch::Contains("fewer keys kept (a sliding window)"));
   // Below the roof: the deeper pipeline first, and again no fp8 advice for a cache that is fp8.
   const Diagnosis below = diagnose(decode_record(64, 8192, 380, 1, 1.0, KvDType::fp8_e4m3), h200_context());
   CHECK_THAT(below.next_step, Catch::Contains("more K/V bytes in flight per SM"));

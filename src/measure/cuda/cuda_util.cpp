@@ -80,10 +80,20 @@ DeviceBuffer::~DeviceBuffer() {
   if (ptr_) cudaFree(ptr_);
 }
 
+int device_attribute(cudaDeviceAttr attr, int device_index) {
+  int value = 0;
+  check_cuda(cudaDeviceGetAttribute(&value, attr, device_index), "cudaDeviceGetAttribute");
+  return value;
+}
+
 std::string cupti_result_text(CUptiResult result) {
   const char* text = nullptr;
   cuptiGetResultString(result, &text);
   return text ? text : fmt::format("CUPTI error {}", static_cast<int>(result));
+}
+
+void check_cupti(CUptiResult result, const char* call) {
+  if (result != CUPTI_SUCCESS) throw CuptiFailure{result, fmt::format("{}: {}", call, cupti_result_text(result))};
 }
 
 std::string demangle(const char* name) {

@@ -20,8 +20,20 @@ bool is_sticky(cudaError_t);
 // After a failure: if the context is now unusable, returns a non-empty message naming the error.
 std::string sticky_error_message();
 
+// A device attribute (cudaDeviceGetAttribute), checked.
+int device_attribute(cudaDeviceAttr, int device_index);
+
 // CUPTI's text for a result ("CUPTI_ERROR_UNKNOWN"), or "CUPTI error N" when it has none.
 std::string cupti_result_text(CUptiResult);
+
+// A CUPTI call that failed, or a CUPTI session that cannot go on: the result (CUPTI_ERROR_UNKNOWN when
+// no call returned one) and the message ("<call>: <CUPTI's text>").
+struct CuptiFailure {
+  CUptiResult result = CUPTI_ERROR_UNKNOWN;
+  std::string what;
+};
+// Throws CuptiFailure{result, "<call>: <CUPTI's text>"} unless result is CUPTI_SUCCESS.
+void check_cupti(CUptiResult result, const char* call);
 
 // A kernel's demangled name as CUPTI records and samples give it mangled; the name as given when it does
 // not demangle, "?" for none.

@@ -30,14 +30,14 @@ namespace {
 // fused kernel one. Ranges past this are dropped, and the drop is reported.
 constexpr size_t kMaxRanges = 64;
 
-// A CUPTI call that failed, with the failing call's name.
-struct CuptiFailure {
+// A Range Profiler call that failed, with the failing call's name (its messages put the two apart).
+struct ProfilerFailure {
   CUptiResult result;
   std::string during;
 };
 
-void check_cupti(CUptiResult result, const char* during) {
-  if (result != CUPTI_SUCCESS) throw CuptiFailure{result, during};
+void check_profiler(CUptiResult result, const char* during) {
+  if (result != CUPTI_SUCCESS) throw ProfilerFailure{result, during};
 }
 
 // Host object for one metric set on one chip; deinitialised on destruction.
@@ -48,7 +48,7 @@ class HostObject {
     params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     params.pChipName = chip.c_str();
     params.pCounterAvailabilityImage = availability;
-    check_cupti(cuptiProfilerHostInitialize(&params), "cuptiProfilerHostInitialize");
+    check_profiler(cuptiProfilerHostInitialize(&params), "cuptiProfilerHostInitialize");
     object_ = params.pHostObject;
   }
   ~HostObject() {
@@ -72,13 +72,13 @@ class HostObject {
   std::vector<uint8_t> config_image() {
     CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
     size.pHostObject = object_;
-    check_cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    check_profiler(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
     std::vector<uint8_t> image(size.configImageSize);
     CUpti_Profiler_Host_GetConfigImage_Params get{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
     get.pHostObject = object_;
     get.configImageSize = image.size();
     get.pConfigImage = image.data();
-    check_cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+    check_profiler(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
     return image;
   }
 
@@ -105,14 +105,14 @@ void add_all(HostObject& host, const std::vector<std::string>& names, const std:
       }
     }
   }
-  check_cupti(result, "cuptiProfilerHostConfigAddMetrics");
+  check_profiler(result, "cuptiProfilerHostConfigAddMetrics");
 }
 
 int64_t passes_of(std::vector<uint8_t>& image) {
   CUpti_Profiler_Host_GetNumOfPasses_Params params{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
   params.configImageSize = image.size();
   params.pConfigImage = image.data();
-  check_cupti(cuptiProfilerHostGetNumOfPasses(&params), "cuptiProfilerHostGetNumOfPasses");
+  check_profiler(cuptiProfilerHostGetNumOfPasses(&params), "cuptiProfilerHostGetNumOfPasses");
   return static_cast<int64_t>(params.numOfPasses);
 }
 
@@ -130,7 +130,7 @@ class RangeProfiler {
   explicit RangeProfiler(CUcontext ctx) {
     CUpti_RangeProfiler_Enable_Params params{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
     params.ctx = ctx;
-    check_cupti(cuptiRangeProfilerEnable(&params), "cuptiRangeProfilerEnable");
+    check_profiler(cuptiRangeProfilerEnable(&params), "cuptiRangeProfilerEnable");
     object_ = params.pRangeProfilerObject;
   }
   ~RangeProfiler() {
@@ -150,7 +150,7 @@ class RangeProfiler {
   void start() {
     CUpti_RangeProfiler_Start_Params params{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     params.pRangeProfilerObject = object_;
-    check_cupti(cuptiRangeProfilerStart(&params), "cuptiRangeProfilerStart");
+    check_profiler(cuptiRangeProfilerStart(&params), "cuptiRangeProfilerStart");
     started_ = true;
   }
   // Returns true once every pass was submitted.
@@ -158,7 +158,7 @@ class RangeProfiler {
     started_ = false;
     CUpti_RangeProfiler_Stop_Params params{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
     params.pRangeProfilerObject = object_;
-    check_cupti(cuptiRangeProfilerStop(&params), "cuptiRangeProfilerStop");
+    check_profiler(cuptiRangeProfilerStop(&params), "cuptiRangeProfilerStop");
     return params.isAllPassSubmitted != 0;
   }
 
@@ -187,7 +187,7 @@ void validate_metrics(const std::vector<std::string>& names, const std::string& 
   try {
     HostObject host(chip_name, nullptr);
     add_all(host, names, chip_name);
-  } catch (const CuptiFailure& failure) {
+  } catch (const ProfilerFailure& failure) {
     throw EnvironmentError(fmt::format("cannot check metric names for chip {}: {} failed: {}", chip_name,
                                        failure.during, cupti_result_text(failure.result)));
   }
@@ -199,7 +199,7 @@ int64_t passes_needed(const std::vector<std::string>& names, const std::string& 
     add_all(host, names, chip_name);
     auto image = host.config_image();
     return passes_of(image);
-  } catch (const CuptiFailure& failure) {
+  } catch (const ProfilerFailure& failure) {
     throw EnvironmentError(fmt::format("cannot plan counter passes for chip {}: {} failed: {}", chip_name,
                                        failure.during, cupti_result_text(failure.result)));
   }
@@ -281,21 +281,21 @@ CounterProfiler& CounterProfiler::instance() {
 CounterProfiler::CounterProfiler() {
   try {
     CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    check_cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+    check_profiler(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
     int device = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     check_cuda(cudaFree(nullptr), "cudaFree(0)");  // make the primary context current
     CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     chip.deviceIndex = static_cast<size_t>(device);
-    check_cupti(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+    check_profiler(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
     chip_name_ = chip.pChipName;
     CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     avail.ctx = current_context();
-    check_cupti(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
+    check_profiler(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
     availability_.resize(avail.counterAvailabilityImageSize);
     avail.pCounterAvailabilityImage = availability_.data();
-    check_cupti(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
-  } catch (const CuptiFailure& failure) {
+    check_profiler(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
+  } catch (const ProfilerFailure& failure) {
     init_failure_ = std::make_unique<core::Counters>(unavailable_counters(failure.result, failure.during));
   }
 }
@@ -327,7 +327,7 @@ int64_t CounterProfiler::planned_passes(const std::vector<std::string>& extra_me
   if (init_failure_) return 0;
   try {
     return config_for(with_defaults(extra_metrics)).passes;
-  } catch (const CuptiFailure&) {
+  } catch (const ProfilerFailure&) {
     return 0;
   }
 }
@@ -392,7 +392,7 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
     if (!kernel_replay_chosen_ && !force_kernel_replay_) {
       try {
         counters = collect_with(true, config, before_pass, call, stream, max_ranges);
-      } catch (const CuptiFailure& failure) {
+      } catch (const ProfilerFailure& failure) {
         // Privileges and a busy profiler fail kernel replay just the same: report them at once.
         if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || failure.result == CUPTI_ERROR_HARDWARE_BUSY ||
             !may_switch_replay) {
@@ -407,7 +407,7 @@ core::Counters CounterProfiler::session(const std::vector<std::string>& metrics,
     } else {
       counters = collect_with(false, config, before_pass, call, stream, max_ranges);
     }
-  } catch (const CuptiFailure& failure) {
+  } catch (const ProfilerFailure& failure) {
     counters = unavailable_counters(failure.result, failure.during);
     if (cupti_error) *cupti_error = static_cast<int>(failure.result);
     if (failure.result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) init_failure_ = std::make_unique<core::Counters>(counters);
@@ -505,14 +505,14 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   size.numMetrics = config.name_pointers.size();
   size.maxNumOfRanges = max_ranges;
   size.maxNumRangeTreeNodes = max_ranges;
-  check_cupti(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+  check_profiler(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
   std::vector<uint8_t> data(size.counterDataSize);
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   init.pRangeProfilerObject = profiler.get();
   init.counterDataSize = data.size();
   init.pCounterData = data.data();
-  check_cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+  check_profiler(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
 
   CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
   set.pRangeProfilerObject = profiler.get();
@@ -527,7 +527,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
-  check_cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+  check_profiler(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
 
   // One pass per iteration: before_pass runs outside the profiled region (a warm-up call; empty when
   // collect() put the L2 flush inside it), the call inside it. Kernel replay submits every pass
@@ -545,7 +545,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   };
   while (!all_submitted) {
     if (passes_run >= max_iterations) {
-      throw CuptiFailure{CUPTI_ERROR_UNKNOWN, fmt::format("replay: passes not complete after {}", passes_run)};
+      throw ProfilerFailure{CUPTI_ERROR_UNKNOWN, fmt::format("replay: passes not complete after {}", passes_run)};
     }
     const auto t0 = Clock::now();
     before_pass();
@@ -567,11 +567,11 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
   const auto evaluate_start = Clock::now();
   CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = profiler.get();
-  check_cupti(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  check_profiler(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = data.data();
   info.counterDataImageSize = data.size();
-  check_cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  check_profiler(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
 
   core::Counters counters;
   counters.status = core::CounterStatus::ok;
@@ -584,7 +584,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
     range_info.counterDataImageSize = data.size();
     range_info.rangeIndex = range;
     range_info.rangeDelimiter = "/";
-    check_cupti(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info), "cuptiRangeProfilerCounterDataGetRangeInfo");
+    check_profiler(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info), "cuptiRangeProfilerCounterDataGetRangeInfo");
     CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     evaluate.pHostObject = config.host->get();
     evaluate.pCounterDataImage = data.data();
@@ -593,7 +593,7 @@ core::Counters CounterProfiler::collect_with(bool user_replay, const Config& con
     evaluate.ppMetricNames = const_cast<const char**>(config.name_pointers.data());
     evaluate.numMetrics = config.name_pointers.size();
     evaluate.pMetricValues = values.data();
-    check_cupti(cuptiProfilerHostEvaluateToGpuValues(&evaluate), "cuptiProfilerHostEvaluateToGpuValues");
+    check_profiler(cuptiProfilerHostEvaluateToGpuValues(&evaluate), "cuptiProfilerHostEvaluateToGpuValues");
     core::KernelCounters kernel;
     kernel.kernel = range_info.rangeName ? range_info.rangeName : fmt::format("range {}", range);
     for (size_t m = 0; m < values.size(); ++m) kernel.metrics[config.names[m]] = values[m];
@@ -651,7 +651,7 @@ void CounterProfiler::recount_dram(core::Counters& counters, const std::function
       counters.dram_source = core::DramSource::single_pass;
       return;
     }
-  } catch (const CuptiFailure& failure) {
+  } catch (const ProfilerFailure& failure) {
     why = fmt::format("{} failed: {}", failure.during, cupti_result_text(failure.result));
   }
   counters.reason += fmt::format("{}DRAM bytes from the replayed passes (a single-pass recount failed: {})",

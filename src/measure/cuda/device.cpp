@@ -17,12 +17,6 @@ std::string version_string(int version) {  // 13000 -> "13.0"
   return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
 
-int attribute(cudaDeviceAttr attr, int device_index) {
-  int value = 0;
-  check_cuda(cudaDeviceGetAttribute(&value, attr, device_index), "cudaDeviceGetAttribute");
-  return value;
-}
-
 // Whether the driver's library is installed (the CUDA runtime is linked statically and loads it).
 bool driver_library_loads() {
   void* handle = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -78,8 +72,8 @@ core::DeviceInfo query_device(int device_index) {
   info.driver_version = version_string(driver);
   info.runtime_version = version_string(runtime);
   // Both attributes are in kHz.
-  info.sm_clock_max_mhz = attribute(cudaDevAttrClockRate, device_index) / 1000.0;
-  info.mem_clock_mhz = attribute(cudaDevAttrMemoryClockRate, device_index) / 1000.0;
+  info.sm_clock_max_mhz = device_attribute(cudaDevAttrClockRate, device_index) / 1000.0;
+  info.mem_clock_mhz = device_attribute(cudaDevAttrMemoryClockRate, device_index) / 1000.0;
   return info;
 }
 

@@ -15,26 +15,20 @@ namespace {
 // 256 (CUDA Occupancy Calculator, "register allocation unit size").
 constexpr int kRegisterAllocationUnit = 256;
 
-int attribute(cudaDeviceAttr attr, int device_index) {
-  int value = 0;
-  check_cuda(cudaDeviceGetAttribute(&value, attr, device_index), "cudaDeviceGetAttribute");
-  return value;
-}
-
 int round_up(int value, int unit) { return (value + unit - 1) / unit * unit; }
 
 }  // namespace
 
 SmResources sm_resources(int device_index) {
   SmResources r;
-  r.sm_count = attribute(cudaDevAttrMultiProcessorCount, device_index);
-  r.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device_index);
-  r.max_blocks_per_sm = attribute(cudaDevAttrMaxBlocksPerMultiprocessor, device_index);
-  r.warp_size = attribute(cudaDevAttrWarpSize, device_index);
-  r.registers_per_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor, device_index);
-  r.max_registers_per_block = attribute(cudaDevAttrMaxRegistersPerBlock, device_index);
-  r.smem_per_sm = static_cast<size_t>(attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device_index));
-  r.smem_reserved_per_block = static_cast<size_t>(attribute(cudaDevAttrReservedSharedMemoryPerBlock, device_index));
+  r.sm_count = device_attribute(cudaDevAttrMultiProcessorCount, device_index);
+  r.max_threads_per_sm = device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device_index);
+  r.max_blocks_per_sm = device_attribute(cudaDevAttrMaxBlocksPerMultiprocessor, device_index);
+  r.warp_size = device_attribute(cudaDevAttrWarpSize, device_index);
+  r.registers_per_sm = device_attribute(cudaDevAttrMaxRegistersPerMultiprocessor, device_index);
+  r.max_registers_per_block = device_attribute(cudaDevAttrMaxRegistersPerBlock, device_index);
+  r.smem_per_sm = static_cast<size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device_index));
+  r.smem_reserved_per_block = static_cast<size_t>(device_attribute(cudaDevAttrReservedSharedMemoryPerBlock, device_index));
   return r;
 }
 

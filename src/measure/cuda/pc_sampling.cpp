@@ -27,14 +27,6 @@ constexpr size_t kPcsPerRead = 4096;
 constexpr int kMinPeriodLog2 = 5;
 constexpr int kMaxPeriodLog2 = 24;
 
-struct CuptiFailure {
-  std::string what;
-};
-
-void check(CUptiResult r, const char* what) {
-  if (r != CUPTI_SUCCESS) throw CuptiFailure{fmt::format("{}: {}", what, cupti_result_text(r))};
-}
-
 // Every cubin loaded since watch_module_loads(), by CUPTI's CRC (the key PC samples carry).
 struct Modules {
   std::mutex mutex;
@@ -100,7 +92,7 @@ std::map<uint32_t, std::string> stall_reasons(CUcontext ctx, std::vector<uint32_
   num.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
   num.ctx = ctx;
   num.numStallReasons = &count;
-  check(cuptiPCSamplingGetNumStallReasons(&num), "cuptiPCSamplingGetNumStallReasons");
+  check_cupti(cuptiPCSamplingGetNumStallReasons(&num), "cuptiPCSamplingGetNumStallReasons");
   indices.assign(count, 0);
   std::vector<std::vector<char>> storage(count, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, '\0'));
   std::vector<char*> names(count);
@@ -111,7 +103,7 @@ std::map<uint32_t, std::string> stall_reasons(CUcontext ctx, std::vector<uint32_
   get.numStallReasons = count;
   get.stallReasonIndex = indices.data();
   get.stallReasons = names.data();
-  check(cuptiPCSamplingGetStallReasons(&get), "cuptiPCSamplingGetStallReasons");
+  check_cupti(cuptiPCSamplingGetStallReasons(&get), "cuptiPCSamplingGetStallReasons");
   std::map<uint32_t, std::string> out;
   for (size_t i = 0; i < count; ++i) out[indices[i]] = core::stall_reason_name(names[i]).value_or("");
   return out;
@@ -159,7 +151,7 @@ Enabled& enabled(CUcontext ctx) {
     CUpti_PCSamplingEnableParams p{};
     p.size = CUpti_PCSamplingEnableParamsSize;
     p.ctx = ctx;
-    check(cuptiPCSamplingEnable(&p), "cuptiPCSamplingEnable");
+    check_cupti(cuptiPCSamplingEnable(&p), "cuptiPCSamplingEnable");
     e.ctx = ctx;
     e.names = stall_reasons(ctx, e.indices);
     e.buffer = new SampleBuffer(e.indices.size());
@@ -179,7 +171,7 @@ Enabled& enabled(CUcontext ctx) {
     set.ctx = ctx;
     set.numAttributes = config.size();
     set.pPCSamplingConfigurationInfo = config.data();
-    check(cuptiPCSamplingSetConfigurationAttribute(&set), "cuptiPCSamplingSetConfigurationAttribute");
+    check_cupti(cuptiPCSamplingSetConfigurationAttribute(&set), "cuptiPCSamplingSetConfigurationAttribute");
   } catch (const CuptiFailure& f) {
     e.failure = f.what;
   }
@@ -195,7 +187,7 @@ void set_period(CUcontext ctx, int period_log2) {
   set.ctx = ctx;
   set.numAttributes = 1;
   set.pPCSamplingConfigurationInfo = &period;
-  check(cuptiPCSamplingSetConfigurationAttribute(&set), "cuptiPCSamplingSetConfigurationAttribute(period)");
+  check_cupti(cuptiPCSamplingSetConfigurationAttribute(&set), "cuptiPCSamplingSetConfigurationAttribute(period)");
 }
 
 // The sampling period for a call of `call_us`: about target/4 samples per call at `sm_count` SMs.
@@ -244,7 +236,7 @@ core::Stalls sample_stalls(const std::function<void()>& before, const std::funct
   try {
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     CUcontext ctx = current_context();
-    if (ctx == nullptr) throw CuptiFailure{"no current CUDA context"};
+    if (ctx == nullptr) throw CuptiFailure{CUPTI_ERROR_UNKNOWN, "no current CUDA context"};
     int device = 0, sm_count = 0, clock_khz = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
@@ -260,7 +252,7 @@ core::Stalls sample_stalls(const std::function<void()>& before, const std::funct
     out.period_log2 = period_log2_for(call_us, clock_khz * 1e-3, sm_count, target_samples);
 
     Enabled& e = enabled(ctx);
-    if (!e.failure.empty()) throw CuptiFailure{e.failure};
+    if (!e.failure.empty()) throw CuptiFailure{CUPTI_ERROR_UNKNOWN, e.failure};
     set_period(ctx, static_cast<int>(out.period_log2));
     const std::map<uint32_t, std::string>& names = e.names;
     SampleBuffer* buffer = e.buffer;
@@ -289,7 +281,7 @@ core::Stalls sample_stalls(const std::function<void()>& before, const std::funct
         get.pcSamplingData = buffer->get();
         const CUptiResult r = cuptiPCSamplingGetData(&get);
         if (buffer->get()->hardwareBufferFull) out.reason = "the hardware buffer filled: samples were dropped";
-        check(r, "cuptiPCSamplingGetData");
+        check_cupti(r, "cuptiPCSamplingGetData");
         const size_t remaining = buffer->get()->remainingNumPcs;
         drain(*buffer->get());
         if (remaining == 0) break;
@@ -304,10 +296,10 @@ core::Stalls sample_stalls(const std::function<void()>& before, const std::funct
     while (out.calls < max_calls && out.samples < target_samples) {
       before();
       check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      check(cuptiPCSamplingStart(&start), "cuptiPCSamplingStart");
+      check_cupti(cuptiPCSamplingStart(&start), "cuptiPCSamplingStart");
       call();
       check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      check(cuptiPCSamplingStop(&stop), "cuptiPCSamplingStop");
+      check_cupti(cuptiPCSamplingStop(&stop), "cuptiPCSamplingStop");
       ++out.calls;
       read();
     }

@@ -42,15 +42,6 @@ constexpr size_t kMinImageSamples = 256;
 // A median gap between sample timestamps this far from the interval asked for replaces it.
 constexpr double kIntervalTolerance = 0.1;
 
-struct CuptiFailure {
-  CUptiResult result;
-  std::string what;  // "<CUPTI call>: <CUPTI's text>"
-};
-
-void check(CUptiResult r, const char* call) {
-  if (r != CUPTI_SUCCESS) throw CuptiFailure{r, fmt::format("{}: {}", call, cupti_result_text(r))};
-}
-
 // What to do about a refusal, where there is something to do.
 std::string fix_for(CUptiResult r) {
   switch (r) {
@@ -78,7 +69,7 @@ class HostObject {
     p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
     p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability;
-    check(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
+    check_cupti(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
     object_ = p.pHostObject;
   }
   ~HostObject() {
@@ -101,13 +92,13 @@ class HostObject {
   std::vector<uint8_t> config_image() {
     CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
     size.pHostObject = object_;
-    check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    check_cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
     std::vector<uint8_t> image(size.configImageSize);
     CUpti_Profiler_Host_GetConfigImage_Params get{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
     get.pHostObject = object_;
     get.configImageSize = image.size();
     get.pConfigImage = image.data();
-    check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+    check_cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
     return image;
   }
 
@@ -119,7 +110,7 @@ int64_t passes_of(std::vector<uint8_t>& image) {
   CUpti_Profiler_Host_GetNumOfPasses_Params p{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
   p.configImageSize = image.size();
   p.pConfigImage = image.data();
-  check(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses");
+  check_cupti(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses");
   return static_cast<int64_t>(p.numOfPasses);
 }
 
@@ -181,7 +172,7 @@ struct Session {
 
 void initialize_profiler() {
   CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  check(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  check_cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
 }
 
 // Throws with what keeps PM sampling from this device (vGPU, confidential computing, ...), when CUPTI
@@ -220,14 +211,14 @@ Session& session(int device) {
     check_device_support(device);
     CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     chip.deviceIndex = static_cast<size_t>(device);
-    check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+    check_cupti(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
     s.chip = chip.pChipName;
     CUpti_PmSampling_GetCounterAvailability_Params avail{CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE};
     avail.deviceIndex = static_cast<size_t>(device);
-    check(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
+    check_cupti(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
     s.availability.resize(avail.counterAvailabilityImageSize);
     avail.pCounterAvailabilityImage = s.availability.data();
-    check(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
+    check_cupti(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
     s.config = configure(s.chip, s.availability.data());
   } catch (const CuptiFailure& f) {
     s.failure = f.what + fix_for(f.result);
@@ -241,7 +232,7 @@ class Enabled {
   explicit Enabled(int device) {
     CUpti_PmSampling_Enable_Params p{CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
     p.deviceIndex = static_cast<size_t>(device);
-    check(cuptiPmSamplingEnable(&p), "cuptiPmSamplingEnable");
+    check_cupti(cuptiPmSamplingEnable(&p), "cuptiPmSamplingEnable");
     object_ = p.pPmSamplingObject;
   }
   ~Enabled() {
@@ -277,7 +268,7 @@ void initialize_image(CUpti_PmSampling_Object* object, std::vector<uint8_t>& ima
   p.pPmSamplingObject = object;
   p.counterDataSize = image.size();
   p.pCounterData = image.data();
-  check(cuptiPmSamplingCounterDataImageInitialize(&p), "cuptiPmSamplingCounterDataImageInitialize");
+  check_cupti(cuptiPmSamplingCounterDataImageInitialize(&p), "cuptiPmSamplingCounterDataImageInitialize");
 }
 
 // The samples of one decoded counter data image, appended: start times [ns] and one value per metric.
@@ -286,7 +277,7 @@ void evaluate(const Config& config, CUpti_PmSampling_Object* object, const std::
   CUpti_PmSampling_GetCounterDataInfo_Params info{CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = image.data();
   info.counterDataImageSize = image.size();
-  check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
+  check_cupti(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
   std::vector<double> row(config.names.size());
   for (size_t i = 0; i < info.numCompletedSamples; ++i) {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params sample{CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE};
@@ -294,7 +285,7 @@ void evaluate(const Config& config, CUpti_PmSampling_Object* object, const std::
     sample.pCounterDataImage = image.data();
     sample.counterDataImageSize = image.size();
     sample.sampleIndex = i;
-    check(cuptiPmSamplingCounterDataGetSampleInfo(&sample), "cuptiPmSamplingCounterDataGetSampleInfo");
+    check_cupti(cuptiPmSamplingCounterDataGetSampleInfo(&sample), "cuptiPmSamplingCounterDataGetSampleInfo");
     CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     eval.pHostObject = config.host->get();
     eval.pCounterDataImage = image.data();
@@ -303,7 +294,7 @@ void evaluate(const Config& config, CUpti_PmSampling_Object* object, const std::
     eval.ppMetricNames = const_cast<const char**>(config.names.data());
     eval.numMetrics = config.names.size();
     eval.pMetricValues = row.data();
-    check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
+    check_cupti(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
     starts.push_back(sample.startTimestamp);
     values.push_back(row);
   }
@@ -371,7 +362,7 @@ core::Timeline sample_timeline(const std::function<void()>& before, const std::f
     set.samplingInterval = static_cast<uint64_t>(plan.interval_ns);
     set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
     set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-    check(cuptiPmSamplingSetConfig(&set), "cuptiPmSamplingSetConfig");
+    check_cupti(cuptiPmSamplingSetConfig(&set), "cuptiPmSamplingSetConfig");
 
     const double window_ns = (static_cast<double>(plan.calls) * out.call_us + kWindowSlackUs) * 1e3;
     CUpti_PmSampling_GetCounterDataSize_Params size{CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE};
@@ -380,7 +371,7 @@ core::Timeline sample_timeline(const std::function<void()>& before, const std::f
     size.numMetrics = config.names.size();
     size.maxSamples = static_cast<uint32_t>(
         std::max<double>(kMinImageSamples, std::ceil(window_ns / static_cast<double>(plan.interval_ns))));
-    check(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
+    check_cupti(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
     std::vector<uint8_t> image(size.counterDataSize);
     initialize_image(enabled->get(), image);
 
@@ -390,7 +381,7 @@ core::Timeline sample_timeline(const std::function<void()>& before, const std::f
     stop.pPmSamplingObject = enabled->get();
     before();
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    check(cuptiPmSamplingStart(&start), "cuptiPmSamplingStart");
+    check_cupti(cuptiPmSamplingStart(&start), "cuptiPmSamplingStart");
     for (int64_t c = 0; c < plan.calls; ++c) {
       if (c > 0 && between) between();
       call();
@@ -410,7 +401,7 @@ core::Timeline sample_timeline(const std::function<void()>& before, const std::f
         decode.counterDataImageSize = image.size();
         const CUptiResult r = cuptiPmSamplingDecodeData(&decode);
         const bool overflowed = r == CUPTI_ERROR_OUT_OF_MEMORY || decode.overflow != 0;  // records were lost
-        if (!overflowed) check(r, "cuptiPmSamplingDecodeData");
+        if (!overflowed) check_cupti(r, "cuptiPmSamplingDecodeData");
         overflow = overflow || overflowed;
         evaluate(config, enabled->get(), image, starts, rows);
         initialize_image(enabled->get(), image);
@@ -419,7 +410,7 @@ core::Timeline sample_timeline(const std::function<void()>& before, const std::f
     };
     std::vector<std::string> notes;
     decode_all();
-    check(cuptiPmSamplingStop(&stop), "cuptiPmSamplingStop");
+    check_cupti(cuptiPmSamplingStop(&stop), "cuptiPmSamplingStop");
     try {
       decode_all();
     } catch (const CuptiFailure& f) {
