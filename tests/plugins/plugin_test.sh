@@ -254,9 +254,11 @@ grep -q "example-cpu" "$scratch/a.md" || fail "the Markdown report has no plugin
 grep -q "example-cpu" "$scratch/a.csv" || fail "the CSV has no plugin row"
 "$attnprof" sweep --plugin "$plugin" --kernels example-cpu,fused --axes "$axes" "${fast[@]}" --out "$scratch/b" \
   >"$scratch/b.log" 2>&1 || fail "second sweep failed"
+# Two runs on a shared CPU with a few samples each may differ by any verdict (pass 0, slower 1, noisy 3);
+# what is checked is that the gate reads the plugin's points, not how fast they ran.
 rc=0
 "$attnprof" compare "$scratch/a/results.json" "$scratch/b/results.json" --md "$scratch/gate.md" >"$scratch/gate.log" 2>&1 || rc=$?
-[[ $rc -eq 0 || $rc -eq 3 ]] || fail "compare of two plugin runs exited $rc: $(tail -n 5 "$scratch/gate.log")"
+[[ $rc -eq 0 || $rc -eq 1 || $rc -eq 3 ]] || fail "compare of two plugin runs exited $rc: $(tail -n 5 "$scratch/gate.log")"
 grep -q "example-cpu" "$scratch/gate.log" "$scratch/gate.md" || fail "the gate does not name the plugin's points"
 sha=$(python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest()[:12])' "$plugin")
 grep -q "plugin example-cpu 1.0 (sha256 $sha)" "$scratch/gate.log" || fail "the gate's header does not name the plugin build"
