@@ -17,7 +17,7 @@ namespace attnprof::core {
 
 namespace {
 
-// A value that may be unknown: nullopt when absent or not finite.
+// A counter's total: none when the counters did not run, or it is absent or not finite.
 std::optional<double> counter(const Record& r, const char* name) {
   if (r.counters.status != CounterStatus::ok) return std::nullopt;
   auto it = r.counters.total.find(name);

@@ -3,14 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 
-#include "core/files.hpp"
 #include "core/cost_model.hpp"
 #include "core/diagnosis.hpp"
 #include "core/diagnosis_facts.hpp"

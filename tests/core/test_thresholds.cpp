@@ -4,14 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <string>
 
-#include "core/files.hpp"
 #include "core/thresholds.hpp"
 #include "file_text.hpp"
 

@@ -50,11 +50,10 @@ constexpr BulkShape kBulkShapes[] = {{1, 32 * 1024}, {2, 16 * 1024}, {4, 8 * 102
 
 // The current device's compute capability as major x 10 + minor (90 on Hopper).
 int compute_capability() {
-  int device = 0, major = 0, minor = 0;
+  int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-  return major * 10 + minor;
+  return device_attribute(cudaDevAttrComputeCapabilityMajor, device) * 10 +
+         device_attribute(cudaDevAttrComputeCapabilityMinor, device);
 }
 
 bool bulk_supported() { return compute_capability() >= 90; }
@@ -478,9 +477,8 @@ core::MeasuredCeilings measure_ceilings() {
   core::MeasuredCeilings m;
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  int sm_count = 0, l2_bytes = 0;
-  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  check_cuda(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+  const int sm_count = device_attribute(cudaDevAttrMultiProcessorCount, device);
+  const int l2_bytes = device_attribute(cudaDevAttrL2CacheSize, device);
   ClockedTimer timer(sm_count);
 
   measure_hbm(sm_count, timer, m);

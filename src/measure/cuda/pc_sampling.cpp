@@ -237,10 +237,10 @@ core::Stalls sample_stalls(const std::function<void()>& before, const std::funct
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     CUcontext ctx = current_context();
     if (ctx == nullptr) throw CuptiFailure{CUPTI_ERROR_UNKNOWN, "no current CUDA context"};
-    int device = 0, sm_count = 0, clock_khz = 0;
+    int device = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    check_cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device), "cudaDeviceGetAttribute");
+    const int sm_count = device_attribute(cudaDevAttrMultiProcessorCount, device);
+    const int clock_khz = device_attribute(cudaDevAttrClockRate, device);
     if (call_us <= 0) {
       Event begin, end;
       before();

@@ -20,10 +20,9 @@ namespace {
 
 // SMs of the current device: the flush's grid and the clock stamps' grid are sized by it.
 int current_device_sms() {
-  int device = 0, sms = 0;
+  int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  return sms;
+  return device_attribute(cudaDevAttrMultiProcessorCount, device);
 }
 
 // One block per SM: thread 0 stamps its SM's cycle counter and the global timer (clock_stamps.hpp).
