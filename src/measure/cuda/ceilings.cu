@@ -167,8 +167,8 @@ __global__ void random_fill_fp8_kernel(uint8_t* out, size_t n) {
 // Per warp: iterations x kMmaChains independent mma.sync m16n8k32 E4M3 (fp32 accumulate), as the
 // 16-bit probe (probes::launch_mma); out has one float per thread. The instruction exists from sm_89:
 // code for an older architecture does no MMA, and the host does not run it there (fp8_mma_not_run).
-// Measured on the H200 (reports/h200-fp8-prefill, context.ceilings.compute_probes.mma_fp8_e4m3): 1547
-// TFLOP/s at 1800 MHz, 2.4x the 16-bit mma.sync probe and 0.78x the fp8 datasheet figure.
+// Measured on the H200 (reports/h200-fp8-prefill, context.ceilings.compute_probes.mma_fp8_e4m3): 1537
+// TFLOP/s at 1785 MHz, 2.4x the 16-bit mma.sync probe and 0.78x the fp8 datasheet figure.
 __global__ void mma_fp8_kernel(float* out, int iterations) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   // Four E4M3 values per register, each with the sign bit and the exponent's top bit cleared (at most
