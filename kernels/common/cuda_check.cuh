@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "kernels/common/testbed.hpp"
+#include "kernels/common/cuda_errors.hpp"
 
 namespace attnprof::kernels {
 

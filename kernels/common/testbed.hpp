@@ -22,18 +22,10 @@
 #include <stdexcept>
 
 #include "core/results.hpp"
+#include "kernels/common/cuda_errors.hpp"
 #include "kernels/registry.hpp"
 
 namespace attnprof::kernels {
-
-// cudaMalloc failed for lack of memory: the point's status becomes "oom".
-struct DeviceOutOfMemory : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// Any other CUDA error, with the failing call and cudaGetErrorString in the message.
-struct CudaError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 inline constexpr int kMaxQScaleLog2 = 8;
 
