@@ -17,14 +17,6 @@ namespace attnprof::core {
 
 namespace {
 
-// A counter's total: none when the counters did not run, or it is absent or not finite.
-std::optional<double> counter(const Record& r, const char* name) {
-  if (r.counters.status != CounterStatus::ok) return std::nullopt;
-  auto it = r.counters.total.find(name);
-  if (it == r.counters.total.end() || !std::isfinite(it->second)) return std::nullopt;
-  return it->second;
-}
-
 std::optional<double> metric_of(const KernelCounters& k, const char* name) {
   auto it = k.metrics.find(name);
   if (it == k.metrics.end() || !std::isfinite(it->second)) return std::nullopt;
@@ -33,10 +25,10 @@ std::optional<double> metric_of(const KernelCounters& k, const char* name) {
 
 // FLOPs the kernel executed by its counters, when they cover the dtype's main math.
 void count_flops(const Record& r, WorkFacts& w) {
-  w.counted_tensor_ops = counter(r, kMetricTensorOpsBf16).value_or(0) + counter(r, kMetricTensorOpsFp16).value_or(0);
-  const auto ffma = counter(r, kMetricFfma);
+  w.counted_tensor_ops = counter_total(r, kMetricTensorOpsBf16).value_or(0) + counter_total(r, kMetricTensorOpsFp16).value_or(0);
+  const auto ffma = counter_total(r, kMetricFfma);
   const double fp32_flops =
-      ffma ? 2 * *ffma + counter(r, kMetricFadd).value_or(0) + counter(r, kMetricFmul).value_or(0) : 0;
+      ffma ? 2 * *ffma + counter_total(r, kMetricFadd).value_or(0) + counter_total(r, kMetricFmul).value_or(0) : 0;
   if (r.shape.dtype == DType::fp32) {
     if (ffma && fp32_flops > 0) {
       w.counted_flops = fp32_flops;
@@ -44,7 +36,7 @@ void count_flops(const Record& r, WorkFacts& w) {
     }
     return;
   }
-  const double tensor = counter(r, kMetricTensorOpsBf16).value_or(0) + counter(r, kMetricTensorOpsFp16).value_or(0);
+  const double tensor = counter_total(r, kMetricTensorOpsBf16).value_or(0) + counter_total(r, kMetricTensorOpsFp16).value_or(0);
   if (tensor > 0) {
     w.counted_flops = tensor + fp32_flops;
     w.counted_flops_source = fp32_flops > 0 ? "tensor-op + FP32 counters" : "tensor-op counters";
@@ -57,14 +49,14 @@ void count_bytes(const Record& r, WorkFacts& w) {
   w.counters_ok = r.counters.status == CounterStatus::ok;
   w.writes_trusted = !w.counters_ok || dram_writes_trusted(r.counters);
   if (w.counters_ok) w.l2_tail = finite(r.counters.dram_write_tail_bytes);
-  w.dram_read = counter(r, kMetricDramRead);
-  w.dram_write = counter(r, kMetricDramWrite);
+  w.dram_read = counter_total(r, kMetricDramRead);
+  w.dram_write = counter_total(r, kMetricDramWrite);
   const double tail = w.writes_trusted ? w.l2_tail.value_or(0) : 0;
   if (w.dram_read && w.dram_write) {
     w.read_bytes = *w.dram_read;
     w.write_bytes = w.writes_trusted ? *w.dram_write + tail : w.min_bytes_write;
     w.measured_bytes = *w.read_bytes + *w.write_bytes;
-  } else if (auto total = counter(r, kMetricDramTotal)) {
+  } else if (auto total = counter_total(r, kMetricDramTotal)) {
     w.dram_total = total;
     w.measured_bytes = *total + tail;
   }
@@ -231,10 +223,10 @@ void break_down_launches(const Record& r, DiagnosisFacts& f) {
 
 StallFacts stall_facts(const Record& r) {
   StallFacts p;
-  p.issue_active_pct = counter(r, kMetricIssueActive);
-  const auto per_issue = counter(r, kMetricWarpsPerIssue);
-  const auto lg = counter(r, kMetricStallLongScoreboard), sh = counter(r, kMetricStallShortScoreboard),
-             wait = counter(r, kMetricStallWait);
+  p.issue_active_pct = counter_total(r, kMetricIssueActive);
+  const auto per_issue = counter_total(r, kMetricWarpsPerIssue);
+  const auto lg = counter_total(r, kMetricStallLongScoreboard), sh = counter_total(r, kMetricStallShortScoreboard),
+             wait = counter_total(r, kMetricStallWait);
   if (!per_issue || !(*per_issue > 0) || !lg || !sh || !wait) return p;
   p.latency_share = (*lg + *sh + *wait) / *per_issue;
   const std::pair<const char*, const char*> reasons[] = {
@@ -245,7 +237,7 @@ StallFacts stall_facts(const Record& r) {
       {kMetricStallMathPipe, "math pipe throttle"},
       {kMetricStallGmma, "wgmma (WARPGROUP.ARRIVES)"}};
   for (const auto& [metric, name] : reasons) {
-    const double share = counter(r, metric).value_or(0) / *per_issue;
+    const double share = counter_total(r, metric).value_or(0) / *per_issue;
     if (share > p.top_share) {
       p.top_share = share;
       p.top = name;
@@ -304,8 +296,8 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
 
   // Speed of light: Nsight Compute's throughput percentages, or the same ratio from the roofline.
   SolFacts& sol = f.sol;
-  sol.compute_pct = counter(r, kMetricComputeSol);
-  sol.memory_pct = counter(r, kMetricMemorySol);
+  sol.compute_pct = counter_total(r, kMetricComputeSol);
+  sol.memory_pct = counter_total(r, kMetricMemorySol);
   if (sol.compute_pct && sol.memory_pct) {
     sol.source = SolSource::counters;
   } else if (f.roof.known && f.roof.achieved_flops_per_s && f.roof.achieved_bytes_per_s) {
@@ -318,15 +310,15 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   }
 
   MemoryFacts& mem = f.memory;
-  const auto dram_counted = counter(r, kMetricDramSol);
+  const auto dram_counted = counter_total(r, kMetricDramSol);
   mem.dram_counted = dram_counted.has_value();
   if (w.bytes_measured() && f.roof.achieved_bytes_per_s && f.roof.known)
     mem.dram_derived_pct = *f.roof.achieved_bytes_per_s / f.roof.bw_bytes_per_s * 100;
   mem.dram_pct = dram_counted ? dram_counted : mem.dram_derived_pct;
-  mem.l2_pct = counter(r, kMetricL2Sol);
-  mem.l1_pct = counter(r, kMetricL1Sol);
-  mem.l2_bytes = counter(r, kMetricL2Bytes);
-  mem.l2_hit_rate_pct = counter(r, kMetricL2HitRate);
+  mem.l2_pct = counter_total(r, kMetricL2Sol);
+  mem.l1_pct = counter_total(r, kMetricL1Sol);
+  mem.l2_bytes = counter_total(r, kMetricL2Bytes);
+  mem.l2_hit_rate_pct = counter_total(r, kMetricL2HitRate);
   if (ctx.ceilings.l2_bw_bytes_per_s > 0) mem.l2_bw_bytes_per_s = ctx.ceilings.l2_bw_bytes_per_s;
   bind_memory_level(w, sol, mem);
   if (!w.counters_ok && !sol.memory_pct) {
@@ -335,8 +327,8 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   }
 
   PipeFacts& pipes = f.pipes;
-  pipes.tensor_pct = counter(r, kMetricTensorPipeActive);
-  pipes.fma_pct = counter(r, kMetricFmaPipeActive);
+  pipes.tensor_pct = counter_total(r, kMetricTensorPipeActive);
+  pipes.fma_pct = counter_total(r, kMetricFmaPipeActive);
   if (pipes.tensor_pct || pipes.fma_pct) {
     const bool tensor_leads = pipes.tensor_pct && (!pipes.fma_pct || *pipes.tensor_pct >= *pipes.fma_pct);
     pipes.pct = tensor_leads ? pipes.tensor_pct : pipes.fma_pct;
@@ -348,7 +340,7 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   // Tensor operations per tensor instruction tell the MMA shape: 4096 for mma.sync m16n8k16, ten times
   // that and more for Hopper's warpgroup MMA (wgmma), whose kernels run one warp-specialised CTA per SM.
   // The tensor-op counters alone: FP32 work over a handful of stray tensor instructions is no wgmma.
-  const auto tensor_inst = counter(r, kMetricTensorInstHmma);
+  const auto tensor_inst = counter_total(r, kMetricTensorInstHmma);
   if (w.counted_tensor_ops > 0 && tensor_inst && *tensor_inst > 0)
     pipes.ops_per_instruction = w.counted_tensor_ops / *tensor_inst;
   pipes.on_wgmma = pipes.ops_per_instruction > kWgmmaOpsPerInstructionAbove;
@@ -357,7 +349,7 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   f.mix = instruction_mix(r);
   f.theoretical_occupancy_pct = r.occupancy.theoretical_pct;
   f.achieved_occupancy_pct = finite(r.occupancy.achieved_pct);
-  if (auto a = counter(r, kMetricAchievedOccupancy)) f.achieved_occupancy_pct = *a;
+  if (auto a = counter_total(r, kMetricAchievedOccupancy)) f.achieved_occupancy_pct = *a;
   break_down_launches(r, f);
 
   // Launch-bound is a GPU-time finding; the host's enqueue time is another (the host-bound flag).

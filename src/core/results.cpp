@@ -17,6 +17,7 @@
 #include "core/errors.hpp"
 #include "core/escape.hpp"
 #include "core/files.hpp"
+#include "core/stats.hpp"
 
 namespace attnprof::core {
 
@@ -412,6 +413,13 @@ void check_backend_choice(std::string_view which) {
 std::string_view to_string(TimingMode m) { return name_of(m); }
 std::string_view to_string(DramSource d) { return name_of(d); }
 std::string_view to_string(SamplingStatus s) { return name_of(s); }
+
+std::optional<double> counter_total(const Record& r, const std::string& metric) {
+  if (r.counters.status != CounterStatus::ok) return std::nullopt;
+  const auto it = r.counters.total.find(metric);
+  if (it == r.counters.total.end()) return std::nullopt;
+  return finite(it->second);
+}
 
 DramSource dram_source_of(const Counters& c) {
   if (c.dram_source != DramSource::none || c.status != CounterStatus::ok) return c.dram_source;

@@ -295,6 +295,10 @@ struct Record {
   double wall_s = 0;                      // wall time spent on this point
 };
 
+// A counter's total over the point's call: none when its counters did not run, or the metric is absent
+// or not finite.
+std::optional<double> counter_total(const Record&, const std::string& metric);
+
 // What one compute probe of the ceilings measured (src/measure/cuda/ceilings.cu); 0 = not measured.
 struct ProbeRate {
   double flops_per_s = 0;

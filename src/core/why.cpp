@@ -30,13 +30,6 @@ std::optional<double> positive(double v) {
   return v;
 }
 
-std::optional<double> counter(const Record& r, const char* name) {
-  if (r.counters.status != CounterStatus::ok) return std::nullopt;
-  const auto it = r.counters.total.find(name);
-  if (it == r.counters.total.end()) return std::nullopt;
-  return finite(it->second);
-}
-
 int64_t count_of(const std::map<std::string, int64_t>& m, const std::string& key) {
   const auto it = m.find(key);
   return it == m.end() ? 0 : it->second;
@@ -269,12 +262,12 @@ std::vector<WhyEvidence> evidence_of(const Record& b, const DiagnosisFacts& fb, 
     e.add("warp cycles per issued instruction", "", cycles_per_issue_sampled(bs), cycles_per_issue_sampled(cs),
           "warp samples");
   else
-    e.add("warp cycles per issued instruction", "", counter(b, kMetricWarpsPerIssue), counter(c, kMetricWarpsPerIssue),
+    e.add("warp cycles per issued instruction", "", counter_total(b, kMetricWarpsPerIssue), counter_total(c, kMetricWarpsPerIssue),
           "counters");
   e.add("issue slots busy", "%", fb.stalls.issue_active_pct, fc.stalls.issue_active_pct, "counters");
   e.add("tensor pipe busy", "%", fb.pipes.tensor_pct, fc.pipes.tensor_pct, "counters");
   e.add("FMA pipe busy", "%", fb.pipes.fma_pct, fc.pipes.fma_pct, "counters");
-  e.add("SM throughput", "%", counter(b, kMetricComputeSol), counter(c, kMetricComputeSol), "counters");
+  e.add("SM throughput", "%", counter_total(b, kMetricComputeSol), counter_total(c, kMetricComputeSol), "counters");
   e.add("L1/shared throughput", "%", fb.memory.l1_pct, fc.memory.l1_pct, "counters");
   e.add("L2 throughput", "%", fb.memory.l2_pct, fc.memory.l2_pct, "counters");
   const auto tensor_ops_per_flop = [](const DiagnosisFacts& f) -> std::optional<double> {
@@ -284,8 +277,8 @@ std::vector<WhyEvidence> evidence_of(const Record& b, const DiagnosisFacts& fb, 
   e.add("tensor ops / exact FLOPs", "x", tensor_ops_per_flop(fb), tensor_ops_per_flop(fc), "counters, cost model");
   e.add("tensor ops per tensor instruction", "", positive(fb.pipes.ops_per_instruction),
         positive(fc.pipes.ops_per_instruction), "counters");
-  e.add("FFMA thread instructions", "count", counter(b, kMetricFfma), counter(c, kMetricFfma), "counters");
-  e.add("warp instructions executed", "count", counter(b, kMetricInstExecuted), counter(c, kMetricInstExecuted),
+  e.add("FFMA thread instructions", "count", counter_total(b, kMetricFfma), counter_total(c, kMetricFfma), "counters");
+  e.add("warp instructions executed", "count", counter_total(b, kMetricInstExecuted), counter_total(c, kMetricInstExecuted),
         "counters");
   add_instruction_mix(e, fb, fc);
   e.add("DRAM bytes / minimum", "x", fb.traffic.total_ratio, fc.traffic.total_ratio, "counters, cost model",
