@@ -1,16 +1,11 @@
-// Shared by the GPU correctness tests: the validated shape they build, and the main that skips
-// without a device and picks the input seed (fresh per run and printed; ATTNPROF_TEST_SEED=<n>
-// replays one).
+// Shared by the GPU correctness tests: the validated shape they build, and the session their main runs,
+// which skips without a device and picks the input seed (fresh per run and printed;
+// ATTNPROF_TEST_SEED=<n> replays one).
 #pragma once
 #include <catch2/catch.hpp>
-#include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <random>
 #include <vector>
 
 #include "core/shape.hpp"
@@ -56,23 +51,10 @@ inline core::Shape make_packed(std::vector<int64_t> lens, int64_t heads, int64_t
   return s;
 }
 
-// Exits 77 (skipped) without a CUDA device; else sets `seed` and runs the Catch session.
-inline int run_session(const char* name, int argc, char** argv, uint64_t& seed) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("%s: no CUDA device, skipped\n", name);
-    return 77;
-  }
-  if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {
-    seed = std::strtoull(fixed, nullptr, 10);
-  } else {
-    std::random_device entropy;
-    seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
-           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  }
-  std::printf("%s: seed %llu (replay with ATTNPROF_TEST_SEED=%llu)\n", name, static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
-  return Catch::Session().run(argc, argv);
-}
+// Exits 77 (skipped) without a CUDA device; else sets `seed` and runs the Catch session
+// (tests/gpu/gpu_test_main.cpp, Catch2's implementation, compiled once for every GPU test).
+int run_session(const char* name, int argc, char** argv, uint64_t& seed);
+// The Catch session on these arguments, device or not.
+int run_catch(int argc, char** argv);
 
 }  // namespace attnprof::gpu_test

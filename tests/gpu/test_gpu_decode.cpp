@@ -7,7 +7,6 @@
 // through every kernel that takes it. Outputs are poisoned before every call. Exits 77 (skipped) when
 // no CUDA device is present.
 // Seed: fresh per run and printed; ATTNPROF_TEST_SEED=<n> replays one.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 

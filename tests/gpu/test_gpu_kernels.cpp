@@ -5,7 +5,6 @@
 // before every call; plus the checks that make the verification itself able to fail.
 // Exits 77 (skipped) when no CUDA device is present. Seed: fresh per run and printed;
 // ATTNPROF_TEST_SEED=<n> replays one.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 

@@ -5,7 +5,6 @@
 // end to end (including oom before allocating and unknown --metrics names).
 // They run only with a device, else the executable exits 77 (skipped). The host-only checks (metric
 // names, call totals, the occupancy limiter) are in tests/measure/cuda/.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "gpu/figures.hpp"
+#include "gpu/gpu_test_support.hpp"
 #include "core/cost_model.hpp"
 #include "core/diagnosis.hpp"
 #include "core/errors.hpp"
@@ -870,5 +870,5 @@ int main(int argc, char** argv) {
     std::printf("test_gpu_measure: no CUDA device, skipped\n");
     return 77;
   }
-  return Catch::Session().run(argc, argv);
+  return attnprof::gpu_test::run_catch(argc, argv);
 }

@@ -2,7 +2,6 @@
 // written (poisoned), outputs written wrong, and passes a correct kernel's; it allocates what the shape
 // needs, a paged shape's page pools and block table included, fp8 prefill's bytes, scales and bf16 O. A
 // GPU test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

@@ -2,7 +2,6 @@
 // at its own split count and at forced ones; its split counters back at zero after every call; prefill
 // shapes refused. A GPU test: exits 77 without a CUDA device. (The plan it follows, decode_plan.hpp, is
 // tested on the host in test_decode_plan.cpp.)
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <algorithm>

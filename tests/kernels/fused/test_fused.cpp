@@ -2,7 +2,6 @@
 // against float64 at every head dim, causal or not, in bf16 and fp16, with each tile variant where it
 // exists; unsupported shapes and unknown variants refused with a reason, never computed wrong. A GPU
 // test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <string>

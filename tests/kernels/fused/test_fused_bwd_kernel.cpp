@@ -6,7 +6,6 @@
 // max error at most 2x that of the same backward done naively in the dtype (P and dS rounded to it, fp32
 // sums, the gradient rounded) plus half an ulp of the dtype at the gradient's largest magnitude. Prints
 // each problem's max errors. A GPU test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

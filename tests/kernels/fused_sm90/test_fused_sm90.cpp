@@ -1,7 +1,6 @@
 // kernels/fused_sm90/fused_sm90.cu (and its per-head-dim instantiations fused_sm90_d*.cu): the Hopper
 // kernel (TMA, wgmma, warp-specialised) against float64 with each schedule on an sm_90 device; what it
 // cannot run is refused with a reason everywhere. A GPU test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

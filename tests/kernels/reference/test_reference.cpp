@@ -2,7 +2,6 @@
 // launches) against float64 on ragged, GQA and causal shapes, with a value head dim of its own and a
 // sliding window; fp32 refused with a reason; fp8 prefill within its per-element bound. A GPU test: exits 77
 // without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include "kernels/cuda_kernel_check.hpp"

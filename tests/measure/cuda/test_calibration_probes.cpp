@@ -1,7 +1,6 @@
 // measure/cuda/calibration_probes.cpp: every probe of core::calibration_probes() measured on device 0,
 // one record each in the table's order, named and timed, with the analytic cost it must do. A GPU test:
 // exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <string>

@@ -1,7 +1,6 @@
 // measure/cuda/ceilings.cu: the ceiling probes give physically possible peaks on any current GPU (HBM
 // between 100 GB/s and 20 TB/s, L2 above HBM, tensor cores above FP32 FMA, an empty launch between
 // 0.1 and 100 us), each probe named. A GPU test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

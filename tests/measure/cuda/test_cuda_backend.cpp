@@ -2,7 +2,6 @@
 // kernels, measures a point end to end (verified, timed, with its occupancy), refuses a
 // point that cannot fit before allocating, and a device that does not exist. A GPU test: exits 77
 // without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

@@ -1,7 +1,6 @@
 // measure/cuda/cuda_util.cpp: CUDA errors become exceptions naming the call (out of memory its own
 // kind), sticky errors are told apart, and the RAII event, stream and buffer work. A GPU test: exits 77
 // without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

@@ -1,7 +1,6 @@
 // measure/cuda/device.cpp: a device is present, counted as the runtime counts them, and query_device
 // reports what the runtime says of it. A GPU test:
 // exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

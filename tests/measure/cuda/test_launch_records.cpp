@@ -1,7 +1,6 @@
 // measure/cuda/launch_records.cpp: CUPTI's activity records of a call, one per launch in launch order
 // with its grid, block and GPU time; the theoretical occupancy of a record from its resources; the
 // longest launch of a call. A GPU test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

@@ -5,7 +5,6 @@
 //     path (short scoreboard or MIO throttle);
 // and two points sampled back to back (sampling is enabled and disabled per point). Built with
 // -lineinfo, so the hot line of the chain is the planted one. A GPU test: exits 77 without a device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

@@ -7,7 +7,6 @@
 // are taken in one process (PM sampling is enabled and disabled per point). The [cpu] cases (the
 // metric set fits one PM sampling pass on GH100, offline; the sampling plan) run without a GPU too;
 // the rest exits 77 without a device. ATTNPROF_TEST_FIGURES=1 prints what each case measured.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>
@@ -216,7 +215,7 @@ int main(int argc, char** argv) {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     // The offline cases first: they need CUPTI's host API, not a device.
     const char* cpu_only[] = {argv[0], "[cpu]"};
-    const int failed = Catch::Session().run(2, const_cast<char**>(cpu_only));
+    const int failed = attnprof::gpu_test::run_catch(2, const_cast<char**>(cpu_only));
     if (failed != 0) return failed;
   }
   return attnprof::gpu_test::run_session("test_pm_sampling", argc, argv, g_seed);

@@ -2,7 +2,6 @@
 // the bytes they leave: fill zeroes a buffer, copy copies it, the pointer-chase set-up writes a table of
 // in-range links; every probe has its function for the occupancy calculator. A GPU test: exits 77
 // without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

@@ -1,7 +1,6 @@
 // measure/cuda/range_marker.cu: the begin and end markers that cut a batched counter session into
 // points are one block each, of the warp counts counter_batch.hpp reads them by. A GPU test: exits 77
 // without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>

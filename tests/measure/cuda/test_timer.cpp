@@ -2,7 +2,6 @@
 // buffer; a held stream runs nothing until released; time_call of a copy of known size gives a
 // bandwidth no GPU exceeds, with the SM clock read under load, and replays a tiny call from a graph.
 // A GPU test: exits 77 without a CUDA device.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>
