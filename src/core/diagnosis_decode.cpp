@@ -156,10 +156,21 @@ std::string decode_memory_next_step(const Record& r, const DecodeInputs& in, con
   std::vector<std::string> steps;
   if (m.pct_of_hbm_ceiling) {
     const double pct = *m.pct_of_hbm_ceiling;
-    if (pct >= kSolSaturatedPct)
+    if (pct >= kDecodeAtRoofPct)
       steps.push_back(fmt::format(
           "{} at {:.0f}% of the {} ceiling: the kernel is at the roof, only fewer bytes per token help: {}",
           memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend), fewer_bytes_text(s)));
+    else if (pct >= kSolSaturatedPct && m.fixed_time_share && m.hbm_stream_us)
+      steps.push_back(fmt::format(
+          "{} at {:.0f}% of the {} ceiling: near the roof, not at it (streaming decode reaches {:.0f}% and more): "
+          "{:.0f}% of the {} us P50 is beyond streaming the call's bytes at the ceiling ({} us), work the stream does "
+          "not hide (the Q load, the pipeline's fill, a split-KV kernel's partials and their combine{}){}; sample "
+          "the warp states (sweep --stalls) to see which, then fewer bytes per token: {}",
+          memory_name(r), pct, text::byte_rate(in.peak_bw_bytes_per_s, r.backend), kDecodeAtRoofPct,
+          *m.fixed_time_share * 100, us_text(in.p50_us), us_text(*m.hbm_stream_us),
+          s.quantized_kv() ? ", the dequantization" : "",
+          r.clock.throttled_samples > 0 ? ", or the clock, throttled during sampling (the throttled flag)" : "",
+          fewer_bytes_text(s)));
     else
       steps.push_back(fmt::format(
           "{} at {:.0f}% of the {} ceiling: more K/V bytes in flight per SM (a deeper cp.async/TMA pipeline, more "

@@ -891,7 +891,7 @@ constexpr T kOccupancy[] = {"kSolLatencyBelowPct", "kOccupancyBoundBelowPct", "k
 constexpr T kCompute[] = {"kSolLatencyBelowPct", "kSolDominanceMarginPct", "kSolSaturatedPct",
                           "kWgmmaOpsPerInstructionAbove", "kDecodePaddedFlopsAbove"};
 constexpr T kMemory[] = {"kSolLatencyBelowPct", "kSolDominanceMarginPct", "kSolSaturatedPct", "kL2RereadHitRatePct",
-                         "kDecodeReadFactorAbove"};
+                         "kDecodeReadFactorAbove", "kDecodeAtRoofPct"};
 constexpr T kBorderline[] = {"kBorderlineSolPoints", "kBorderlineShare", "kBorderlineLaunchFraction"};
 constexpr T kUnderFilled[] = {"kSolSaturatedPct"};
 constexpr T kTail[] = {"kTailWasteShare", "kTailTileFillBelow"};

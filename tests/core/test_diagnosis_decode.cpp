@@ -169,6 +169,59 @@ TEST_CASE("a long decode call at the roof reads in bandwidth terms and is memory
   CHECK(ev.find("too short") == std::string::npos);
 }
 
+TEST_CASE("a decode point from 80% to 90% of the HBM ceiling is near the roof, not at it") {
+  // b64 h32/8 s1x8192 at a chosen share of the 4.52 TB/s ceiling, its DRAM bytes the minimum: the share of
+  // the P50 beyond the stream is then 1 - pct. On each measurement path: counters in ranges of a batched
+  // session, counters from kernel replay, and no counters (the cost model's bytes over the P50).
+  const auto at_pct = [](double pct, KvDType kv, int path) {
+    Record r = decode_record(64, 8192, 1, 1, 1.0, kv);
+    r = decode_record(64, 8192, min_bytes_of(r) / (pct / 100 * kH200Bw) * 1e6, 1, 1.0, kv);
+    if (path == 1) r.counters.dram_source = DramSource::replayed;
+    if (path == 2) {
+      r.counters = Counters{};
+      r.counters.reason = "--no-counters";
+    }
+    return diagnose(r, h200_context());
+  };
+  for (int path : {0, 1, 2}) {
+    INFO("path " << path);
+    for (const KvDType kv : {KvDType::none, KvDType::fp8_e4m3}) {
+      INFO(to_string(kv));
+      const Diagnosis at = at_pct(kDecodeAtRoofPct + 0.1, kv, path);
+      INFO(at.next_step);
+      CHECK(at.verdict == Verdict::memory_bound);
+      CHECK_THAT(at.next_step, Catch::Contains("the kernel is at the roof"));
+      CHECK(at.next_step.find("near the roof") == std::string::npos);
+
+      const Diagnosis near = at_pct(kDecodeAtRoofPct - 0.1, kv, path);
+      INFO(near.next_step);
+      CHECK(near.verdict == Verdict::memory_bound);
+      CHECK_THAT(near.next_step, Catch::Contains("HBM at 90% of the 4.52 TB/s ceiling: near the roof, not at it "
+                                                 "(streaming decode reaches 90% and more): 10% of the"));
+      CHECK(near.next_step.find("at the roof, only") == std::string::npos);
+      CHECK_THAT(near.next_step, Catch::Contains("sweep --stalls"));
+      CHECK(near.metrics.fixed_time_share.value() == Approx(1 - (kDecodeAtRoofPct - 0.1) / 100).epsilon(1e-3));
+      // The dequantization is named for an 8-bit cache only, and the fp8 advice for a 16-bit one only; the
+      // clock only when it was throttled.
+      CHECK((near.next_step.find("the dequantization") != std::string::npos) == (kv != KvDType::none));
+      CHECK(near.next_step.find("throttled") == std::string::npos);
+      CHECK((near.next_step.find("an fp8 KV cache") != std::string::npos) == (kv == KvDType::none));
+
+      // The quantized cache of the H200's decode sweep (reports/h200-kv-quant): 86%, 14% beyond the stream.
+      CHECK_THAT(at_pct(86, kv, path).next_step, Catch::Contains("at 86% of the 4.52 TB/s ceiling: near the roof, not at it "
+                                                                 "(streaming decode reaches 90% and more): 14% of the"));
+      CHECK_THAT(at_pct(kSolSaturatedPct + 0.1, kv, path).next_step, Catch::Contains("near the roof"));
+      Record throttled = decode_record(64, 8192, 1, 1, 1.0, kv);
+      throttled = decode_record(64, 8192, min_bytes_of(throttled) / (0.85 * kH200Bw) * 1e6, 1, 1.0, kv);
+      throttled.clock.throttled_samples = 3;
+      CHECK_THAT(diagnose(throttled, h200_context()).next_step, Catch::Contains("or the clock, throttled during sampling"));
+      const Diagnosis below = at_pct(kSolSaturatedPct - 0.1, kv, path);
+      CHECK_THAT(below.next_step, Catch::Contains("more K/V bytes in flight per SM"));
+      CHECK(below.next_step.find("near the roof") == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a quantized cache at the roof is not told to quantize: the next step names what is left") {
   // b64 h32/8 s1x8192 with an 8-bit cache (1.07 GB, a scale per kv head) in 255 us: 4.2 TB/s, 93% of the
   // ceiling. Both sides of the fp8-KV advice: the bf16 twin gets it, the fp8 point does not.

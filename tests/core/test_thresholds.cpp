@@ -65,6 +65,7 @@ const std::map<std::string, double>& thresholds() {
       ATTNPROF_THRESHOLD(kDecodeAssumedLaunchLatencyUs),
       ATTNPROF_THRESHOLD(kDecodeReadFactorAbove),
       ATTNPROF_THRESHOLD(kDecodePaddedFlopsAbove),
+      ATTNPROF_THRESHOLD(kDecodeAtRoofPct),
   };
   return kAll;
 }
