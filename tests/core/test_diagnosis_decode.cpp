@@ -173,9 +173,12 @@ TEST_CASE("a decode point from 80% to 90% of the HBM ceiling is near the roof, n
   // b64 h32/8 s1x8192 at a chosen share of the 4.52 TB/s ceiling, its DRAM bytes the minimum: the share of
   // the P50 beyond the stream is then 1 - pct. On each measurement path: counters in ranges of a batched
   // session, counters from kernel replay, and no counters (the cost model's bytes over the P50).
-  const auto at_pct = [](double pct, KvDType kv, int path) {
-    Record r = decode_record(64, 8192, 1, 1, 1.0, kv);
-    r = decode_record(64, 8192, min_bytes_of(r) / (pct / 100 * kH200Bw) * 1e6, 1, 1.0, kv);
+  const auto record_at_pct = [](double pct, KvDType kv) {
+    const double min_bytes = min_bytes_of(decode_record(64, 8192, 1, 1, 1.0, kv));
+    return decode_record(64, 8192, min_bytes / (pct / 100 * kH200Bw) * 1e6, 1, 1.0, kv);
+  };
+  const auto at_pct = [&](double pct, KvDType kv, int path) {
+    Record r = record_at_pct(pct, kv);
     if (path == 1) r.counters.dram_source = DramSource::replayed;
     if (path == 2) {
       r.counters = Counters{};
@@ -211,8 +214,7 @@ TEST_CASE("a decode point from 80% to 90% of the HBM ceiling is near the roof, n
       CHECK_THAT(at_pct(86, kv, path).next_step, Catch::Contains("at 86% of the 4.52 TB/s ceiling: near the roof, not at it "
                                                                  "(streaming decode reaches 90% and more): 14% of the"));
       CHECK_THAT(at_pct(kSolSaturatedPct + 0.1, kv, path).next_step, Catch::Contains("near the roof"));
-      Record throttled = decode_record(64, 8192, 1, 1, 1.0, kv);
-      throttled = decode_record(64, 8192, min_bytes_of(throttled) / (0.85 * kH200Bw) * 1e6, 1, 1.0, kv);
+      Record throttled = record_at_pct(85, kv);
       throttled.clock.throttled_samples = 3;
       CHECK_THAT(diagnose(throttled, h200_context()).next_step, Catch::Contains("or the clock, throttled during sampling"));
       const Diagnosis below = at_pct(kSolSaturatedPct - 0.1, kv, path);
