@@ -128,8 +128,8 @@ std::vector<QuantizedKvComparison> compare_quantized_kv(const Results& results) 
       c.unquantized_p50_us = it->second->latency.p50_us;
       if (c.p50_us > 0) c.speedup = *c.unquantized_p50_us / c.p50_us;
     }
-    if (const auto it = r.counters.total.find(kMetricDramRead); it != r.counters.total.end() && c.p50_us > 0)
-      c.dram_read_tb_per_s = it->second / (c.p50_us * 1e-6) / 1e12;
+    if (const auto bytes = counter_total(r, kMetricDramRead); bytes && c.p50_us > 0)
+      c.dram_read_tb_per_s = *bytes / (c.p50_us * 1e-6) / 1e12;
     c.cost = r.verification.quant;
     if (r.verification.checked) {
       c.kernel_err = r.verification.o_max_abs_err;

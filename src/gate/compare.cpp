@@ -193,8 +193,8 @@ std::optional<std::pair<CounterValue, CounterValue>> tensor_ops(const std::map<s
 
 std::optional<CounterValue> achieved_occupancy(const core::Record& r) {
   if (r.occupancy.achieved_pct) return CounterValue{*r.occupancy.achieved_pct, "occupancy.achieved_pct"};
-  if (auto it = r.counters.total.find(core::kMetricAchievedOccupancy); it != r.counters.total.end())
-    return CounterValue{it->second, core::kMetricAchievedOccupancy};
+  if (const auto pct = core::counter_total(r, core::kMetricAchievedOccupancy))
+    return CounterValue{*pct, core::kMetricAchievedOccupancy};
   return std::nullopt;
 }
 

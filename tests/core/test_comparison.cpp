@@ -3,6 +3,7 @@
 // stored diagnoses.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "core/comparison.hpp"
@@ -130,6 +131,7 @@ TEST_CASE("compare_quantized_kv: each quantized point beside the same kernel's d
   Record fp8 = record("decode", 512, 20, 0);
   fp8.shape.kv_dtype = KvDType::fp8_e4m3;
   fp8.shape.kv_scale = KvScale::head;
+  fp8.counters.status = CounterStatus::ok;
   fp8.counters.total[kMetricDramRead] = 40e6;  // 40 MB in 20 us: 2 TB/s
   fp8.verification.checked = true;
   fp8.verification.o_max_abs_err = 1e-4;
@@ -154,6 +156,26 @@ TEST_CASE("compare_quantized_kv: each quantized point beside the same kernel's d
   CHECK(cmp[1].kernel == "reference");
   CHECK_FALSE(cmp[1].speedup);
   CHECK(compare_quantized_kv(Results{}).empty());
+}
+
+TEST_CASE("compare_quantized_kv: no DRAM rate from counters that failed or read NaN") {
+  Record plain = record("decode", 512, 30, 0);
+  Record fp8 = record("decode", 512, 20, 0);
+  fp8.shape.kv_dtype = KvDType::fp8_e4m3;
+  fp8.shape.kv_scale = KvScale::head;
+  fp8.counters.total[kMetricDramRead] = 40e6;
+  for (const CounterStatus status : {CounterStatus::unavailable, CounterStatus::not_collected}) {
+    fp8.counters.status = status;
+    const std::vector<QuantizedKvComparison> cmp = compare_quantized_kv(Results{.records = {plain, fp8}});
+    REQUIRE(cmp.size() == 1);
+    CHECK_FALSE(cmp[0].dram_read_tb_per_s);
+  }
+  fp8.counters.status = CounterStatus::ok;
+  fp8.counters.total[kMetricDramRead] = std::nan("");
+  const std::vector<QuantizedKvComparison> cmp = compare_quantized_kv(Results{.records = {plain, fp8}});
+  REQUIRE(cmp.size() == 1);
+  CHECK_FALSE(cmp[0].dram_read_tb_per_s);
+  CHECK(*cmp[0].speedup == Approx(1.5));
 }
 
 TEST_CASE("compare_quantized_kv: an fp8 prefill point beside its bf16 twin, marked, with its bound ratio") {

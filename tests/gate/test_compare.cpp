@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/metric_names.hpp"
 #include "gate/compare.hpp"
 #include "gate/render.hpp"
 #include "gate_fixtures.hpp"
@@ -426,6 +427,28 @@ TEST_CASE("counters gate: DRAM bytes, tensor ops, occupancy; off by default") {
   cmp = compare_one(b, c, o);
   CHECK(cmp.points[0].verdict == Verdict::same);
   CHECK(cmp.points[0].counters_note.find("not comparable") != std::string::npos);
+}
+
+TEST_CASE("counters gate: occupancy from the counter when no occupancy was recorded; a NaN is not compared") {
+  std::mt19937_64 rng(14);
+  auto b = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
+  b.counters.status = attnprof::core::CounterStatus::ok;
+  b.counters.total = {{std::string(attnprof::core::kMetricAchievedOccupancy), 40.0}};
+  auto c = make_record("fused", latency_samples(rng, 30, 100.0, 0.01));
+  c.counters = b.counters;
+  c.counters.total[attnprof::core::kMetricAchievedOccupancy] = 30.0;  // -25%
+  gate::Options o;
+  o.counters = true;
+  auto cmp = compare_one(b, c, o);
+  REQUIRE(cmp.points[0].counters.size() == 1);
+  CHECK(cmp.points[0].counters[0].source == attnprof::core::kMetricAchievedOccupancy);
+  CHECK(cmp.points[0].verdict == Verdict::counter_regression);
+
+  c.counters.total[attnprof::core::kMetricAchievedOccupancy] = std::nan("");
+  cmp = compare_one(b, c, o);
+  CHECK(cmp.points[0].counters.empty());
+  CHECK(cmp.points[0].verdict == Verdict::same);
+  CHECK(cmp.points[0].counters_note == "no counter collected on both sides");
 }
 
 TEST_CASE("device mismatch is refused unless allowed, and then reported") {
