@@ -82,10 +82,11 @@ constexpr size_t smem_of(int mt, int hdim, int elem_bytes, decode::SmemLayout la
 }
 
 // The split count's cost model takes one CTA per SM as enough to draw its share of the bandwidth; a
-// quantized cache's CTA is not (quant_ctas_per_sm), so its plan sees that many slots per SM.
+// quantized cache's CTA, with more work per byte, is not (kQuantCtasPerSm), so its plan sees that many
+// slots per SM.
 decode::Plan plan_for(const core::Shape& s) {
   const int64_t sms = current_device().sms;
-  const int per_sm = s.quantized_kv() ? decode::quant_ctas_per_sm(decode::m_tiles(decode::packed_rows(s.seq_q, s.heads / s.kv_heads))) : 1;
+  const int per_sm = s.quantized_kv() ? decode::kQuantCtasPerSm : 1;
   return decode::plan(s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.kv_splits, sms * per_sm, s.window);
 }
 

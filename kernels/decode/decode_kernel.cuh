@@ -257,11 +257,13 @@ __device__ __forceinline__ void half2_pairs(uint32_t bytes, uint32_t& lo, uint32
 }
 
 // A quantized cache's Q fragments (fp16 rows of s_q as Tr lays them out): A fragment of k-step ks of
-// MMA tile mt in the head-dim order of frag::qk_dim, which the K bytes take too. 16 bytes per read: two
-// k-steps of one row.
+// MMA tile mt in the head-dim order of frag::qk_dim, which the K bytes take too. The 16 bytes of a row
+// at one chunk are two k-steps' words of that row; they are read a word at a time, straight into the
+// registers of their fragments: one 16-byte read fills words of four fragments at once, which ptxas then
+// copies into each fragment's register quad before every MMA of the loop.
 template <typename Tr, int kHeadDim, int kMTiles>
 __device__ __forceinline__ void load_q_fragments_permuted(uint32_t (&q_frag)[kMTiles][kHeadDim / 16][4],
-                                                          const unsigned char* s_q, int quad_row, int quad_col) {
+                                                          uint32_t s_q, int quad_row, int quad_col) {
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -270,11 +272,11 @@ __device__ __forceinline__ void load_q_fragments_permuted(uint32_t (&q_frag)[kMT
       for (int m = 0; m < kHeadDim / 32; ++m) {
         const int row = mt * kMmaRows + quad_row + 8 * half;
         const int chunk = frag::qk_dim(kHeadDim, quad_col, 2 * m, 0) / 8;  // 8 fp16 values per chunk
-        const uint4 raw = *reinterpret_cast<const uint4*>(s_q + Tr::at(row, chunk));
-        q_frag[mt][2 * m][half] = raw.x;  // k-step 2 m, elements 0, 1
-        q_frag[mt][2 * m][2 + half] = raw.y;
-        q_frag[mt][2 * m + 1][half] = raw.z;
-        q_frag[mt][2 * m + 1][2 + half] = raw.w;
+        const uint32_t at = s_q + Tr::at(row, chunk);
+        q_frag[mt][2 * m][half] = fused::ld_shared_32(at);  // k-step 2 m, elements 0, 1
+        q_frag[mt][2 * m][2 + half] = fused::ld_shared_32(at + 4);
+        q_frag[mt][2 * m + 1][half] = fused::ld_shared_32(at + 8);
+        q_frag[mt][2 * m + 1][2 + half] = fused::ld_shared_32(at + 12);
       }
 }
 
@@ -404,7 +406,7 @@ __device__ __forceinline__ void combine_splits(const DecodeParams& p, unsigned c
 
 template <typename T, int kHeadDim, int kMTiles, KvAddressing kAddr, SmemLayout kLayout,
           core::KvDType kQuant = core::KvDType::none>
-__global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : quant_ctas_per_sm(kMTiles))
+__global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : kQuantCtasPerSm)
     decode_split_kernel(const DecodeParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   // cp.async and bf16 mma.sync need sm_80; the host side refuses older devices (unsupported_reason).
@@ -564,7 +566,7 @@ __global__ void __launch_bounds__(kThreads, kQuant == core::KvDType::none ? 2 : 
     __syncthreads();
     if (it == 0) {
       if constexpr (kQuantized) {
-        load_q_fragments_permuted<Tr, kHeadDim, kMTiles>(q_frag, smem_raw, quad_row, quad_col);
+        load_q_fragments_permuted<Tr, kHeadDim, kMTiles>(q_frag, s_q, quad_row, quad_col);
       } else {
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)

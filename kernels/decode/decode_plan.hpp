@@ -29,16 +29,16 @@ constexpr int kWarps = 4;            // each warp owns kBlockN / kWarps keys of 
 constexpr int kThreads = kWarps * 32;
 constexpr int kKeysPerWarp = kBlockN / kWarps;
 constexpr int kStages = 3;           // K/V tiles in flight through cp.async
-// A quantized cache's byte tiles of K and V: three in flight while one is read. Four stages stay under a
-// third of the SM's shared memory (smem_bytes_quant: 70 KB at hdim 128), and at two MMA tiles the
-// warps' merge needs that much room (merge_fits_quant).
+// A quantized cache's byte tiles of K and V: three in flight while one is read. Four stages take 70 KB
+// at hdim 128 (smem_bytes_quant), and at two MMA tiles the warps' merge needs that much room
+// (merge_fits_quant).
 constexpr int kStagesQuant = 4;
-// CTAs of a quantized cache resident on one SM: each warp's tile is a chain of shared-memory reads,
-// byte permutes, conversions and MMAs, so more warps per SM hide its latency, and the split count fills
-// every slot (plan's sms). Three with one MMA tile (launch bounds cap registers at 168; ptxas takes
-// 120-166 at hdim 64 and 128, no spills); two with two (O and Q's fragments take 192 registers; 179-255,
-// no spills).
-constexpr int quant_ctas_per_sm(int mt) { return mt == 1 ? 3 : 2; }
+// CTAs of a quantized cache resident on one SM, as for the dtype's cache: two (launch bounds cap
+// registers at 255; no spills). The split plan sees that many slots per SM (plan_for in decode.cu): at
+// batch 64 and 8k keys its 512 CTAs then fill two even waves with one split, where three slots per SM
+// made it cut the keys in three and pay each split's fixed cost and the combine (H100, b64 h32/8 8k fp8:
+// 360 us against 377).
+constexpr int kQuantCtasPerSm = 2;
 constexpr int kSmemPadElems = 8;     // 16 bytes per shared-memory row: conflict-free ldmatrix
 constexpr int kMaxSeqQ = 16;         // speculative decoding: up to 16 query positions
 constexpr int kMaxMTiles = 2;        // 16-row MMA tiles per CTA (registers: O is 64 floats per tile)
@@ -120,8 +120,8 @@ constexpr bool merge_fits_quant(int hdim) {
          merge_bytes(kMaxMTiles, hdim) <= smem_bytes_quant(kMaxMTiles, hdim);
 }
 static_assert(merge_fits_quant(128) && merge_fits_quant(64), "a quantized cache's merge fits in its shared memory");
-static_assert(smem_bytes_quant(1, 128) * quant_ctas_per_sm(1) <= 227 * 1024 &&
-                  smem_bytes_quant(kMaxMTiles, 128) * quant_ctas_per_sm(kMaxMTiles) <= 227 * 1024,
+static_assert(smem_bytes_quant(1, 128) * kQuantCtasPerSm <= 227 * 1024 &&
+                  smem_bytes_quant(kMaxMTiles, 128) * kQuantCtasPerSm <= 227 * 1024,
               "the resident quantized CTAs fit in an H100/H200 SM's shared memory");
 static_assert(merge_fits(128, SmemLayout::padded) && merge_fits(64, SmemLayout::padded) &&
                   merge_fits(128, SmemLayout::swizzled) && merge_fits(64, SmemLayout::swizzled),

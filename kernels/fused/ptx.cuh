@@ -39,6 +39,12 @@ __device__ __forceinline__ void st_shared_zero_16(uint32_t dst) {
 __device__ __forceinline__ void st_shared_32(uint32_t dst, uint32_t value) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(value) : "memory");
 }
+// One 32-bit word (never merged with its neighbours into a wider read, as plain loads may be).
+__device__ __forceinline__ uint32_t ld_shared_32(uint32_t src) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(src) : "memory");
+  return v;
+}
 __device__ __forceinline__ uint4 ld_shared_128(uint32_t src) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(src) : "memory");

@@ -44,13 +44,21 @@ TEST_CASE("a quantized cache's CTA: Q in fp16 and byte stages only, its resident
     for (int mt : {1, dec::kMaxMTiles}) {
       INFO("hdim " << hdim << " m-tiles " << mt);
       const size_t per_cta = dec::smem_bytes_quant(mt, hdim) + kReservedPerCtaBytes;
-      CHECK(static_cast<size_t>(dec::quant_ctas_per_sm(mt)) * per_cta <= kSmemPerSmBytes);
+      CHECK(static_cast<size_t>(dec::kQuantCtasPerSm) * per_cta <= kSmemPerSmBytes);
       CHECK(dec::merge_bytes(mt, hdim) <= dec::smem_bytes_quant(mt, hdim));  // the merge takes Q's rows too
-      // Registers: the launch bounds' CTAs per SM leave each thread at least 168 (mt 1) or 255 (mt 2).
-      CHECK(dec::quant_ctas_per_sm(mt) * dec::kThreads * (mt == 1 ? 168 : 255) <= 65536);
+      // Registers: the launch bounds' CTAs per SM leave each thread 255.
+      CHECK(dec::kQuantCtasPerSm * dec::kThreads * 255 <= 65536);
     }
   CHECK(dec::merge_fits_quant(64));
   CHECK(dec::merge_fits_quant(128));
+}
+
+TEST_CASE("a quantized cache at batch 64, 8k keys: one split, its 512 CTAs two even waves of the H200's slots") {
+  // The plan sees kQuantCtasPerSm slots per SM (decode.cu's plan_for).
+  const dec::Plan p = dec::plan(64, 32, 8, 1, 8192, 0, kH200Sms * dec::kQuantCtasPerSm);
+  CHECK(p.splits == 1);
+  CHECK(p.ctas == 512);
+  CHECK(p.ctas <= 2 * kH200Sms * dec::kQuantCtasPerSm);
 }
 
 TEST_CASE("splits are whole key tiles, none empty, covering every tile once") {
