@@ -1,5 +1,6 @@
 // Catch2's implementation for the GPU tests, compiled once for all of them: each GPU test file has its
-// own main (it skips without a device before Catch runs) and calls run_session or run_catch here.
+// own main (it skips without a device before Catch runs: device_present) and calls run_session or
+// run_catch here.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
@@ -14,12 +15,16 @@
 
 namespace attnprof::gpu_test {
 
-int run_session(const char* name, int argc, char** argv, uint64_t& seed) {
+bool device_present(const char* name) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("%s: no CUDA device, skipped\n", name);
-    return 77;
-  }
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) return true;
+  (void)cudaGetLastError();
+  std::printf("%s: no CUDA device, skipped\n", name);
+  return false;
+}
+
+int run_session(const char* name, int argc, char** argv, uint64_t& seed) {
+  if (!device_present(name)) return 77;
   if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {
     seed = std::strtoull(fixed, nullptr, 10);
   } else {

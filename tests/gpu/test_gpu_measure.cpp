@@ -864,11 +864,6 @@ TEST_CASE("counters: a second profiler on the same context is reported, not thro
 }
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    cudaGetLastError();
-    std::printf("test_gpu_measure: no CUDA device, skipped\n");
-    return 77;
-  }
+  if (!attnprof::gpu_test::device_present("test_gpu_measure")) return 77;
   return attnprof::gpu_test::run_catch(argc, argv);
 }
