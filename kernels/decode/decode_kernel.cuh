@@ -258,9 +258,8 @@ __device__ __forceinline__ void half2_pairs(uint32_t bytes, uint32_t& lo, uint32
 
 // A quantized cache's Q fragments (fp16 rows of s_q as Tr lays them out): A fragment of k-step ks of
 // MMA tile mt in the head-dim order of frag::qk_dim, which the K bytes take too. The 16 bytes of a row
-// at one chunk are two k-steps' words of that row; they are read a word at a time, straight into the
-// registers of their fragments: one 16-byte read fills words of four fragments at once, which ptxas then
-// copies into each fragment's register quad before every MMA of the loop.
+// at one chunk are words of two k-steps' fragments (rows quad_row and quad_row + 8 interleave in each),
+// read a word at a time.
 template <typename Tr, int kHeadDim, int kMTiles>
 __device__ __forceinline__ void load_q_fragments_permuted(uint32_t (&q_frag)[kMTiles][kHeadDim / 16][4],
                                                           uint32_t s_q, int quad_row, int quad_col) {

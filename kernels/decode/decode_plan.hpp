@@ -36,8 +36,8 @@ constexpr int kStagesQuant = 4;
 // CTAs of a quantized cache resident on one SM, as for the dtype's cache: two (launch bounds cap
 // registers at 255; no spills). The split plan sees that many slots per SM (plan_for in decode.cu): at
 // batch 64 and 8k keys its 512 CTAs then fill two even waves with one split, where three slots per SM
-// made it cut the keys in three and pay each split's fixed cost and the combine (H100, b64 h32/8 8k fp8:
-// 360 us against 377).
+// made it cut the keys in three and pay each split's fixed cost and the combine (H200, b64 h32/8 8k, fp8
+// with a scale per kv head: 249 us against 273; reports/h200-kv-quant-b64 and h200-kv-quant).
 constexpr int kQuantCtasPerSm = 2;
 constexpr int kSmemPadElems = 8;     // 16 bytes per shared-memory row: conflict-free ldmatrix
 constexpr int kMaxSeqQ = 16;         // speculative decoding: up to 16 query positions
