@@ -91,6 +91,11 @@ void run_steps(PointSteps& steps, const core::Shape& shape, const kernels::Kerne
     rec.reason = std::move(why);
     return;
   }
+  if (std::string why = steps.launch_refusal(); !why.empty()) {
+    rec.status = core::Status::unsupported;
+    rec.reason = std::move(why);
+    return;
+  }
   rec.cost = core::cost_of(shape, kernel.kind());
   // Refused before allocating: a failed multi-GiB allocation is slow and fragments the heap.
   if (std::string why = steps.memory_refusal(); !why.empty()) {

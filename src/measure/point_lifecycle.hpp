@@ -49,7 +49,7 @@ struct PointTiming {
 };
 
 // The steps of one point on one backend, called by run_point() in this order:
-//   check_options, [support, cost: the lifecycle's], memory_refusal, fresh_seed (when the options
+//   check_options, [support: the lifecycle's], launch_refusal, [cost], memory_refusal, fresh_seed (when the options
 //   give none), allocate, call_forward (a bwd point only), call_once, verify (when options.verify),
 //   inspect, time, profile; with options.stalls (the sweep's stall pass, after the point was timed
 //   elsewhere) allocate, call_forward (bwd), call_once and sample_stalls alone; with options.timeline
@@ -61,6 +61,9 @@ class PointSteps {
   virtual ~PointSteps() = default;
   // Before the point: an InputError here is the whole run's (a bad --metrics), and escapes.
   virtual void check_options(const MeasureOptions&) {}
+  // Empty when every launch the kernel declares for the shape fits the device (CUDA: its shared memory
+  // per block), else why not (the unsupported reason); may do nothing.
+  virtual std::string launch_refusal() { return {}; }
   // Empty when the point fits in the memory the backend has, else why not (the oom reason).
   virtual std::string memory_refusal() = 0;
   virtual uint64_t fresh_seed() = 0;

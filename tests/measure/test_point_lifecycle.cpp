@@ -38,11 +38,16 @@ class RecordingSteps final : public m::PointSteps {
  public:
   std::vector<std::string> calls;
   std::string refuse;                 // memory_refusal's answer
+  std::string refuse_launch;          // launch_refusal's answer
   bool verify_passes = true;
   std::string throw_in;               // step name that throws std::runtime_error
   bool escalate_to_environment = false;
 
   void check_options(const m::MeasureOptions&) override { step("check_options"); }
+  std::string launch_refusal() override {
+    step("launch_refusal");
+    return refuse_launch;
+  }
   std::string memory_refusal() override {
     step("memory_refusal");
     return refuse;
@@ -109,9 +114,9 @@ TEST_CASE("lifecycle: the steps of a point, in order, and what each fills", "[li
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   INFO(rec.reason);
   CHECK(rec.status == Status::ok);
-  CHECK(steps.steps() == std::vector<std::string>{"check_options", "memory_refusal", "allocate:77", "call_once",
+  CHECK(steps.steps() == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal", "allocate:77", "call_once",
                                                   "verify", "inspect", "time", "profile"});
-  CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[verify", "allocate:77",
+  CHECK(steps.calls == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal", "[verify", "allocate:77",
                                                 "call_once", "verify", "]", "[launches", "inspect", "]", "[time",
                                                 "time", "]", "[counters", "profile", "]"});
   CHECK(rec.backend == BackendKind::cpu);
@@ -137,7 +142,7 @@ TEST_CASE("lifecycle: the stall pass allocates, calls once and samples; no verif
   options.stalls = true;
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
   CHECK(rec.status == Status::ok);
-  CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[stalls", "allocate:77",
+  CHECK(steps.calls == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal", "[stalls", "allocate:77",
                                                 "call_once", "]"});
   REQUIRE(rec.stalls.has_value());  // the default step: this backend has no warp states
   CHECK(rec.stalls->status == attnprof::core::SamplingStatus::unsupported);
@@ -155,7 +160,7 @@ TEST_CASE("lifecycle: the timeline pass allocates, calls once and samples; no ve
   options.timeline = true;
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
   CHECK(rec.status == Status::ok);
-  CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[timeline", "allocate:77",
+  CHECK(steps.calls == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal", "[timeline", "allocate:77",
                                                 "call_once", "]"});
   REQUIRE(rec.timeline.has_value());  // the default step: this backend has no PM sampling
   CHECK(rec.timeline->status == attnprof::core::SamplingStatus::unsupported);
@@ -175,7 +180,7 @@ TEST_CASE("lifecycle: a fresh seed only when the options give none; no verify wh
   options.verify = false;
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, options);
   CHECK(rec.status == Status::ok);
-  CHECK(steps.steps() == std::vector<std::string>{"check_options", "memory_refusal", "fresh_seed", "allocate:99",
+  CHECK(steps.steps() == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal", "fresh_seed", "allocate:99",
                                                   "call_once", "inspect", "time", "profile"});
   CHECK(rec.verification.seed == 99);
   CHECK_FALSE(rec.verification.checked);
@@ -208,6 +213,19 @@ TEST_CASE("lifecycle: an invalid shape fails before any step", "[lifecycle]") {
   CHECK(rec.cost.flops == 0);
 }
 
+TEST_CASE("lifecycle: a launch the device cannot run makes the point unsupported: no cost, no allocation",
+          "[lifecycle]") {
+  RecordingSteps steps;
+  steps.refuse_launch = "k needs 104448 bytes of shared memory per block (102.0 KiB); this GPU allows 101376 (99.0 KiB)";
+  const TestKernel kernel;
+  const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
+  CHECK(rec.status == Status::unsupported);
+  CHECK(rec.reason == steps.refuse_launch);
+  CHECK(steps.steps() == std::vector<std::string>{"check_options", "launch_refusal"});
+  CHECK(rec.cost.flops == 0);
+  CHECK(rec.verification.seed == 0);
+}
+
 TEST_CASE("lifecycle: a point refused for memory is costed but never allocated", "[lifecycle]") {
   RecordingSteps steps;
   steps.refuse = "needs 9 GiB, 1 GiB free";
@@ -215,7 +233,7 @@ TEST_CASE("lifecycle: a point refused for memory is costed but never allocated",
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   CHECK(rec.status == Status::oom);
   CHECK(rec.reason == "needs 9 GiB, 1 GiB free");
-  CHECK(steps.steps() == std::vector<std::string>{"check_options", "memory_refusal"});
+  CHECK(steps.steps() == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal"});
   CHECK(rec.cost.flops > 0);
   CHECK(rec.verification.seed == 0);
 }
@@ -240,7 +258,7 @@ TEST_CASE("lifecycle: a throwing step becomes failed, closes its phase, and may 
   const auto rec = m::run_point(steps, kOrigin, small_shape(), kernel, lifecycle_options());
   CHECK(rec.status == Status::failed);
   CHECK(rec.reason == "time broke");
-  CHECK(steps.calls == std::vector<std::string>{"check_options", "memory_refusal", "[verify", "allocate:77",
+  CHECK(steps.calls == std::vector<std::string>{"check_options", "launch_refusal", "memory_refusal", "[verify", "allocate:77",
                                                 "call_once", "verify", "]", "[launches", "inspect", "]", "[time",
                                                 "time", "]", "escalate:time broke"});
 

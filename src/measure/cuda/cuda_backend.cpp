@@ -365,6 +365,22 @@ class CudaPoint final : public PointSteps {
     if (options.counters) b_.validate_extra_metrics(options.extra_metrics);
   }
 
+  // Each launch the kernel declares, against the shared memory a block may take on this device (a
+  // kernel built for a larger one would fail at launch).
+  std::string launch_refusal() override {
+    check_cuda(cudaSetDevice(b_.device_index_), "cudaSetDevice");
+    for (const kernels::LaunchInfo& launch : kernel_.launch_info(shape_)) {
+      if (launch.func == nullptr) continue;
+      cudaFuncAttributes attributes{};
+      check_cuda(cudaFuncGetAttributes(&attributes, launch.func), "cudaFuncGetAttributes");
+      if (std::string why = smem_refusal(launch.kernel_name, attributes.sharedSizeBytes, launch.dynamic_smem_bytes,
+                                         b_.sm_.smem_per_block_optin);
+          !why.empty())
+        return why;
+    }
+    return {};
+  }
+
   std::string memory_refusal() override {
     check_cuda(cudaSetDevice(b_.device_index_), "cudaSetDevice");  // another backend may have switched it
     const double footprint = CudaBackend::footprint_of(shape_, kernel_);

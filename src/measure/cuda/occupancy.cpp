@@ -1,7 +1,10 @@
 #include "measure/cuda/occupancy.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <climits>
+#include <string>
 
 #include <cuda_runtime_api.h>
 
@@ -29,7 +32,17 @@ SmResources sm_resources(int device_index) {
   r.max_registers_per_block = device_attribute(cudaDevAttrMaxRegistersPerBlock, device_index);
   r.smem_per_sm = static_cast<size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device_index));
   r.smem_reserved_per_block = static_cast<size_t>(device_attribute(cudaDevAttrReservedSharedMemoryPerBlock, device_index));
+  r.smem_per_block_optin = static_cast<size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device_index));
   return r;
+}
+
+std::string smem_refusal(const std::string& kernel_name, size_t static_bytes, size_t dynamic_bytes,
+                         size_t optin_bytes) {
+  const size_t need = static_bytes + dynamic_bytes;
+  if (optin_bytes == 0 || need <= optin_bytes) return {};
+  return fmt::format("{} needs {} bytes of shared memory per block ({:.1f} KiB); this GPU allows {} ({:.1f} KiB)",
+                     kernel_name.empty() ? std::string("a launch") : kernel_name, need, need / 1024.0, optin_bytes,
+                     optin_bytes / 1024.0);
 }
 
 BlockLimits block_limits(const SmResources& r, int block_threads, int registers_per_thread, size_t smem_per_block) {

@@ -2,6 +2,8 @@
 // blocks per SM named (registers, shared memory, threads, blocks), and the number of waves.
 // The achieved side comes from the sm__warps_active counter of the launch's CUPTI range.
 #pragma once
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "core/results.hpp"
@@ -15,8 +17,14 @@ struct SmResources {
   int max_threads_per_sm = 0, max_blocks_per_sm = 0, warp_size = 32;
   int registers_per_sm = 0, max_registers_per_block = 0;
   size_t smem_per_sm = 0, smem_reserved_per_block = 0;
+  size_t smem_per_block_optin = 0;  // the most shared memory one block may take (static + dynamic)
 };
 SmResources sm_resources(int device_index);
+
+// Why a launch cannot run on the device: its block takes more shared memory (static + dynamic) than a
+// block may opt in to. Empty when it fits, or when the device's limit is unknown (0).
+std::string smem_refusal(const std::string& kernel_name, size_t static_bytes, size_t dynamic_bytes,
+                         size_t optin_bytes);
 
 // Blocks per SM that each resource alone allows, and which one binds. Pure arithmetic, so the
 // limiter can be named; blocks_per_sm itself comes from cudaOccupancyMaxActiveBlocksPerMultiprocessor.

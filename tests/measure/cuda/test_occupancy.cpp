@@ -3,6 +3,7 @@
 // Against the CUDA occupancy API on a device: tests/gpu/test_gpu_measure.cpp.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "kernels/registry.hpp"
@@ -85,4 +86,17 @@ TEST_CASE("dominant_launch: the largest grid among launches with a function; non
   launches.resize(1);
   launches[0].func = nullptr;
   CHECK(m::dominant_launch(launches) == nullptr);
+}
+
+TEST_CASE("smem_refusal: a block over the device's opt-in shared memory is refused, with both sizes") {
+  using attnprof::measure::smem_refusal;
+  // The decode kernel's bf16 hdim-128 CTA (102 KiB dynamic) on a 99 KiB part (sm_86/sm_89), and on an H100.
+  const std::string why = smem_refusal("decode_split_kernel<bf16, d128, m1>", 0, 104448, 101376);
+  CHECK(why == "decode_split_kernel<bf16, d128, m1> needs 104448 bytes of shared memory per block (102.0 KiB); "
+               "this GPU allows 101376 (99.0 KiB)");
+  CHECK(smem_refusal("decode_split_kernel<bf16, d128, m1>", 0, 104448, 232448).empty());
+  CHECK(smem_refusal("k", 128, 101248, 101376).empty());       // static + dynamic exactly at the limit
+  CHECK_FALSE(smem_refusal("k", 129, 101248, 101376).empty());  // one byte over
+  CHECK(smem_refusal("k", 0, 1 << 20, 0).empty());              // the device's limit unknown: no refusal
+  CHECK(smem_refusal("", 0, 2048, 1024).starts_with("a launch needs 2048 bytes"));
 }
