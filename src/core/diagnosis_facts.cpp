@@ -36,9 +36,8 @@ void count_flops(const Record& r, WorkFacts& w) {
     }
     return;
   }
-  const double tensor = counter_total(r, kMetricTensorOpsBf16).value_or(0) + counter_total(r, kMetricTensorOpsFp16).value_or(0);
-  if (tensor > 0) {
-    w.counted_flops = tensor + fp32_flops;
+  if (w.counted_tensor_ops > 0) {
+    w.counted_flops = w.counted_tensor_ops + fp32_flops;
     w.counted_flops_source = fp32_flops > 0 ? "tensor-op + FP32 counters" : "tensor-op counters";
   }
 }

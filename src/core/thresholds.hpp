@@ -149,7 +149,8 @@ inline constexpr double kDecodePaddedFlopsAbove = 2;
 // A memory-bound decode point is at the roof from this share of the HBM ceiling: the decode kernel and
 // cuDNN stream KV caches of 1 GB and more at 97-102% of it on the H200 (pct_of_hbm_ceiling in
 // reports/h200-decode-pytorch), so under 90% a tenth of the call or more is the kernel's own (the
-// quantized cache at batch 64 and 8k keys: 83-86%, 14-17% of its P50 beyond the stream).
+// quantized cache at batch 64 and 8k keys in reports/h200-kv-quant: 83-86%, 14-17% of its P50 beyond the
+// stream).
 inline constexpr double kDecodeAtRoofPct = 90;
 
 }  // namespace attnprof::core
