@@ -19,7 +19,7 @@ bool device_present(const char* name) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) return true;
   (void)cudaGetLastError();
-  std::printf("%s: no CUDA device, skipped\n", name);
+  if (name != nullptr) std::printf("%s: no CUDA device, skipped\n", name);
   return false;
 }
 

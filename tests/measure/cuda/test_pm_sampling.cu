@@ -211,8 +211,7 @@ TEST_CASE("sample_timeline: a call of a few intervals runs back to back, and a s
 }
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+  if (!attnprof::gpu_test::device_present()) {
     // The offline cases first: they need CUPTI's host API, not a device.
     const char* cpu_only[] = {argv[0], "[cpu]"};
     const int failed = attnprof::gpu_test::run_catch(2, const_cast<char**>(cpu_only));
