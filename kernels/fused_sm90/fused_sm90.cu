@@ -11,12 +11,14 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/launch_params.hpp"
+#include "kernels/fused/fused_launch.hpp"
 #include "kernels/fused_sm90/fused_sm90_launch.hpp"
 #include "core/tiles/fused_sm90_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -109,6 +111,16 @@ int current_device_sms() {
   return sms;
 }
 
+// The backward's stages, in launch order: the fused kernel's preprocess, this kernel's main stage, the
+// fused kernel's dQ conversion (names as the fused kernel's, so their tables line up).
+constexpr const char* kBwdStageNames[] = {"bwd_preprocess", "bwd_main", "bwd_dq_convert"};
+
+// Rows of Q (and O, LSE, dO, dQ): the backward's per-row work and its workspace.
+int64_t q_rows(const core::Shape& s) { return s.heads * s.tokens_q(); }
+
+// CTAs of the backward's main stage: one per block of bwd::kBlockN keys of every (batch, kv head).
+int64_t bwd_main_ctas(const core::Shape& s) { return f3::bwd::key_blocks(s.seq_k) * s.batch * s.kv_heads; }
+
 // f3::plan_grid walks every work tile of a causal shape; the answer is kept for the last shape asked.
 f3::GridPlan plan_for(const core::Shape& s) {
   struct Key {
@@ -144,7 +156,8 @@ class FusedSm90Kernel final : public Kernel {
                        : choice.fixed ? f3::to_string(*choice.fixed)
                                       : "per shape (serial at 256 columns, else overlap from hdim 128 without a "
                                         "causal mask, else pingpong)") +
-           "; hdim 32 and 96 run the 64- and 128-column tiles with the columns past hdim zero-filled";
+           "; hdim 32 and 96 run the 64- and 128-column tiles with the columns past hdim zero-filled; backward "
+           "(hdim 64 and 128, fp16 and bf16): wgmma, one CTA of two warpgroups per 128 keys, dQ by fp32 atomics";
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     const std::string text = schedule_text();
@@ -167,24 +180,92 @@ class FusedSm90Kernel final : public Kernel {
     }
     const long long ctas = f3::m_blocks(s.seq_q) * s.batch * s.heads;
     if (ctas > INT32_MAX) return "fused-sm90: more than 2^31 CTAs";
+    if (s.backward()) {
+      if (s.quantized_q()) return "fused-sm90's backward runs fp16 and bf16, not fp8_e4m3";
+      if (!f3::bwd::supported_hdim(static_cast<int>(s.hdim)))
+        return "fused-sm90's backward runs hdim 64 and 128, not " + std::to_string(s.hdim);
+      if (bwd_main_ctas(s) > INT32_MAX) return "fused-sm90's backward: more than 2^31 CTAs";
+    }
     if (s.batch * s.heads > INT32_MAX || s.seq_q > INT32_MAX || s.seq_k > INT32_MAX)
       return "fused-sm90: a TMA coordinate would exceed 2^31";
     return {};
   }
-  // fp8: V^T (write_vt's output), one byte per element.
+  // fp8: V^T (write_vt's output), one byte per element. The backward: dQ's fp32 accumulator, LSE in
+  // log2 units and D, per row of Q (the fused kernel's BwdWorkspace).
   size_t workspace_bytes(const core::Shape& s) const override {
+    if (s.backward())
+      return unsupported_reason(s).empty()
+                 ? static_cast<size_t>(fused::bwd_workspace(q_rows(s), static_cast<int>(s.hdim)).bytes())
+                 : 0;
     if (!s.quantized_q()) return 0;
     return static_cast<size_t>(s.batch * s.kv_heads * s.hdim * f3::fp8::vt_keys(s.seq_k));
   }
   bool masks_window() const override { return true; }
   bool runs_fp8() const override { return true; }
+  bool runs_backward() const override { return true; }
+  // fwd: one launch (fp8: the V transpose first); bwd: the three stages; fwd_bwd: "fwd" then the three.
   std::vector<std::string> stage_names(const core::Shape& s) const override {
+    if (s.backward()) {
+      std::vector<std::string> names;
+      if (s.pass == core::Pass::fwd_bwd) names.emplace_back("fwd");
+      names.insert(names.end(), std::begin(kBwdStageNames), std::end(kBwdStageNames));
+      return names;
+    }
     if (s.quantized_q()) return {"v_transpose", "attention"};
     return {name()};
   }
 
+  // The backward's tile (fused_sm90_tiles.hpp's bwd) and how dQ is summed: fp32 atomics (dq_atomic 1).
+  std::map<std::string, int64_t> plan(const core::Shape& s) const override {
+    if (!s.backward() || !unsupported_reason(s).empty()) return {};
+    return {{"bwd_block_m", f3::bwd::kBlockM}, {"bwd_block_n", f3::bwd::kBlockN},
+            {"bwd_warps", f3::bwd::kThreads / 32}, {"dq_atomic", 1}};
+  }
+
   std::vector<LaunchInfo> launch_info(const core::Shape& s) const override {
     if (!unsupported_reason(s).empty()) return {};
+    if (!s.backward()) return forward_launch_info(s);
+    std::vector<LaunchInfo> infos;
+    if (s.pass == core::Pass::fwd_bwd) infos.push_back(forward_launch_info(s).back());
+    const int hdim = static_cast<int>(s.hdim);
+    const std::string args = "<" + std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim) + ">";
+    fused::dispatch_bwd_hdim(hdim, [&](auto d) {
+      for (const fused::BwdStage stage : {fused::BwdStage::preprocess, fused::BwdStage::dq_convert}) {
+        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, stage, q_rows(s), 0);
+        LaunchInfo info;
+        info.kernel_name = std::string(stage == fused::BwdStage::preprocess ? "fused_bwd_preprocess_kernel"
+                                                                             : "fused_bwd_dq_convert_kernel") + args;
+        info.func = fused::bwd_kernel_func<d.value>(s.dtype, stage);
+        info.grid_blocks = dims.grid_blocks;
+        info.block_threads = dims.block_threads;
+        infos.push_back(info);
+        if (stage == fused::BwdStage::preprocess) {
+          LaunchInfo main;
+          main.kernel_name = "fused_sm90_bwd_main_kernel" + args;
+          main.func = f3::bwd_main_func<d.value>(s.dtype);
+          main.grid_blocks = bwd_main_ctas(s);
+          main.block_threads = f3::bwd::kThreads;
+          main.dynamic_smem_bytes = f3::bwd::smem_bytes(hdim);
+          infos.push_back(main);
+        }
+      }
+    });
+    return infos;
+  }
+
+  void launch(const AttentionArgs& a, StageHook* hook) const override {
+    const core::Shape& s = a.shape;
+    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
+    const nvtx3::scoped_range range("fused-sm90 " + s.label());
+    int stage = 0;
+    if (s.pass != core::Pass::bwd) launch_forward(a, hook, stage);
+    if (s.backward()) launch_backward(a, hook, stage);
+    if (hook) hook->after_last();
+  }
+
+ private:
+  // The forward's launches: the V transpose (fp8) and the attention kernel.
+  std::vector<LaunchInfo> forward_launch_info(const core::Shape& s) const {
     const Schedule schedule = schedule_for(s);
     const int tile = tile_of(s);
     LaunchInfo info;
@@ -203,11 +284,11 @@ class FusedSm90Kernel final : public Kernel {
     return {vt, info};
   }
 
-  void launch(const AttentionArgs& a, StageHook* hook) const override {
+  // O and LSE from Q, K, V: hook's stages from `stage` on (the fp8 V transpose, then the attention
+  // kernel; one stage, "fwd", in a fwd_bwd call).
+  void launch_forward(const AttentionArgs& a, StageHook* hook, int& stage) const {
     const core::Shape& s = a.shape;
-    if (const std::string why = unsupported_reason(s); !why.empty()) throw CudaError(why);
     const Schedule schedule = schedule_for(s);
-    const nvtx3::scoped_range range("fused-sm90 " + s.label());
     const int tile = tile_of(s);
     const auto block_n = static_cast<uint32_t>(block_n_of(s));
     const auto stream = static_cast<cudaStream_t>(a.stream);
@@ -236,15 +317,53 @@ class FusedSm90Kernel final : public Kernel {
     const f3::GridPlan plan = plan_for(s);
     p.rotated = plan.rotated ? 1 : 0;
     const auto grid = static_cast<unsigned>(plan.grid);
-    int stage = 0;
     if (s.quantized_q()) {
       if (!a.q_scale || !a.k_scale || !a.v_scale) throw CudaError("fused-sm90: an fp8 call without its scales");
       if (hook) hook->before_stage(stage++);
       f3::write_vt(a.v, a.workspace, s.batch * s.kv_heads, s.seq_k, static_cast<int>(s.hdim), stream);
     }
-    if (hook) hook->before_stage(stage);
+    if (hook) hook->before_stage(stage++);
     f3::dispatch_tile(tile, [&](auto t) { f3::launch_kernel<t.value>(s.dtype, schedule, maps, p, grid, stream); });
-    if (hook) hook->after_last();
+  }
+
+  // dQ, dK, dV from Q, K, V, O, dO and LSE: hook's stages first_stage on.
+  static void launch_backward(const AttentionArgs& a, StageHook* hook, int first_stage) {
+    const core::Shape& s = a.shape;
+    if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
+      throw CudaError("fused-sm90: a backward pass without dO, dQ, dK or dV");
+    const int hdim = static_cast<int>(s.hdim);
+    const fused::BwdWorkspace ws = fused::bwd_workspace(q_rows(s), hdim);
+    if (a.workspace == nullptr || a.workspace_bytes < static_cast<size_t>(ws.bytes()))
+      throw CudaError("fused-sm90: the backward needs " + std::to_string(ws.bytes()) + " bytes of workspace, got " +
+                      std::to_string(a.workspace == nullptr ? 0 : a.workspace_bytes));
+    fused::FusedBwdParams p{};
+    p.q = a.q;
+    p.k = a.k;
+    p.v = a.v;
+    p.o = a.o;
+    p.d_o = a.d_o;
+    p.lse = a.lse;
+    p.dq = a.dq;
+    p.dk = a.dk;
+    p.dv = a.dv;
+    p.dq_accum = static_cast<float*>(a.workspace);
+    p.lse_log2 = p.dq_accum + ws.dq_accum_floats;
+    p.d_sum = p.lse_log2 + ws.lse_log2_floats;
+    fill_shape_fields(p, s);
+    p.scale = static_cast<float>(core::softmax_scale(s));
+    p.num_n_blocks = static_cast<int>(f3::bwd::key_blocks(s.seq_k));
+    p.tokens = static_cast<int>(s.tokens_q());
+    p.q_rows = q_rows(s);
+    const auto stream = static_cast<cudaStream_t>(a.stream);
+    const int64_t ctas = bwd_main_ctas(s);
+    fused::dispatch_bwd_hdim(hdim, [&](auto d) {
+      if (hook) hook->before_stage(first_stage);
+      fused::launch_bwd_stage<d.value>(s.dtype, fused::BwdStage::preprocess, p, 0, stream);
+      if (hook) hook->before_stage(first_stage + 1);
+      f3::launch_bwd_main<d.value>(s.dtype, p, ctas, stream);
+      if (hook) hook->before_stage(first_stage + 2);
+      fused::launch_bwd_stage<d.value>(s.dtype, fused::BwdStage::dq_convert, p, 0, stream);
+    });
   }
 };
 

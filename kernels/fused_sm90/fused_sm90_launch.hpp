@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "core/shape.hpp"
+#include "kernels/fused/fused_launch.hpp"
 #include "kernels/common/dispatch.cuh"
 #include "core/tiles/fused_sm90_tiles.hpp"
 
@@ -57,6 +58,18 @@ ATTNPROF_SM90_DECLARE(256)
 // with the keys of every 16 in fp8::vt_source_key's order and zeros past seq_k (fused_sm90_vt.cu).
 void write_vt(const void* v, void* vt, int64_t heads_total, int64_t seq_k, int hdim, cudaStream_t stream);
 const void* write_vt_func();
+
+// The backward's main stage (fused_sm90_bwd.cu) at a head dim of bwd::kHeadDims, fp16 or bf16: dK, dV
+// and dq_accum from the parameters the fused kernel's preprocess stage has prepared; ctas =
+// bwd::key_blocks(seq_k) * batch * kv_heads.
+template <int kHeadDim>
+const void* bwd_main_func(core::DType dtype);
+template <int kHeadDim>
+void launch_bwd_main(core::DType dtype, const fused::FusedBwdParams& p, int64_t ctas, cudaStream_t stream);
+extern template const void* bwd_main_func<64>(core::DType);
+extern template const void* bwd_main_func<128>(core::DType);
+extern template void launch_bwd_main<64>(core::DType, const fused::FusedBwdParams&, int64_t, cudaStream_t);
+extern template void launch_bwd_main<128>(core::DType, const fused::FusedBwdParams&, int64_t, cudaStream_t);
 
 // Calls fn(std::integral_constant<int, tile>) for a tile width with instantiated kernels.
 template <typename Fn>

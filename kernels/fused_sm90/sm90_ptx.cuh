@@ -94,6 +94,16 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+__device__ __forceinline__ void st_shared_f32x2(uint32_t addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+// Adds `bytes` (a multiple of 16) of fp32 in shared memory at src to global memory at dst (16-byte
+// aligned), element by element, in L2; completes as a bulk async-group of the issuing thread.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+               "r"(bytes)
+               : "memory");
+}
 
 // ---- register reallocation (sm_90a) ----
 template <int kRegs>
@@ -334,6 +344,53 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const uint32
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+}
+
+// ---- both operands MN-major from shared memory (the backward's dQ = dS K: dS read from dS^T's rows,
+// K from its rows of keys); 16-bit types only ----
+// D(64x64, f32) = A(64x16, shared, MN-major) * B(16x64, shared, MN-major), + D when accumulate.
+template <typename Tag>
+__device__ __forceinline__ void wgmma_m64n64k16_ss_mn(float (&d)[32], uint64_t a_desc, uint64_t b_desc,
+                                                   int accumulate, Tag) {
+#define ATTNPROF_WGMMA_N64_OUTS                                                                          \
+  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),       \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+  : "l"(a_desc), "l"(b_desc), "r"(accumulate)
+#define ATTNPROF_WGMMA_N64_REGS \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+  if constexpr (std::is_same_v<Tag, f16_tag>)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" ATTNPROF_WGMMA_N64_REGS
+                 "}, %32, %33, p, 1, 1, 1, 1;\n}\n" ATTNPROF_WGMMA_N64_OUTS);
+  else
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" ATTNPROF_WGMMA_N64_REGS
+                 "}, %32, %33, p, 1, 1, 1, 1;\n}\n" ATTNPROF_WGMMA_N64_OUTS);
+#undef ATTNPROF_WGMMA_N64_OUTS
+#undef ATTNPROF_WGMMA_N64_REGS
+}
+
+// D(64x32, f32) = A(64x16, shared, MN-major) * B(16x32, shared, MN-major), + D when accumulate.
+template <typename Tag>
+__device__ __forceinline__ void wgmma_m64n32k16_ss_mn(float (&d)[16], uint64_t a_desc, uint64_t b_desc,
+                                                   int accumulate, Tag) {
+#define ATTNPROF_WGMMA_N32_OUTS                                                                          \
+  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),       \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])  \
+  : "l"(a_desc), "l"(b_desc), "r"(accumulate)
+#define ATTNPROF_WGMMA_N32_REGS "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
+  if constexpr (std::is_same_v<Tag, f16_tag>)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {" ATTNPROF_WGMMA_N32_REGS
+                 "}, %16, %17, p, 1, 1, 1, 1;\n}\n" ATTNPROF_WGMMA_N32_OUTS);
+  else
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {" ATTNPROF_WGMMA_N32_REGS
+                 "}, %16, %17, p, 1, 1, 1, 1;\n}\n" ATTNPROF_WGMMA_N32_OUTS);
+#undef ATTNPROF_WGMMA_N32_OUTS
+#undef ATTNPROF_WGMMA_N32_REGS
 }
 
 // ---- fp8 (E4M3) warpgroup MMA: k32 per instruction, both operands K-major (fp8 has no transpose) ----

@@ -310,6 +310,48 @@ static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit
 static_assert(smem_bytes(256) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 }  // namespace fp8
 
+// The backward's main stage (fused_sm90_bwd_kernel.cuh): one CTA of two warpgroups per block of
+// kBlockN keys of one (batch, kv head), 64 keys per warpgroup (wgmma's M), walking the blocks of
+// kBlockM query rows that see its keys in every query head of the GQA group. No producer warpgroup:
+// all 256 threads copy the next block's Q and dO by cp.async while the current one is computed, so
+// each thread keeps up to 255 registers for dK and dV (hdim / 2 each) and the scores.
+namespace bwd {
+constexpr int kBlockM = 64;   // query rows per step: the N of S^T and dP^T, the K of dV and dK
+constexpr int kBlockN = 128;  // keys per CTA
+constexpr int kWarpgroups = 2;
+constexpr int kThreads = kWarpgroups * kWarpgroupThreads;
+inline constexpr int kHeadDims[] = {64, 128};
+constexpr bool supported_hdim(int hdim) {
+  for (int h : kHeadDims)
+    if (h == hdim) return true;
+  return false;
+}
+// Tiles in 64-column panels of 128-byte swizzled rows (as the forward's): K and V (kBlockN rows),
+// two buffers each of Q and dO (kBlockM rows), dS^T (kBlockN rows of kBlockM queries: one panel),
+// then two buffers each of LSE and D (kBlockM floats), then each warpgroup's dQ rows in fp32 for their
+// bulk reduction (rows of dq_stage_row_bytes: 32 bytes past the row, so that the 8-byte stores of four
+// rows at a time fall in distinct banks).
+constexpr uint32_t kv_panel_bytes() { return kBlockN * 128; }
+constexpr uint32_t q_panel_bytes() { return kBlockM * 128; }
+constexpr uint32_t kv_bytes(int hdim) { return panels(hdim) * kv_panel_bytes(); }
+constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(); }
+constexpr uint32_t k_offset() { return 0; }
+constexpr uint32_t v_offset(int hdim) { return kv_bytes(hdim); }
+constexpr uint32_t q_offset(int hdim) { return 2 * kv_bytes(hdim); }
+constexpr uint32_t do_offset(int hdim) { return q_offset(hdim) + 2 * q_bytes(hdim); }
+constexpr uint32_t ds_offset(int hdim) { return do_offset(hdim) + 2 * q_bytes(hdim); }
+constexpr uint32_t lse_offset(int hdim) { return ds_offset(hdim) + kBlockN * kBlockM * 2; }
+constexpr uint32_t dsum_offset(int hdim) { return lse_offset(hdim) + 2 * kBlockM * 4; }
+constexpr uint32_t dq_stage_row_bytes(int hdim) { return hdim / kWarpgroups * 4 + 32; }
+constexpr uint32_t dq_stage_offset(int hdim) { return dsum_offset(hdim) + 2 * kBlockM * 4; }
+constexpr size_t smem_bytes(int hdim) {
+  return dq_stage_offset(hdim) + kWarpgroups * kBlockM * dq_stage_row_bytes(hdim) + kAlignSlack;
+}
+// Key blocks (CTAs) per (batch, kv head).
+constexpr long long key_blocks(long long seq_k) { return (seq_k + kBlockN - 1) / kBlockN; }
+static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+}  // namespace bwd
+
 static_assert(smem_bytes(64) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(smem_bytes(192) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
