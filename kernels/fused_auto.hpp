@@ -36,7 +36,12 @@ class FusedAutoKernel final : public Kernel {
   std::map<std::string, int64_t> plan(const core::Shape&) const override;
   std::vector<LaunchInfo> launch_info(const core::Shape&) const override;
   void launch(const AttentionArgs&, StageHook* hook = nullptr) const override;
-  bool reads_paged_kv() const override { return true; }  // when the chosen kernel does (choose checks)
+  // What the chosen kernel does (choose checks each candidate's own traits): a paged cache, the
+  // backward pass (fused-sm90's on sm_90, else fused's), a quantized KV cache, fp8 prefill.
+  bool reads_paged_kv() const override { return true; }
+  bool runs_backward() const override { return true; }
+  bool reads_quantized_kv() const override { return true; }
+  bool runs_fp8() const override { return true; }
   bool splits_kv() const override { return true; }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }

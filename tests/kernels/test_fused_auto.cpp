@@ -15,7 +15,9 @@ namespace {
 // Supports hdim up to max_hdim; counts its launches and remembers the hook it was given.
 class StandIn final : public k::Kernel {
  public:
-  StandIn(std::string name, int64_t max_hdim) : name_(std::move(name)), max_hdim_(max_hdim) {}
+  StandIn(std::string name, int64_t max_hdim, bool backward = false)
+      : name_(std::move(name)), max_hdim_(max_hdim), backward_(backward) {}
+  bool runs_backward() const override { return backward_; }
   std::string name() const override { return name_; }
   k::Backend backend() const override { return k::Backend::cuda; }
   core::KernelKind kind() const override { return core::KernelKind::fused; }
@@ -35,6 +37,7 @@ class StandIn final : public k::Kernel {
  private:
   std::string name_;
   int64_t max_hdim_;
+  bool backward_;
 };
 
 core::Shape shape_with_hdim(int64_t hdim) {
@@ -105,6 +108,21 @@ TEST_CASE("fused-auto walks its whole list in order, and a paged shape reaches o
   paged.page_size = 16;
   CHECK(autok.choose(paged) == nullptr);  // none of the stand-ins reads a paged cache
   CHECK(autok.unsupported_reason(paged).find("paged") != std::string::npos);
+}
+
+TEST_CASE("fused-auto sends a backward point to the first kernel that runs the backward") {
+  const StandIn forward_only("forward-only", 256), trainer("trainer", 128, true);
+  const k::FusedAutoKernel autok(std::vector<const k::Kernel*>{&forward_only, &trainer});
+  core::Shape s = shape_with_hdim(64);
+  CHECK(autok.choose(s) == &forward_only);
+  s.pass = core::Pass::bwd;
+  CHECK(k::support_reason(autok, s).empty());
+  CHECK(autok.choose(s) == &trainer);
+  s.hdim = 256;  // only the forward-only kernel has the head dim
+  CHECK(autok.choose(s) == nullptr);
+  const std::string why = k::support_reason(autok, s);
+  CHECK(why.find("forward-only runs the forward pass only") != std::string::npos);
+  CHECK(why.find("trainer needs hdim <= 128") != std::string::npos);
 }
 
 TEST_CASE("the registered fused-auto is an alias of decode, fused-sm90 and fused, not listed by default") {
