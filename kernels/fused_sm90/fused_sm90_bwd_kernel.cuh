@@ -15,7 +15,9 @@
 //   dK  += dS^T Q      A = dS^T from registers, B = Q read MN-major
 // After a barrier (every key's dS^T is in shared memory), dQ_block = dS K over the CTA's 128 keys:
 // A = dS read MN-major from dS^T's rows, B = K read MN-major; warpgroup w takes dQ's columns
-// w * hdim / 2 .. + hdim / 2 and adds them to dq_accum with fp32 reductions. dK (times softmax_scale)
+// w * hdim / 2 .. + hdim / 2 and adds them to dq_accum with fp32 reductions (red.global.add.v2.f32 from
+// the accumulators: staging the rows in shared memory for one bulk reduction per row ran 3-26% slower
+// on an H100 over fa-bench's backward shapes). dK (times softmax_scale)
 // and dV are written once, at the end; a key no row sees gets zero.
 // Every tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r at chunk c ^ (r % 8): the
 // layout of wgmma's 128-byte-swizzle descriptors, written by the cp.async copies and the dS^T stores.
@@ -36,13 +38,6 @@
 #include "kernels/fused/fused_launch.hpp"
 #include "kernels/fused/ptx.cuh"
 #include "kernels/fused_sm90/sm90_ptx.cuh"
-
-#ifndef ATTNPROF_BWD_DQ_BULK
-#define ATTNPROF_BWD_DQ_BULK 0
-#endif
-#ifndef ATTNPROF_BWD_WAIT_DV
-#define ATTNPROF_BWD_WAIT_DV 1
-#endif
 
 namespace attnprof::kernels::fused_sm90 {
 
@@ -87,8 +82,6 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
   const uint32_t s_q = base + bwd::q_offset(kHeadDim), s_do = base + bwd::do_offset(kHeadDim);
   const uint32_t s_ds = base + bwd::ds_offset(kHeadDim);
   const uint32_t s_lse = base + bwd::lse_offset(kHeadDim), s_dsum = base + bwd::dsum_offset(kHeadDim);
-  constexpr uint32_t kDqStageRow = bwd::dq_stage_row_bytes(kHeadDim);
-  const uint32_t s_dq = base + bwd::dq_stage_offset(kHeadDim) + (static_cast<uint32_t>(threadIdx.x) / kWarpgroupThreads) * kBlockM * kDqStageRow;
   const float* const lse_floats = reinterpret_cast<const float*>(base_ptr + bwd::lse_offset(kHeadDim));
   const float* const dsum_floats = reinterpret_cast<const float*>(base_ptr + bwd::dsum_offset(kHeadDim));
 
@@ -237,14 +230,10 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
       else wgmma_m64n64k16_rs(acc_dv, a, b, 1, Tag{});
     }
     wgmma_commit();
-#if ATTNPROF_BWD_WAIT_DV
     // dP^T and dV both done: P^T's fragments are free before dS^T's are made (waiting for dP^T alone
-    // left them live beside dS^T, and ptxas spilled at hdim 128).
+    // left them live beside dS^T, and ptxas spilled 40 bytes at hdim 128).
     wgmma_wait<0>();
     fence_regs(pf);
-#else
-    wgmma_wait<1>();
-#endif
     fence_regs(dp);
 
     // dS^T = P^T * (dP^T - D_i), rounded, into registers (dK's A) and shared memory (dQ's A).
@@ -291,28 +280,6 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
 
     // dq_accum: this thread's rows are query warp * 16 + quad_row (+ 8) of the warpgroup's 64.
     float* const dq_accum = p.dq_accum + row0 * kHeadDim + wg * kDqCols;
-#if ATTNPROF_BWD_DQ_BULK
-    // Through shared memory: thread r < 64 of the warpgroup adds row r to dq_accum with one bulk
-    // reduction (in L2, whole lines), after its previous one has read the staging row.
-    const int wg_thread = tid % kWarpgroupThreads;
-    if (wg_thread < kBlockM) bulk_wait_read();
-    named_bar_sync(1 + wg, kWarpgroupThreads);
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const uint32_t row = s_dq + (warp * 16 + quad_row + half * 8) * kDqStageRow + quad_col * 8;
-#pragma unroll
-      for (int nt = 0; nt < kDqCols / 8; ++nt)
-        st_shared_f32x2(row + nt * 32, dq[nt * 4 + half * 2], dq[nt * 4 + half * 2 + 1]);
-    }
-    fence_proxy_async_smem();
-    named_bar_sync(1 + wg, kWarpgroupThreads);
-    if (wg_thread < kBlockM) {
-      if (m0 + wg_thread < seq_q)
-        bulk_reduce_add_f32(dq_accum + static_cast<int64_t>(wg_thread) * kHeadDim, s_dq + wg_thread * kDqStageRow,
-                            kDqCols * 4);
-      bulk_commit();
-    }
-#else
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int r = warp * 16 + quad_row + half * 8;
@@ -322,12 +289,8 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
         fused::red_add_f32x2(dq_accum + static_cast<int64_t>(r) * kHeadDim + nt * 8 + quad_col * 2,
                              dq[nt * 4 + half * 2], dq[nt * 4 + half * 2 + 1]);
     }
-#endif
   }
   fused::cp_async_wait<0>();
-#if ATTNPROF_BWD_DQ_BULK
-  if (tid % kWarpgroupThreads < kBlockM) bulk_wait_all();
-#endif
 
   // dK = softmax_scale * dS^T Q and dV of this thread's keys; rows past seq_k are not stored.
   T* const dk = static_cast<T*>(p.dk) + (kv_row0 + n0) * kHeadDim;

@@ -94,16 +94,6 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
-__device__ __forceinline__ void st_shared_f32x2(uint32_t addr, float a, float b) {
-  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
-}
-// Adds `bytes` (a multiple of 16) of fp32 in shared memory at src to global memory at dst (16-byte
-// aligned), element by element, in L2; completes as a bulk async-group of the issuing thread.
-__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
-  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
-               "r"(bytes)
-               : "memory");
-}
 
 // ---- register reallocation (sm_90a) ----
 template <int kRegs>

@@ -328,9 +328,7 @@ constexpr bool supported_hdim(int hdim) {
 }
 // Tiles in 64-column panels of 128-byte swizzled rows (as the forward's): K and V (kBlockN rows),
 // two buffers each of Q and dO (kBlockM rows), dS^T (kBlockN rows of kBlockM queries: one panel),
-// then two buffers each of LSE and D (kBlockM floats), then each warpgroup's dQ rows in fp32 for their
-// bulk reduction (rows of dq_stage_row_bytes: 32 bytes past the row, so that the 8-byte stores of four
-// rows at a time fall in distinct banks).
+// then two buffers each of LSE and D (kBlockM floats).
 constexpr uint32_t kv_panel_bytes() { return kBlockN * 128; }
 constexpr uint32_t q_panel_bytes() { return kBlockM * 128; }
 constexpr uint32_t kv_bytes(int hdim) { return panels(hdim) * kv_panel_bytes(); }
@@ -342,11 +340,7 @@ constexpr uint32_t do_offset(int hdim) { return q_offset(hdim) + 2 * q_bytes(hdi
 constexpr uint32_t ds_offset(int hdim) { return do_offset(hdim) + 2 * q_bytes(hdim); }
 constexpr uint32_t lse_offset(int hdim) { return ds_offset(hdim) + kBlockN * kBlockM * 2; }
 constexpr uint32_t dsum_offset(int hdim) { return lse_offset(hdim) + 2 * kBlockM * 4; }
-constexpr uint32_t dq_stage_row_bytes(int hdim) { return hdim / kWarpgroups * 4 + 32; }
-constexpr uint32_t dq_stage_offset(int hdim) { return dsum_offset(hdim) + 2 * kBlockM * 4; }
-constexpr size_t smem_bytes(int hdim) {
-  return dq_stage_offset(hdim) + kWarpgroups * kBlockM * dq_stage_row_bytes(hdim) + kAlignSlack;
-}
+constexpr size_t smem_bytes(int hdim) { return dsum_offset(hdim) + 2 * kBlockM * 4 + kAlignSlack; }
 // Key blocks (CTAs) per (batch, kv head).
 constexpr long long key_blocks(long long seq_k) { return (seq_k + kBlockN - 1) / kBlockN; }
 static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");

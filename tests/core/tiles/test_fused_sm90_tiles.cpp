@@ -253,14 +253,11 @@ TEST_CASE("fused-sm90 backward: tiles, shared memory and the key blocks of its g
     CHECK(bwd::q_offset(hdim) % 1024 == 0);
     CHECK(bwd::do_offset(hdim) % 1024 == 0);
     CHECK(bwd::ds_offset(hdim) % 1024 == 0);
-    // Bulk reductions read 16-byte aligned rows; four rows' 8-byte stores fall in distinct banks.
-    CHECK(bwd::dq_stage_offset(hdim) % 16 == 0);
-    CHECK(bwd::dq_stage_row_bytes(hdim) % 128 == 32);
-    CHECK(bwd::dq_stage_offset(hdim) >= bwd::dsum_offset(hdim) + 2 * bwd::kBlockM * 4);
     CHECK(bwd::smem_bytes(hdim) <= 227u * 1024u);
   }
-  // K, V: 128 rows of hdim; Q, dO: two buffers of 64 rows; dS^T 128 x 64; LSE and D; dQ staging.
-  CHECK(bwd::smem_bytes(128) == 2 * 32768 + 4 * 16384 + 16384 + 1024 + 2 * 64 * 288 + f3::kAlignSlack);
+  // K, V: 128 rows of hdim; Q, dO: two buffers of 64 rows; dS^T 128 x 64; two buffers of LSE and D.
+  CHECK(bwd::smem_bytes(128) == 2 * 32768 + 4 * 16384 + 16384 + 1024 + f3::kAlignSlack);
+  CHECK(bwd::smem_bytes(64) == 2 * 16384 + 4 * 8192 + 16384 + 1024 + f3::kAlignSlack);
   CHECK(bwd::key_blocks(1) == 1);
   CHECK(bwd::key_blocks(128) == 1);
   CHECK(bwd::key_blocks(4097) == 33);
