@@ -114,31 +114,43 @@ bool l2_rereads_shown(const MemoryFacts& mem) {
   return mem.l2_hit_rate_pct ? *mem.l2_hit_rate_pct >= kL2RereadHitRatePct : mem.l2_rereads.value_or(false);
 }
 
+// A backward call (pass bwd or fwd_bwd, whose backward is most of its time) moves other bytes than the
+// forward: in FlashAttention-2's design (fused's, fused-sm90's) each CTA owns a block of keys and walks
+// the query rows, so Q and dO are what is re-read, and dQ is summed over the key blocks (fp32 atomics or
+// reductions into an accumulator).
 std::string memory_next_step(const DiagnosisFacts& f) {
   const MemoryLevel level = f.memory.level.value_or(MemoryLevel::on_chip);
   const double level_pct = mem_pct(f);
+  const bool backward = f.r().shape.backward();
   const std::string hbm = f.memory.dram_pct ? fmt::format(" (HBM at {:.0f}%)", *f.memory.dram_pct) : std::string();
   switch (level) {
     case MemoryLevel::dram:
-      return fmt::format(
-          "at {:.0f}% of HBM bandwidth: move fewer bytes (re-read K/V less, lower-precision K/V, grouped-query "
-          "heads) or overlap loads better",
-          level_pct);
+      return backward ? fmt::format("at {:.0f}% of HBM bandwidth: move fewer bytes (Q and dO re-read per block of "
+                                    "keys, dQ's fp32 accumulator zeroed, summed and converted) or overlap loads better",
+                                    level_pct)
+                      : fmt::format("at {:.0f}% of HBM bandwidth: move fewer bytes (re-read K/V less, lower-precision "
+                                    "K/V, grouped-query heads) or overlap loads better",
+                                    level_pct);
     case MemoryLevel::l2:
-      return l2_rereads_shown(f.memory)
-                 ? fmt::format("L2 at {:.0f}% of its throughput{}: K/V are re-read from L2 by many CTAs; more query "
-                               "rows per CTA (fewer passes over K/V), CTAs of one head scheduled together, or TMA "
-                               "multicast across a cluster",
-                               level_pct, hbm)
-                 : fmt::format("L2 at {:.0f}% of its throughput{}: fewer L2 accesses per byte of HBM traffic (wider, "
-                               "fully used sectors; loads that do not go through L2 twice)",
-                               level_pct, hbm);
+      if (!l2_rereads_shown(f.memory))
+        return fmt::format("L2 at {:.0f}% of its throughput{}: fewer L2 accesses per byte of HBM traffic (wider, "
+                           "fully used sectors; loads that do not go through L2 twice)",
+                           level_pct, hbm);
+      return backward ? fmt::format("L2 at {:.0f}% of its throughput{}: a backward over blocks of keys "
+                                    "(FlashAttention-2's) re-reads Q and dO from L2 for every block and adds its part "
+                                    "of dQ there in fp32; more keys per CTA (fewer passes over Q and dO, fewer dQ "
+                                    "additions), the CTAs of one head scheduled together, or dQ in a pass of its own",
+                                    level_pct, hbm)
+                      : fmt::format("L2 at {:.0f}% of its throughput{}: K/V are re-read from L2 by many CTAs; more "
+                                    "query rows per CTA (fewer passes over K/V), CTAs of one head scheduled together, "
+                                    "or TMA multicast across a cluster",
+                                    level_pct, hbm);
     case MemoryLevel::l1:
       return fmt::format(
           "L1/shared memory at {:.0f}% of its throughput{}: fewer shared-memory reads per FLOP (larger per-warp "
-          "tiles so each K/V fragment feeds more MMAs, Q kept in registers, wgmma reading operands straight from "
-          "shared memory), and no bank conflicts",
-          level_pct, hbm);
+          "tiles so each {} fragment feeds more MMAs, {}wgmma reading operands straight from shared memory), and no "
+          "bank conflicts",
+          level_pct, hbm, backward ? "Q, dO, K or V" : "K/V", backward ? "" : "Q kept in registers, ");
     case MemoryLevel::on_chip:
       return fmt::format(
           "memory throughput {:.0f}%{} is on chip: fewer L2/shared-memory accesses per FLOP; collect the per-level "

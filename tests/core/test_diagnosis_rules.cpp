@@ -124,6 +124,44 @@ TEST_CASE("memory level: L2-resident re-reads name L2, with the re-read next ste
   CHECK_THAT(d.next_step, Catch::Contains("K/V are re-read from L2 by many CTAs"));
 }
 
+TEST_CASE("memory level: a backward call's next steps name what its blocks of keys re-read and sum") {
+  // fused-sm90's backward on the H100 (reports/h100-backward-sm90, b4 h16 s4096 d128): L2 at 62%, HBM
+  // at 9%, the Q/dO re-reads and dQ's fp32 reductions in L2.
+  Record r = counted_record();
+  r.shape.pass = attnprof::core::Pass::bwd;
+  with_levels(r, 20, 75, 10, 90);
+  Context ctx = gpu_context();
+  ctx.ceilings.l2_bw_bytes_per_s = 1.0e13;
+  Diagnosis d = diagnose(r, ctx);
+  CHECK(d.verdict == Verdict::memory_bound);
+  CHECK(d.metrics.memory_level == MemoryLevel::l2);
+  CHECK_THAT(d.next_step, Catch::Contains("re-reads Q and dO from L2 for every block"));
+  CHECK_THAT(d.next_step, Catch::Contains("dQ"));
+  CHECK_THAT(d.next_step, !Catch::Contains("K/V are re-read"));
+  r.shape.pass = attnprof::core::Pass::fwd_bwd;  // the backward is most of such a call
+  CHECK_THAT(diagnose(r, ctx).next_step, Catch::Contains("re-reads Q and dO from L2 for every block"));
+  // A stream at HBM: the bytes a backward can shed are its own.
+  with_levels(r, 82, 87, 1.02, 0.1);
+  d = diagnosed(r);
+  CHECK(d.metrics.memory_level == MemoryLevel::dram);
+  CHECK_THAT(d.next_step, Catch::Contains("dQ's fp32 accumulator"));
+  CHECK_THAT(d.next_step, !Catch::Contains("lower-precision K/V"));
+  // The forward keeps its own wording.
+  r.shape.pass = attnprof::core::Pass::fwd;
+  CHECK_THAT(diagnosed(r).next_step, Catch::Contains("lower-precision K/V"));
+  // L1/shared (fused's backward on the H200, reports/h200-backward: 72% against the tensor pipe's 40%).
+  r.shape.pass = attnprof::core::Pass::bwd;
+  r.counters.total[kMetricDramSol] = 4;
+  r.counters.total[kMetricL2Sol] = 30;
+  r.counters.total[kMetricL1Sol] = 72;
+  r.counters.total[kMetricMemorySol] = 72;
+  r.counters.total[kMetricComputeSol] = 40;
+  d = diagnosed(r);
+  CHECK(d.metrics.memory_level == MemoryLevel::l1);
+  CHECK_THAT(d.next_step, Catch::Contains("each Q, dO, K or V fragment feeds more MMAs"));
+  CHECK_THAT(d.next_step, !Catch::Contains("Q kept in registers"));
+}
+
 TEST_CASE("memory level: an L2-resident copy whose writes came from replayed passes names L2") {
   // calibrate's l2-copy on the H200: 503 MB of output per call that stays in L2; 7.9 MB read and 11.7 MB
   // written by DRAM on replayed passes; L2 moved 1.26 GB at 99.7% hits. The re-read ratio is against the
