@@ -93,10 +93,12 @@ std::string compute_next_step(const DiagnosisFacts& f) {
   const bool roof = on_compute_roof(f);
   const double shown = roof ? *f.roof.pct_of_clock_scaled_roof : pipe_pct(f);
   const char* of_what = roof ? "of the clock-scaled roof" : "of the compute pipe's peak";
+  // The non-MMA work of a tile: the softmax, or in a backward P's recomputed exp2 and dS.
+  const std::string between = f.r().shape.backward() ? "P's exp2 and dS), or more of them" : "softmax), or more of the softmax";
   return f.pipes.on_wgmma
              ? fmt::format("at {:.0f}% {} on wgmma: fewer FLOPs (skip fully masked causal tiles), fewer non-MMA "
-                           "instructions per tile (softmax), or more of the softmax hidden under the MMAs",
-                           shown, of_what)
+                           "instructions per tile ({} hidden under the MMAs",
+                           shown, of_what, between)
              : fmt::format("at {:.0f}% {}: a faster main loop (wgmma + TMA, warp specialisation as in "
                            "FlashAttention-3) or fewer FLOPs (skip fully masked causal tiles)",
                            shown, of_what);
@@ -496,9 +498,10 @@ Found latency_bound_idle(const RuleInput& in) {
         "neither unit is busy: keep every core busy with independent (batch, head, query-tile) work, vectorise the "
         "inner products, and block K/V so that they stay in cache");
   else
-    out.next_steps.push_back(
-        "neither unit is busy: put more work in flight per SM (more blocks or warps, deeper pipelining of K/V loads) "
-        "or remove serialising steps");
+    out.next_steps.push_back(fmt::format(
+        "neither unit is busy: put more work in flight per SM (more blocks or warps, deeper pipelining of {} loads) "
+        "or remove serialising steps",
+        f.r().shape.backward() ? "the Q and dO" : "K/V"));
   tensor_overlap_step(f, out);
   return out;
 }

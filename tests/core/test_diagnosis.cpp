@@ -533,6 +533,10 @@ TEST_CASE("a compute-bound kernel already on wgmma is not told to move to wgmma"
   Diagnosis d = diagnose(r, gpu_context());
   CHECK(d.metrics.tensor_ops_per_instruction.value() == Approx(65536));
   CHECK_THAT(d.next_step, Catch::Contains("on wgmma"));
+  CHECK_THAT(d.next_step, Catch::Contains("(softmax), or more of the softmax hidden under the MMAs"));
+  r.shape.pass = Pass::bwd;  // a backward's non-MMA work is P's recomputation and dS
+  CHECK_THAT(diagnose(r, gpu_context()).next_step, Catch::Contains("(P's exp2 and dS), or more of them hidden"));
+  r.shape.pass = Pass::fwd;
   r.counters.total[kMetricTensorInstHmma] = 1e11 / 4096;  // mma.sync m16n8k16
   CHECK_THAT(diagnose(r, gpu_context()).next_step, Catch::Contains("a faster main loop"));
 }

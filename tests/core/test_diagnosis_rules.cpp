@@ -160,6 +160,16 @@ TEST_CASE("memory level: a backward call's next steps name what its blocks of ke
   CHECK(d.metrics.memory_level == MemoryLevel::l1);
   CHECK_THAT(d.next_step, Catch::Contains("each Q, dO, K or V fragment feeds more MMAs"));
   CHECK_THAT(d.next_step, !Catch::Contains("Q kept in registers"));
+  // Neither unit busy: the loads to pipeline deeper are the backward's.
+  r.counters.total[kMetricL1Sol] = 30;
+  r.counters.total[kMetricMemorySol] = 30;
+  r.counters.total[kMetricComputeSol] = 30;
+  r.counters.total[kMetricTensorPipeActive] = 30;
+  d = diagnosed(r);
+  CHECK(d.verdict == Verdict::latency_bound);
+  CHECK_THAT(d.next_step, Catch::Contains("deeper pipelining of the Q and dO loads"));
+  r.shape.pass = attnprof::core::Pass::fwd;
+  CHECK_THAT(diagnosed(r).next_step, Catch::Contains("deeper pipelining of K/V loads"));
 }
 
 TEST_CASE("memory level: an L2-resident copy whose writes came from replayed passes names L2") {
