@@ -16,6 +16,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/launch_params.hpp"
+#include "kernels/fused/fused_bwd_params.hpp"
 #include "kernels/fused/fused_launch.hpp"
 #include "core/tiles/fused_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -60,8 +61,7 @@ constexpr const char* kBwdStageNames[] = {"bwd_preprocess", "bwd_main", "bwd_dq_
 constexpr const char* kBwdKernelNames[] = {"fused_bwd_preprocess_kernel", "fused_bwd_main_kernel",
                                            "fused_bwd_dq_convert_kernel"};
 
-// Rows of Q (and O, LSE, dO, dQ): the backward's per-row work and its workspace.
-int64_t q_rows(const core::Shape& s) { return s.heads * s.tokens_q(); }
+using fused::bwd_q_rows;
 
 // CTAs of the backward's main stage: one per block of keys of every (batch, kv head); a packed batch's
 // grid covers its longest sequence.
@@ -114,7 +114,7 @@ class FusedKernel final : public Kernel {
   // The backward's: dQ's fp32 accumulator, LSE in log2 units and D, per row of Q (fused::BwdWorkspace).
   size_t workspace_bytes(const core::Shape& s) const override {
     if (!s.backward() || !unsupported_reason(s).empty()) return 0;
-    return static_cast<size_t>(fused::bwd_workspace(q_rows(s), static_cast<int>(s.hdim)).bytes());
+    return static_cast<size_t>(fused::bwd_workspace(bwd_q_rows(s), static_cast<int>(s.hdim)).bytes());
   }
   bool masks_window() const override { return true; }
   bool runs_varlen() const override { return true; }
@@ -150,7 +150,7 @@ class FusedKernel final : public Kernel {
                          std::to_string(hdim) + ">";
       fused::dispatch_bwd_hdim(hdim, [&](auto d) {
         info.func = fused::bwd_kernel_func<d.value>(s.dtype, kBwdStages[i]);
-        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, kBwdStages[i], q_rows(s), bwd_main_ctas(s));
+        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, kBwdStages[i], bwd_q_rows(s), bwd_main_ctas(s));
         info.grid_blocks = dims.grid_blocks;
         info.block_threads = dims.block_threads;
         info.dynamic_smem_bytes = dims.dynamic_smem_bytes;
@@ -215,33 +215,10 @@ class FusedKernel final : public Kernel {
   // dQ, dK, dV from Q, K, V, O, dO and LSE: stages kBwdStages, hook's stages first_stage on.
   static void launch_backward(const AttentionArgs& a, StageHook* hook, int first_stage) {
     const core::Shape& s = a.shape;
-    if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
-      throw CudaError("fused kernel: a backward pass without dO, dQ, dK or dV");
     const int hdim = static_cast<int>(s.hdim);
-    const fused::BwdWorkspace ws = fused::bwd_workspace(q_rows(s), hdim);
-    if (a.workspace == nullptr || a.workspace_bytes < static_cast<size_t>(ws.bytes()))
-      throw CudaError("fused kernel: the backward needs " + std::to_string(ws.bytes()) + " bytes of workspace, got " +
-                      std::to_string(a.workspace == nullptr ? 0 : a.workspace_bytes));
-    fused::FusedBwdParams p{};
-    p.q = a.q;
-    p.k = a.k;
-    p.v = a.v;
-    p.o = a.o;
-    p.d_o = a.d_o;
-    p.lse = a.lse;
-    p.dq = a.dq;
-    p.dk = a.dk;
-    p.dv = a.dv;
-    p.dq_accum = static_cast<float*>(a.workspace);
-    p.lse_log2 = p.dq_accum + ws.dq_accum_floats;
-    p.d_sum = p.lse_log2 + ws.lse_log2_floats;
-    fill_shape_fields(p, s);
-    p.scale = static_cast<float>(core::softmax_scale(s));
+    const fused::FusedBwdParams p = fused::bwd_params(
+        a, static_cast<int>(fused::bwd_key_blocks(fused::bwd_tile_config(hdim), s.seq_k)), "fused kernel");
     const int64_t ctas = bwd_main_ctas(s);
-    p.num_n_blocks = static_cast<int>(fused::bwd_key_blocks(fused::bwd_tile_config(hdim), s.seq_k));
-    p.cu_seqlens = s.varlen() ? a.cu_seqlens : nullptr;
-    p.tokens = static_cast<int>(s.tokens_q());
-    p.q_rows = q_rows(s);
     for (size_t i = 0; i < std::size(kBwdStages); ++i) {
       if (hook) hook->before_stage(first_stage + static_cast<int>(i));
       fused::dispatch_bwd_hdim(hdim, [&](auto d) {

@@ -18,6 +18,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/launch_params.hpp"
+#include "kernels/fused/fused_bwd_params.hpp"
 #include "kernels/fused/fused_launch.hpp"
 #include "kernels/fused_sm90/fused_sm90_launch.hpp"
 #include "core/tiles/fused_sm90_tiles.hpp"
@@ -115,8 +116,7 @@ int current_device_sms() {
 // fused kernel's dQ conversion (names as the fused kernel's, so their tables line up).
 constexpr const char* kBwdStageNames[] = {"bwd_preprocess", "bwd_main", "bwd_dq_convert"};
 
-// Rows of Q (and O, LSE, dO, dQ): the backward's per-row work and its workspace.
-int64_t q_rows(const core::Shape& s) { return s.heads * s.tokens_q(); }
+using fused::bwd_q_rows;
 
 // CTAs of the backward's main stage: one per block of bwd::kBlockN keys of every (batch, kv head).
 int64_t bwd_main_ctas(const core::Shape& s) { return f3::bwd::key_blocks(s.seq_k) * s.batch * s.kv_heads; }
@@ -195,7 +195,7 @@ class FusedSm90Kernel final : public Kernel {
   size_t workspace_bytes(const core::Shape& s) const override {
     if (s.backward())
       return unsupported_reason(s).empty()
-                 ? static_cast<size_t>(fused::bwd_workspace(q_rows(s), static_cast<int>(s.hdim)).bytes())
+                 ? static_cast<size_t>(fused::bwd_workspace(bwd_q_rows(s), static_cast<int>(s.hdim)).bytes())
                  : 0;
     if (!s.quantized_q()) return 0;
     return static_cast<size_t>(s.batch * s.kv_heads * s.hdim * f3::fp8::vt_keys(s.seq_k));
@@ -231,7 +231,7 @@ class FusedSm90Kernel final : public Kernel {
     const std::string args = "<" + std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim) + ">";
     fused::dispatch_bwd_hdim(hdim, [&](auto d) {
       for (const fused::BwdStage stage : {fused::BwdStage::preprocess, fused::BwdStage::dq_convert}) {
-        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, stage, q_rows(s), 0);
+        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, stage, bwd_q_rows(s), 0);
         LaunchInfo info;
         info.kernel_name = std::string(stage == fused::BwdStage::preprocess ? "fused_bwd_preprocess_kernel"
                                                                              : "fused_bwd_dq_convert_kernel") + args;
@@ -329,31 +329,9 @@ class FusedSm90Kernel final : public Kernel {
   // dQ, dK, dV from Q, K, V, O, dO and LSE: hook's stages first_stage on.
   static void launch_backward(const AttentionArgs& a, StageHook* hook, int first_stage) {
     const core::Shape& s = a.shape;
-    if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
-      throw CudaError("fused-sm90: a backward pass without dO, dQ, dK or dV");
     const int hdim = static_cast<int>(s.hdim);
-    const fused::BwdWorkspace ws = fused::bwd_workspace(q_rows(s), hdim);
-    if (a.workspace == nullptr || a.workspace_bytes < static_cast<size_t>(ws.bytes()))
-      throw CudaError("fused-sm90: the backward needs " + std::to_string(ws.bytes()) + " bytes of workspace, got " +
-                      std::to_string(a.workspace == nullptr ? 0 : a.workspace_bytes));
-    fused::FusedBwdParams p{};
-    p.q = a.q;
-    p.k = a.k;
-    p.v = a.v;
-    p.o = a.o;
-    p.d_o = a.d_o;
-    p.lse = a.lse;
-    p.dq = a.dq;
-    p.dk = a.dk;
-    p.dv = a.dv;
-    p.dq_accum = static_cast<float*>(a.workspace);
-    p.lse_log2 = p.dq_accum + ws.dq_accum_floats;
-    p.d_sum = p.lse_log2 + ws.lse_log2_floats;
-    fill_shape_fields(p, s);
-    p.scale = static_cast<float>(core::softmax_scale(s));
-    p.num_n_blocks = static_cast<int>(f3::bwd::key_blocks(s.seq_k));
-    p.tokens = static_cast<int>(s.tokens_q());
-    p.q_rows = q_rows(s);
+    const fused::FusedBwdParams p =
+        fused::bwd_params(a, static_cast<int>(f3::bwd::key_blocks(s.seq_k)), "fused-sm90");
     const auto stream = static_cast<cudaStream_t>(a.stream);
     const int64_t ctas = bwd_main_ctas(s);
     fused::dispatch_bwd_hdim(hdim, [&](auto d) {

@@ -269,4 +269,20 @@ inline Shape with_window(Shape s, int64_t window) {
   return s;
 }
 
+// The dense problems every backward kernel is checked on, from seed + 1 on: hdim 64 and 128, bf16 and
+// fp16, causal or not; grouped-query heads, seq_k above and below seq_q (rows that see no key), whole
+// tiles, one row, and tails.
+inline void check_dense_backward_suite(const char* kernel, uint64_t seed) {
+  for (int64_t hdim : {64, 128})
+    for (DType dtype : {DType::bf16, DType::fp16})
+      for (bool causal : {false, true}) {
+        check_backward(kernel, make_shape(2, 4, 1, 130, 130, hdim, causal, dtype), ++seed);   // GQA group 4, tails
+        check_backward(kernel, make_shape(1, 4, 2, 77, 300, hdim, causal, dtype), ++seed);    // seq_k > seq_q
+        check_backward(kernel, make_shape(1, 2, 2, 300, 77, hdim, causal, dtype), ++seed);    // rows that see no key
+        check_backward(kernel, make_shape(1, 2, 1, 256, 256, hdim, causal, dtype), ++seed);   // whole tiles
+        check_backward(kernel, make_shape(1, 1, 1, 1, 1, hdim, causal, dtype), ++seed);
+        check_backward(kernel, make_shape(1, 4, 1, 3, 257, hdim, causal, dtype), ++seed);
+      }
+}
+
 }  // namespace attnprof::gpu_test::backward

@@ -37,17 +37,7 @@ TEST_CASE("fused-sm90 backward matches float64 at hdim 64 and 128, bf16 and fp16
     WARN("not an sm_90 device: the backward is not run");
     return;
   }
-  uint64_t seed = g_seed;
-  for (int64_t hdim : {64, 128})
-    for (DType dtype : {DType::bf16, DType::fp16})
-      for (bool causal : {false, true}) {
-        check_backward(make_shape(2, 4, 1, 130, 130, hdim, causal, dtype), ++seed);   // GQA group 4, tails
-        check_backward(make_shape(1, 4, 2, 77, 300, hdim, causal, dtype), ++seed);    // seq_k > seq_q
-        check_backward(make_shape(1, 2, 2, 300, 77, hdim, causal, dtype), ++seed);    // rows that see no key
-        check_backward(make_shape(1, 2, 1, 256, 256, hdim, causal, dtype), ++seed);   // whole tiles
-        check_backward(make_shape(1, 1, 1, 1, 1, hdim, causal, dtype), ++seed);
-        check_backward(make_shape(1, 4, 1, 3, 257, hdim, causal, dtype), ++seed);
-      }
+  check_dense_backward_suite("fused-sm90", g_seed);
 }
 
 TEST_CASE("fused-sm90 backward with sliding windows") {
