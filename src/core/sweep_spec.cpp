@@ -438,7 +438,10 @@ struct PresetDef {
 // serving: prefill and decode of real models (docs/sweep-spec.md names the model of each point; decode's
 //   KV cache in bf16, fp8 E4M3 and int8 with a scale per kv head); the
 //   last is DeepSeek-V3's MLA prefill per GPU at tensor parallel 8 (hdim 192, hdim_v 128).
-constexpr std::array<PresetDef, 7> kPresets{{
+// training: the serving preset's models in a training step, 16k tokens per call at their pretraining
+//   context (8k; Mistral-7B and DeepSeek-V3 4k), causal, bf16, each model's forward, backward and both
+//   adjacent (pass fastest).
+constexpr std::array<PresetDef, 8> kPresets{{
     {"quick",
      "batch=2;heads=4;seq=128,512;hdim=64;causal=0,1;dtype=bf16"
      " | batch=2;heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=bf16"},
@@ -463,6 +466,12 @@ constexpr std::array<PresetDef, 7> kPresets{{
      " | batch=1;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq=8192"
      " | batch=64;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;kv_dtype=bf16,fp8_e4m3,int8;kv_scale=head;seq_q=1;seq_k=8192;page_size=16"
      " | batch=1;heads=16;kv_heads=16;hdim=192;hdim_v=128;causal=1;dtype=bf16;seq=4096"},
+    {"training",
+     "batch=2;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=8192;pass=fwd,bwd,fwd_bwd"
+     " | batch=2;heads=8;kv_heads=1;hdim=128;causal=1;dtype=bf16;seq=8192;pass=fwd,bwd,fwd_bwd"
+     " | batch=4;heads=32;kv_heads=8;hdim=128;causal=1;dtype=bf16;seq=4096;pass=fwd,bwd,fwd_bwd"
+     " | batch=2;heads=28;kv_heads=4;hdim=128;causal=1;dtype=bf16;seq=8192;pass=fwd,bwd,fwd_bwd"
+     " | batch=4;heads=16;kv_heads=16;hdim=192;hdim_v=128;causal=1;dtype=bf16;seq=4096;pass=fwd,bwd,fwd_bwd"},
 }};
 
 }  // namespace

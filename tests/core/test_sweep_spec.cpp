@@ -521,6 +521,31 @@ TEST_CASE("preset fa-bench-train: fa-bench's 48 shapes for each pass, the forwar
   CHECK(parse_axes(train.text).shapes == train.shapes);
 }
 
+TEST_CASE("preset training: the serving preset's models in a training step, each model's passes adjacent") {
+  const auto t = preset("training");
+  const auto serving = preset("serving");
+  REQUIRE(t.shapes.size() == 15);
+  const Pass passes[] = {Pass::fwd, Pass::bwd, Pass::fwd_bwd};
+  for (size_t i = 0; i < t.shapes.size(); ++i) {
+    const Shape& sh = t.shapes[i];
+    INFO(sh.label());
+    CHECK(sh.pass == passes[i % 3]);
+    CHECK(sh.causal);
+    CHECK(sh.dtype == DType::bf16);
+    CHECK(sh.seq_q == sh.seq_k);
+    CHECK(sh.batch * sh.seq_q == 16384);  // 16k tokens per call, as fa-bench
+    // Each model is a prefill point of the serving preset: the same heads and head dims.
+    bool in_serving = false;
+    for (const Shape& p : serving.shapes)
+      in_serving |= p.seq_q == p.seq_k && p.heads == sh.heads && p.kv_heads == sh.kv_heads && p.hdim == sh.hdim &&
+                    p.value_hdim() == sh.value_hdim();
+    CHECK(in_serving);
+  }
+  CHECK(t.shapes[1].label() == "b2 h32/8 s8192x8192 d128 causal bf16 bwd");
+  CHECK(t.shapes.back().label() == "b4 h16/16 s4096x4096 d192v128 causal bf16 fwd_bwd");
+  CHECK(parse_axes(t.text).shapes == t.shapes);
+}
+
 TEST_CASE("the pass axis: every pass of one shape, labels apart; a backward over a paged cache is refused") {
   const auto s = parse_axes("batch=1;heads=2;seq=64;hdim=32;pass=fwd,bwd,fwd_bwd");
   REQUIRE(s.shapes.size() == 3);
@@ -536,7 +561,7 @@ TEST_CASE("the pass axis: every pass of one shape, labels apart; a backward over
 TEST_CASE("preset names; an unknown preset is an InputError naming it") {
   CHECK(preset_names() ==
         std::vector<std::string>{"quick", "fa-bench", "fa-bench-train", "fa-bench-fp8", "long-context", "decode",
-                                 "serving"});
+                                 "serving", "training"});
   CHECK_THROWS_AS(preset("fast"), InputError);
   CHECK_THROWS_WITH(preset("fast"), Catch::Contains("'fast'"));
 }
