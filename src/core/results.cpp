@@ -421,6 +421,15 @@ std::optional<double> counter_total(const Record& r, const std::string& metric) 
   return finite(it->second);
 }
 
+void mark_nothing_counted(Counters& c) {
+  if (c.status != CounterStatus::ok || !c.total.empty() || !c.per_kernel.empty()) return;
+  c.status = CounterStatus::unavailable;
+  c.reason = fmt::format("{}{}no counter value: the session recorded no range (none of the call's kernel launches "
+                         "was profiled)",
+                         c.reason, c.reason.empty() ? "" : "; ");
+  c.dram_source = DramSource::none;
+}
+
 DramSource dram_source_of(const Counters& c) {
   if (c.dram_source != DramSource::none || c.status != CounterStatus::ok) return c.dram_source;
   const bool replayed = c.reason.find("kernel replay") != std::string::npos ||
@@ -628,6 +637,7 @@ void from_json(const json& j, Results& r) {
   r.context.schema_major = major;
   r.context.schema_minor = minor;
   r.records = j.at("records").get<std::vector<Record>>();
+  for (auto& rec : r.records) mark_nothing_counted(rec.counters);
   if (minor < 5)
     for (auto& rec : r.records) upgrade_cost_before_1_5(rec);
   // A sweep measures each point once and merge keeps one record per point, so two records of one

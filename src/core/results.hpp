@@ -159,6 +159,12 @@ struct Counters {
   std::optional<CounterSession> session;
 };
 
+// Counters that read "ok" without a single value (no range recorded: none of the call's kernel launches
+// was profiled) become "unavailable", the reason saying so after the session's own. Collection calls
+// it on every session it returns, and reading a results file on every record (files written before it
+// held such points).
+void mark_nothing_counted(Counters&);
+
 // A point's DRAM source, inferred for files without Counters::dram_source: counters that name kernel
 // replay or a fallback session of their own were replayed.
 DramSource dram_source_of(const Counters&);

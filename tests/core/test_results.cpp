@@ -266,6 +266,45 @@ TEST_CASE("counters.dram_source: written as its string, absent reads as none, an
   CHECK_THROWS_WITH(number.get<Counters>(), "DRAM source 5 is not a string");
 }
 
+TEST_CASE("counters that read ok without a value are unavailable, in a session and in a file") {
+  // torch:flash's backward in reports/h200-backward: a session of its own that recorded no range.
+  Counters c;
+  c.status = CounterStatus::ok;
+  c.reason = "batched session not used (x): collected in a session of its own; kernel replay";
+  c.dram_source = DramSource::replayed;
+  mark_nothing_counted(c);
+  CHECK(c.status == CounterStatus::unavailable);
+  CHECK_THAT(c.reason, Catch::StartsWith("batched session not used (x)"));
+  CHECK_THAT(c.reason, Catch::EndsWith("; no counter value: the session recorded no range (none of the call's kernel "
+                                       "launches was profiled)"));
+  CHECK(c.dram_source == DramSource::none);
+  // One value, one range, or another status: left as they are.
+  Counters one;
+  one.status = CounterStatus::ok;
+  one.total["dram__bytes_read.sum"] = 1;
+  mark_nothing_counted(one);
+  CHECK(one.status == CounterStatus::ok);
+  Counters ranges;
+  ranges.status = CounterStatus::ok;
+  ranges.per_kernel.push_back(KernelCounters{"0", {}});
+  mark_nothing_counted(ranges);
+  CHECK(ranges.status == CounterStatus::ok);
+  Counters none;
+  mark_nothing_counted(none);
+  CHECK(none.status == CounterStatus::not_collected);
+  CHECK(none.reason.empty());
+  // A file that holds such a point reads it as unavailable.
+  Results r;
+  Record rec;
+  rec.shape = Shape{1, 2, 2, 64, 64, 64, false, DType::bf16};
+  rec.kernel = "torch:flash";
+  rec.counters.status = CounterStatus::ok;
+  r.records = {rec};
+  const Results back = parse_results(nlohmann::json(r).dump(), "file");
+  CHECK(back.records[0].counters.status == CounterStatus::unavailable);
+  CHECK_THAT(back.records[0].counters.reason, Catch::StartsWith("no counter value"));
+}
+
 TEST_CASE("schema 1.8: a packed batch's shape and padded cost round-trip; older files read as dense") {
   Results r;
   Record rec;

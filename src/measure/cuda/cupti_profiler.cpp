@@ -346,6 +346,7 @@ core::Counters CounterProfiler::collect(const std::function<void()>& before_pass
   core::Counters counters;
   if (before_launches <= 0) {
     counters = session(metrics, before_pass, call, stream, kMaxRanges, true);
+    core::mark_nothing_counted(counters);
   } else {
     // The flush once more after the call: what it writes back is the call's L2 tail.
     counters = session(metrics, [] {}, [&] {
