@@ -17,14 +17,15 @@
 // A = dS read MN-major from dS^T's rows, B = K read MN-major; warpgroup w takes dQ's columns
 // w * hdim / 2 .. + hdim / 2 and adds them to dq_accum with fp32 reductions (red.global.add.v2.f32 from
 // the accumulators: staging the rows in shared memory for one bulk reduction per row ran 3-26% slower
-// on an H100 over fa-bench's backward shapes). dK (times softmax_scale)
-// and dV are written once, at the end; a key no row sees gets zero.
+// on an H100 over fa-bench's backward shapes). dK (times softmax_scale) and dV are written once, at
+// the end; a key no row sees gets zero.
 // Every tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r at chunk c ^ (r % 8): the
 // layout of wgmma's 128-byte-swizzle descriptors, written by the cp.async copies and the dS^T stores.
 // Shared memory written by ordinary stores or cp.async is fenced to the async proxy (wgmma reads it
 // there) before the barrier that publishes it.
-// To extend: a head dim is one more entry of bwd::kHeadDims (fused_sm90_tiles.hpp) and one more
-// instantiation in fused_sm90_bwd.cu.
+// Head dims: bwd::kHeadDims (fused_sm90_tiles.hpp), each instantiated in fused_sm90_bwd.cu. dK and dV
+// take hdim registers per thread together: at hdim 128 the kernel uses all 255 (4 bytes spilled), so a
+// wider head needs a third warpgroup or dK and dV parked in shared memory.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
