@@ -787,6 +787,21 @@ Found excess_traffic(const RuleInput& in) {
       excess |= judge_direction("moved", w.measured_bytes, t.total_ratio, w.min_bytes(), out);
     }
   }
+  // A backward that sums dQ over its key blocks in fp32 (plan.dq_atomic: fused's and fused-sm90's) zeroes
+  // the accumulator, writes its reduced lines back and reads it for the conversion: up to three times its
+  // size beyond the minimum, which counts dQ once in the dtype (less of it reaches DRAM where it stays in
+  // L2).
+  const auto dq_atomic = f.r().plan.find("dq_atomic");
+  if (f.r().shape.backward() && dq_atomic != f.r().plan.end() && dq_atomic->second == 1 && w.measured_bytes &&
+      *w.measured_bytes > w.min_bytes()) {
+    const Shape& s = f.r().shape;
+    const double accumulator = static_cast<double>(s.heads * s.tokens_q() * s.hdim) * 4;
+    const double over = *w.measured_bytes - w.min_bytes();
+    out.evidence.push_back(fmt::format(
+        "dQ is summed over the key blocks in an fp32 accumulator of {}B (plan.dq_atomic): zeroed, its lines written "
+        "back and read for the conversion, up to {}B of DRAM traffic, {:.0f}% of the {}B over the minimum",
+        giga(accumulator), giga(3 * accumulator), std::min(100.0, 300 * accumulator / over), giga(over)));
+  }
   if (t.materialized) {
     out.evidence.push_back(fmt::format("{} are {:.0f}% of the minimum bytes ({}B of {}B): a fused kernel never moves them",
                                        score_buffers_text(f.r().shape), t.sp_share * 100, giga(f.r().cost.sp_bytes),

@@ -172,6 +172,30 @@ TEST_CASE("memory level: a backward call's next steps name what its blocks of ke
   CHECK_THAT(diagnosed(r).next_step, Catch::Contains("deeper pipelining of K/V loads"));
 }
 
+TEST_CASE("excess traffic: a backward's fp32 dQ accumulator is named with its share of the excess") {
+  // fused's backward sums dQ with atomics (plan.dq_atomic 1): 16 heads x 8192 rows x 128 x 4 B = 67.1 MB,
+  // up to 3x of it (zeroed, written back, read) against the 250 MB over the 150 MB minimum.
+  Record r = counted_record();
+  r.shape.pass = attnprof::core::Pass::bwd;
+  r.plan["dq_atomic"] = 1;
+  r.counters.total[kMetricDramRead] = 2.0e8;
+  r.counters.total[kMetricDramWrite] = 2.0e8;
+  const std::string text = evidence_text(diagnosed(r));
+  CHECK_THAT(text, Catch::Contains("fp32 accumulator of 0.0671 GB (plan.dq_atomic)"));
+  CHECK_THAT(text, Catch::Contains("up to 0.201 GB of DRAM traffic, 81% of the 0.25 GB over the minimum"));
+  // No accumulator, or a forward: no such line.
+  r.plan.erase("dq_atomic");
+  CHECK_THAT(evidence_text(diagnosed(r)), !Catch::Contains("fp32 accumulator"));
+  r.plan["dq_atomic"] = 1;
+  r.shape.pass = attnprof::core::Pass::fwd;
+  CHECK_THAT(evidence_text(diagnosed(r)), !Catch::Contains("fp32 accumulator"));
+  // Within the minimum there is nothing for it to explain.
+  r.shape.pass = attnprof::core::Pass::bwd;
+  r.counters.total[kMetricDramRead] = 1.0e8;
+  r.counters.total[kMetricDramWrite] = 0.5e8;
+  CHECK_THAT(evidence_text(diagnosed(r)), !Catch::Contains("fp32 accumulator"));
+}
+
 TEST_CASE("memory level: an L2-resident copy whose writes came from replayed passes names L2") {
   // calibrate's l2-copy on the H200: 503 MB of output per call that stays in L2; 7.9 MB read and 11.7 MB
   // written by DRAM on replayed passes; L2 moved 1.26 GB at 99.7% hits. The re-read ratio is against the
