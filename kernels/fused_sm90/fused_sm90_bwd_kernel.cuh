@@ -25,7 +25,7 @@
 // there) before the barrier that publishes it.
 // Head dims: bwd::kHeadDims (fused_sm90_tiles.hpp), each instantiated in fused_sm90_bwd.cu. dK and dV
 // take hdim registers per thread together: at hdim 128 the kernel uses all 255 (4 bytes spilled), so a
-// wider head needs a third warpgroup or dK and dV parked in shared memory.
+// wider head needs dK's and dV's columns split between warpgroups, or dK and dV parked in shared memory.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
