@@ -485,6 +485,7 @@ std::vector<core::Counters> CounterProfiler::collect_batch(const std::vector<Bat
       for (auto& range : counters.per_kernel) range.metrics.erase(kMarkerMetric);
     }
     counters.total = total_of(counters.per_kernel);
+    core::mark_nothing_counted(counters);
     const auto duration = counters.total.find(core::kMetricDuration);
     if (duration != counters.total.end()) point_gpu_ms[i] = duration->second * 1e-6;  // [ns] -> [ms]
   }
