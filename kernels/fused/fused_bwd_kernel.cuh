@@ -339,14 +339,11 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads, 1) fused_bwd_ma
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int i = m0 + part * kPartRows + nt * 8 + quad_col * 2 + e;
-            const int pos = i + seq_k - seq_q;
-            const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : seq_k;
-            const int key_limit = i < seq_q ? min(seq_k, key_end) : 0;
-            const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+            const RowKeys keys = row_keys(i, seq_q, seq_k, p.causal, p.window);
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
               const int key = n0 + key_row + half * 8;
-              if (key >= key_limit || key < key_begin) acc_s[nt][half * 2 + e] = -INFINITY;
+              if (key >= keys.end || key < keys.begin) acc_s[nt][half * 2 + e] = -INFINITY;
             }
           }
       }

@@ -153,6 +153,31 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
   // group nt's are this XOR nt << 4, and row key_row + 8's 1024 bytes on.
   const uint32_t ds_row = s_ds + key_row * 128 + (quad_row << 4) + quad_col * 4;
 
+  // S^T and dP^T: the warpgroup's 64 rows of K (or V) times a block's 64 rows of Q (or dO), both
+  // K-major, k16 slice ks 32 bytes into panel ks / 4 of each row.
+  auto rows_by_rows = [&](float(&acc)[kBlockM / 2], uint32_t kv_rows, uint32_t q_rows) {
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      const uint32_t kv_off = (ks / 4) * kKvPanel + (ks % 4) * 32, q_off = (ks / 4) * kQPanel + (ks % 4) * 32;
+      wgmma_m64n64k16_ss(acc, smem_desc_sw128(kv_rows + kv_off, 16, 1024),
+                         smem_desc_sw128(q_rows + q_off, 16, 1024), ks > 0 ? 1 : 0, Tag{});
+    }
+    wgmma_commit();
+  };
+  // dV and dK: acc += A B, A from registers (P^T or dS^T, k16 slice ks in registers 4 ks .. + 3), B a
+  // block's rows of dO or Q, rows 16 ks .. + 15 the k16 slice and its columns the N (MN-major).
+  auto frags_by_rows = [&](float(&acc)[kHeadDim / 2], const uint32_t(&frags)[kBlockM / 4], uint32_t b_rows) {
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kQSteps; ++ks) {
+      const uint32_t a[4] = {frags[4 * ks], frags[4 * ks + 1], frags[4 * ks + 2], frags[4 * ks + 3]};
+      const uint64_t b = smem_desc_sw128(b_rows + ks * 16 * 128, kQPanel, 1024);
+      if constexpr (kHeadDim == 128) wgmma_m64n128k16_rs(acc, a, b, 1, Tag{});
+      else wgmma_m64n64k16_rs(acc, a, b, 1, Tag{});
+    }
+    wgmma_commit();
+  };
+
   for (int step = 0; step < steps; ++step) {
     const int buf = step & 1;
     // Step `step` is the oldest copy group in flight; after the barrier every warpgroup is done with
@@ -171,20 +196,8 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
     // S^T = K Q^T and dP^T = V dO^T, two commit groups.
     float s[kBlockM / 2], dp[kBlockM / 2];
     wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) {
-      const uint32_t k_off = (ks / 4) * kKvPanel + (ks % 4) * 32, q_off = (ks / 4) * kQPanel + (ks % 4) * 32;
-      wgmma_m64n64k16_ss(s, smem_desc_sw128(k_rows + k_off, 16, 1024), smem_desc_sw128(q_buf + q_off, 16, 1024),
-                         ks > 0 ? 1 : 0, Tag{});
-    }
-    wgmma_commit();
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) {
-      const uint32_t v_off = (ks / 4) * kKvPanel + (ks % 4) * 32, q_off = (ks / 4) * kQPanel + (ks % 4) * 32;
-      wgmma_m64n64k16_ss(dp, smem_desc_sw128(v_rows + v_off, 16, 1024), smem_desc_sw128(do_buf + q_off, 16, 1024),
-                         ks > 0 ? 1 : 0, Tag{});
-    }
-    wgmma_commit();
+    rows_by_rows(s, k_rows, q_buf);
+    rows_by_rows(dp, v_rows, do_buf);
     wgmma_wait<1>();
     fence_regs(s);
 
@@ -195,14 +208,11 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int i = m0 + nt * 8 + quad_col * 2 + e;
-          const int pos = i + seq_k - seq_q;
-          const int key_end = p.causal ? pos + 1 : p.window > 0 ? pos + p.window : seq_k;
-          const int key_limit = i < seq_q ? min(seq_k, key_end) : 0;
-          const int key_begin = p.window > 0 ? pos - p.window + 1 : 0;
+          const fused::RowKeys keys = fused::row_keys(i, seq_q, seq_k, p.causal, p.window);
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int key = n0 + key_row + half * 8;
-            if (key >= key_limit || key < key_begin) s[nt * 4 + half * 2 + e] = -INFINITY;
+            if (key >= keys.end || key < keys.begin) s[nt * 4 + half * 2 + e] = -INFINITY;
           }
         }
     }
@@ -221,16 +231,8 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
 #pragma unroll
     for (int i = 0; i < kBlockM / 4; ++i) pf[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
 
-    // dV += P^T dO: dO's rows 16 ks .. + 15 are the k16 slice, its columns the N (MN-major).
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kQSteps; ++ks) {
-      const uint32_t a[4] = {pf[4 * ks], pf[4 * ks + 1], pf[4 * ks + 2], pf[4 * ks + 3]};
-      const uint64_t b = smem_desc_sw128(do_buf + ks * 16 * 128, kQPanel, 1024);
-      if constexpr (kHeadDim == 128) wgmma_m64n128k16_rs(acc_dv, a, b, 1, Tag{});
-      else wgmma_m64n64k16_rs(acc_dv, a, b, 1, Tag{});
-    }
-    wgmma_commit();
+    // dV += P^T dO.
+    frags_by_rows(acc_dv, pf, do_buf);
     // dP^T and dV both done: P^T's fragments are free before dS^T's are made (waiting for dP^T alone
     // left them live beside dS^T, and ptxas spilled 40 bytes at hdim 128).
     wgmma_wait<0>();
@@ -247,15 +249,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
       st_shared_u32((ds_row + half * 8 * 128) ^ static_cast<uint32_t>(nt << 4), ds[i]);
     }
     // dK += dS^T Q.
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kQSteps; ++ks) {
-      const uint32_t a[4] = {ds[4 * ks], ds[4 * ks + 1], ds[4 * ks + 2], ds[4 * ks + 3]};
-      const uint64_t b = smem_desc_sw128(q_buf + ks * 16 * 128, kQPanel, 1024);
-      if constexpr (kHeadDim == 128) wgmma_m64n128k16_rs(acc_dk, a, b, 1, Tag{});
-      else wgmma_m64n64k16_rs(acc_dk, a, b, 1, Tag{});
-    }
-    wgmma_commit();
+    frags_by_rows(acc_dk, ds, q_buf);
     fence_proxy_async_smem();
     __syncthreads();
 

@@ -7,6 +7,7 @@
 // The tile headers live in src/core/tiles (not beside their kernels) because the diagnosis reads the
 // same shapes to judge the kernel that ran (core/work_split.cpp): kernels include core, never the reverse.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -321,6 +322,21 @@ constexpr RowSpan rows_seeing_keys(long long n0, long long keys, long long seq_q
   begin = begin > 0 ? begin : 0;
   end = end < seq_q ? end : seq_q;
   return {begin, end};
+}
+
+// The keys [begin, end) query row i sees under core/shape.hpp's masks, in the kernels' 32-bit
+// arithmetic (p = i + seq_k - seq_q): a window starts at p - window + 1; the end is p + 1 causal,
+// p + window with a window alone, else seq_k, and at most seq_k; a row past seq_q sees none (end 0).
+// Both backward kernels mask a score whose key lies outside.
+struct RowKeys {
+  int begin = 0, end = 0;
+};
+constexpr RowKeys row_keys(int i, int seq_q, int seq_k, bool causal, int window) {
+  const int pos = i + seq_k - seq_q;
+  const int key_end = causal ? pos + 1 : window > 0 ? pos + window : seq_k;
+  const int key_limit = i < seq_q ? std::min(seq_k, key_end) : 0;
+  const int key_begin = window > 0 ? pos - window + 1 : 0;
+  return {key_begin, key_limit};
 }
 
 // Whether the block of rows [m0, m0 + block_m) and keys [n0, n0 + block_n) needs per-element masking:

@@ -358,6 +358,13 @@ TEST_CASE("backward: the query rows a key block visits and its masking agree wit
             s.causal = causal;
             s.window = window;
             INFO("seq_q " << seq_q << " seq_k " << seq_k << " causal " << causal << " window " << window);
+            // Each row's keys as the kernels mask them: the keys keys_of_row gives, none past seq_q.
+            for (long long i = 0; i < seq_q + 2; ++i) {
+              const fused::RowKeys mine = fused::row_keys(int(i), int(seq_q), int(seq_k), causal, int(window));
+              const attnprof::core::KeyRange r = i < seq_q ? s.keys_of_row(i) : attnprof::core::KeyRange{};
+              for (long long key = 0; key < seq_k; ++key)
+                CHECK((key >= mine.begin && key < mine.end) == (key >= r.begin && key < r.end));
+            }
             for (long long n0 = 0; n0 < seq_k; n0 += c.block_n) {
               const long long keys = std::min<long long>(c.block_n, seq_k - n0);
               // The rows that see one of keys [n0, n0 + keys): exactly rows_seeing_keys.
