@@ -16,7 +16,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/launch_params.hpp"
-#include "kernels/fused/fused_bwd_params.hpp"
+#include "kernels/fused/fused_bwd_host.hpp"
 #include "kernels/fused/fused_launch.hpp"
 #include "core/tiles/fused_tiles.hpp"
 #include "kernels/registry.hpp"
@@ -54,12 +54,9 @@ std::optional<TileVariant> variant_for(const core::Shape& s) {
                                 s.windowed(), s.varlen());
 }
 
-// The backward's stages, in launch order, and their names in stage_names().
+// The backward's stages, in launch order (their names: fused::bwd_stage_names).
 constexpr fused::BwdStage kBwdStages[] = {fused::BwdStage::preprocess, fused::BwdStage::main,
                                           fused::BwdStage::dq_convert};
-constexpr const char* kBwdStageNames[] = {"bwd_preprocess", "bwd_main", "bwd_dq_convert"};
-constexpr const char* kBwdKernelNames[] = {"fused_bwd_preprocess_kernel", "fused_bwd_main_kernel",
-                                           "fused_bwd_dq_convert_kernel"};
 
 using fused::bwd_q_rows;
 
@@ -123,10 +120,7 @@ class FusedKernel final : public Kernel {
   // fwd: the one launch; bwd: the three stages; fwd_bwd: the forward ("fwd") then the three.
   std::vector<std::string> stage_names(const core::Shape& s) const override {
     if (!s.backward()) return {name()};
-    std::vector<std::string> names;
-    if (s.pass == core::Pass::fwd_bwd) names.emplace_back("fwd");
-    names.insert(names.end(), std::begin(kBwdStageNames), std::end(kBwdStageNames));
-    return names;
+    return fused::bwd_stage_names(s);
   }
 
   // The backward's tile (fused_tiles.hpp's bwd_tile_config) and how dQ is summed: dq_atomic 1, fp32
@@ -143,20 +137,8 @@ class FusedKernel final : public Kernel {
     if (!s.backward()) return {forward_launch_info(s)};
     std::vector<LaunchInfo> infos;
     if (s.pass == core::Pass::fwd_bwd) infos.push_back(forward_launch_info(s));
-    const int hdim = static_cast<int>(s.hdim);
-    for (size_t i = 0; i < std::size(kBwdStages); ++i) {
-      LaunchInfo info;
-      info.kernel_name = std::string(kBwdKernelNames[i]) + "<" + std::string(core::to_string(s.dtype)) + ", d" +
-                         std::to_string(hdim) + ">";
-      fused::dispatch_bwd_hdim(hdim, [&](auto d) {
-        info.func = fused::bwd_kernel_func<d.value>(s.dtype, kBwdStages[i]);
-        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, kBwdStages[i], bwd_q_rows(s), bwd_main_ctas(s));
-        info.grid_blocks = dims.grid_blocks;
-        info.block_threads = dims.block_threads;
-        info.dynamic_smem_bytes = dims.dynamic_smem_bytes;
-      });
-      infos.push_back(info);
-    }
+    for (const fused::BwdStage stage : kBwdStages)
+      infos.push_back(fused::bwd_stage_launch_info(s, stage, bwd_main_ctas(s)));
     return infos;
   }
 

@@ -18,7 +18,7 @@
 
 #include "kernels/common/cuda_check.cuh"
 #include "kernels/common/launch_params.hpp"
-#include "kernels/fused/fused_bwd_params.hpp"
+#include "kernels/fused/fused_bwd_host.hpp"
 #include "kernels/fused/fused_launch.hpp"
 #include "kernels/fused_sm90/fused_sm90_launch.hpp"
 #include "core/tiles/fused_sm90_tiles.hpp"
@@ -112,10 +112,6 @@ int current_device_sms() {
   return sms;
 }
 
-// The backward's stages, in launch order: the fused kernel's preprocess, this kernel's main stage, the
-// fused kernel's dQ conversion (names as the fused kernel's, so their tables line up).
-constexpr const char* kBwdStageNames[] = {"bwd_preprocess", "bwd_main", "bwd_dq_convert"};
-
 using fused::bwd_q_rows;
 
 // CTAs of the backward's main stage: one per block of bwd::kBlockN keys of every (batch, kv head).
@@ -205,12 +201,8 @@ class FusedSm90Kernel final : public Kernel {
   bool runs_backward() const override { return true; }
   // fwd: one launch (fp8: the V transpose first); bwd: the three stages; fwd_bwd: "fwd" then the three.
   std::vector<std::string> stage_names(const core::Shape& s) const override {
-    if (s.backward()) {
-      std::vector<std::string> names;
-      if (s.pass == core::Pass::fwd_bwd) names.emplace_back("fwd");
-      names.insert(names.end(), std::begin(kBwdStageNames), std::end(kBwdStageNames));
-      return names;
-    }
+    // The backward's stages as the fused kernel's (the main one is this kernel's), so tables line up.
+    if (s.backward()) return fused::bwd_stage_names(s);
     if (s.quantized_q()) return {"v_transpose", "attention"};
     return {name()};
   }
@@ -228,28 +220,16 @@ class FusedSm90Kernel final : public Kernel {
     std::vector<LaunchInfo> infos;
     if (s.pass == core::Pass::fwd_bwd) infos.push_back(forward_launch_info(s).back());
     const int hdim = static_cast<int>(s.hdim);
-    const std::string args = "<" + std::string(core::to_string(s.dtype)) + ", d" + std::to_string(hdim) + ">";
-    fused::dispatch_bwd_hdim(hdim, [&](auto d) {
-      for (const fused::BwdStage stage : {fused::BwdStage::preprocess, fused::BwdStage::dq_convert}) {
-        const fused::BwdLaunchDims dims = fused::bwd_launch_dims<d.value>(s.dtype, stage, bwd_q_rows(s), 0);
-        LaunchInfo info;
-        info.kernel_name = std::string(stage == fused::BwdStage::preprocess ? "fused_bwd_preprocess_kernel"
-                                                                             : "fused_bwd_dq_convert_kernel") + args;
-        info.func = fused::bwd_kernel_func<d.value>(s.dtype, stage);
-        info.grid_blocks = dims.grid_blocks;
-        info.block_threads = dims.block_threads;
-        infos.push_back(info);
-        if (stage == fused::BwdStage::preprocess) {
-          LaunchInfo main;
-          main.kernel_name = "fused_sm90_bwd_main_kernel" + args;
-          main.func = f3::bwd_main_func<d.value>(s.dtype);
-          main.grid_blocks = bwd_main_ctas(s);
-          main.block_threads = f3::bwd::kThreads;
-          main.dynamic_smem_bytes = f3::bwd::smem_bytes(hdim);
-          infos.push_back(main);
-        }
-      }
-    });
+    infos.push_back(fused::bwd_stage_launch_info(s, fused::BwdStage::preprocess, 0));
+    LaunchInfo main;
+    main.kernel_name = "fused_sm90_bwd_main_kernel<" + std::string(core::to_string(s.dtype)) + ", d" +
+                       std::to_string(hdim) + ">";
+    fused::dispatch_bwd_hdim(hdim, [&](auto d) { main.func = f3::bwd_main_func<d.value>(s.dtype); });
+    main.grid_blocks = bwd_main_ctas(s);
+    main.block_threads = f3::bwd::kThreads;
+    main.dynamic_smem_bytes = f3::bwd::smem_bytes(hdim);
+    infos.push_back(main);
+    infos.push_back(fused::bwd_stage_launch_info(s, fused::BwdStage::dq_convert, 0));
     return infos;
   }
 
