@@ -23,6 +23,17 @@ bool device_present(const char* name) {
   return false;
 }
 
+bool device_is_sm90() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
+}
+
 int run_session(const char* name, int argc, char** argv, uint64_t& seed) {
   if (!device_present(name)) return 77;
   if (const char* fixed = std::getenv("ATTNPROF_TEST_SEED")) {

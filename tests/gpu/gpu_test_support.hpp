@@ -54,6 +54,8 @@ inline core::Shape make_packed(std::vector<int64_t> lens, int64_t heads, int64_t
 // Whether a CUDA device is present; without one prints "<name>: no CUDA device, skipped" (nothing
 // when name is null).
 bool device_present(const char* name = nullptr);
+// Whether the current device is an sm_90 GPU (H100, H200), where fused-sm90's sm_90a code runs.
+bool device_is_sm90();
 // Exits 77 (skipped) without a CUDA device; else sets `seed` and runs the Catch session
 // (tests/gpu/gpu_test_main.cpp, Catch2's implementation, compiled once for every GPU test).
 int run_session(const char* name, int argc, char** argv, uint64_t& seed);

@@ -29,6 +29,7 @@ using attnprof::core::DType;
 using attnprof::core::Shape;
 using attnprof::core::Verification;
 namespace kernels = attnprof::kernels;
+using attnprof::gpu_test::device_is_sm90;
 using attnprof::gpu_test::make_packed;
 using attnprof::gpu_test::make_shape;
 
@@ -205,16 +206,8 @@ TEST_CASE("fused kernel, the other shared-memory rows (padded, m64n64sw), matche
   check_all_shapes("fused", true, 0, kHdims192And256);
 }
 
-// fused-sm90 runs only on sm_90 (its code is sm_90a); elsewhere it must say so for every shape.
-bool device_is_sm90() {
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-    return false;
-  return major == 9 && minor == 0;
-}
-
+// fused-sm90 runs only on sm_90 (its code is sm_90a; device_is_sm90); elsewhere it must say so for
+// every shape.
 void check_sm90_shapes() {
   if (device_is_sm90()) {
     check_all_shapes("fused-sm90", true);

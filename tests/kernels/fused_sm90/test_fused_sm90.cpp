@@ -3,8 +3,6 @@
 // cannot run is refused with a reason everywhere. A GPU test: exits 77 without a CUDA device.
 #include <catch2/catch.hpp>
 
-#include <cuda_runtime.h>
-
 #include "kernels/cuda_kernel_check.hpp"
 
 namespace {
@@ -14,11 +12,6 @@ using attnprof::core::Shape;
 using namespace attnprof::gpu_test;
 
 uint64_t g_seed = 0;
-
-bool device_is_sm90() {
-  cudaDeviceProp props{};
-  return cudaGetDeviceProperties(&props, 0) == cudaSuccess && props.major == 9;
-}
 
 }  // namespace
 

@@ -5,7 +5,6 @@
 // and are not multiples of the tiles; fwd_bwd, and bwd alone on the forward's O and LSE. What it does
 // not run is refused with a reason everywhere. A GPU test: exits 77 without a CUDA device.
 #include <catch2/catch.hpp>
-#include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
@@ -22,11 +21,6 @@ using namespace attnprof::gpu_test::backward;
 namespace kn = attnprof::kernels;
 
 uint64_t g_seed = 0;
-
-bool device_is_sm90() {
-  cudaDeviceProp props{};
-  return cudaGetDeviceProperties(&props, 0) == cudaSuccess && props.major == 9;
-}
 
 void check_backward(const Shape& shape, uint64_t seed) { backward::check_backward("fused-sm90", shape, seed); }
 
