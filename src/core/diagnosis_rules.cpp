@@ -94,11 +94,12 @@ std::string compute_next_step(const DiagnosisFacts& f) {
   const double shown = roof ? *f.roof.pct_of_clock_scaled_roof : pipe_pct(f);
   const char* of_what = roof ? "of the clock-scaled roof" : "of the compute pipe's peak";
   // The non-MMA work of a tile: the softmax, or in a backward P's recomputed exp2 and dS.
-  const std::string between = f.r().shape.backward() ? "P's exp2 and dS), or more of them" : "softmax), or more of the softmax";
+  const bool backward = f.r().shape.backward();
   return f.pipes.on_wgmma
              ? fmt::format("at {:.0f}% {} on wgmma: fewer FLOPs (skip fully masked causal tiles), fewer non-MMA "
-                           "instructions per tile ({} hidden under the MMAs",
-                           shown, of_what, between)
+                           "instructions per tile ({}), or more of {} hidden under the MMAs",
+                           shown, of_what, backward ? "P's exp2 and dS" : "softmax",
+                           backward ? "them" : "the softmax")
              : fmt::format("at {:.0f}% {}: a faster main loop (wgmma + TMA, warp specialisation as in "
                            "FlashAttention-3) or fewer FLOPs (skip fully masked causal tiles)",
                            shown, of_what);
