@@ -94,7 +94,7 @@ void attribute_counters(core::Record& rec, const kernels::Kernel& kernel) {
       if (it != per_kernel[i].metrics.end()) rec.launches[i].occupancy.achieved_pct = it->second;
     }
   }
-  if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
+  if (const kernels::LaunchInfo* launch = dominant_launch(launches, rec.launches)) {
     rec.occupancy.achieved_pct = achieved_occupancy(rec.counters, launches, *launch);
   } else if (const core::Launch* longest = longest_launch(rec.launches)) {
     rec.occupancy.achieved_pct = longest->occupancy.achieved_pct;
@@ -482,7 +482,7 @@ class CudaPoint final : public PointSteps {
     // Theoretical occupancy: the occupancy API where the kernel names its function, else the launch
     // record of the call's longest launch (a library's or a plugin's kernel).
     const std::vector<kernels::LaunchInfo> launches = kernel_.launch_info(shape_);
-    if (const kernels::LaunchInfo* launch = dominant_launch(launches)) {
+    if (const kernels::LaunchInfo* launch = dominant_launch(launches, rec.launches)) {
       rec.occupancy = occupancy_of(*launch, b_.sm_);
     } else if (const core::Launch* longest = longest_launch(rec.launches)) {
       rec.occupancy = longest->occupancy;

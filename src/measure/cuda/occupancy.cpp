@@ -100,7 +100,15 @@ core::Occupancy occupancy_of(const kernels::LaunchInfo& launch, const SmResource
   return occ;
 }
 
-const kernels::LaunchInfo* dominant_launch(const std::vector<kernels::LaunchInfo>& launches) {
+const kernels::LaunchInfo* dominant_launch(const std::vector<kernels::LaunchInfo>& launches,
+                                           const std::vector<core::Launch>& recorded) {
+  if (!launches.empty() && recorded.size() == launches.size()) {
+    const auto longest = std::ranges::max_element(recorded, {}, &core::Launch::duration_us);
+    if (longest->duration_us > 0) {
+      const kernels::LaunchInfo& launch = launches[static_cast<size_t>(longest - recorded.begin())];
+      return launch.func != nullptr ? &launch : nullptr;
+    }
+  }
   const kernels::LaunchInfo* best = nullptr;
   for (const auto& launch : launches) {
     if (launch.func == nullptr) continue;

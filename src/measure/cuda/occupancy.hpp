@@ -38,8 +38,11 @@ std::string limiter_of(const BlockLimits&, int blocks_per_sm);
 // Theoretical occupancy of one launch. Throws kernels::CudaError when the function cannot be queried.
 core::Occupancy occupancy_of(const kernels::LaunchInfo&, const SmResources&);
 
-// The launch the occupancy report describes: the one with the most blocks (ties: the first).
-// Returns nullptr when no launch has a func (a call made only of library launches).
-const kernels::LaunchInfo* dominant_launch(const std::vector<kernels::LaunchInfo>&);
+// The launch the occupancy report describes: the one that took longest in the recorded call where its
+// launch records line up with the declared launches (as many, in order; a backward's main stage, not
+// its preprocess of more blocks), else the one with the most blocks (ties: the first). Returns nullptr
+// when that launch has no func, or none has (a call made only of library launches).
+const kernels::LaunchInfo* dominant_launch(const std::vector<kernels::LaunchInfo>&,
+                                           const std::vector<core::Launch>& recorded = {});
 
 }  // namespace attnprof::measure

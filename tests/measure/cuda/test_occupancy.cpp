@@ -88,6 +88,34 @@ TEST_CASE("dominant_launch: the largest grid among launches with a function; non
   CHECK(m::dominant_launch(launches) == nullptr);
 }
 
+TEST_CASE("dominant_launch: the longest recorded launch where the records line up with the declared ones") {
+  static const int kFunctions[3] = {};
+  // A backward call: a preprocess of the most blocks, the main stage that takes the time, a conversion.
+  std::vector<kernels::LaunchInfo> launches(3);
+  const char* names[] = {"bwd_preprocess", "bwd_main", "bwd_dq_convert"};
+  const int64_t grids[] = {16384, 4096, 16384};
+  const double durations[] = {93.6, 2890.0, 72.5};
+  std::vector<attnprof::core::Launch> recorded(3);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    launches[i].kernel_name = names[i];
+    launches[i].grid_blocks = grids[i];
+    launches[i].func = &kFunctions[i];
+    recorded[i].duration_us = durations[i];
+  }
+  CHECK(m::dominant_launch(launches)->kernel_name == "bwd_preprocess");  // no records: the largest grid
+  CHECK(m::dominant_launch(launches, recorded)->kernel_name == "bwd_main");
+  // Records that do not line up (a library's extra launch) or carry no durations: the largest grid.
+  recorded.push_back({});
+  CHECK(m::dominant_launch(launches, recorded)->kernel_name == "bwd_preprocess");
+  recorded.resize(3);
+  for (auto& r : recorded) r.duration_us = 0;
+  CHECK(m::dominant_launch(launches, recorded)->kernel_name == "bwd_preprocess");
+  // The longest launch declares no function (a library's): nothing to query, the caller uses its record.
+  recorded[1].duration_us = 10;
+  launches[1].func = nullptr;
+  CHECK(m::dominant_launch(launches, recorded) == nullptr);
+}
+
 TEST_CASE("smem_refusal: a block over the device's opt-in shared memory is refused, with both sizes") {
   using attnprof::measure::smem_refusal;
   // The decode kernel's bf16 hdim-128 CTA (102 KiB dynamic) on a 99 KiB part (sm_86/sm_89), and on an H100.
