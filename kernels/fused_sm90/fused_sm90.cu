@@ -77,8 +77,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }
 
 // A 3D map over a [batch * heads, seq, hdim] tensor read in boxes of (128 bytes of a row, box_rows rows,
-// one head) with the 128-byte swizzle: 64 columns of fp16 or bf16, 128 of fp8 (bytes). Rows past seq of a
-// head are out of bounds and arrive as zeros.
+// one head) with the 128-byte swizzle: 64 columns of fp16 or bf16, 128 of fp8 (bytes), 32 of fp32. Rows
+// past seq of a head are out of bounds: they arrive as zeros, and a store or reduction skips them.
 CUtensorMap make_map(const void* base, core::DType dtype, int64_t hdim, int64_t seq, int64_t heads_total,
                      uint32_t box_rows) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
@@ -92,6 +92,7 @@ CUtensorMap make_map(const void* base, core::DType dtype, int64_t hdim, int64_t 
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUtensorMapDataType type = dtype == core::DType::bf16       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : dtype == core::DType::fp8_e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : dtype == core::DType::fp32     ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                                     : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -153,7 +154,8 @@ class FusedSm90Kernel final : public Kernel {
                                       : "per shape (serial at 256 columns, else overlap from hdim 128 without a "
                                         "causal mask, else pingpong)") +
            "; hdim 32 and 96 run the 64- and 128-column tiles with the columns past hdim zero-filled; backward "
-           "(hdim 64 and 128, fp16 and bf16): wgmma, one CTA of two warpgroups per 128 keys, dQ by fp32 atomics";
+           "(hdim 64 and 128, fp16 and bf16): wgmma, one CTA per 128 keys, a TMA producer warpgroup and two "
+           "consumer warpgroups, dQ by TMA fp32 reductions";
   }
   std::string unsupported_reason(const core::Shape& s) const override {
     const std::string text = schedule_text();
@@ -207,7 +209,8 @@ class FusedSm90Kernel final : public Kernel {
     return {name()};
   }
 
-  // The backward's tile (fused_sm90_tiles.hpp's bwd) and how dQ is summed: fp32 atomics (dq_atomic 1).
+  // The backward's tile (fused_sm90_tiles.hpp's bwd) and how dQ is summed: fp32 reductions in L2
+  // (dq_atomic 1, here TMA reductions of each block's dQ tile).
   std::map<std::string, int64_t> plan(const core::Shape& s) const override {
     if (!s.backward() || !unsupported_reason(s).empty()) return {};
     return {{"bwd_block_m", f3::bwd::kBlockM}, {"bwd_block_n", f3::bwd::kBlockN},
@@ -314,11 +317,18 @@ class FusedSm90Kernel final : public Kernel {
         fused::bwd_params(a, static_cast<int>(f3::bwd::key_blocks(s.seq_k)), "fused-sm90");
     const auto stream = static_cast<cudaStream_t>(a.stream);
     const int64_t ctas = bwd_main_ctas(s);
+    f3::Sm90BwdMaps maps;
+    const int64_t q_heads = s.batch * s.heads, kv_heads = s.batch * s.kv_heads;
+    maps.q = make_map(a.q, s.dtype, s.hdim, s.seq_q, q_heads, f3::bwd::kBlockM);
+    maps.d_o = make_map(a.d_o, s.dtype, s.hdim, s.seq_q, q_heads, f3::bwd::kBlockM);
+    maps.k = make_map(a.k, s.dtype, s.hdim, s.seq_k, kv_heads, f3::bwd::kBlockN);
+    maps.v = make_map(a.v, s.dtype, s.hdim, s.seq_k, kv_heads, f3::bwd::kBlockN);
+    maps.dq_accum = make_map(p.dq_accum, core::DType::fp32, s.hdim, s.seq_q, q_heads, f3::bwd::kBlockM);
     fused::dispatch_bwd_hdim(hdim, [&](auto d) {
       if (hook) hook->before_stage(first_stage);
       fused::launch_bwd_stage<d.value>(s.dtype, fused::BwdStage::preprocess, p, 0, stream);
       if (hook) hook->before_stage(first_stage + 1);
-      f3::launch_bwd_main<d.value>(s.dtype, p, ctas, stream);
+      f3::launch_bwd_main<d.value>(s.dtype, maps, p, ctas, stream);
       if (hook) hook->before_stage(first_stage + 2);
       fused::launch_bwd_stage<d.value>(s.dtype, fused::BwdStage::dq_convert, p, 0, stream);
     });

@@ -18,20 +18,24 @@ const void* bwd_main_func(core::DType dtype) {
 }
 
 template <int kHeadDim>
-void launch_bwd_main(core::DType dtype, const fused::FusedBwdParams& p, int64_t ctas, cudaStream_t stream) {
+void launch_bwd_main(core::DType dtype, const Sm90BwdMaps& maps, const fused::FusedBwdParams& p, int64_t ctas,
+                     cudaStream_t stream) {
   if (ctas == 0) return;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr size_t smem = bwd::smem_bytes(kHeadDim);
     allow_dynamic_smem<&fused_sm90_bwd_main_kernel<T, kHeadDim>>(smem);
-    fused_sm90_bwd_main_kernel<T, kHeadDim><<<static_cast<unsigned>(ctas), bwd::kThreads, smem, stream>>>(p);
+    fused_sm90_bwd_main_kernel<T, kHeadDim><<<static_cast<unsigned>(ctas), bwd::kThreads, smem, stream>>>(
+        maps.q, maps.k, maps.v, maps.d_o, maps.dq_accum, p);
     ATTNPROF_CUDA_CHECK(cudaGetLastError());
   });
 }
 
 template const void* bwd_main_func<64>(core::DType);
 template const void* bwd_main_func<128>(core::DType);
-template void launch_bwd_main<64>(core::DType, const fused::FusedBwdParams&, int64_t, cudaStream_t);
-template void launch_bwd_main<128>(core::DType, const fused::FusedBwdParams&, int64_t, cudaStream_t);
+template void launch_bwd_main<64>(core::DType, const Sm90BwdMaps&, const fused::FusedBwdParams&, int64_t,
+                                  cudaStream_t);
+template void launch_bwd_main<128>(core::DType, const Sm90BwdMaps&, const fused::FusedBwdParams&, int64_t,
+                                   cudaStream_t);
 
 }  // namespace attnprof::kernels::fused_sm90

@@ -2,31 +2,37 @@
 // first and last the fused kernel's own (fused_bwd_kernel.cuh): bwd_preprocess (D = rowsum(dO * O),
 // LSE in log2 units, dq_accum zeroed), this kernel, bwd_dq_convert (dQ = scale * dq_accum).
 //
-// One CTA per block of bwd::kBlockN = 128 keys of one (batch, kv head); warpgroup w owns keys
-// 64 w .. 64 w + 63 and keeps their dK and dV in registers (wgmma accumulators, hdim / 2 each). The
-// CTA walks every block of 64 query rows that sees one of its keys, in every query head of the GQA
-// group (rows_seeing_keys, fused_tiles.hpp); all 256 threads copy the next block's Q, dO, LSE and D
-// by cp.async into a second buffer while the current one is computed. Per block, each warpgroup:
-//   S^T  = K Q^T       wgmma m64n64k16, A = its 64 rows of K, B = Q, both K-major from shared memory
-//   dP^T = V dO^T      the same with V and dO
-//   P^T  = exp2(S^T * scale_log2 - LSE_i * log2 e), masked scores 0 (the fused backward's limits)
-//   dV  += P^T dO      A = P^T from the S^T accumulators in registers, B = dO read MN-major
-//   dS^T = P^T * (dP^T - D_i), rounded to the dtype, also stored to shared memory
-//   dK  += dS^T Q      A = dS^T from registers, B = Q read MN-major
-// After a barrier (every key's dS^T is in shared memory), dQ_block = dS K over the CTA's 128 keys:
-// A = dS read MN-major from dS^T's rows, B = K read MN-major; warpgroup w takes dQ's columns
-// w * hdim / 2 .. + hdim / 2 and adds them to dq_accum with fp32 reductions (red.global.add.v2.f32 from
-// the accumulators: staging the rows in shared memory for one bulk reduction per row ran 3-26% slower
-// on an H100 over fa-bench's backward shapes). dK (times softmax_scale) and dV are written once, at
-// the end; a key no row sees gets zero.
-// Every tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r at chunk c ^ (r % 8): the
-// layout of wgmma's 128-byte-swizzle descriptors, written by the cp.async copies and the dS^T stores.
-// Shared memory written by ordinary stores or cp.async is fenced to the async proxy (wgmma reads it
-// there) before the barrier that publishes it.
+// One CTA per block of bwd::kBlockN = 128 keys of one (batch, kv head). The CTA walks every block of
+// 64 query rows that sees one of its keys, in every query head of the GQA group (rows_seeing_keys,
+// fused_tiles.hpp): step j of the walk is one such block.
+//   producer   warpgroup 0, after giving its registers back (setmaxnreg.dec). Warp 0 loads K and V
+//              once, then each step's Q and dO by TMA into a ring of bwd::kStages buffers (completing
+//              on the stage's "full" mbarrier), its 32 lanes copying the step's LSE and D beside them;
+//              it reuses a stage once both consumer warpgroups have arrived on its "empty" mbarrier.
+//              Warp 1 adds each step's dQ tile to dq_accum with TMA reductions (fp32 adds in L2) once
+//              the consumers have written it, and frees the tile when the reduction has read it.
+//   consumers  warpgroups 1 and 2 (setmaxnreg.inc); warpgroup w owns keys 64 w .. 64 w + 63 and
+//              keeps their dK and dV in registers (wgmma accumulators, hdim / 2 each). Per step:
+//     S^T  = K Q^T       wgmma m64n64k16, A = its 64 rows of K, B = Q, both K-major from shared memory
+//     dP^T = V dO^T      the same with V and dO
+//     P^T  = exp2(S^T * scale_log2 - LSE_i * log2 e), masked scores 0 (the fused backward's limits)
+//     dV  += P^T dO      A = P^T from the S^T accumulators in registers, B = dO read MN-major
+//     dS^T = P^T * (dP^T - D_i), rounded to the dtype, also stored to shared memory (two buffers)
+//     dK  += dS^T Q      A = dS^T from registers, B = Q read MN-major
+//   then, after a barrier of the two consumer warpgroups (every key's dS^T is in shared memory),
+//     dQ_j = dS K over the CTA's 128 keys: A = dS read MN-major from dS^T's rows, B = K read MN-major;
+//   warpgroup w takes dQ's columns w * hdim / 2 .. + hdim / 2 and writes them into the step's dQ tile
+//   (one of bwd::kDqBuffers, fp32 in TMA's 128-byte swizzle) for warp 1's reduction.
+// dK (times softmax_scale) and dV are written once, at the end; a key no row sees gets zero.
+// Every bf16/fp16 tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r at chunk c ^ (r % 8):
+// what TMA's SWIZZLE_128B writes and wgmma's 128-byte-swizzle descriptors read (dS^T's stores write
+// it too); a dQ tile is panels of 32 fp32 columns in the same swizzle. Shared memory written by
+// ordinary stores is fenced to the async proxy (wgmma and TMA read it there) before it is published.
 // Head dims: bwd::kHeadDims (fused_sm90_tiles.hpp), each instantiated in fused_sm90_bwd.cu. dK and dV
-// take hdim registers per thread together: at hdim 128 the kernel uses all 255 (4 bytes spilled), so a
-// wider head needs dK's and dV's columns split between warpgroups, or dK and dV parked in shared memory.
+// take hdim registers per consumer thread together (of bwd::kConsumerRegs), so a wider head needs dK's
+// and dV's columns split between warpgroups, or dK and dV parked in shared memory.
 #pragma once
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -37,40 +43,25 @@
 #include "core/tiles/fused_sm90_tiles.hpp"
 #include "core/tiles/fused_tiles.hpp"
 #include "kernels/fused/fused_launch.hpp"
-#include "kernels/fused/ptx.cuh"
 #include "kernels/fused_sm90/sm90_ptx.cuh"
 
 namespace attnprof::kernels::fused_sm90 {
 
-// rows_valid rows of a tile (kRows x kHeadDim, row-major in global memory) into its swizzled panels
-// at dst by cp.async, 16 bytes per copy; rows past rows_valid become zeros.
-template <typename T, int kHeadDim, int kRows>
-__device__ __forceinline__ void bwd_load_rows(uint32_t dst, const T* src, int rows_valid) {
-  constexpr int kChunksPerRow = kHeadDim / 8;
-  constexpr int kRowsPerPass = bwd::kThreads / kChunksPerRow;  // a multiple of 8: row % 8 stays the thread's
-  static_assert(kRows % kRowsPerPass == 0 && kRowsPerPass % 8 == 0, "every thread copies whole passes");
-  const int row0 = static_cast<int>(threadIdx.x) / kChunksPerRow, chunk = static_cast<int>(threadIdx.x) % kChunksPerRow;
-  const uint32_t at0 = dst + (chunk / 8) * (kRows * 128) + row0 * 128 + (((chunk % 8) ^ (row0 % 8)) << 4);
-  const T* const src0 = src + row0 * kHeadDim + chunk * 8;
-#pragma unroll
-  for (int pass = 0; pass < kRows / kRowsPerPass; ++pass) {
-    const bool valid = row0 + pass * kRowsPerPass < rows_valid;
-    fused::cp_async_16(at0 + pass * kRowsPerPass * 128, valid ? src0 + pass * kRowsPerPass * kHeadDim : src,
-                       valid ? 16 : 0);
-  }
-}
-
 template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(const fused::FusedBwdParams p) {
+__global__ void __launch_bounds__(bwd::kThreads, 1)
+    fused_sm90_bwd_main_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                               const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                               const __grid_constant__ CUtensorMap tm_dq, const fused::FusedBwdParams p) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // only the sm_90a image has a body; the host refuses other devices
 #elif defined(__CUDA_ARCH__)
   constexpr int kBlockM = bwd::kBlockM, kBlockN = bwd::kBlockN;
+  constexpr int kStages = bwd::kStages, kDqBuffers = bwd::kDqBuffers;
   constexpr uint32_t kKvPanel = bwd::kv_panel_bytes(), kQPanel = bwd::q_panel_bytes();
-  constexpr uint32_t kQBytes = bwd::q_bytes(kHeadDim);
+  constexpr uint32_t kQBytes = bwd::q_bytes(kHeadDim), kDqBytes = bwd::dq_bytes(kHeadDim);
   constexpr int kKSteps = kHeadDim / 16;          // S^T and dP^T: k16 steps over hdim
   constexpr int kQSteps = kBlockM / 16;           // dV and dK: k16 steps over the block's query rows
-  constexpr int kDqCols = kHeadDim / bwd::kWarpgroups;  // dQ columns per warpgroup
+  constexpr int kDqCols = kHeadDim / bwd::kWarpgroups;  // dQ columns per consumer warpgroup
   // The fused backward's mask test, for this kernel's block sizes.
   constexpr fused::BwdTileConfig kMaskBlock{kBlockM, kBlockN, 8, 1, 1, true, false};
   using Tag = dtype_tag<T>;
@@ -81,27 +72,22 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
   unsigned char* const base_ptr = smem_raw + (base - raw);
   const uint32_t s_k = base + bwd::k_offset(), s_v = base + bwd::v_offset(kHeadDim);
   const uint32_t s_q = base + bwd::q_offset(kHeadDim), s_do = base + bwd::do_offset(kHeadDim);
-  const uint32_t s_ds = base + bwd::ds_offset(kHeadDim);
-  const uint32_t s_lse = base + bwd::lse_offset(kHeadDim), s_dsum = base + bwd::dsum_offset(kHeadDim);
-  const float* const lse_floats = reinterpret_cast<const float*>(base_ptr + bwd::lse_offset(kHeadDim));
-  const float* const dsum_floats = reinterpret_cast<const float*>(base_ptr + bwd::dsum_offset(kHeadDim));
-
-  const int tid = static_cast<int>(threadIdx.x);
-  const int wg = tid / kWarpgroupThreads;
-  const int warp = tid % kWarpgroupThreads / 32;
-  const int lane = tid % 32;
-  const int quad_row = lane / 4, quad_col = lane % 4;
-  // This thread's accumulator rows of S^T, dP^T, dK and dV: keys key_row and key_row + 8 of the CTA's.
-  const int key_row = wg * 64 + warp * 16 + quad_row;
+  const uint32_t s_ds = base + bwd::ds_offset(kHeadDim), s_dq = base + bwd::dq_offset(kHeadDim);
+  float* const lse_floats = reinterpret_cast<float*>(base_ptr + bwd::lse_offset(kHeadDim));
+  float* const dsum_floats = reinterpret_cast<float*>(base_ptr + bwd::dsum_offset(kHeadDim));
+  const uint32_t bar_kv = base + bwd::barrier_offset(kHeadDim);
+  auto bar_full = [&](int stage) { return bar_kv + 8u * (1 + stage); };
+  auto bar_empty = [&](int stage) { return bar_kv + 8u * (1 + kStages + stage); };
+  auto bar_dq_full = [&](int b) { return bar_kv + 8u * (1 + 2 * kStages + b); };
+  auto bar_dq_empty = [&](int b) { return bar_kv + 8u * (1 + 2 * kStages + kDqBuffers + b); };
 
   // Key blocks of one (batch, kv head) are adjacent in the grid (they read the same Q and dO).
   const int n_index = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_n_blocks));
-  const int64_t bkv = blockIdx.x / static_cast<unsigned>(p.num_n_blocks);
-  const int64_t batch = bkv / p.kv_heads;
-  const int kv_head = static_cast<int>(bkv % p.kv_heads);
+  const int bkv = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.num_n_blocks));
+  const int batch = bkv / p.kv_heads;
+  const int kv_head = bkv % p.kv_heads;
   const int seq_q = p.seq_q, seq_k = p.seq_k;
-  const int64_t q_row0 = (batch * p.heads + static_cast<int64_t>(kv_head) * p.group) * seq_q;
-  const int64_t kv_row0 = bkv * seq_k;
+  const int head0 = batch * p.heads + kv_head * p.group;  // the group's first (batch, head)
   const int n0 = n_index * kBlockN;
 
   const fused::RowSpan rows = fused::rows_seeing_keys(n0, min(kBlockN, seq_k - n0), seq_q, seq_k, p.causal, p.window);
@@ -109,37 +95,96 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
   const int m_blocks =
       rows.end > rows.begin ? static_cast<int>((rows.end + kBlockM - 1) / kBlockM) - first_m_block : 0;
   const int steps = m_blocks * p.group;
-
-  const T* const q = static_cast<const T*>(p.q);
-  const T* const d_o = static_cast<const T*>(p.d_o);
-  // Step `step`: query block first_m_block + step % m_blocks of head step / m_blocks of the group.
-  auto step_row0 = [&](int step, int& m0) {
+  // Step `step`: query block first_m_block + step % m_blocks of head step / m_blocks of the group;
+  // returns the (batch, head) index of Q's, dO's and dq_accum's tensor maps.
+  auto step_head = [&](int step, int& m0) {
     m0 = (first_m_block + step % m_blocks) * kBlockM;
-    return q_row0 + static_cast<int64_t>(step / m_blocks) * seq_q + m0;
-  };
-  auto load_step = [&](int step, int buf) {
-    int m0;
-    const int64_t row0 = step_row0(step, m0);
-    bwd_load_rows<T, kHeadDim, kBlockM>(s_q + buf * kQBytes, q + row0 * kHeadDim, seq_q - m0);
-    bwd_load_rows<T, kHeadDim, kBlockM>(s_do + buf * kQBytes, d_o + row0 * kHeadDim, seq_q - m0);
-    if (tid < 2 * kBlockM) {
-      const int r = tid % kBlockM;
-      const bool is_lse = tid < kBlockM;
-      const float* src = (is_lse ? p.lse_log2 : p.d_sum) + row0 + r;
-      const bool valid = m0 + r < seq_q;
-      fused::cp_async_4((is_lse ? s_lse : s_dsum) + (buf * kBlockM + r) * 4, valid ? src : p.d_sum, valid ? 4 : 0);
-    }
+    return head0 + step / m_blocks;
   };
 
-  // Prologue: K, V and step 0 as one copy group, step 1 as the next (possibly empty) one.
-  if (steps > 0) {
-    bwd_load_rows<T, kHeadDim, kBlockN>(s_k, static_cast<const T*>(p.k) + (kv_row0 + n0) * kHeadDim, seq_k - n0);
-    bwd_load_rows<T, kHeadDim, kBlockN>(s_v, static_cast<const T*>(p.v) + (kv_row0 + n0) * kHeadDim, seq_k - n0);
-    load_step(0, 0);
+  if (threadIdx.x == 0) {
+    mbar_init(bar_kv, 1);
+    for (int st = 0; st < kStages; ++st) {
+      mbar_init(bar_full(st), 1 + 32);  // the TMA bytes' arrival and warp 0's 32 lanes (LSE and D)
+      mbar_init(bar_empty(st), bwd::kConsumerThreads);
+    }
+    for (int b = 0; b < kDqBuffers; ++b) {
+      mbar_init(bar_dq_full(b), bwd::kConsumerThreads);
+      mbar_init(bar_dq_empty(b), 1);
+    }
+    mbar_fence_init();
   }
-  fused::cp_async_commit();
-  if (steps > 1) load_step(1, 1);
-  fused::cp_async_commit();
+  __syncthreads();
+
+  if (threadIdx.x < kWarpgroupThreads) {
+    // ---------------- producer warpgroup ----------------
+    setmaxnreg_dec<bwd::kProducerRegs>();
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+    if (warp == 0 && steps > 0) {
+      if (lane == 0) {
+        tma_prefetch_map(&tm_q);
+        tma_prefetch_map(&tm_do);
+        mbar_arrive_expect_tx(bar_kv, 2 * bwd::kv_bytes(kHeadDim));
+#pragma unroll
+        for (int panel = 0; panel < kHeadDim / kPanelCols; ++panel) {
+          tma_load_3d(s_k + panel * kKvPanel, &tm_k, panel * kPanelCols, n0, bkv, bar_kv);
+          tma_load_3d(s_v + panel * kKvPanel, &tm_v, panel * kPanelCols, n0, bkv, bar_kv);
+        }
+      }
+      for (int step = 0; step < steps; ++step) {
+        const int stage = step % kStages;
+        // Stage reuse: both consumer warpgroups are done with step - kStages.
+        if (step >= kStages) mbar_wait(bar_empty(stage), static_cast<uint32_t>((step / kStages - 1) & 1));
+        int m0;
+        const int head = step_head(step, m0);
+        if (lane == 0) {
+          mbar_arrive_expect_tx(bar_full(stage), 2 * kQBytes);
+#pragma unroll
+          for (int panel = 0; panel < kHeadDim / kPanelCols; ++panel) {
+            tma_load_3d(s_q + stage * kQBytes + panel * kQPanel, &tm_q, panel * kPanelCols, m0, head, bar_full(stage));
+            tma_load_3d(s_do + stage * kQBytes + panel * kQPanel, &tm_do, panel * kPanelCols, m0, head,
+                        bar_full(stage));
+          }
+        }
+        // LSE and D of the block's rows; rows past seq_q get 0 (their Q and dO rows arrive as zeros).
+        const int64_t row0 = static_cast<int64_t>(head) * seq_q + m0;
+#pragma unroll
+        for (int r = lane; r < kBlockM; r += 32) {
+          const bool valid = m0 + r < seq_q;
+          lse_floats[stage * kBlockM + r] = valid ? p.lse_log2[row0 + r] : 0.f;
+          dsum_floats[stage * kBlockM + r] = valid ? p.d_sum[row0 + r] : 0.f;
+        }
+        mbar_arrive(bar_full(stage));
+      }
+    } else if (warp == 1 && lane == 0 && steps > 0) {
+      tma_prefetch_map(&tm_dq);
+      for (int step = 0; step < steps; ++step) {
+        const int b = step % kDqBuffers;
+        mbar_wait(bar_dq_full(b), static_cast<uint32_t>((step / kDqBuffers) & 1));
+        int m0;
+        const int head = step_head(step, m0);
+#pragma unroll
+        for (int panel = 0; panel < kHeadDim / bwd::kDqPanelCols; ++panel)
+          tma_reduce_add_3d(&tm_dq, s_dq + b * kDqBytes + panel * bwd::dq_panel_bytes(), panel * bwd::kDqPanelCols,
+                            m0, head);
+        bulk_commit();
+        bulk_wait_read();  // the tile is read: the consumers may write it again
+        mbar_arrive(bar_dq_empty(b));
+      }
+      bulk_wait_all();
+    }
+    return;
+  }
+
+  // ---------------- consumer warpgroups ----------------
+  setmaxnreg_inc<bwd::kConsumerRegs>();
+  const int ctid = static_cast<int>(threadIdx.x) - kWarpgroupThreads;
+  const int wg = ctid / kWarpgroupThreads;
+  const int warp = ctid % kWarpgroupThreads / 32;
+  const int lane = ctid % 32;
+  const int quad_row = lane / 4, quad_col = lane % 4;
+  // This thread's accumulator rows of S^T, dP^T, dK and dV: keys key_row and key_row + 8 of the CTA's.
+  const int key_row = wg * 64 + warp * 16 + quad_row;
 
   float acc_dk[kHeadDim / 2], acc_dv[kHeadDim / 2];
 #pragma unroll
@@ -149,9 +194,14 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
   const uint32_t k_rows = s_k + wg * 64 * 128, v_rows = s_v + wg * 64 * 128;
   // dQ's B operand: K's rows from this warpgroup's first dQ column (a panel, or half of one at hdim 64).
   const uint32_t k_dq_cols = s_k + (wg * kDqCols / kPanelCols) * kKvPanel + (wg * kDqCols % kPanelCols) * 2;
-  // This thread's 4 bytes of dS^T's row key_row in 8-query group 0 (chunk key_row % 8 = quad_row);
-  // group nt's are this XOR nt << 4, and row key_row + 8's 1024 bytes on.
+  // This thread's 4 bytes of dS^T's row key_row in 8-query group 0 of buffer 0 (chunk key_row % 8 =
+  // quad_row); group nt's are this XOR nt << 4, row key_row + 8's 1024 bytes on, buffer 1's ds_bytes on.
   const uint32_t ds_row = s_ds + key_row * 128 + (quad_row << 4) + quad_col * 4;
+  // This thread's 8 bytes of dQ's row warp * 16 + quad_row in tile 0, 8-column group 0 of the
+  // warpgroup's first dQ panel: chunk quad_col / 2 of the row, at chunk (quad_col / 2) ^ quad_row.
+  // Group nt's are this XOR (nt % 4) << 5 in panel nt / 4; row + 8's 1024 bytes on.
+  const uint32_t dq_row = s_dq + (wg * kDqCols / bwd::kDqPanelCols) * bwd::dq_panel_bytes() +
+                          (warp * 16 + quad_row) * 128 + (((quad_col >> 1) ^ quad_row) << 4) + (quad_col & 1) * 8;
 
   // S^T and dP^T: the warpgroup's 64 rows of K (or V) times a block's 64 rows of Q (or dO), both
   // K-major, k16 slice ks 32 bytes into panel ks / 4 of each row.
@@ -178,20 +228,14 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
     wgmma_commit();
   };
 
+  if (steps > 0) mbar_wait(bar_kv, 0);
   for (int step = 0; step < steps; ++step) {
-    const int buf = step & 1;
-    // Step `step` is the oldest copy group in flight; after the barrier every warpgroup is done with
-    // step - 1 (its Q/dO buffer and dS^T), so that buffer takes step + 1.
-    if (step == 0) fused::cp_async_wait<1>(); else fused::cp_async_wait<0>();
-    fence_proxy_async_smem();
-    __syncthreads();
-    if (step >= 1 && step + 1 < steps) {
-      load_step(step + 1, buf ^ 1);
-      fused::cp_async_commit();
-    }
+    const int stage = step % kStages;
+    mbar_wait(bar_full(stage), static_cast<uint32_t>((step / kStages) & 1));
     int m0;
-    const int64_t row0 = step_row0(step, m0);
-    const uint32_t q_buf = s_q + buf * kQBytes, do_buf = s_do + buf * kQBytes;
+    (void)step_head(step, m0);
+    const uint32_t q_buf = s_q + stage * kQBytes, do_buf = s_do + stage * kQBytes;
+    const uint32_t ds_buf = (step & 1) * bwd::ds_bytes();
 
     // S^T = K Q^T and dP^T = V dO^T, two commit groups.
     float s[kBlockM / 2], dp[kBlockM / 2];
@@ -216,9 +260,9 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
           }
         }
     }
-    const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + buf * kBlockM) + quad_col;
-    const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + buf * kBlockM) + quad_col;
-#pragma unroll
+    const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + stage * kBlockM) + quad_col;
+    const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + stage * kBlockM) + quad_col;
+    #pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt) {
       const float2 lse = lse_cols[nt * 4];
       s[nt * 4 + 0] = fast_exp2(fmaf(s[nt * 4 + 0], p.scale_log2, -lse.x));
@@ -246,12 +290,12 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
       const int nt = i / 2, half = i % 2;
       const float2 d = dsum_cols[nt * 4];
       ds[i] = pack2<T>(s[2 * i] * (dp[2 * i] - d.x), s[2 * i + 1] * (dp[2 * i + 1] - d.y));
-      st_shared_u32((ds_row + half * 8 * 128) ^ static_cast<uint32_t>(nt << 4), ds[i]);
+      st_shared_u32(((ds_row + half * 8 * 128) ^ static_cast<uint32_t>(nt << 4)) + ds_buf, ds[i]);
     }
     // dK += dS^T Q.
     frags_by_rows(acc_dk, ds, q_buf);
     fence_proxy_async_smem();
-    __syncthreads();
+    named_bar_sync(1, bwd::kConsumerThreads);
 
     // dQ_block (64 x kDqCols of this warpgroup) = dS K over the CTA's 128 keys.
     float dq[kDqCols / 2];
@@ -260,7 +304,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
-      const uint64_t a = smem_desc_sw128(s_ds + ks * 16 * 128, kBlockN * 128, 1024);
+      const uint64_t a = smem_desc_sw128(s_ds + ds_buf + ks * 16 * 128, kBlockN * 128, 1024);
       const uint64_t b = smem_desc_sw128(k_dq_cols + ks * 16 * 128, kKvPanel, 1024);
       if constexpr (kDqCols == 64) wgmma_m64n64k16_ss_mn(dq, a, b, 1, Tag{});
       else wgmma_m64n32k16_ss_mn(dq, a, b, 1, Tag{});
@@ -273,23 +317,27 @@ __global__ void __launch_bounds__(bwd::kThreads, 1) fused_sm90_bwd_main_kernel(c
     fence_regs(acc_dv);
     fence_regs(acc_dk);
 
-    // dq_accum: this thread's rows are query warp * 16 + quad_row (+ 8) of the warpgroup's 64.
-    float* const dq_accum = p.dq_accum + row0 * kHeadDim + wg * kDqCols;
+    // Q, dO, LSE and D of this stage are read (dK and dQ waited for): the producer may refill it.
+    mbar_arrive(bar_empty(stage));
+
+    // The step's dQ tile, once warp 1's reduction has read it kDqBuffers steps ago.
+    const int b = step % kDqBuffers;
+    if (step >= kDqBuffers) mbar_wait(bar_dq_empty(b), static_cast<uint32_t>((step / kDqBuffers - 1) & 1));
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int r = warp * 16 + quad_row + half * 8;
-      if (m0 + r >= seq_q) continue;
+    for (int half = 0; half < 2; ++half)
 #pragma unroll
       for (int nt = 0; nt < kDqCols / 8; ++nt)
-        fused::red_add_f32x2(dq_accum + static_cast<int64_t>(r) * kHeadDim + nt * 8 + quad_col * 2,
-                             dq[nt * 4 + half * 2], dq[nt * 4 + half * 2 + 1]);
-    }
+        st_shared_f32x2(((dq_row + half * 8 * 128) ^ static_cast<uint32_t>((nt % 4) << 5)) + b * kDqBytes +
+                            (nt / 4) * bwd::dq_panel_bytes(),
+                        dq[nt * 4 + half * 2], dq[nt * 4 + half * 2 + 1]);
+    fence_proxy_async_smem();
+    mbar_arrive(bar_dq_full(b));
   }
-  fused::cp_async_wait<0>();
 
   // dK = softmax_scale * dS^T Q and dV of this thread's keys; rows past seq_k are not stored.
-  T* const dk = static_cast<T*>(p.dk) + (kv_row0 + n0) * kHeadDim;
-  T* const dv = static_cast<T*>(p.dv) + (kv_row0 + n0) * kHeadDim;
+  const int64_t key0 = static_cast<int64_t>(bkv) * seq_k + n0;
+  T* const dk = static_cast<T*>(p.dk) + key0 * kHeadDim;
+  T* const dv = static_cast<T*>(p.dv) + key0 * kHeadDim;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int key = key_row + half * 8;

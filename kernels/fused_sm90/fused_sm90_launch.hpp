@@ -34,6 +34,12 @@ struct Sm90Maps {
   CUtensorMap q, k, v, o;
 };
 
+// The backward's TMA maps: Q and dO in boxes of bwd::kBlockM rows, K and V of bwd::kBlockN rows (64
+// columns each, 128-byte swizzle), dq_accum (fp32) in boxes of bwd::kBlockM rows of 32 columns.
+struct Sm90BwdMaps {
+  CUtensorMap q, k, v, d_o, dq_accum;
+};
+
 // fused_sm90_kernel<T, kTile, schedule> for dtype fp16, bf16, or fp8_e4m3 (tile widths 128 and 256; v is
 // then the V^T map of write_vt's output).
 template <int kTile>
@@ -65,11 +71,14 @@ const void* write_vt_func();
 template <int kHeadDim>
 const void* bwd_main_func(core::DType dtype);
 template <int kHeadDim>
-void launch_bwd_main(core::DType dtype, const fused::FusedBwdParams& p, int64_t ctas, cudaStream_t stream);
+void launch_bwd_main(core::DType dtype, const Sm90BwdMaps& maps, const fused::FusedBwdParams& p, int64_t ctas,
+                     cudaStream_t stream);
 extern template const void* bwd_main_func<64>(core::DType);
 extern template const void* bwd_main_func<128>(core::DType);
-extern template void launch_bwd_main<64>(core::DType, const fused::FusedBwdParams&, int64_t, cudaStream_t);
-extern template void launch_bwd_main<128>(core::DType, const fused::FusedBwdParams&, int64_t, cudaStream_t);
+extern template void launch_bwd_main<64>(core::DType, const Sm90BwdMaps&, const fused::FusedBwdParams&, int64_t,
+                                         cudaStream_t);
+extern template void launch_bwd_main<128>(core::DType, const Sm90BwdMaps&, const fused::FusedBwdParams&, int64_t,
+                                          cudaStream_t);
 
 // Calls fn(std::integral_constant<int, tile>) for a tile width with instantiated kernels.
 template <typename Fn>

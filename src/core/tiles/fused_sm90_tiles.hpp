@@ -310,40 +310,56 @@ static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit
 static_assert(smem_bytes(256) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 }  // namespace fp8
 
-// The backward's main stage (fused_sm90_bwd_kernel.cuh): one CTA of two warpgroups per block of
-// kBlockN keys of one (batch, kv head), 64 keys per warpgroup (wgmma's M), walking the blocks of
-// kBlockM query rows that see its keys in every query head of the GQA group. No producer warpgroup:
-// all 256 threads copy the next block's Q and dO by cp.async while the current one is computed, so
-// each thread keeps up to 255 registers for dK and dV (hdim / 2 each) and the scores.
+// The backward's main stage (fused_sm90_bwd_kernel.cuh): one CTA per block of kBlockN keys of one
+// (batch, kv head), walking the blocks of kBlockM query rows that see its keys in every query head of
+// the GQA group. Warpgroup 0 produces (TMA loads of K, V and each block's Q and dO into a ring of
+// kStages; LSE and D; the TMA reductions of each block's dQ into dq_accum), warpgroups 1 and 2
+// consume, 64 keys each (wgmma's M), keeping their dK and dV in registers.
 namespace bwd {
 constexpr int kBlockM = 64;   // query rows per step: the N of S^T and dP^T, the K of dV and dK
 constexpr int kBlockN = 128;  // keys per CTA
-constexpr int kWarpgroups = 2;
-constexpr int kThreads = kWarpgroups * kWarpgroupThreads;
+constexpr int kWarpgroups = 2;  // consumer warpgroups
+constexpr int kConsumerThreads = kWarpgroups * kWarpgroupThreads;
+constexpr int kThreads = kWarpgroupThreads + kConsumerThreads;
+constexpr int kStages = 2;     // Q, dO, LSE and D buffers (the producer loads block j + 1 during block j)
+constexpr int kDqBuffers = 2;  // dQ tiles: block j's reduction leaves while block j + 1 is computed
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+constexpr int kDqPanelCols = 32;  // fp32 columns per 128-byte swizzled row of a dQ tile
 inline constexpr int kHeadDims[] = {64, 128};
 constexpr bool supported_hdim(int hdim) {
   for (int h : kHeadDims)
     if (h == hdim) return true;
   return false;
 }
-// Tiles in 64-column panels of 128-byte swizzled rows (as the forward's): K and V (kBlockN rows),
-// two buffers each of Q and dO (kBlockM rows), dS^T (kBlockN rows of kBlockM queries: one panel),
-// then two buffers each of LSE and D (kBlockM floats).
+// Tiles in 64-column panels of 128-byte swizzled rows (as the forward's, TMA's SWIZZLE_128B): K and V
+// (kBlockN rows), kStages buffers each of Q and dO (kBlockM rows), two of dS^T (kBlockN rows of kBlockM
+// queries: one panel), kDqBuffers dQ tiles (kBlockM rows in panels of 32 fp32 columns), then kStages
+// buffers each of LSE and D (kBlockM floats) and the mbarriers.
 constexpr uint32_t kv_panel_bytes() { return kBlockN * 128; }
 constexpr uint32_t q_panel_bytes() { return kBlockM * 128; }
+constexpr uint32_t dq_panel_bytes() { return kBlockM * 128; }
 constexpr uint32_t kv_bytes(int hdim) { return panels(hdim) * kv_panel_bytes(); }
 constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(); }
+constexpr uint32_t ds_bytes() { return kBlockN * kBlockM * 2; }
+constexpr uint32_t dq_bytes(int hdim) { return hdim / kDqPanelCols * dq_panel_bytes(); }
 constexpr uint32_t k_offset() { return 0; }
 constexpr uint32_t v_offset(int hdim) { return kv_bytes(hdim); }
 constexpr uint32_t q_offset(int hdim) { return 2 * kv_bytes(hdim); }
-constexpr uint32_t do_offset(int hdim) { return q_offset(hdim) + 2 * q_bytes(hdim); }
-constexpr uint32_t ds_offset(int hdim) { return do_offset(hdim) + 2 * q_bytes(hdim); }
-constexpr uint32_t lse_offset(int hdim) { return ds_offset(hdim) + kBlockN * kBlockM * 2; }
-constexpr uint32_t dsum_offset(int hdim) { return lse_offset(hdim) + 2 * kBlockM * 4; }
-constexpr size_t smem_bytes(int hdim) { return dsum_offset(hdim) + 2 * kBlockM * 4 + kAlignSlack; }
+constexpr uint32_t do_offset(int hdim) { return q_offset(hdim) + kStages * q_bytes(hdim); }
+constexpr uint32_t ds_offset(int hdim) { return do_offset(hdim) + kStages * q_bytes(hdim); }
+constexpr uint32_t dq_offset(int hdim) { return ds_offset(hdim) + 2 * ds_bytes(); }
+constexpr uint32_t lse_offset(int hdim) { return dq_offset(hdim) + kDqBuffers * dq_bytes(hdim); }
+constexpr uint32_t dsum_offset(int hdim) { return lse_offset(hdim) + kStages * kBlockM * 4; }
+constexpr uint32_t barrier_offset(int hdim) { return dsum_offset(hdim) + kStages * kBlockM * 4; }
+// K and V loaded; per stage full and empty; per dQ tile full and empty.
+constexpr int kBarriers = 1 + 2 * kStages + 2 * kDqBuffers;
+constexpr size_t smem_bytes(int hdim) { return barrier_offset(hdim) + 8 * kBarriers + kAlignSlack; }
 // Key blocks (CTAs) per (batch, kv head).
 constexpr long long key_blocks(long long seq_k) { return (seq_k + kBlockN - 1) / kBlockN; }
 static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
+static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumerThreads <= 65536,
+              "the register file holds both roles after setmaxnreg");
 }  // namespace bwd
 
 static_assert(smem_bytes(64) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");

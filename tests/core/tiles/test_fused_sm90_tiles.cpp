@@ -245,19 +245,25 @@ TEST_CASE("fused-sm90 backward: tiles, shared memory and the key blocks of its g
   CHECK(bwd::supported_hdim(128));
   CHECK_FALSE(bwd::supported_hdim(96));
   CHECK_FALSE(bwd::supported_hdim(256));
-  CHECK(bwd::kThreads == 256);
-  CHECK(bwd::kBlockN == 64 * bwd::kWarpgroups);  // 64 keys (wgmma's M) per warpgroup
+  CHECK(bwd::kThreads == 384);  // a producer warpgroup and two consumer warpgroups
+  CHECK(bwd::kBlockN == 64 * bwd::kWarpgroups);  // 64 keys (wgmma's M) per consumer warpgroup
   for (int hdim : {64, 128}) {
-    // Every tile a wgmma descriptor reads starts on a 1024-byte swizzle atom.
+    // Every tile a wgmma descriptor or TMA's 128-byte swizzle touches starts on a 1024-byte atom.
     CHECK(bwd::v_offset(hdim) % 1024 == 0);
     CHECK(bwd::q_offset(hdim) % 1024 == 0);
     CHECK(bwd::do_offset(hdim) % 1024 == 0);
     CHECK(bwd::ds_offset(hdim) % 1024 == 0);
+    CHECK(bwd::dq_offset(hdim) % 1024 == 0);
+    CHECK(bwd::dq_bytes(hdim) % 1024 == 0);
+    CHECK(bwd::barrier_offset(hdim) % 8 == 0);
+    // Each consumer warpgroup's dQ columns fill whole 32-column panels.
+    CHECK(hdim / bwd::kWarpgroups % bwd::kDqPanelCols == 0);
     CHECK(bwd::smem_bytes(hdim) <= 227u * 1024u);
   }
-  // K, V: 128 rows of hdim; Q, dO: two buffers of 64 rows; dS^T 128 x 64; two buffers of LSE and D.
-  CHECK(bwd::smem_bytes(128) == 2 * 32768 + 4 * 16384 + 16384 + 1024 + f3::kAlignSlack);
-  CHECK(bwd::smem_bytes(64) == 2 * 16384 + 4 * 8192 + 16384 + 1024 + f3::kAlignSlack);
+  // K, V: 128 rows of hdim; Q, dO: two stages of 64 rows; two dS^T of 128 x 64; two fp32 dQ tiles of
+  // 64 rows; two stages of LSE and D; nine mbarriers.
+  CHECK(bwd::smem_bytes(128) == 2 * 32768 + 4 * 16384 + 2 * 16384 + 2 * 32768 + 1024 + 72 + f3::kAlignSlack);
+  CHECK(bwd::smem_bytes(64) == 2 * 16384 + 4 * 8192 + 2 * 16384 + 2 * 16384 + 1024 + 72 + f3::kAlignSlack);
   CHECK(bwd::key_blocks(1) == 1);
   CHECK(bwd::key_blocks(128) == 1);
   CHECK(bwd::key_blocks(4097) == 33);
