@@ -95,11 +95,20 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
   const int m_blocks =
       rows.end > rows.begin ? static_cast<int>((rows.end + kBlockM - 1) / kBlockM) - first_m_block : 0;
   const int steps = m_blocks * p.group;
-  // Step `step`: query block first_m_block + step % m_blocks of head step / m_blocks of the group;
-  // returns the (batch, head) index of Q's, dO's and dq_accum's tensor maps.
-  auto step_head = [&](int step, int& m0) {
-    m0 = (first_m_block + step % m_blocks) * kBlockM;
-    return head0 + step / m_blocks;
+  // Step j: query block first_m_block + j % m_blocks of head j / m_blocks of the group. Each role walks
+  // the steps in order with a Walk: the block's first row m0 and the (batch, head) index of Q's, dO's
+  // and dq_accum's tensor maps.
+  struct Walk {
+    int m0, head;
+  };
+  const Walk first_step{first_m_block * kBlockM, head0};
+  const int end_m0 = (first_m_block + m_blocks) * kBlockM;
+  auto next_step = [&](Walk& w) {
+    w.m0 += kBlockM;
+    if (w.m0 == end_m0) {
+      w.m0 = first_step.m0;
+      ++w.head;
+    }
   };
 
   if (threadIdx.x == 0) {
@@ -131,12 +140,12 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
           tma_load_3d(s_v + panel * kKvPanel, &tm_v, panel * kPanelCols, n0, bkv, bar_kv);
         }
       }
-      for (int step = 0; step < steps; ++step) {
+      Walk w = first_step;
+      for (int step = 0; step < steps; ++step, next_step(w)) {
         const int stage = step % kStages;
         // Stage reuse: both consumer warpgroups are done with step - kStages.
         if (step >= kStages) mbar_wait(bar_empty(stage), static_cast<uint32_t>((step / kStages - 1) & 1));
-        int m0;
-        const int head = step_head(step, m0);
+        const int m0 = w.m0, head = w.head;
         if (lane == 0) {
           mbar_arrive_expect_tx(bar_full(stage), 2 * kQBytes);
 #pragma unroll
@@ -158,15 +167,14 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
       }
     } else if (warp == 1 && lane == 0 && steps > 0) {
       tma_prefetch_map(&tm_dq);
-      for (int step = 0; step < steps; ++step) {
+      Walk w = first_step;
+      for (int step = 0; step < steps; ++step, next_step(w)) {
         const int b = step % kDqBuffers;
         mbar_wait(bar_dq_full(b), static_cast<uint32_t>((step / kDqBuffers) & 1));
-        int m0;
-        const int head = step_head(step, m0);
 #pragma unroll
         for (int panel = 0; panel < kHeadDim / bwd::kDqPanelCols; ++panel)
           tma_reduce_add_3d(&tm_dq, s_dq + b * kDqBytes + panel * bwd::dq_panel_bytes(), panel * bwd::kDqPanelCols,
-                            m0, head);
+                            w.m0, w.head);
         bulk_commit();
         bulk_wait_read();  // the tile is read: the consumers may write it again
         mbar_arrive(bar_dq_empty(b));
@@ -229,11 +237,11 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
   };
 
   if (steps > 0) mbar_wait(bar_kv, 0);
-  for (int step = 0; step < steps; ++step) {
+  Walk walk = first_step;
+  for (int step = 0; step < steps; ++step, next_step(walk)) {
     const int stage = step % kStages;
     mbar_wait(bar_full(stage), static_cast<uint32_t>((step / kStages) & 1));
-    int m0;
-    (void)step_head(step, m0);
+    const int m0 = walk.m0;
     const uint32_t q_buf = s_q + stage * kQBytes, do_buf = s_do + stage * kQBytes;
     const uint32_t ds_buf = (step & 1) * bwd::ds_bytes();
 
@@ -242,6 +250,9 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
     wgmma_fence();
     rows_by_rows(s, k_rows, q_buf);
     rows_by_rows(dp, v_rows, do_buf);
+    // This thread's columns' LSE and D: 2 quad_col + e of every 8-query group.
+    const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + stage * kBlockM) + quad_col;
+    const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + stage * kBlockM) + quad_col;
     wgmma_wait<1>();
     fence_regs(s);
 
@@ -260,9 +271,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
           }
         }
     }
-    const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + stage * kBlockM) + quad_col;
-    const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + stage * kBlockM) + quad_col;
-    #pragma unroll
+#pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt) {
       const float2 lse = lse_cols[nt * 4];
       s[nt * 4 + 0] = fast_exp2(fmaf(s[nt * 4 + 0], p.scale_log2, -lse.x));

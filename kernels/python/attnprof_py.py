@@ -11,14 +11,16 @@ Kernels:
       PyTorch's scaled_dot_product_attention pinned to one backend, with attnprof's semantics: causal
       is bottom-right (PyTorch's is_causal is top-left when seq_q != seq_k, so a lower-right causal
       bias is used there), grouped-query attention through enable_gqa, and a backend that refuses a
-      shape gives "unsupported" with PyTorch's own reasons. Each prepared call is captured once as a
-      CUDA graph (torch.cuda.graph) and every timed call replays it, so Python and PyTorch's dispatch
-      are not on the host path of the timed calls; where capture fails the call runs eagerly
-      (ATTNPROF_PY_GRAPHS=0 turns capture off).
-      Backward points (shape["pass"] "bwd" or "fwd_bwd") run autograd on attnprof's buffers: for
-      "bwd", prepare runs the forward once with Q, K and V requiring gradients, and every call is
-      torch.autograd.grad of that output with dO (the graph retained), so only the backward's kernels
-      run in a call; "fwd_bwd" runs both in each call. write_output copies dQ, dK and dV (and O).
+      shape gives "unsupported" with PyTorch's own reasons. Each prepared forward call is captured
+      once as a CUDA graph (torch.cuda.graph) and every timed call replays it, so Python and PyTorch's
+      dispatch are not on the host path of the timed calls; where capture fails the call runs eagerly
+      (ATTNPROF_PY_GRAPHS=0 turns capture off, "all" captures backward calls too: _captures).
+      Backward points (shape["pass"] "bwd" or "fwd_bwd") differentiate on attnprof's buffers: for
+      "bwd", prepare runs the forward once with Q, K and V requiring gradients, and every call runs
+      that output's autograd nodes with dO (the graph kept), so only the backward's kernels run in a
+      call; "fwd_bwd" runs both in each call. The nodes are called on the bridge's own thread and
+      stream (_grad_here), not through torch.autograd.grad, whose CUDA work runs on autograd's device
+      thread. write_output copies dQ, dK and dV (and O).
       They take no quantized input: attnprof never gives them a quantized KV cache or an fp8 point.
   py:MODULE:FUNCTION
       any callable FUNCTION(q, k, v, causal=bool, scale=float) returning O of shape
@@ -221,21 +223,71 @@ def _torch_sdpa(which, shape, q, k, v):
 # ---------------------------------------------------------------------------------------------- #
 # What the bridge calls.
 
+def _input_count(node):
+    """How many gradients an autograd node takes (its forward's outputs)."""
+    metadata = getattr(node, "_input_metadata", None)
+    if metadata is None:
+        raise RuntimeError("this PyTorch's autograd nodes do not tell their inputs (Node._input_metadata): "
+                           "attnprof cannot run their backward on its own thread")
+    return len(metadata)
+
+
+def _grad_here(out, inputs, d_o):
+    """The gradients of sum(out * d_o) with respect to `inputs` (leaves), by calling out's autograd nodes
+    in dependency order on this thread, on the current stream: torch.autograd.grad would hand CUDA
+    nodes to autograd's own device thread, whose kernels attnprof's counter session does not see. Saved tensors are kept (a node called directly does not
+    free them), so the same graph can be differentiated again."""
+    root = out.grad_fn
+    if root is None:
+        raise RuntimeError("the forward's output does not require gradients")
+    # How many edges lead to each node from the root: a node runs once all its gradients have come.
+    waiting, stack, seen = {}, [root], {root}
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            waiting[nxt] = waiting.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    grads = {root: [None] * _input_count(root)}
+    grads[root][out.output_nr] = d_o
+    ready, leaf_grads = [root], {}
+    while ready:
+        node = ready.pop()
+        args = grads.pop(node)
+        if hasattr(node, "variable"):  # AccumulateGrad: a leaf's gradient
+            leaf_grads[id(node.variable)] = args[0]
+            continue
+        outs = node(*args)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for (nxt, slot), g in zip(node.next_functions, outs):
+            if nxt is None:
+                continue
+            if g is not None:
+                pending = grads.setdefault(nxt, [None] * _input_count(nxt))
+                pending[slot] = g if pending[slot] is None else pending[slot] + g
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                grads.setdefault(nxt, [None] * _input_count(nxt))
+                ready.append(nxt)
+    return tuple(leaf_grads.get(id(t)) for t in inputs)
+
+
 def _torch_backward(forward, pass_, q, k, v, d_o):
     """The backward of `forward` (a run() of _torch_sdpa over q, k, v, which require gradients) with
     dO: returns run() -> (O or None, dQ, dK, dV)."""
-    import torch
-
     inputs = (q, k, v)
     if pass_ == "bwd":
         out = forward()  # untimed: the graph every call differentiates
 
         def run():
-            return (None,) + torch.autograd.grad(out, inputs, d_o, retain_graph=True)
+            return (None,) + _grad_here(out, inputs, d_o)
     else:
         def run():
             o = forward()
-            return (o,) + torch.autograd.grad(o, inputs, d_o)
+            return (o,) + _grad_here(o, inputs, d_o)
 
     return run
 
@@ -354,11 +406,21 @@ def prepare(name, backend, shape, tensors):
     results = result[1:] if isinstance(out, tuple) else [result]
     for got, want in zip(results, expected):
         _check_output(got, want, dtype, backend)
-    if kind == "torch" and backend == "cuda" and os.environ.get("ATTNPROF_PY_GRAPHS", "1") != "0":
+    if kind == "torch" and backend == "cuda" and _captures(pass_):
         graph, graph_out = _capture(run)
         if graph is not None:
             return _Call(run, out, backend, graph, graph_out)
     return _Call(run, out, backend)
+
+
+def _captures(pass_):
+    """Whether a torch: call of this pass is captured as a CUDA graph. ATTNPROF_PY_GRAPHS: "1" (the
+    default) forward calls only, "all" backward calls too, "0" none. A replayed backward graph's kernels
+    are not seen by attnprof's counter session (every range it records is the L2 flush's), so backward
+    calls run eagerly: attnprof holds its stream while a plugin enqueues a timed call, which keeps the
+    Python and dispatch time out of the timing."""
+    mode = os.environ.get("ATTNPROF_PY_GRAPHS", "1")
+    return mode == "all" or (mode != "0" and pass_ == "fwd")
 
 
 def _capture(run):

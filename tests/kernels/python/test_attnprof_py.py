@@ -185,6 +185,66 @@ class Declarations(unittest.TestCase):
         self.assertEqual(attnprof_py._missing_parameters(len, names), ["k_scale", "v_scale"])
 
 
+class _Leaf:
+    """An autograd AccumulateGrad node as _grad_here sees it: the leaf it feeds."""
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+        self._input_metadata = [None]
+
+
+class _Node:
+    """An autograd node: `inputs` gradients in, one gradient out per edge (next_functions)."""
+    def __init__(self, inputs, edges, fn):
+        self._input_metadata = [None] * inputs
+        self.next_functions = tuple(edges)
+        self.fn = fn
+        self.calls = 0
+
+    def __call__(self, *grads):
+        assert len(grads) == len(self._input_metadata), "called with as many gradients as its inputs"
+        self.calls += 1
+        return self.fn(*grads)
+
+
+class _Out:
+    def __init__(self, grad_fn, output_nr):
+        self.grad_fn, self.output_nr = grad_fn, output_nr
+
+
+class GradOnThisThreadTest(unittest.TestCase):
+    """_grad_here runs a backward graph's nodes itself: each node once, after every gradient reaching
+    it has been summed, the leaves' gradients returned in the inputs' order."""
+
+    def test_a_graph_with_a_shared_node_an_unused_output_and_a_missing_edge(self):
+        q, k, v = np.zeros(1), np.zeros(1), np.zeros(1)
+        leaf_q, leaf_k, leaf_v = _Leaf(q), _Leaf(k), _Leaf(v)
+        # expand: K reaches attention twice (as GQA's expand does), its gradient the sum of both.
+        expand = _Node(2, [(leaf_k, 0)], lambda g0, g1: (g0 + g1,))
+        # attention: outputs (O, LSE); gradients (dQ, dK twice through expand, dV, nothing for a constant).
+        attention = _Node(2, [(leaf_q, 0), (expand, 0), (expand, 1), (leaf_v, 0), (None, 0)],
+                          lambda d_out, d_lse: (2 * d_out, 3 * d_out, 5 * d_out, 7 * d_out, 11 * d_out))
+        grads = attnprof_py._grad_here(_Out(attention, 0), (q, k, v), np.ones(1))
+        self.assertEqual([float(g[0]) for g in grads], [2.0, 8.0, 7.0])
+        self.assertEqual((attention.calls, expand.calls), (1, 1))
+        # The graph stays usable: a second call gives the same gradients.
+        again = attnprof_py._grad_here(_Out(attention, 0), (q, k, v), np.ones(1))
+        self.assertEqual([float(g[0]) for g in again], [2.0, 8.0, 7.0])
+
+    def test_the_output_s_own_slot_takes_do(self):
+        q = np.zeros(1)
+        seen = []
+        node = _Node(3, [(_Leaf(q), 0)], lambda *g: (seen.append(g) or g[1],))
+        grads = attnprof_py._grad_here(_Out(node, 1), (q,), np.full(1, 4.0))
+        self.assertIsNone(seen[0][0])
+        self.assertIsNone(seen[0][2])
+        self.assertEqual(float(grads[0][0]), 4.0)
+
+    def test_an_output_without_a_graph_is_an_error(self):
+        with self.assertRaises(RuntimeError):
+            attnprof_py._grad_here(_Out(None, 0), (), np.ones(1))
+
+
 def main():
     global attnprof_py
     if len(sys.argv) < 2:
