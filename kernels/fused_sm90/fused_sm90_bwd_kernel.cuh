@@ -271,13 +271,17 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
           }
         }
     }
+    // LSE and D are read into registers all at once, before the loops that use them (D's loop stores
+    // dS^T, and each store's memory clobber would hold the next read behind it).
+    float2 lse[kBlockM / 8], dsum[kBlockM / 8];
+#pragma unroll
+    for (int nt = 0; nt < kBlockM / 8; ++nt) lse[nt] = lse_cols[nt * 4];
 #pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt) {
-      const float2 lse = lse_cols[nt * 4];
-      s[nt * 4 + 0] = fast_exp2(fmaf(s[nt * 4 + 0], p.scale_log2, -lse.x));
-      s[nt * 4 + 1] = fast_exp2(fmaf(s[nt * 4 + 1], p.scale_log2, -lse.y));
-      s[nt * 4 + 2] = fast_exp2(fmaf(s[nt * 4 + 2], p.scale_log2, -lse.x));
-      s[nt * 4 + 3] = fast_exp2(fmaf(s[nt * 4 + 3], p.scale_log2, -lse.y));
+      s[nt * 4 + 0] = fast_exp2(fmaf(s[nt * 4 + 0], p.scale_log2, -lse[nt].x));
+      s[nt * 4 + 1] = fast_exp2(fmaf(s[nt * 4 + 1], p.scale_log2, -lse[nt].y));
+      s[nt * 4 + 2] = fast_exp2(fmaf(s[nt * 4 + 2], p.scale_log2, -lse[nt].x));
+      s[nt * 4 + 3] = fast_exp2(fmaf(s[nt * 4 + 3], p.scale_log2, -lse[nt].y));
     }
     // P^T as A fragments: two adjacent 8-query groups of the accumulator are one k16 fragment.
     uint32_t pf[kBlockM / 4];
@@ -293,11 +297,13 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
     fence_regs(dp);
 
     // dS^T = P^T * (dP^T - D_i), rounded, into registers (dK's A) and shared memory (dQ's A).
+#pragma unroll
+    for (int nt = 0; nt < kBlockM / 8; ++nt) dsum[nt] = dsum_cols[nt * 4];
     uint32_t ds[kBlockM / 4];
 #pragma unroll
     for (int i = 0; i < kBlockM / 4; ++i) {
       const int nt = i / 2, half = i % 2;
-      const float2 d = dsum_cols[nt * 4];
+      const float2 d = dsum[nt];
       ds[i] = pack2<T>(s[2 * i] * (dp[2 * i] - d.x), s[2 * i + 1] * (dp[2 * i + 1] - d.y));
       st_shared_u32(((ds_row + half * 8 * 128) ^ static_cast<uint32_t>(nt << 4)) + ds_buf, ds[i]);
     }
