@@ -125,7 +125,7 @@ TEST_CASE("memory level: L2-resident re-reads name L2, with the re-read next ste
 }
 
 TEST_CASE("memory level: a backward call's next steps name what its blocks of keys re-read and sum") {
-  // fused-sm90's backward on the H100 (reports/h100-backward-sm90, b4 h16 s4096 d128): L2 at 62%, HBM
+  // fused-sm90's backward on the H100 (an earlier kernel, b4 h16 s4096 d128): L2 at 62%, HBM
   // at 9%, the Q/dO re-reads and dQ's fp32 reductions in L2.
   Record r = counted_record();
   r.shape.pass = attnprof::core::Pass::bwd;
