@@ -3,6 +3,7 @@ here in numpy, described as the bridge describes attnprof's (a pointer, a shape 
 elements), and handed to prepare() on the CPU backend, as the bridge does. Checks what a py: callable
 is given at a quantized KV cache's points and at fp8 points: the bytes as stored, without a copy, and
 each scale as a float32 array that broadcasts against its tensor; and which callables declare them.
+Also the backward's walk over autograd nodes (on stand-in nodes) and which calls are captured as graphs.
 Usage: python3 test_attnprof_py.py KERNELS_PYTHON_DIR (exits 77 without numpy)."""
 import os
 import sys
@@ -243,6 +244,29 @@ class GradOnThisThreadTest(unittest.TestCase):
     def test_an_output_without_a_graph_is_an_error(self):
         with self.assertRaises(RuntimeError):
             attnprof_py._grad_here(_Out(None, 0), (), np.ones(1))
+
+
+class GraphCaptureTest(unittest.TestCase):
+    """Which torch: calls the bridge captures as CUDA graphs: forward calls by default, backward calls
+    only with ATTNPROF_PY_GRAPHS=all (a replayed backward graph leaves attnprof's counters nothing),
+    none with 0."""
+
+    def captures(self, mode, pass_):
+        saved = os.environ.pop("ATTNPROF_PY_GRAPHS", None)
+        try:
+            if mode is not None:
+                os.environ["ATTNPROF_PY_GRAPHS"] = mode
+            return attnprof_py._captures(pass_)
+        finally:
+            os.environ.pop("ATTNPROF_PY_GRAPHS", None)
+            if saved is not None:
+                os.environ["ATTNPROF_PY_GRAPHS"] = saved
+
+    def test_each_mode(self):
+        self.assertEqual([self.captures(None, p) for p in ("fwd", "bwd", "fwd_bwd")], [True, False, False])
+        self.assertEqual([self.captures("1", p) for p in ("fwd", "bwd", "fwd_bwd")], [True, False, False])
+        self.assertEqual([self.captures("all", p) for p in ("fwd", "bwd", "fwd_bwd")], [True, True, True])
+        self.assertEqual([self.captures("0", p) for p in ("fwd", "bwd", "fwd_bwd")], [False, False, False])
 
 
 def main():
