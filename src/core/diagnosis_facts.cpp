@@ -347,8 +347,12 @@ DiagnosisFacts gather_facts(const Record& r, const Context& ctx) {
   f.stalls = stall_facts(r);
   f.mix = instruction_mix(r);
   f.theoretical_occupancy_pct = r.occupancy.theoretical_pct;
+  // Achieved beside theoretical: both of the launch the occupancy describes (its own counter range);
+  // the call's total mixes every launch (a backward's short copies at 90% beside its main kernel's 12%)
+  // and stands in only where the record has none.
   f.achieved_occupancy_pct = finite(r.occupancy.achieved_pct);
-  if (auto a = counter_total(r, kMetricAchievedOccupancy)) f.achieved_occupancy_pct = *a;
+  if (!f.achieved_occupancy_pct)
+    if (auto a = counter_total(r, kMetricAchievedOccupancy)) f.achieved_occupancy_pct = *a;
   break_down_launches(r, f);
 
   // Launch-bound is a GPU-time finding; the host's enqueue time is another (the host-bound flag).

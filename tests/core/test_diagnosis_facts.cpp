@@ -92,3 +92,17 @@ TEST_CASE("the facts: enums for pipes and sources, spelled in the metrics as bef
   CHECK(f.work.bytes_source == BytesSource::cost_model);
   CHECK(diagnosed(r).metrics.compute_pipe == "derived");
 }
+
+TEST_CASE("achieved occupancy is the described launch's, not the call's mix of launches") {
+  // PyTorch's flash backward on an H100: two copies at 92%, the main kernel at 12.5% (its record's).
+  Record r = counted_record();
+  r.occupancy.theoretical_pct = 12.5;
+  r.occupancy.achieved_pct = 12.45;
+  r.counters.total[kMetricAchievedOccupancy] = 33.0;  // the call's total over its five launches
+  CHECK(diagnosed(r).metrics.achieved_occupancy_pct.value() == Approx(12.45));
+  // A record without its launch's figure (an older file): the call's total stands in.
+  r.occupancy.achieved_pct.reset();
+  CHECK(diagnosed(r).metrics.achieved_occupancy_pct.value() == Approx(33.0));
+  r.counters.total.erase(kMetricAchievedOccupancy);
+  CHECK_FALSE(diagnosed(r).metrics.achieved_occupancy_pct.has_value());
+}
