@@ -9,6 +9,7 @@
 
 #include "core/decode_terms.hpp"
 #include "core/metric_names.hpp"
+#include "core/stalls.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
 #include "core/thresholds.hpp"
@@ -199,7 +200,9 @@ void break_down_launches(const Record& r, DiagnosisFacts& f) {
     const auto rd = metric_of(k, kMetricDramRead), wr = metric_of(k, kMetricDramWrite);
     const auto c = metric_of(k, kMetricComputeSol), mem = launch_memory_sol(k);
     LaunchDiagnosis entry;
-    entry.name = stage_names ? r.stages[i].name : k.kernel;
+    // A library's launches by their function's name, not the demangled signature (PyTorch's copies run
+    // to hundreds of characters of template arguments).
+    entry.name = stage_names ? r.stages[i].name : short_kernel_name(k.kernel);
     entry.kernel = k.kernel;
     entry.time_share = ns / total_ns;
     entry.duration_us = ns / 1e3;

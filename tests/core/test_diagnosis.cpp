@@ -500,6 +500,20 @@ TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, 
   CHECK(evidence_text(d).find("softmax 60% of GPU time memory-bound (compute 30%, memory 85%, 3.33 TB/s)") !=
         std::string::npos);
 
+  SECTION("a library's launches (no stage names) go by their function's name") {
+    r.stages.clear();
+    r.counters.per_kernel[1].kernel =
+        "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
+        "direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}>(at::TensorIteratorBase&)>(int, "
+        "at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)>)";
+    const Diagnosis lib = diagnose(r, gpu_context());
+    CHECK(lib.launches[1].name == "elementwise_kernel");
+    CHECK(lib.launches[1].kernel == r.counters.per_kernel[1].kernel);
+    CHECK(lib.metrics.dominant_launch == "elementwise_kernel");
+    CHECK_THAT(evidence_text(lib), Catch::Contains("elementwise_kernel 60% of GPU time"));
+    CHECK_THAT(evidence_text(lib), !Catch::Contains("at::native"));
+  }
+
   SECTION("a single launch, or no counters, gives no breakdown") {
     r.counters.per_kernel.resize(1);
     CHECK(diagnose(r, gpu_context()).launches.empty());
