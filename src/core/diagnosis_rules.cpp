@@ -149,6 +149,14 @@ std::string memory_next_step(const DiagnosisFacts& f) {
                                     "or TMA multicast across a cluster",
                                     level_pct, hbm);
     case MemoryLevel::l1:
+      // On wgmma the operands already come from shared memory: what is left is fewer bytes per MMA and
+      // fewer trips through it (fused-sm90's backward stages dS and dQ there).
+      if (f.pipes.on_wgmma)
+        return fmt::format(
+            "L1/shared memory at {:.0f}% of its throughput{}, on wgmma, which reads its operands there: fewer bytes "
+            "per MMA (larger tiles, so each {} tile feeds more MMAs; an operand from registers, wgmma's RS form), "
+            "fewer {} round trips through shared memory, and no bank conflicts in their stores",
+            level_pct, hbm, backward ? "Q, dO, K or V" : "Q or K/V", backward ? "dS and dQ" : "staging");
       return fmt::format(
           "L1/shared memory at {:.0f}% of its throughput{}: fewer shared-memory reads per FLOP (larger per-warp "
           "tiles so each {} fragment feeds more MMAs, {}wgmma reading operands straight from shared memory), and no "

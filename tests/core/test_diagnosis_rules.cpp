@@ -160,6 +160,18 @@ TEST_CASE("memory level: a backward call's next steps name what its blocks of ke
   CHECK(d.metrics.memory_level == MemoryLevel::l1);
   CHECK_THAT(d.next_step, Catch::Contains("each Q, dO, K or V fragment feeds more MMAs"));
   CHECK_THAT(d.next_step, !Catch::Contains("Q kept in registers"));
+  // On wgmma (fused-sm90's backward on an H100, reports/h100-backward: L1/shared 64%, tensor pipe 54%),
+  // whose operands come from shared memory already: bytes per MMA and the dS and dQ round trips.
+  r.counters.total[kMetricTensorInstHmma] = 1e11 / 65536;
+  d = diagnosed(r);
+  CHECK(d.metrics.memory_level == MemoryLevel::l1);
+  CHECK_THAT(d.next_step, Catch::Contains("on wgmma, which reads its operands there"));
+  CHECK_THAT(d.next_step, Catch::Contains("dS and dQ round trips"));
+  CHECK_THAT(d.next_step, !Catch::Contains("wgmma reading operands straight from shared memory"));
+  r.shape.pass = attnprof::core::Pass::fwd;
+  CHECK_THAT(diagnosed(r).next_step, Catch::Contains("fewer staging round trips"));
+  r.shape.pass = attnprof::core::Pass::bwd;
+  r.counters.total.erase(kMetricTensorInstHmma);
   // Neither unit busy: the loads to pipeline deeper are the backward's.
   r.counters.total[kMetricL1Sol] = 30;
   r.counters.total[kMetricMemorySol] = 30;
