@@ -209,10 +209,16 @@ std::string occupancy_text(const DiagnosisFacts& f) {
 void tensor_overlap_step(const DiagnosisFacts& f, Finding& out) {
   const auto tensor = f.pipes.tensor_pct;
   if (tensor && !f.traffic.materialized && !f.pipes.on_wgmma && *tensor >= kTensorPipeOverlapFromPct)
-    out.next_steps.push_back(fmt::format(
-        "the tensor pipe runs {:.0f}% of cycles and waits while each warp does its softmax: overlap the softmax of "
-        "one tile with the MMAs of the next (warp-specialised ping-pong as in FlashAttention-3, wgmma on Hopper)",
-        *tensor));
+    out.next_steps.push_back(
+        f.r().shape.backward()
+            ? fmt::format("the tensor pipe runs {:.0f}% of cycles and waits while each warp recomputes P's exp2 and "
+                          "forms dS: overlap that work of one block with the MMAs of the next (warp specialisation "
+                          "as in FlashAttention-3's backward, wgmma on Hopper)",
+                          *tensor)
+            : fmt::format("the tensor pipe runs {:.0f}% of cycles and waits while each warp does its softmax: overlap "
+                          "the softmax of one tile with the MMAs of the next (warp-specialised ping-pong as in "
+                          "FlashAttention-3, wgmma on Hopper)",
+                          *tensor));
 }
 
 // ---- Observations: what the numbers rest on ------------------------------------------------------------

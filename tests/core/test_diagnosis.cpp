@@ -536,6 +536,13 @@ TEST_CASE("a busy tensor pipe in a latency-bound fused kernel points at overlapp
   CHECK(d.metrics.compute_pipe == "tensor");
   CHECK_THAT(evidence_text(d), Catch::Contains("tensor 54% of active cycles"));
   CHECK_THAT(d.next_step, Catch::Contains("tensor pipe runs 54% of cycles"));
+  CHECK_THAT(d.next_step, Catch::Contains("does its softmax"));
+  // A backward's non-MMA work is P's recomputed exp2 and dS, not a softmax.
+  r.shape.pass = attnprof::core::Pass::bwd;
+  d = diagnose(r, gpu_context());
+  CHECK_THAT(d.next_step, Catch::Contains("recomputes P's exp2 and forms dS"));
+  CHECK_THAT(d.next_step, !Catch::Contains("softmax"));
+  r.shape.pass = attnprof::core::Pass::fwd;
   r.counters.total[kMetricTensorPipeActive] = 10;  // not MMA-heavy: overlap is not the lever
   CHECK_THAT(diagnose(r, gpu_context()).next_step,
              !Catch::Contains("ping-pong"));
