@@ -506,8 +506,12 @@ Found latency_bound_idle(const RuleInput& in) {
   if (f.pipes.on_wgmma && low)
     out.next_steps.push_back(fmt::format(
         "occupancy is {:.0f}% by design (one warp-specialised CTA per SM on wgmma): latency is hidden inside the CTA, "
-        "so deepen the K/V ring, overlap more of the softmax with the MMAs, or give the consumer warpgroups more rows",
-        f.theoretical_occupancy_pct));
+        "so {}",
+        f.theoretical_occupancy_pct,
+        f.r().shape.backward()
+            ? "deepen the Q/dO ring, overlap more of P's exp2 and dS with the MMAs, or give the consumer warpgroups "
+              "more keys"
+            : "deepen the K/V ring, overlap more of the softmax with the MMAs, or give the consumer warpgroups more rows"));
   else if (f.r().backend == BackendKind::cpu)
     out.next_steps.push_back(
         "neither unit is busy: keep every core busy with independent (batch, head, query-tile) work, vectorise the "

@@ -397,7 +397,14 @@ TEST_CASE("wgmma kernels are never occupancy-bound: one CTA per SM is their desi
   CHECK(d.metrics.tensor_ops_per_instruction.value() == Approx(65536));
   CHECK_THAT(evidence_text(d), Catch::Contains("by design: a wgmma kernel (65536 tensor ops per instruction, over 8192)"));
   CHECK_THAT(d.next_step, Catch::Contains("one warp-specialised CTA per SM on wgmma"));
+  CHECK_THAT(d.next_step, Catch::Contains("deepen the K/V ring"));
   CHECK_THAT(d.next_step, !Catch::Contains("use fewer registers"));
+  // A backward's ring holds Q and dO, its non-MMA work is P's exp2 and dS, its consumers own keys.
+  r.shape.pass = attnprof::core::Pass::bwd;
+  d = diagnosed(r);
+  CHECK_THAT(d.next_step, Catch::Contains("deepen the Q/dO ring, overlap more of P's exp2 and dS"));
+  CHECK_THAT(d.next_step, !Catch::Contains("softmax"));
+  r.shape.pass = attnprof::core::Pass::fwd;
   // At the threshold (8192, not over it) mma.sync rules apply: occupancy-bound.
   r.counters.total[kMetricTensorInstHmma] = 1e11 / 8192;
   CHECK(diagnosed(r).verdict == Verdict::occupancy_bound);
