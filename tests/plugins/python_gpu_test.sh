@@ -2,7 +2,7 @@
 # On a GPU with PyTorch: the Python bridge's py: callables (tests/plugins/python/torch_misbehave.py):
 # a correct one is measured and verified; one that synchronises inside the timed call and one that
 # allocates new device memory in every call fail their points with the reason; the sweep goes on. Then
-# torch: kernels at a value head dim of its own (hdim_v), and a quantized KV cache.
+# torch: kernels at a value head dim of its own (hdim_v), a quantized KV cache, and PyTorch's backward.
 # Usage: python_gpu_test.sh ATTNPROF. Skips (77) without a GPU, PyTorch or the bridge.
 set -euo pipefail
 attnprof="$(realpath "$1")"
@@ -74,5 +74,30 @@ for r in recs:
     else:
         assert r["status"] in ("ok", "unsupported") and (r["status"] != "ok" or r["verification"]["passed"]), what
     print(r["key"], r["kernel"], "->", r["status"], r["reason"][:100])
+PY
+# PyTorch's backward (pass bwd and fwd_bwd), grouped-query heads included: the bridge calls the autograd
+# nodes itself on attnprof's thread, so dQ, dK and dV are verified against float64 and the counter
+# session sees the kernels (counters "ok"). The causal point with seq_q < seq_k (bottom-right, a
+# causal_lower_right bias) runs where the backend takes it and is "unsupported" with the reason elsewhere.
+"$attnprof" sweep --backend cuda --kernels torch:flash,torch:cudnn,torch:efficient \
+  --axes "batch=2;heads=8;kv_heads=8,2;seq=256;hdim=64;causal=0,1;dtype=bf16;pass=bwd,fwd_bwd | batch=1;heads=4;kv_heads=2;seq_q=128;seq_k=384;hdim=128;causal=1;dtype=bf16;pass=bwd" \
+  --max-seconds 0.2 --out "$out/backward" >"$out/backward.log" 2>&1 ||
+  { echo "FAIL: $(tail -n 20 "$out/backward.log")" >&2; exit 1; }
+python3 - "$out/backward/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 3 * (2 * 2 * 2 + 1), [(r["key"], r["status"]) for r in recs]
+ran = 0
+for r in recs:
+    what = (r["key"], r["status"], r["reason"][:200])
+    assert r["status"] in ("ok", "unsupported"), what  # a backend may refuse a shape, never fail or err
+    if r["status"] == "ok":
+        ran += 1
+        assert r["verification"]["passed"], what
+        assert len(r["verification"]["grads"]) == 3, what
+        assert r["counters"]["status"] == "ok", (r["key"], r["counters"]["status"], r["counters"]["reason"][:200])
+    print(r["key"], "->", r["status"], r["counters"]["status"], r["reason"][:100])
+square = [r for r in recs if r["kernel"] == "torch:flash" and r["shape"]["seq_q"] == r["shape"]["seq_k"]]
+assert len(square) == 8 and all(r["status"] == "ok" for r in square), "flash runs every seq_q == seq_k point"
 PY
 echo "python bridge on the GPU: ok"
