@@ -387,6 +387,10 @@ WhyPoint why_point(const WhyRecord& baseline, const WhyRecord& candidate, std::s
   p.gap_us = p.candidate_p50_us - p.baseline_p50_us;
   p.gap_pct = p.gap_us / p.baseline_p50_us * 100;
   p.speed_ratio = p.baseline_p50_us / p.candidate_p50_us;
+  p.baseline_sm_mhz = b.clock.sm_mhz_median > 0 ? b.clock.sm_mhz_median : 0;
+  p.candidate_sm_mhz = c.clock.sm_mhz_median > 0 ? c.clock.sm_mhz_median : 0;
+  if (p.baseline_sm_mhz > 0 && p.candidate_sm_mhz > 0)
+    p.speed_ratio_per_cycle = p.speed_ratio * p.baseline_sm_mhz / p.candidate_sm_mhz;
   const bool intervals = p.baseline_ci_high_us > 0 && p.candidate_ci_high_us > 0;
   p.gap_within_noise = intervals && p.baseline_ci_low_us <= p.candidate_ci_high_us &&
                        p.candidate_ci_low_us <= p.baseline_ci_high_us;
@@ -554,18 +558,21 @@ void to_json(nlohmann::json& j, const WhyPoint& p) {
        {"baseline", {{"p50_us", p.baseline_p50_us},
                      {"p50_ci_low_us", p.baseline_ci_low_us},
                      {"p50_ci_high_us", p.baseline_ci_high_us},
+                     {"sm_mhz", p.baseline_sm_mhz > 0 ? nlohmann::json(p.baseline_sm_mhz) : nlohmann::json(nullptr)},
                      {"warp_samples", p.baseline_samples},
                      {"sampled_kernels", p.baseline_sampled},
                      {"kernels", p.baseline_kernels}}},
        {"candidate", {{"p50_us", p.candidate_p50_us},
                       {"p50_ci_low_us", p.candidate_ci_low_us},
                       {"p50_ci_high_us", p.candidate_ci_high_us},
+                      {"sm_mhz", p.candidate_sm_mhz > 0 ? nlohmann::json(p.candidate_sm_mhz) : nlohmann::json(nullptr)},
                       {"warp_samples", p.candidate_samples},
                       {"sampled_kernels", p.candidate_sampled},
                       {"kernels", p.candidate_kernels}}},
        {"gap_us", p.gap_us},
        {"gap_pct", p.gap_pct},
        {"speed_ratio", p.speed_ratio},
+       {"speed_ratio_per_cycle", p.speed_ratio_per_cycle ? nlohmann::json(*p.speed_ratio_per_cycle) : nlohmann::json(nullptr)},
        {"gap_within_noise", p.gap_within_noise},
        {"method", std::string(to_string(p.method))},
        {"terms", p.terms},

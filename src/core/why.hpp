@@ -99,6 +99,10 @@ struct WhyPoint {
   double gap_us = 0;       // candidate P50 - baseline P50
   double gap_pct = 0;      // gap / baseline P50 x 100
   double speed_ratio = 0;  // baseline P50 / candidate P50: the candidate's speed as a multiple of the baseline's
+  // The same per SM cycle (each P50 times its side's SM clock under load, clock.sm_mhz_median), when both
+  // clocks were read: on a power-limited GPU part of a gap can be one side's lower clock.
+  std::optional<double> speed_ratio_per_cycle;
+  double baseline_sm_mhz = 0, candidate_sm_mhz = 0;  // 0 where unknown
   bool gap_within_noise = false;  // the two medians' 95% intervals overlap
   WhyMethod method = WhyMethod::time_only;
   int64_t baseline_samples = 0, candidate_samples = 0;  // warp samples; 0 without warp states

@@ -128,6 +128,11 @@ void point_block(const core::WhyPoint& p, const core::WhyReport& r, size_t top,
   out += fmt::format("  P50 {} -> {} us: {} ({:+.1f}%); {} runs at {:.3f}x {}'s speed\n",
                      core::text::latency_us(p.baseline_p50_us), core::text::latency_us(p.candidate_p50_us),
                      signed_us(p.gap_us), p.gap_pct, terminal(r.candidate), p.speed_ratio, terminal(r.baseline));
+  // Per SM cycle, where the clocks under load differ enough to change the ratio's third decimal.
+  if (p.speed_ratio_per_cycle && std::abs(*p.speed_ratio_per_cycle - p.speed_ratio) >= 0.0005)
+    out += fmt::format("  per SM cycle {:.3f}x: the SM clock under load was {:.0f} MHz ({}) and {:.0f} MHz ({})\n",
+                       *p.speed_ratio_per_cycle, p.baseline_sm_mhz, terminal(r.baseline), p.candidate_sm_mhz,
+                       terminal(r.candidate));
   if (p.gap_within_noise)
     out += fmt::format("  the medians' 95% intervals overlap ({}-{} and {}-{} us): the gap is within the noise\n",
                        core::text::latency_us(p.baseline_ci_low_us), core::text::latency_us(p.baseline_ci_high_us),

@@ -501,3 +501,19 @@ TEST_CASE("why_against_fastest: the kernels sampled at a shape, each against the
   CHECK(pairs[0].point.gap_us == Approx(50));
   CHECK(term(pairs[0].point, "wait").delta_us == Approx(50));  // 50 us -> 100 us
 }
+
+TEST_CASE("why: the speed per SM cycle, where both sides' clocks under load were read") {
+  const Context ctx = test::gpu_context();
+  Record b = sampled("base", 100, {kernel_samples("void ns::base_kernel<1>(P)", {{"selected", 10}})});
+  Record c = sampled("cand", 110, {kernel_samples("void ns::cand_kernel<1>(P)", {{"selected", 10}})});
+  b.clock.sm_mhz_median = 0;  // one side unknown: no per-cycle figure
+  c.clock.sm_mhz_median = 1600;
+  CHECK_FALSE(why_point({&b, &ctx}, {&c, &ctx}, "base", "cand").speed_ratio_per_cycle.has_value());
+  // The candidate took 10% longer at a 10% lower clock: the same speed per cycle.
+  b.clock.sm_mhz_median = 1760;
+  const WhyPoint p = why_point({&b, &ctx}, {&c, &ctx}, "base", "cand");
+  CHECK(p.speed_ratio == Approx(100.0 / 110));
+  CHECK(p.speed_ratio_per_cycle.value() == Approx(1.0));
+  CHECK(p.baseline_sm_mhz == Approx(1760));
+  CHECK(p.candidate_sm_mhz == Approx(1600));
+}
