@@ -309,9 +309,12 @@ void why_block(const std::vector<core::WhyPair>& pairs, std::string& h) {
        "were sampled with <code>--stalls</code>, each against the fastest there. A term is the time in one warp "
        "state (its share of the call's warp samples x the P50), kernel minus fastest; over every state the "
        "terms sum to the gap. Sampled shares, not cycle counts. <code>attnprof why FASTEST KERNEL results.json</code> "
-       "gives every term, the places that hold them and the counters beside them.</p>"
+       "gives every term, the places that hold them and the counters beside them. Speed is the fastest's P50 over "
+       "the kernel's; per SM cycle, each P50 times its SM clock under load (a power-limited GPU clocks a kernel "
+       "that draws more lower).</p>"
        "<div class=\"table-wrap\"><table class=\"sortable\" id=\"why-table\"><thead><tr><th>shape</th>"
-       "<th>kernel</th><th>fastest</th><th class=\"n\">gap us</th><th class=\"n\">gap %</th></tr></thead>";
+       "<th>kernel</th><th>fastest</th><th class=\"n\">gap us</th><th class=\"n\">gap %</th>"
+       "<th class=\"n\">speed</th><th class=\"n\">per SM cycle</th></tr></thead>";
   for (const core::WhyPair& pair : pairs) {
     // One body per pair: its numbers, then its largest terms across the whole width (as the comparison's
     // summaries: a terms column beside the numbers is squeezed to a few words per line).
@@ -319,10 +322,10 @@ void why_block(const std::vector<core::WhyPair>& pairs, std::string& h) {
     std::vector<std::string> terms;
     for (size_t i = 0; i < p.terms.size() && i < kTerms; ++i)
       terms.push_back(e(why_term_line(p.terms[i], p, pair.baseline, pair.candidate)));
-    h += fmt::format("<tbody><tr class=\"numbers\"><td>{}</td><td>{}</td><td>{}</td>{}{}</tr>"
-                     "<tr class=\"summary\"><td colspan=\"5\">largest terms: {}</td></tr></tbody>",
+    h += fmt::format("<tbody><tr class=\"numbers\"><td>{}</td><td>{}</td><td>{}</td>{}{}{}{}</tr>"
+                     "<tr class=\"summary\"><td colspan=\"7\">largest terms: {}</td></tr></tbody>",
                      e(p.shape), e(pair.candidate), e(pair.baseline), num_cell(p.gap_us, 2), num_cell(p.gap_pct, 1),
-                     fmt::join(terms, "; "));
+                     num_cell(p.speed_ratio, 3), num_cell(p.speed_ratio_per_cycle, 3), fmt::join(terms, "; "));
   }
   h += "</table></div></section>\n";
 }
