@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/device_query.hpp"
 #include "kernels/common/launch_params.hpp"
 #include "kernels/fused/fused_bwd_host.hpp"
 #include "kernels/fused/fused_launch.hpp"
@@ -28,17 +29,6 @@ namespace {
 using fused::TileVariant;
 
 constexpr int kMinComputeMajor = 8;
-
-// Compute capability major of the current device; 0 when there is none (the check is then moot).
-int current_device_major() {
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return major;
-}
 
 std::string variant_text() {
   const char* env = std::getenv("ATTNPROF_FUSED_CONFIG");
@@ -91,7 +81,7 @@ class FusedKernel final : public Kernel {
       return "ATTNPROF_FUSED_CONFIG='" + text + "' is not one of " + names;
     }
     if (s.dtype == core::DType::fp32) return "fused kernel supports fp16 and bf16 only (tensor cores)";
-    if (const int major = current_device_major(); major > 0 && major < kMinComputeMajor)
+    if (const int major = current_device_cc() / 10; major > 0 && major < kMinComputeMajor)
       return "fused kernel needs compute capability 8.0 or newer (cp.async, bf16 mma.sync)";
     if (!fused::supported_hdim(static_cast<int>(s.hdim)))
       return "fused kernel supports hdim 32, 64, 96, 128, 192 and 256, not " + std::to_string(s.hdim);

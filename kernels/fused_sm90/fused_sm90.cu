@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/device_query.hpp"
 #include "kernels/common/launch_params.hpp"
 #include "kernels/fused/fused_bwd_host.hpp"
 #include "kernels/fused/fused_launch.hpp"
@@ -30,18 +31,6 @@ namespace {
 
 namespace f3 = fused_sm90;
 using f3::Schedule;
-
-// Compute capability of the current device as major * 10 + minor; 0 when there is none.
-int current_device_cc() {
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return major * 10 + minor;
-}
 
 std::string schedule_text() {
   const char* env = std::getenv("ATTNPROF_FUSED_SM90_CONFIG");

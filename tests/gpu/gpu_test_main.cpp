@@ -12,6 +12,7 @@
 #include <random>
 
 #include "gpu/gpu_test_support.hpp"
+#include "kernels/common/device_query.hpp"
 
 namespace attnprof::gpu_test {
 
@@ -23,16 +24,7 @@ bool device_present(const char* name) {
   return false;
 }
 
-bool device_is_sm90() {
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return major == 9 && minor == 0;
-}
+bool device_is_sm90() { return kernels::current_device_cc() == 90; }
 
 int run_session(const char* name, int argc, char** argv, uint64_t& seed) {
   if (!device_present(name)) return 77;
