@@ -235,22 +235,21 @@ def _input_count(node):
 def _grad_here(out, inputs, d_o):
     """The gradients of sum(out * d_o) with respect to `inputs` (leaves), by calling out's autograd nodes
     in dependency order on this thread, on the current stream: torch.autograd.grad would hand CUDA
-    nodes to autograd's own device thread, whose kernels attnprof's counter session does not see. Saved tensors are kept (a node called directly does not
-    free them), so the same graph can be differentiated again."""
+    nodes to autograd's own device thread, whose kernels attnprof's counter session does not see.
+    Saved tensors are kept (a node called directly does not free them), so the same graph can be
+    differentiated again."""
     root = out.grad_fn
     if root is None:
         raise RuntimeError("the forward's output does not require gradients")
     # How many edges lead to each node from the root: a node runs once all its gradients have come.
-    waiting, stack, seen = {}, [root], {root}
+    waiting, stack = {}, [root]
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            waiting[nxt] = waiting.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
+            if nxt not in waiting:  # first reached: walk on from it once
                 stack.append(nxt)
+            waiting[nxt] = waiting.get(nxt, 0) + 1
     grads = {root: [None] * _input_count(root)}
     grads[root][out.output_nr] = d_o
     ready, leaf_grads = [root], {}
@@ -265,12 +264,11 @@ def _grad_here(out, inputs, d_o):
         for (nxt, slot), g in zip(node.next_functions, outs):
             if nxt is None:
                 continue
+            pending = grads.setdefault(nxt, [None] * _input_count(nxt))
             if g is not None:
-                pending = grads.setdefault(nxt, [None] * _input_count(nxt))
                 pending[slot] = g if pending[slot] is None else pending[slot] + g
             waiting[nxt] -= 1
             if waiting[nxt] == 0:
-                grads.setdefault(nxt, [None] * _input_count(nxt))
                 ready.append(nxt)
     return tuple(leaf_grads.get(id(t)) for t in inputs)
 
