@@ -4,8 +4,10 @@
 #include <new>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/cost_model.hpp"
 #include "core/errors.hpp"
@@ -42,20 +44,25 @@ std::vector<core::Stage> stages_of(const std::vector<std::string>& names, const 
 }
 
 std::string verification_failure(const core::Verification& v) {
-  std::string reason = "verification failed:";
-  if (v.unwritten > 0) reason += fmt::format(" {} output elements unwritten or not finite;", v.unwritten);
+  std::vector<std::string> parts;
+  if (v.unwritten > 0) parts.push_back(fmt::format("{} output elements unwritten or not finite", v.unwritten));
   if (!(v.o_max_abs_err <= v.tolerance))
-    reason += fmt::format(" max |O - O_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g});",
-                          v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err);
+    parts.push_back(fmt::format("max |O - O_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g})",
+                                v.o_max_abs_err, v.tolerance, v.naive_o_max_abs_err));
   else if (v.o_max_bound_ratio && !(*v.o_max_bound_ratio <= 1))
-    reason += fmt::format(" an O element's |O - O_f64| is {:.3g}x its own bound (fp8 prefill; max |O - O_f64| "
-                          "{:.3g}, largest bound {:.3g});", *v.o_max_bound_ratio, v.o_max_abs_err, v.tolerance);
-  reason += fmt::format(" max |LSE - LSE_f64| {:.3g}", v.lse_max_abs_err);
+    parts.push_back(fmt::format("an O element's |O - O_f64| is {:.3g}x its own bound (fp8 prefill; max |O - O_f64| "
+                                "{:.3g}, largest bound {:.3g})",
+                                *v.o_max_bound_ratio, v.o_max_abs_err, v.tolerance));
+  std::vector<std::string> grads;
   for (const auto& [name, g] : v.grads)
     if (!g.passed)
-      reason += fmt::format("; max |{} - {}_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g})",
-                            name, name, g.max_abs_err, g.tolerance, g.naive_max_abs_err);
-  return reason;
+      grads.push_back(fmt::format("max |{} - {}_f64| {:.3g} above tolerance {:.3g} (naive low-precision error {:.3g})",
+                                  name, name, g.max_abs_err, g.tolerance, g.naive_max_abs_err));
+  // LSE's tolerance is per row: its largest error is named beside a failed O, or as the failure when
+  // nothing else failed; a backward point whose gradients alone failed does not name it.
+  if (!parts.empty() || grads.empty()) parts.push_back(fmt::format("max |LSE - LSE_f64| {:.3g}", v.lse_max_abs_err));
+  parts.insert(parts.end(), grads.begin(), grads.end());
+  return fmt::format("verification failed: {}", fmt::join(parts, "; "));
 }
 
 void PointSteps::call_forward() {

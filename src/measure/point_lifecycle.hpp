@@ -123,7 +123,8 @@ core::Record run_point(PointSteps& steps, const PointOrigin& origin, const core:
 std::vector<core::Stage> stages_of(const std::vector<std::string>& names, const SampleSet& samples);
 
 // "verification failed: ..." with what failed: unwritten elements, O's error against its tolerance
-// and the naive low-precision error, LSE's error, and a backward point's failed gradients.
+// and the naive low-precision error, LSE's largest error (beside a failed O, or alone when nothing else
+// failed), and a backward point's failed gradients.
 std::string verification_failure(const core::Verification&);
 
 }  // namespace attnprof::measure

@@ -251,6 +251,42 @@ TEST_CASE("lifecycle: a failed verification keeps the point: timed and profiled,
   CHECK(rec.counters.status == CounterStatus::ok);
 }
 
+TEST_CASE("lifecycle: a failed verification's reason names what failed", "[lifecycle]") {
+  attnprof::core::Verification v;
+  v.checked = true;
+  v.tolerance = 0.01;
+  v.lse_max_abs_err = 3e-7;
+  attnprof::core::GradCheck ok_grad{.rows_checked = 8, .rows_total = 8, .tolerance = 0.01, .passed = true};
+  attnprof::core::GradCheck bad_grad = ok_grad;
+  bad_grad.max_abs_err = 8.89;
+  bad_grad.naive_max_abs_err = 4e-7;
+  bad_grad.passed = false;
+  SECTION("a backward point whose dK alone failed names dK, not O or LSE") {
+    v.grads = {{"dq", ok_grad}, {"dk", bad_grad}, {"dv", ok_grad}};
+    CHECK(m::verification_failure(v) ==
+          "verification failed: max |dk - dk_f64| 8.89 above tolerance 0.01 (naive low-precision error 4e-07)");
+  }
+  SECTION("a failed O comes with LSE's largest error") {
+    v.o_max_abs_err = 0.5;
+    v.naive_o_max_abs_err = 0.002;
+    CHECK(m::verification_failure(v) == "verification failed: max |O - O_f64| 0.5 above tolerance 0.01 (naive "
+                                        "low-precision error 0.002); max |LSE - LSE_f64| 3e-07");
+  }
+  SECTION("unwritten elements first, then O, LSE and the gradients") {
+    v.unwritten = 3;
+    v.o_max_abs_err = 0.5;
+    v.grads = {{"dv", bad_grad}};
+    CHECK(m::verification_failure(v) ==
+          "verification failed: 3 output elements unwritten or not finite; max |O - O_f64| 0.5 above tolerance 0.01 "
+          "(naive low-precision error 0); max |LSE - LSE_f64| 3e-07; max |dv - dv_f64| 8.89 above tolerance 0.01 "
+          "(naive low-precision error 4e-07)");
+  }
+  SECTION("nothing else failed: the LSE is the failure") {
+    v.lse_max_abs_err = 0.25;
+    CHECK(m::verification_failure(v) == "verification failed: max |LSE - LSE_f64| 0.25");
+  }
+}
+
 TEST_CASE("lifecycle: a throwing step becomes failed, closes its phase, and may be escalated", "[lifecycle]") {
   const TestKernel kernel;
   RecordingSteps steps;
