@@ -8,7 +8,9 @@
  * the token-major packed layout a BSHD kernel is given) and a value head dim of its own (V and O rows
  * hdim_v wide). It reads a quantized KV cache too, what plugin ABI version 4 added: K and V as one
  * byte per element (fp8 E4M3 or int8) with float32 scales per tensor, per kv head or per token, each
- * element the value of its byte times its scale.
+ * element the value of its byte times its scale. And it runs the backward pass, what plugin ABI
+ * version 3 added: dQ, dK and dV from Q, K, V, O, dO and its own LSE, one query row at a time (each row's
+ * softmax weights recomputed from its LSE; dK and dV summed over each group's query heads).
  *
  * Build outside attnprof (docs/plugins.md):
  *   cc -shared -fPIC -O2 -I<attnprof>/include cpu_attention.c -o cpu_attention.so -lm
@@ -18,6 +20,8 @@
  *     --axes "heads=4;hdim=64;causal=1;dtype=fp32;window=0,32;lengths=uniform:16:256;batch=4"
  *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,fused \
  *     --axes "heads=4;kv_heads=2;seq=256;hdim=64;causal=1;dtype=fp32;kv_dtype=fp32,fp8_e4m3,int8;kv_scale=token"
+ *   attnprof sweep --backend cpu --plugin ./cpu_attention.so --kernels example-cpu,reference \
+ *     --axes "heads=4;kv_heads=2;seq=128;hdim=64;causal=0,1;dtype=fp32;pass=fwd,bwd,fwd_bwd"
  */
 #include <attnprof/plugin.h>
 
@@ -33,6 +37,10 @@
 #endif
 #ifndef EXAMPLE_CPU_IGNORES_KV_SCALES
 #define EXAMPLE_CPU_IGNORES_KV_SCALES 0
+#endif
+/* Its twin whose dK misses the softmax scale: verification must fail dK alone. */
+#ifndef EXAMPLE_CPU_UNSCALED_DK
+#define EXAMPLE_CPU_UNSCALED_DK 0
 #endif
 
 typedef struct {
@@ -62,8 +70,8 @@ static key_range keys_of_row(const attnprof_shape* n, int64_t seq_q, int64_t seq
   return r;
 }
 
-static const float* element(const attnprof_tensor* x, int64_t b, int64_t h, int64_t s) {
-  return (const float*)(uintptr_t)x->data + b * x->stride[0] + h * x->stride[1] + s * x->stride[2];
+static float* element(const attnprof_tensor* x, int64_t b, int64_t h, int64_t s) {
+  return (float*)(uintptr_t)x->data + b * x->stride[0] + h * x->stride[1] + s * x->stride[2];
 }
 
 /* The value of an OCP FP8 E4M3 byte: sign, 4 exponent bits of bias 7, 3 mantissa bits; S.1111.111 is NaN. */
@@ -118,17 +126,27 @@ static int prepare(void* user, const attnprof_shape* shape, const attnprof_tenso
   return ATTNPROF_OK;
 }
 
-static int launch(void* state, attnprof_stream stream, char* error, size_t size) {
-  (void)stream, (void)error, (void)size;
-  const problem* p = state;
+/* Sequence b's first row and its query and key counts: a packed sequence is self-attention over its own
+ * tokens, rows first..first + len - 1. */
+typedef struct {
+  int64_t first, seq_q, seq_k;
+} sequence;
+
+static sequence sequence_of(const problem* p, int64_t b) {
   const attnprof_shape* n = &p->shape;
   const int32_t* cu_seqlens = (const int32_t*)(uintptr_t)p->t.cu_seqlens; /* NULL unless packed */
+  if (n->packed_seqs == 0) return (sequence){0, n->seq_q, n->seq_k};
+  const int64_t len = cu_seqlens[b + 1] - cu_seqlens[b];
+  return (sequence){cu_seqlens[b], len, len};
+}
+
+/* O and LSE (plugin.h's attnprof_pass FWD). */
+static void forward(problem* p) {
+  const attnprof_shape* n = &p->shape;
   const int64_t group = n->heads / n->kv_heads;
   for (int64_t b = 0; b < n->batch; ++b) {
-    /* A packed sequence is self-attention over its own tokens, rows first..first + len - 1. */
-    const int64_t first = n->packed_seqs > 0 ? cu_seqlens[b] : 0;
-    const int64_t seq_q = n->packed_seqs > 0 ? cu_seqlens[b + 1] - first : n->seq_q;
-    const int64_t seq_k = n->packed_seqs > 0 ? seq_q : n->seq_k;
+    const sequence seq = sequence_of(p, b);
+    const int64_t first = seq.first, seq_q = seq.seq_q, seq_k = seq.seq_k;
     for (int64_t h = 0; h < n->heads; ++h)
       for (int64_t i = 0; i < seq_q; ++i) {
         const float* q = element(&p->t.q, b, h, first + i);
@@ -141,8 +159,7 @@ static int launch(void* state, attnprof_stream stream, char* error, size_t size)
           p->scores[j] = dot * (float)p->t.softmax_scale;
           if (p->scores[j] > row_max) row_max = p->scores[j];
         }
-        float* o = (float*)(uintptr_t)p->t.o.data + b * p->t.o.stride[0] + h * p->t.o.stride[1] +
-                   (first + i) * p->t.o.stride[2];
+        float* o = element(&p->t.o, b, h, first + i);
         for (int64_t d = 0; d < n->hdim_v; ++d) o[d] = 0.f;
         float row_sum = 0.f;
         for (int64_t j = keys.begin; j < keys.end; ++j) {
@@ -158,6 +175,67 @@ static int launch(void* state, attnprof_stream stream, char* error, size_t size)
               row_sum > 0.f ? row_max + logf(row_sum) : -INFINITY;
       }
   }
+}
+
+/* dQ, dK and dV (attnprof_pass BWD) from Q, K, V, O, dO and the LSE forward() wrote: per query row i,
+ * P_ij = exp(scale q_i.k_j - LSE_i), D_i = dO_i.O_i, dS_ij = P_ij (dO_i.v_j - D_i), then dQ_i = scale
+ * sum_j dS_ij k_j, dK_j += scale dS_ij q_i and dV_j += P_ij dO_i. K and V are never quantized here (a
+ * quantized KV cache is a forward point). */
+static void backward(problem* p) {
+  const attnprof_shape* n = &p->shape;
+  const attnprof_tensors* t = &p->t;
+  const int64_t group = n->heads / n->kv_heads;
+  const float scale = (float)t->softmax_scale;
+  const float dk_scale = EXAMPLE_CPU_UNSCALED_DK ? 1.f : scale;
+  const float* lse = (const float*)(uintptr_t)t->lse.data;
+  for (int64_t b = 0; b < n->batch; ++b) {
+    const sequence seq = sequence_of(p, b);
+    /* dK and dV sum over the group's query heads: every row of them starts at zero. */
+    for (int64_t g = 0; g < n->kv_heads; ++g)
+      for (int64_t j = 0; j < seq.seq_k; ++j) {
+        float* dk = element(&t->dk, b, g, seq.first + j);
+        float* dv = element(&t->dv, b, g, seq.first + j);
+        for (int64_t d = 0; d < n->hdim; ++d) dk[d] = 0.f;
+        for (int64_t d = 0; d < n->hdim_v; ++d) dv[d] = 0.f;
+      }
+    for (int64_t h = 0; h < n->heads; ++h)
+      for (int64_t i = 0; i < seq.seq_q; ++i) {
+        const int64_t row = seq.first + i;
+        const float* q = element(&t->q, b, h, row);
+        const float* o = element(&t->o, b, h, row);
+        const float* d_o = element(&t->d_o, b, h, row);
+        float* dq = element(&t->dq, b, h, row);
+        const float row_lse = lse[b * t->lse.stride[0] + h * t->lse.stride[1] + row * t->lse.stride[2]];
+        float row_d = 0.f;
+        for (int64_t d = 0; d < n->hdim_v; ++d) row_d += d_o[d] * o[d];
+        for (int64_t d = 0; d < n->hdim; ++d) dq[d] = 0.f;
+        const key_range keys = keys_of_row(n, seq.seq_q, seq.seq_k, i);
+        for (int64_t j = keys.begin; j < keys.end; ++j) {
+          const float* k = element(&t->k, b, h / group, seq.first + j);
+          const float* v = element(&t->v, b, h / group, seq.first + j);
+          float* dk = element(&t->dk, b, h / group, seq.first + j);
+          float* dv = element(&t->dv, b, h / group, seq.first + j);
+          float score = 0.f, dp = 0.f;
+          for (int64_t d = 0; d < n->hdim; ++d) score += q[d] * k[d];
+          for (int64_t d = 0; d < n->hdim_v; ++d) dp += d_o[d] * v[d];
+          const float weight = expf(score * scale - row_lse);
+          const float ds = weight * (dp - row_d);
+          for (int64_t d = 0; d < n->hdim; ++d) {
+            dq[d] += ds * k[d];
+            dk[d] += dk_scale * ds * q[d];
+          }
+          for (int64_t d = 0; d < n->hdim_v; ++d) dv[d] += weight * d_o[d];
+        }
+        for (int64_t d = 0; d < n->hdim; ++d) dq[d] *= scale;
+      }
+  }
+}
+
+static int launch(void* state, attnprof_stream stream, char* error, size_t size) {
+  (void)stream, (void)error, (void)size;
+  problem* p = state;
+  if (p->shape.pass != ATTNPROF_PASS_BWD) forward(p);
+  if (p->shape.pass != ATTNPROF_PASS_FWD) backward(p);
   return ATTNPROF_OK;
 }
 
@@ -176,13 +254,14 @@ static const attnprof_kernel kernels[] = {{
     ATTNPROF_COST_ATTENTION_FWD,
     ATTNPROF_LAYOUT_BSHD,
     ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_WRITES_LSE | ATTNPROF_KERNEL_MASKS_WINDOW | ATTNPROF_KERNEL_RUNS_VARLEN |
-        ATTNPROF_KERNEL_DISTINCT_HDIM_V | ATTNPROF_KERNEL_READS_QUANTIZED_KV,
+        ATTNPROF_KERNEL_DISTINCT_HDIM_V | ATTNPROF_KERNEL_READS_QUANTIZED_KV | ATTNPROF_KERNEL_RUNS_BACKWARD,
     NULL,
     supports,
     NULL,
     prepare,
     launch,
     release,
+    NULL,
 }};
 
 static const attnprof_plugin plugin = ATTNPROF_PLUGIN_INIT(1, EXAMPLE_CPU_NAME, "1.0", kernels);

@@ -3,8 +3,9 @@
 # verified against float64 (in its own BSHD layout), over sliding windows and packed variable-length
 # batches too (plugin ABI version 2), reported, gated, resumed, sharded and merged; the same example
 # built for ABI version 1, which still runs dense points and is given no windowed or packed one; then
-# a quantized KV cache (plugin ABI version 4) read by the example and verified, its twin that ignores
-# the scales failing verification, and plugins of older versions given no quantized or fp8 point; then
+# the backward pass (plugin ABI version 3) run by the example and verified, its twin with a wrong dK
+# failing verification; a quantized KV cache (plugin ABI version 4) read by the example and verified,
+# its twin that ignores the scales failing verification, and plugins of older versions given no quantized or fp8 point; then
 # every loader error (exit 2, one line naming the file), and plugin kernels that throw, crash, hang,
 # fail, write wrong numbers or write nothing: each fails its own points and the sweep goes on.
 # Usage: plugin_test.sh ATTNPROF CPU_PLUGIN TEST_PLUGIN_DIR
@@ -16,8 +17,9 @@ plain="$bad/plain_v2.so"           # built for ABI version 2, declaring neither 
 plain3="$bad/plain_v3.so"          # built for ABI version 3 (no quantized KV cache, no fp8)
 plain4="$bad/plain_v4.so"          # ABI version 4, declaring neither the quantized-KV nor the fp8 flag
 noscale="$bad/cpu_attention_noscale.so"  # the example, reading quantized K and V but ignoring their scales
+dkbug="$bad/cpu_attention_dkbug.so"      # the example, its backward's dK missing the softmax scale
 [[ -f "$plugin" ]] || fail "no example plugin at '$plugin'"
-[[ -f "$v1" && -f "$plain" && -f "$plain3" && -f "$plain4" && -f "$noscale" ]] || fail "no test plugins in '$bad'"
+[[ -f "$v1" && -f "$plain" && -f "$plain3" && -f "$plain4" && -f "$noscale" && -f "$dkbug" ]] || fail "no test plugins in '$bad'"
 axes="batch=1;heads=4;kv_heads=2;seq=32,48;hdim=32;causal=0,1;dtype=fp32"
 
 # Listed, with its backend, layout and support.
@@ -144,26 +146,58 @@ for name in ("fused", "fused-sm90", "decode", "fused-auto"):
 assert k.get(("cuda", "reference"), {"hdim_v": True})["hdim_v"]
 ' || fail "kernels --json: hdim_v support"
 
-# The backward pass (plugin ABI version 3): a plugin built for version 1 or 2 runs its forward points
-# and gets backward points unsupported with the reason; so does a version-3 kernel without
-# ATTNPROF_KERNEL_RUNS_BACKWARD.
-"$attnprof" sweep --plugin "$plugin" --plugin "$v1" --plugin "$plain" --kernels example-cpu,example-cpu-v1,plain-v2 \
-  --axes "heads=2;seq=32;hdim=32;causal=1;dtype=fp32;pass=fwd,bwd" "${fast[@]}" --out "$scratch/bwd" \
-  >"$scratch/bwd.log" 2>&1 || fail "backward sweep with the plugins failed: $(tail -n 5 "$scratch/bwd.log")"
+# The backward pass (plugin ABI version 3). The example runs it: dQ, dK and dV from its own O and LSE at
+# bwd and fwd_bwd points, over grouped-query heads, causal or not with seq_q below seq_k (bottom-right),
+# and packed batches with a value head dim of its own and a sliding window; each gradient passes
+# verification against float64. Its twin whose dK misses the softmax scale is incorrect at every
+# backward point with dK alone failing, and correct at its forward points.
+bwd_axes="batch=2;heads=4;kv_heads=2;seq_q=24;seq_k=24,37;hdim=32;causal=0,1;dtype=fp32;pass=fwd,bwd,fwd_bwd"
+bwd_axes+=" | heads=4;kv_heads=2;hdim=32;hdim_v=16;causal=0,1;dtype=fp32;window=0,7;lengths=list:17/1/40;pass=bwd"
+"$attnprof" sweep --plugin "$plugin" --plugin "$dkbug" --kernels example-cpu,example-cpu-dkbug --axes "$bwd_axes" \
+  "${fast[@]}" --out "$scratch/bwd" >"$scratch/bwd.log" 2>&1 || fail "backward sweep with the example failed: $(tail -n 5 "$scratch/bwd.log")"
 python3 - "$scratch/bwd/results.json" <<'PY' || fail "backward sweep: wrong records"
 import json, sys
 recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 2 * (12 + 4), [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    what = (r["key"], r["status"], r["reason"][:300])
+    backward = r["shape"].get("pass", "fwd") != "fwd"
+    v = r["verification"]
+    assert v["checked"] and v["unwritten"] == 0, what
+    if not backward:
+        assert r["status"] == "ok" and v["passed"] and not v.get("grads"), what
+        continue
+    assert sorted(v["grads"]) == ["dk", "dq", "dv"], what
+    assert all(g["rows_checked"] > 0 for g in v["grads"].values()), what
+    if r["kernel"] == "example-cpu":
+        assert r["status"] == "ok" and v["passed"] and all(g["passed"] for g in v["grads"].values()), what
+    else:
+        assert r["status"] == "incorrect" and not v["grads"]["dk"]["passed"], what
+        assert v["grads"]["dq"]["passed"] and v["grads"]["dv"]["passed"], what
+        assert r["reason"].startswith("verification failed: max |dk - dk_f64| "), what
+packed = [r for r in recs if r["shape"].get("seq_lens")]
+assert len(packed) == 8 and {r["shape"].get("window", 0) for r in packed} == {0, 7}, [r["key"] for r in packed]
+PY
+
+# A plugin built for version 1 or 2 runs its forward points and gets backward points unsupported with
+# the reason; so does a version-3 kernel without ATTNPROF_KERNEL_RUNS_BACKWARD.
+"$attnprof" sweep --plugin "$v1" --plugin "$plain" --plugin "$plain3" --kernels example-cpu-v1,plain-v2,plain-v3 \
+  --axes "heads=2;seq=32;hdim=32;causal=1;dtype=fp32;pass=fwd,bwd" "${fast[@]}" --out "$scratch/bwd_old" \
+  >"$scratch/bwd_old.log" 2>&1 || fail "backward sweep with the older plugins failed: $(tail -n 5 "$scratch/bwd_old.log")"
+python3 - "$scratch/bwd_old/results.json" <<'PY' || fail "backward sweep with the older plugins: wrong records"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
 assert len(recs) == 6, [(r["key"], r["status"]) for r in recs]
-why = {"example-cpu": "example-cpu does not declare ATTNPROF_KERNEL_RUNS_BACKWARD (it runs the forward pass only)",
-       "example-cpu-v1": "example-cpu-v1 cannot be given a backward pass (plugin ABI version 1 has no gradient tensors)",
-       "plain-v2": "plain-v2 cannot be given a backward pass (plugin ABI version 2 has no gradient tensors)"}
+why = {"example-cpu-v1": "example-cpu-v1 cannot be given a backward pass (plugin ABI version 1 has no gradient tensors)",
+       "plain-v2": "plain-v2 cannot be given a backward pass (plugin ABI version 2 has no gradient tensors)",
+       "plain-v3": "plain-v3 does not declare ATTNPROF_KERNEL_RUNS_BACKWARD (it runs the forward pass only)"}
 for r in recs:
     if r["shape"].get("pass", "fwd") == "bwd":
         assert " bwd | " in r["key"] and r["status"] == "unsupported" and r["reason"] == why[r["kernel"]], (
             r["key"], r["status"], r["reason"])
-    elif r["kernel"] != "plain-v2":  # plain-v2 computes nothing: its forward is incorrect, not refused
+    elif r["kernel"] == "example-cpu-v1":
         assert r["status"] == "ok", (r["key"], r["status"], r["reason"])
-    else:
+    else:  # plain-v2 and plain-v3 compute nothing: their forward is incorrect, not refused
         assert r["status"] == "incorrect", (r["key"], r["status"], r["reason"])
 PY
 
