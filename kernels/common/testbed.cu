@@ -386,6 +386,11 @@ void CudaProblem::run_forward(void* stream) {
     if (lse_writer == nullptr)
       throw Unsupported(kernel_->name() + " writes no LSE and no built-in forward runs this shape to give the "
                         "backward's check one");
+    // The built-in reads the buffers as BHSD: in another layout its LSE would be of other inputs.
+    if (layout_ != lse_writer->layout())
+      throw Unsupported(kernel_->name() + " writes no LSE and takes " + std::string(to_string(layout_)) +
+                        ", and the built-in forward that gives the backward's check its LSE takes " +
+                        std::string(to_string(lse_writer->layout())));
     run(*lse_writer);
   }
   if (shape_.pass == core::Pass::bwd) run(*kernel_);

@@ -275,6 +275,15 @@ class CpuPoint final : public PointSteps {
       dk_.emplace(s_.kv_elems());
       dv_.emplace(s_.v_elems());
       for (HostTensor* t : {&*dq_, &*dk_, &*dv_}) t->fill(std::numeric_limits<float>::quiet_NaN());
+      if (!kernel_.writes_lse()) {
+        // A kernel that writes no LSE (a Python callable): the float64 backward takes the float64
+        // forward's, row by row from the same inputs, whatever layout the kernel takes them in.
+        const core::Shape fwd = forward_of(s_);
+        float* lse = lse_->data();
+        kernels::parallel_for(s_.lse_elems(), 16, [&](int64_t lo, int64_t hi) {
+          for (int64_t r = lo; r < hi; ++r) lse[r] = static_cast<float>(kernels::reference_row(fwd, seed, r).lse);
+        });
+      }
     }
 
     kernels::AttentionArgs args;
