@@ -249,7 +249,7 @@ static void release(void* user, void* state) {
 static const attnprof_kernel kernels[] = {{
     sizeof(attnprof_kernel),
     EXAMPLE_CPU_NAME,
-    "two passes per query row, BSHD layout (examples/plugins/cpu_attention.c)",
+    "two passes per query row forward, one backward, BSHD layout (examples/plugins/cpu_attention.c)",
     ATTNPROF_BACKEND_CPU,
     ATTNPROF_COST_ATTENTION_FWD,
     ATTNPROF_LAYOUT_BSHD,

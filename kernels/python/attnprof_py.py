@@ -35,6 +35,13 @@ Kernels:
       [1, 1, 1, 1] per tensor, [1, kv_heads, 1, 1] per kv head, [batch, kv_heads, seq_k, 1] per token
       (shape["kv_scale"]), so k.float() * k_scale is K. O is bf16 at an fp8 point on CUDA. A callable
       without those parameters gets such points "unsupported".
+      Backward points: a callable with a `backward` attribute is called as FUNCTION.backward(q, k, v, o,
+      d_o, causal=bool, scale=float) and returns (dQ, dK, dV) shaped as q, k and v (dK and dV summed
+      over each group's query heads); on the CUDA backend a callable without one is differentiated
+      through autograd as the torch: kernels are, when its output has an autograd graph (a Triton or
+      CUDA kernel in a torch.autograd.Function, or PyTorch operations). Otherwise its backward points
+      are "unsupported" with the reason. A "bwd" call gets O from the callable's own forward (attnprof
+      ran it); a "fwd_bwd" call runs FUNCTION, then its backward on that O.
 
 The shape `prepare` gets holds hdim_v, the width of V's and O's rows (hdim unless the point has a value
 head dim of its own, as DeepSeek's MLA prefill: hdim 192, hdim_v 128); `supports` is not told it.
@@ -162,23 +169,24 @@ class _Call:
     def write_output(self, stream):
         if self._last is None:
             raise RuntimeError("no call to copy the output of")
+        pairs = zip(self._out, self._last) if isinstance(self._out, tuple) else [(self._out, self._last)]
         if self._backend == "cpu":
-            self._out[...] = self._last
+            for target, result in pairs:
+                if target is not None:
+                    target[...] = result
             return
         import torch
 
-        pairs = zip(self._out, self._last) if isinstance(self._out, tuple) else [(self._out, self._last)]
         with torch.cuda.stream(self._stream(stream)):
             for target, result in pairs:
                 if target is not None:
                     target.copy_(result)
 
 
-def _check_output(result, expected_shape, expected_dtype, backend):
+def _check_output(result, expected_shape, expected_dtype, backend, what="[batch, heads, seq_q, hdim_v]"):
     shape = tuple(getattr(result, "shape", ()))
     if shape != tuple(expected_shape):
-        raise RuntimeError(f"the callable returned shape {shape}, expected {tuple(expected_shape)} "
-                           "([batch, heads, seq_q, hdim_v])")
+        raise RuntimeError(f"the callable returned shape {shape}, expected {tuple(expected_shape)} ({what})")
     if backend == "cuda":
         import torch
 
@@ -273,19 +281,48 @@ def _grad_here(out, inputs, d_o):
     return tuple(leaf_grads.get(id(t)) for t in inputs)
 
 
-def _torch_backward(forward, pass_, q, k, v, d_o):
-    """The backward of `forward` (a run() of _torch_sdpa over q, k, v, which require gradients) with
-    dO: returns run() -> (O or None, dQ, dK, dV)."""
+def _autograd_backward(name, forward, pass_, q, k, v, d_o):
+    """The backward of `forward` (a call over q, k, v, which require gradients) with dO, through its
+    output's autograd graph: returns run() -> (O or None, dQ, dK, dV)."""
     inputs = (q, k, v)
+
+    def differentiable(out):
+        if getattr(out, "grad_fn", None) is None:
+            raise Unsupported(f"{name} has no backward: its output has no autograd graph and the function no "
+                              ".backward attribute (docs/python.md)")
+        return out
+
     if pass_ == "bwd":
-        out = forward()  # untimed: the graph every call differentiates
+        graph = []  # the forward's output every call differentiates, made by the first (untimed) call
 
         def run():
-            return (None,) + _grad_here(out, inputs, d_o)
+            if not graph:
+                graph.append(differentiable(forward()))
+            return (None,) + _grad_here(graph[0], inputs, d_o)
     else:
         def run():
-            o = forward()
+            o = differentiable(forward())
             return (o,) + _grad_here(o, inputs, d_o)
+
+    return run
+
+
+def _explicit_backward(backward, forward, pass_, q, k, v, o, d_o, causal, scale):
+    """A callable's own backward: returns run() -> (O or None, dQ, dK, dV). A "bwd" call reads O from
+    attnprof's buffer, which the callable's forward filled."""
+    def grads(out):
+        result = backward(q, k, v, out, d_o, causal=causal, scale=scale)
+        if not isinstance(result, (tuple, list)) or len(result) != 3:
+            raise RuntimeError(f"the callable's backward returned {type(result).__name__}, expected (dq, dk, dv)")
+        return tuple(result)
+
+    if pass_ == "bwd":
+        def run():
+            return (None,) + grads(o)
+    else:
+        def run():
+            out = forward()
+            return (out,) + grads(out)
 
     return run
 
@@ -334,8 +371,6 @@ def supports(name, backend, shape):
             return "PyTorch's SDPA backends run on the CUDA backend"
         if shape["dtype"] == "fp32" and name in ("torch:flash", "torch:cudnn"):
             return f"{name} takes fp16 and bf16 only"
-    elif shape.get("pass", "fwd") != "fwd":
-        return f"{name}: a py: callable computes the forward only"
     return ""
 
 
@@ -357,13 +392,14 @@ def prepare(name, backend, shape, tensors):
     out = o
     expected = [[shape["batch"], shape["heads"], shape["seq_q"], _hdim_v(shape)]]
 
-    if kind == "torch" and pass_ != "fwd":
-        d_o, dq, dk, dv = (_torch_tensor(tensors[t], dtype) for t in ("d_o", "dq", "dk", "dv"))
-        # Leaves over attnprof's buffers (detach shares the memory) that autograd differentiates.
-        q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
-        run = _torch_backward(_torch_sdpa(first, shape, q, k, v), pass_, q, k, v, d_o)
+    if pass_ != "fwd":
+        d_o, dq, dk, dv = (wrap(tensors[t], dtype) for t in ("d_o", "dq", "dk", "dv"))
         out = (o if pass_ == "fwd_bwd" else None, dq, dk, dv)
         expected = [list(t.shape) for t in (dq, dk, dv)]
+    if kind == "torch" and pass_ != "fwd":
+        # Leaves over attnprof's buffers (detach shares the memory) that autograd differentiates.
+        q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
+        run = _autograd_backward(name, _torch_sdpa(first, shape, q, k, v), pass_, q, k, v, d_o)
     elif kind == "torch":
         run = _torch_sdpa(first, shape, q, k, v)
     else:
@@ -385,6 +421,17 @@ def prepare(name, backend, shape, tensors):
         def run():
             return fn(q, k, v, causal=causal, scale=scale, **scales)
 
+        if pass_ != "fwd":
+            backward = getattr(fn, "backward", None)
+            if callable(backward):
+                run = _explicit_backward(backward, run, pass_, q, k, v, o, d_o, causal, scale)
+            elif backend == "cuda":
+                q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
+                run = _autograd_backward(name, lambda: fn(q, k, v, causal=causal, scale=scale), pass_, q, k, v, d_o)
+            else:
+                raise Unsupported(f"{name} has no backward: give the function a .backward(q, k, v, o, d_o, *, "
+                                  "causal, scale) returning (dq, dk, dv) (docs/python.md)")
+
     # One call now, untimed: JIT compilation and the allocator's first segments happen here, and
     # a refusal or a wrong result type is found before any timing.
     with warnings.catch_warnings(record=True) as caught:
@@ -401,9 +448,13 @@ def prepare(name, backend, shape, tensors):
             if kind == "torch" and "No available kernel" in str(exc):
                 raise Unsupported(f"PyTorch: {'; '.join(reasons) or _describe(exc)}") from exc
             raise
-    results = result[1:] if isinstance(out, tuple) else [result]
-    for got, want in zip(results, expected):
-        _check_output(got, want, dtype, backend)
+    if isinstance(out, tuple):
+        for got, want, what in zip(result[1:], expected, ("dq, as q", "dk, as k", "dv, as v")):
+            _check_output(got, want, dtype, backend, what)
+        if result[0] is not None:
+            _check_output(result[0], list(o.shape), dtype, backend)
+    else:
+        _check_output(result, expected[0], dtype, backend)
     if kind == "torch" and backend == "cuda" and _captures(pass_):
         graph, graph_out = _capture(run)
         if graph is not None:

@@ -323,13 +323,14 @@ void add_kernel(Table& table, const std::string& name, const std::string& backen
   k.layouts = ATTNPROF_LAYOUT_BHSD;
   // Pure; not graph-capturable by attnprof (the module replays torch: calls from its own CUDA graph,
   // and py: callables may allocate in every call); no LSE (PyTorch's SDPA does not return it). V and O
-  // may be narrower or wider than Q and K: the module reads their widths from the tensors. PyTorch's
-  // backends run the backward through autograd, and take no quantized input; a py: callable is a
-  // forward, and is given quantized K and V (fp8 Q, K and V) when it takes their scales as keyword
-  // parameters (attnprof_py.py refuses such a point for one that does not).
-  k.flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_DISTINCT_HDIM_V;
-  if (name.starts_with("torch:")) k.flags |= ATTNPROF_KERNEL_RUNS_BACKWARD;
-  else k.flags |= ATTNPROF_KERNEL_READS_QUANTIZED_KV | ATTNPROF_KERNEL_RUNS_FP8;
+  // may be narrower or wider than Q and K: the module reads their widths from the tensors. Every kernel
+  // is given backward points: PyTorch's backends run the backward through autograd, a py: callable
+  // through its .backward or its output's autograd graph (attnprof_py.py refuses the point for one
+  // with neither). PyTorch's backends take no quantized input; a py: callable is given quantized K and
+  // V (fp8 Q, K and V) when it takes their scales as keyword parameters (attnprof_py.py refuses such a
+  // point for one that does not).
+  k.flags = ATTNPROF_KERNEL_PURE | ATTNPROF_KERNEL_DISTINCT_HDIM_V | ATTNPROF_KERNEL_RUNS_BACKWARD;
+  if (!name.starts_with("torch:")) k.flags |= ATTNPROF_KERNEL_READS_QUANTIZED_KV | ATTNPROF_KERNEL_RUNS_FP8;
   k.user = &table.specs.back();
   k.supports = supports;
   k.prepare = prepare;

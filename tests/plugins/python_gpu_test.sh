@@ -2,7 +2,8 @@
 # On a GPU with PyTorch: the Python bridge's py: callables (tests/plugins/python/torch_misbehave.py):
 # a correct one is measured and verified; one that synchronises inside the timed call and one that
 # allocates new device memory in every call fail their points with the reason; the sweep goes on. Then
-# torch: kernels at a value head dim of its own (hdim_v), a quantized KV cache, and PyTorch's backward.
+# torch: kernels at a value head dim of its own (hdim_v), a quantized KV cache, and PyTorch's backward,
+# also through a py: callable's autograd graph.
 # Usage: python_gpu_test.sh ATTNPROF. Skips (77) without a GPU, PyTorch or the bridge.
 set -euo pipefail
 attnprof="$(realpath "$1")"
@@ -99,5 +100,25 @@ for r in recs:
     print(r["key"], "->", r["status"], r["counters"]["status"], r["reason"][:100])
 square = [r for r in recs if r["kernel"] == "torch:flash" and r["shape"]["seq_q"] == r["shape"]["seq_k"]]
 assert len(square) == 8 and all(r["status"] == "ok" for r in square), "flash runs every seq_q == seq_k point"
+PY
+# A py: callable without a .backward is differentiated through its output's autograd graph, as the
+# torch: kernels are (verified gradients, counters ok); one whose output has no graph gets its backward
+# points unsupported with the reason.
+"$attnprof" sweep --backend cuda --kernels py:torch_misbehave:attention,py:torch_misbehave:no_graph \
+  --axes "batch=2;heads=8;kv_heads=8,2;seq=256;hdim=64;causal=0,1;dtype=bf16;pass=bwd,fwd_bwd" \
+  --max-seconds 0.2 --out "$out/py_backward" >"$out/py_backward.log" 2>&1 ||
+  { echo "FAIL: $(tail -n 20 "$out/py_backward.log")" >&2; exit 1; }
+python3 - "$out/py_backward/results.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 2 * 8, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    what = (r["key"], r["status"], r["reason"][:200])
+    if r["kernel"] == "py:torch_misbehave:attention":
+        assert r["status"] == "ok" and r["verification"]["passed"] and len(r["verification"]["grads"]) == 3, what
+        assert r["counters"]["status"] == "ok", (r["key"], r["counters"]["status"], r["counters"]["reason"][:200])
+    else:
+        assert r["status"] == "unsupported" and "has no backward: its output has no autograd graph" in r["reason"], what
+    print(r["key"], "->", r["status"], r["counters"]["status"], r["reason"][:100])
 PY
 echo "python bridge on the GPU: ok"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attnprof's Python bridge on the CPU backend with numpy callables (tests/plugins/python/): a correct
 # attention beside a built-in kernel, verified against float64 with GQA and the causal mask, at a value
-# head dim of its own, and on a quantized KV cache (the bytes and their scales); then a
+# head dim of its own, on a quantized KV cache (the bytes and their scales), and backward points
+# through a callable's own .backward; then a
 # module that does not import, a function that raises, returns the wrong shape, the wrong dtype or
 # wrong numbers: each a reason on its own points while the sweep goes on. Skips (77) when the bridge
 # was not built (no embeddable Python) or numpy is missing for the Python it embeds.
@@ -72,6 +73,38 @@ for r in recs:
         assert r["status"] == "unsupported" and r["reason"] == (
             "py:np_attention:attention takes no k_scale and v_scale keyword parameters: it does not read a "
             f"quantized KV cache (kv_dtype {kv}; docs/python.md)"), what
+PY
+# The backward pass: a callable with a .backward (numpy's, returning dQ, dK and dV) runs bwd and fwd_bwd
+# points, grouped-query heads and the bottom-right causal mask included, each gradient verified against
+# float64 (the check's LSE from the float64 forward: a callable writes none); one whose dV is wrong is
+# incorrect with dV named; one returning dQ of the wrong shape fails naming dq; one without a backward
+# runs its forward points and gets its backward points unsupported with the reason.
+bwd_kernels=py:np_attention:attention,py:np_attention:wrong_dv,py:np_attention:short_dq,py:np_attention:quantized
+"$attnprof" sweep --axes "batch=2;heads=4;kv_heads=2;seq_q=24;seq_k=24,37;hdim=32;causal=0,1;dtype=fp32;pass=fwd,bwd,fwd_bwd" \
+  "${fast[@]}" --kernels "$bwd_kernels" --out "$scratch/bwd" >"$scratch/bwd.log" 2>&1 ||
+  fail "backward sweep: $(tail -n 5 "$scratch/bwd.log")"
+python3 - "$scratch/bwd/results.json" <<'PY' || fail "the numpy callables' backward points"
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+assert len(recs) == 4 * 12, [(r["key"], r["status"]) for r in recs]
+for r in recs:
+    kernel, what = r["kernel"].split(":")[-1], (r["key"], r["status"], r["reason"][:300])
+    v = r["verification"]
+    if r["shape"].get("pass", "fwd") == "fwd":
+        assert r["status"] == "ok" and v["passed"], what
+    elif kernel == "attention":
+        assert r["status"] == "ok" and v["passed"] and not v["lse_checked"], what
+        assert sorted(v["grads"]) == ["dk", "dq", "dv"] and all(g["passed"] for g in v["grads"].values()), what
+    elif kernel == "wrong_dv":
+        assert r["status"] == "incorrect" and not v["grads"]["dv"]["passed"], what
+        assert v["grads"]["dq"]["passed"] and v["grads"]["dk"]["passed"], what
+        assert r["reason"].startswith("verification failed: max |dv - dv_f64| "), what
+    elif kernel == "short_dq":
+        assert r["status"] == "failed" and "expected (2, 4, 24, 32) (dq, as q)" in r["reason"], what
+    else:
+        assert r["status"] == "unsupported" and r["reason"] == (
+            "py:np_attention:quantized has no backward: give the function a .backward(q, k, v, o, d_o, *, causal, "
+            "scale) returning (dq, dk, dv) (docs/python.md)"), what
 PY
 check() {
   local name="$1" status="$2" text="$3"

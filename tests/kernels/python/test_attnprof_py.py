@@ -3,7 +3,8 @@ here in numpy, described as the bridge describes attnprof's (a pointer, a shape 
 elements), and handed to prepare() on the CPU backend, as the bridge does. Checks what a py: callable
 is given at a quantized KV cache's points and at fp8 points: the bytes as stored, without a copy, and
 each scale as a float32 array that broadcasts against its tensor; and which callables declare them.
-Also the backward's walk over autograd nodes (on stand-in nodes) and which calls are captured as graphs.
+Also a py: callable's backward points through its .backward, the backward's walk over autograd nodes
+(on stand-in nodes) and which calls are captured as graphs.
 Usage: python3 test_attnprof_py.py KERNELS_PYTHON_DIR (exits 77 without numpy)."""
 import os
 import sys
@@ -244,6 +245,85 @@ class GradOnThisThreadTest(unittest.TestCase):
     def test_an_output_without_a_graph_is_an_error(self):
         with self.assertRaises(RuntimeError):
             attnprof_py._grad_here(_Out(None, 0), (), np.ones(1))
+
+
+class PyBackward(unittest.TestCase):
+    """A py: callable's backward points on the CPU: its .backward gets Q, K, V, the O its forward wrote
+    and dO, and its gradients land in attnprof's dQ, dK and dV (and O too at fwd_bwd); one without a
+    backward is refused; an autograd-less output on CUDA is refused the same way."""
+
+    def buffers(self, seed=3):
+        rng = np.random.default_rng(seed)
+        self.q = rng.standard_normal((B, H, SQ, D)).astype(np.float32)
+        self.k = rng.standard_normal((B, KVH, SK, D)).astype(np.float32)
+        self.v = rng.standard_normal((B, KVH, SK, D)).astype(np.float32)
+        self.d_o = rng.standard_normal((B, H, SQ, D)).astype(np.float32)
+        self.o = np_attention.attention(self.q, self.k, self.v, causal=True, scale=1.0 / np.sqrt(D))
+        self.dq = np.full((B, H, SQ, D), np.nan, np.float32)
+        self.dk = np.full((B, KVH, SK, D), np.nan, np.float32)
+        self.dv = np.full((B, KVH, SK, D), np.nan, np.float32)
+        return {"q": desc(self.q), "k": desc(self.k), "v": desc(self.v), "o": desc(self.o), "d_o": desc(self.d_o),
+                "dq": desc(self.dq), "dk": desc(self.dk), "dv": desc(self.dv), "element_dtype": "fp32"}
+
+    def shape(self, pass_):
+        s = shape_dict()
+        s["pass"] = pass_
+        return s
+
+    def expected(self, o):
+        return np_attention.attention_backward(self.q, self.k, self.v, o, self.d_o, causal=True, scale=1.0 / np.sqrt(D))
+
+    def test_bwd_runs_the_callable_s_backward_on_its_own_o(self):
+        tensors = self.buffers()
+        o_before = self.o.copy()
+        call = attnprof_py.prepare("py:np_attention:attention", "cpu", self.shape("bwd"), tensors)
+        call.launch(0)
+        call.write_output(0)
+        for got, want in zip((self.dq, self.dk, self.dv), self.expected(o_before)):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(self.o, o_before)  # a bwd call leaves O as the forward wrote it
+
+    def test_fwd_bwd_writes_o_and_the_gradients(self):
+        tensors = self.buffers()
+        want_o = self.o.copy()
+        self.o[...] = np.nan
+        call = attnprof_py.prepare("py:np_attention:attention", "cpu", self.shape("fwd_bwd"), tensors)
+        call.launch(0)
+        call.write_output(0)
+        np.testing.assert_allclose(self.o, want_o, rtol=1e-6)
+        np.testing.assert_allclose(self.dk, self.expected(want_o)[1], rtol=1e-6, atol=1e-7)
+
+    def test_a_callable_without_a_backward_is_refused(self):
+        with self.assertRaises(attnprof_py.Unsupported) as caught:
+            attnprof_py.prepare("py:np_attention:quantized", "cpu", self.shape("bwd"), self.buffers())
+        self.assertIn("py:np_attention:quantized has no backward", str(caught.exception))
+        self.assertEqual(attnprof_py.supports("py:np_attention:quantized", "cpu", self.shape("bwd")), "")
+
+    def test_a_gradient_of_the_wrong_shape_is_named(self):
+        with self.assertRaises(RuntimeError) as caught:
+            attnprof_py.prepare("py:np_attention:short_dq", "cpu", self.shape("bwd"), self.buffers())
+        self.assertIn(f"expected {(B, H, SQ, D)} (dq, as q)", str(caught.exception))
+
+    def test_an_output_without_an_autograd_graph_is_refused(self):
+        for pass_ in ("bwd", "fwd_bwd"):
+            run = attnprof_py._autograd_backward("py:m:f", lambda: _Out(None, 0), pass_, None, None, None, None)
+            with self.assertRaises(attnprof_py.Unsupported) as caught:
+                run()  # the first call, prepare's untimed one
+            self.assertIn("py:m:f has no backward: its output has no autograd graph", str(caught.exception))
+
+    def test_a_bwd_call_differentiates_the_graph_its_first_call_made(self):
+        q = np.zeros(1)
+        made = []
+
+        def forward():
+            made.append(_Out(_Node(1, [(_Leaf(q), 0)], lambda g: (3 * g,)), 0))
+            return made[-1]
+
+        run = attnprof_py._autograd_backward("py:m:f", forward, "bwd", q, None, None, np.full(1, 2.0))
+        first, again = run(), run()
+        self.assertEqual(len(made), 1)  # one forward, untimed; the calls are the backward alone
+        self.assertIsNone(first[0])
+        self.assertEqual((float(first[1][0]), float(again[1][0])), (6.0, 6.0))
 
 
 class GraphCaptureTest(unittest.TestCase):

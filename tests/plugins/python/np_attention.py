@@ -2,12 +2,11 @@
 import numpy as np
 
 
-def attention(q, k, v, *, causal, scale):
-    """O = softmax(scale * QK^T) V with attnprof's bottom-right causal mask, in float64, as float32."""
+def _probabilities(q, k, causal, scale):
+    """P = softmax(scale * QK^T) under attnprof's bottom-right causal mask in float64, K repeated to the
+    query heads; a row that sees no key is all zero."""
     _, heads, seq_q, _ = q.shape
-    group = heads // k.shape[1]
-    k = np.repeat(k.astype(np.float64), group, axis=1)
-    v = np.repeat(v.astype(np.float64), group, axis=1)
+    k = np.repeat(k.astype(np.float64), heads // k.shape[1], axis=1)
     s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) * scale
     seq_k = k.shape[2]
     if causal:
@@ -16,8 +15,55 @@ def attention(q, k, v, *, causal, scale):
     row_max = s.max(axis=-1, keepdims=True)
     p = np.exp(s - np.where(np.isfinite(row_max), row_max, 0.0))
     total = p.sum(axis=-1, keepdims=True)
-    o = np.einsum("bhqk,bhkd->bhqd", p, v) / np.where(total > 0, total, 1.0)
-    return o.astype(np.float32)
+    return p / np.where(total > 0, total, 1.0)
+
+
+def attention(q, k, v, *, causal, scale):
+    """O = softmax(scale * QK^T) V with attnprof's bottom-right causal mask, in float64, as float32."""
+    v = np.repeat(v.astype(np.float64), q.shape[1] // v.shape[1], axis=1)
+    return np.einsum("bhqk,bhkd->bhqd", _probabilities(q, k, causal, scale), v).astype(np.float32)
+
+
+def attention_backward(q, k, v, o, d_o, *, causal, scale):
+    """dQ, dK and dV of attention() with D = rowsum(dO * O), in float64, as float32; dK and dV summed
+    over each group's query heads."""
+    batch, heads, _, _ = q.shape
+    kv_heads, seq_k = k.shape[1], k.shape[2]
+    group = heads // kv_heads
+    p = _probabilities(q, k, causal, scale)
+    k64 = np.repeat(k.astype(np.float64), group, axis=1)
+    v64 = np.repeat(v.astype(np.float64), group, axis=1)
+    d_o = d_o.astype(np.float64)
+    ds = p * (np.einsum("bhqd,bhkd->bhqk", d_o, v64) - (d_o * o.astype(np.float64)).sum(axis=-1, keepdims=True))
+    dq = np.einsum("bhqk,bhkd->bhqd", ds, k64) * scale
+    dk = np.einsum("bhqk,bhqd->bhkd", ds, q.astype(np.float64)) * scale
+    dv = np.einsum("bhqk,bhqd->bhkd", p, d_o)
+    per_kv_head = lambda x: x.reshape(batch, kv_heads, group, seq_k, x.shape[-1]).sum(axis=2)
+    return dq.astype(np.float32), per_kv_head(dk).astype(np.float32), per_kv_head(dv).astype(np.float32)
+
+
+attention.backward = attention_backward
+
+
+def wrong_dv(q, k, v, **kw):
+    """A correct forward whose backward's dV is wrong on purpose."""
+    return attention(q, k, v, **kw)
+
+
+def _wrong_dv_backward(*args, **kw):
+    dq, dk, dv = attention_backward(*args, **kw)
+    return dq, dk, dv + np.float32(0.5)
+
+
+wrong_dv.backward = _wrong_dv_backward
+
+
+def short_dq(q, k, v, **kw):
+    """A backward that returns dQ of one query row."""
+    return attention(q, k, v, **kw)
+
+
+short_dq.backward = lambda *args, **kw: (attention_backward(*args, **kw)[0][:, :, :1],) + attention_backward(*args, **kw)[1:]
 
 
 def raises(q, k, v, **_):

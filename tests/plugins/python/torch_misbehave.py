@@ -22,3 +22,9 @@ def synchronizes(q, k, v, *, causal, scale):
 def allocates(q, k, v, *, causal, scale):
     _kept.append(torch.empty(64 << 20, dtype=torch.uint8, device="cuda"))  # 64 MiB more, every call
     return _sdpa(q, k, v, causal, scale)
+
+
+def no_graph(q, k, v, *, causal, scale):
+    """A forward whose output has no autograd graph (computed under torch.no_grad): no backward."""
+    with torch.no_grad():
+        return _sdpa(q, k, v, causal, scale)
