@@ -277,12 +277,59 @@ class FaultyBackward final : public attnprof::kernels::Kernel {
   bool skip_dv_;
 };
 
+// The CPU reference as a kernel that writes no LSE (as a Python callable): its LSE stays in a buffer of
+// its own, and attnprof's LSE buffer keeps its NaN poison.
+class NoLseBackward final : public attnprof::kernels::Kernel {
+ public:
+  std::string name() const override { return "bwd-no-lse"; }
+  attnprof::kernels::Backend backend() const override { return attnprof::kernels::Backend::cpu; }
+  attnprof::core::KernelKind kind() const override { return attnprof::core::KernelKind::materialized; }
+  std::string description() const override { return "test: the CPU reference keeping its LSE to itself"; }
+  std::string unsupported_reason(const Shape&) const override { return {}; }
+  size_t workspace_bytes(const Shape& s) const override { return reference().workspace_bytes(s); }
+  bool runs_backward() const override { return true; }
+  bool writes_lse() const override { return false; }
+  void launch(const attnprof::kernels::AttentionArgs& a, attnprof::kernels::StageHook* hook) const override {
+    // A bwd call reads the LSE its own forward kept; a forward or fwd_bwd call writes it there.
+    attnprof::kernels::AttentionArgs own = a;
+    lse_.resize(static_cast<size_t>(a.shape.lse_elems()));
+    own.lse = lse_.data();
+    reference().launch(own, hook);
+  }
+
+ private:
+  static const attnprof::kernels::Kernel& reference() {
+    return *attnprof::kernels::find(attnprof::kernels::Backend::cpu, "reference");
+  }
+  mutable std::vector<float> lse_;
+};
+
 Shape with_pass(Shape s, attnprof::core::Pass pass) {
   s.pass = pass;
   return s;
 }
 
 }  // namespace
+
+TEST_CASE("CPU backend: a kernel that writes no LSE has its gradients checked against the float64 forward's LSE",
+          "[cpu-backend][bwd]") {
+  using attnprof::core::Pass;
+  auto backend = m::make_cpu_backend();
+  const NoLseBackward kernel;
+  for (Pass pass : {Pass::bwd, Pass::fwd_bwd}) {
+    const Shape s = with_pass(small_shape(true), pass);
+    INFO(s.label());
+    const auto rec = backend->measure(s, kernel, quick_options());
+    INFO(rec.reason);
+    CHECK(rec.status == Status::ok);
+    CHECK_FALSE(rec.verification.lse_checked);
+    REQUIRE(rec.verification.grads.size() == 3);
+    for (const auto& [name, g] : rec.verification.grads) {
+      INFO(name << " err " << g.max_abs_err << " tolerance " << g.tolerance);
+      CHECK(g.passed);
+    }
+  }
+}
 
 TEST_CASE("CPU backend: backward points run the forward once untimed, verify the gradients, time the backward",
           "[cpu-backend][bwd]") {
@@ -325,11 +372,14 @@ TEST_CASE("CPU backend: backward points run the forward once untimed, verify the
   CHECK(unwritten.status == Status::incorrect);
   CHECK(unwritten.verification.unwritten == s.v_elems());
 
-  // The fused CPU kernel has no backward: unsupported, nothing allocated or timed.
+  // The fused CPU kernel's backward, through the same steps: verified, timed, its three stages.
   const auto* fused = attnprof::kernels::find(attnprof::kernels::Backend::cpu, "fused");
-  const auto refused = backend->measure(s, *fused, quick_options());
-  CHECK(refused.status == Status::unsupported);
-  CHECK(refused.samples_us.empty());
+  const auto tiled = backend->measure(s, *fused, quick_options());
+  CHECK(tiled.status == Status::ok);
+  CHECK(tiled.verification.passed);
+  CHECK(tiled.verification.grads.size() == 3);
+  CHECK(tiled.stages.size() == 3);
+  CHECK_FALSE(tiled.samples_us.empty());
 }
 
 TEST_CASE("CPU backend: paged and quantized KV caches through the reference, verified with the quantization's cost",
