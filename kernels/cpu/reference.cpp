@@ -115,33 +115,6 @@ void rows_times_keys(const core::Shape& s, const RowBlocks& work, const float* a
   });
 }
 
-// Key blocks of one kv head of one sequence, with the row blocks of every query head of its group:
-// the unit of the dV and dK GEMMs, which sum over the group's heads and rows (GQA's reduction).
-struct KeyBlock {
-  const core::Shape* shape = nullptr;
-  int64_t kv_offset = 0, v_offset = 0;  // key 0 of the kv head in K (dK) and V (dV)
-  int64_t j0 = 0, keys = 0;
-  std::vector<const RowBlock*> rows;    // the group's row blocks whose keys reach this block
-};
-std::vector<KeyBlock> key_blocks(const RowBlocks& work) {
-  // Row blocks that read the same K rows belong to one (sequence, kv head).
-  std::map<std::pair<const core::Shape*, int64_t>, std::vector<const RowBlock*>> groups;
-  for (const RowBlock& blk : work.blocks) groups[{blk.shape, blk.view.kv_offset}].push_back(&blk);
-  std::vector<KeyBlock> out;
-  for (const auto& [key, blocks] : groups) {
-    const core::Shape& seq = *key.first;
-    for (int64_t j0 = 0; j0 < seq.seq_k; j0 += kBlockKeys) {
-      KeyBlock kb{&seq, key.second, blocks.front()->view.v_offset, j0, std::min(kBlockKeys, seq.seq_k - j0), {}};
-      for (const RowBlock* blk : blocks) {
-        const core::KeyRange r = block_keys(seq, blk->i0, blk->rows);
-        if (r.begin < j0 + kb.keys && r.end > j0) kb.rows.push_back(blk);
-      }
-      out.push_back(std::move(kb));
-    }
-  }
-  return out;
-}
-
 // out key rows = scale * sum over the group's rows i of a[i, j] b[i] (a score-sized, zero where
 // masked): dV = P^T dO (b = dO, O's rows), dK = scale dS^T Q (b = Q). Summed in fp32, rounded once.
 void keys_times_rows(const core::Shape& s, const std::vector<KeyBlock>& tasks, const float* a, const float* b,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "kernels/cpu/target_clones.hpp"
 
@@ -55,6 +57,25 @@ int64_t score_elems(const core::Shape& s) {
   int64_t sum = 0;
   for (int64_t len : s.seq_lens) sum += len * len;
   return s.heads * sum;
+}
+
+std::vector<KeyBlock> key_blocks(const RowBlocks& work) {
+  // Row blocks that read the same K rows belong to one (sequence, kv head).
+  std::map<std::pair<const core::Shape*, int64_t>, std::vector<const RowBlock*>> groups;
+  for (const RowBlock& blk : work.blocks) groups[{blk.shape, blk.view.kv_offset}].push_back(&blk);
+  std::vector<KeyBlock> out;
+  for (const auto& [key, blocks] : groups) {
+    const core::Shape& seq = *key.first;
+    for (int64_t j0 = 0; j0 < seq.seq_k; j0 += kBlockKeys) {
+      KeyBlock kb{&seq, key.second, blocks.front()->view.v_offset, j0, std::min(kBlockKeys, seq.seq_k - j0), {}};
+      for (const RowBlock* blk : blocks) {
+        const core::KeyRange r = block_keys(seq, blk->i0, blk->rows);
+        if (r.begin < j0 + kb.keys && r.end > j0) kb.rows.push_back(blk);
+      }
+      out.push_back(std::move(kb));
+    }
+  }
+  return out;
 }
 
 core::KeyRange block_keys(const core::Shape& s, int64_t i0, int64_t rows) {

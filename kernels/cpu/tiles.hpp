@@ -46,6 +46,18 @@ RowBlocks row_blocks(const core::Shape&);
 // sum of len^2 packed.
 int64_t score_elems(const core::Shape&);
 
+// Key blocks of kBlockKeys keys of one kv head of one sequence, with the row blocks of every query head
+// of its group whose keys reach the block: the unit of the backward's dK and dV (GQA's reduction over
+// the group's heads and rows stays inside one task).
+struct KeyBlock {
+  const core::Shape* shape = nullptr;
+  int64_t kv_offset = 0, v_offset = 0;  // key 0 of the kv head in K (dK) and V (dV)
+  int64_t j0 = 0, keys = 0;
+  std::vector<const RowBlock*> rows;    // the group's row blocks whose keys reach this block
+};
+// Every key of every (sequence, kv head) in one block: the blocks point into `work`.
+std::vector<KeyBlock> key_blocks(const RowBlocks& work);
+
 // The keys any of query rows i0 .. i0 + rows - 1 sees (core::Shape::keys_of_row: bottom-right causal
 // mask, sliding window): one range, from the first row's begin to the last row's end.
 core::KeyRange block_keys(const core::Shape&, int64_t i0, int64_t rows);

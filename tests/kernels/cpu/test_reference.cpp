@@ -68,7 +68,7 @@ TEST_CASE("CPU reference refuses a workspace that is too small", "[cpu-kernels]"
   CHECK_THROWS(ref->launch(p.args));
 }
 
-TEST_CASE("CPU reference backward matches float64: masks, windows, GQA, packed, hdim_v, every dtype",
+TEST_CASE("CPU reference and fused backward match float64: masks, windows, GQA, packed, hdim_v, every dtype",
           "[cpu-kernels][bwd]") {
   using attnprof::core::Pass;
   const std::vector<Shape> shapes = {
@@ -83,29 +83,32 @@ TEST_CASE("CPU reference backward matches float64: masks, windows, GQA, packed, 
       packed({33, 1, 70, 5}, 4, 2, 32, true, DType::bf16),
       packed({20, 64}, 2, 1, 16, false, DType::fp32, 7),
   };
-  const k::Kernel* ref = k::find(k::Backend::cpu, "reference");
-  REQUIRE(ref);
-  CHECK(ref->runs_backward());
-  uint64_t seed = 40;
-  for (Pass pass : {Pass::bwd, Pass::fwd_bwd})
-    for (const Shape& base : shapes) {
-      const Shape s = with_pass(base, pass);
-      INFO(s.label());
-      CHECK(k::support_reason(*ref, s).empty());
-      BackwardProblem b(s, *ref, ++seed);
-      b.run(*ref);
-      const auto v = b.verify(s, seed);
-      CHECK(v.unwritten == 0);
-      REQUIRE(v.grads.size() == 3);
-      for (const auto& [name, g] : v.grads) {
-        INFO(name << " err " << g.max_abs_err << " naive " << g.naive_max_abs_err << " tolerance " << g.tolerance);
-        CHECK(g.rows_checked > 0);
-        CHECK(g.passed);
-        // The reference is the naive low-precision backward, up to fp32 summation order.
-        if (s.dtype != DType::fp32) CHECK(g.max_abs_err <= 1.5 * g.naive_max_abs_err + g.tolerance / 100);
+  for (const char* name : {"reference", "fused"}) {
+    const k::Kernel* kernel = k::find(k::Backend::cpu, name);
+    REQUIRE(kernel);
+    CHECK(kernel->runs_backward());
+    uint64_t seed = 40;
+    for (Pass pass : {Pass::bwd, Pass::fwd_bwd})
+      for (const Shape& base : shapes) {
+        const Shape s = with_pass(base, pass);
+        INFO(name << " " << s.label());
+        CHECK(k::support_reason(*kernel, s).empty());
+        BackwardProblem b(s, *kernel, ++seed);
+        b.run(*kernel);
+        const auto v = b.verify(s, seed);
+        CHECK(v.unwritten == 0);
+        REQUIRE(v.grads.size() == 3);
+        for (const auto& [grad, g] : v.grads) {
+          INFO(grad << " err " << g.max_abs_err << " naive " << g.naive_max_abs_err << " tolerance " << g.tolerance);
+          CHECK(g.rows_checked > 0);
+          CHECK(g.passed);
+          // Both round P and dS to the dtype as the naive low-precision backward does: its error, up to
+          // fp32 summation order.
+          if (s.dtype != DType::fp32) CHECK(g.max_abs_err <= 1.5 * g.naive_max_abs_err + g.tolerance / 100);
+        }
+        CHECK(v.passed);
       }
-      CHECK(v.passed);
-    }
+  }
 }
 
 TEST_CASE("CPU reference backward: its stages in order, the forward's first for fwd_bwd; a bwd call keeps O",
@@ -134,10 +137,43 @@ TEST_CASE("CPU reference backward: its stages in order, the forward's first for 
   CHECK(fb_hook.events == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1});
   CHECK(fb.verify(with_pass(s, Pass::fwd_bwd), 8).passed);
 
-  // The fused CPU kernel runs the forward only: its backward points are unsupported, and say why.
+}
+
+TEST_CASE("CPU fused backward: its three stages, the forward's first for fwd_bwd; D in its workspace; a bwd call "
+          "keeps O",
+          "[cpu-kernels][bwd]") {
+  using attnprof::core::Pass;
   const k::Kernel* fused = k::find(k::Backend::cpu, "fused");
-  CHECK_FALSE(fused->runs_backward());
-  CHECK(k::support_reason(*fused, with_pass(s, Pass::bwd)).find("forward pass only") != std::string::npos);
+  const Shape s{1, 2, 1, 70, 70, 32, true, DType::bf16};
+  CHECK(fused->stage_names(s) == std::vector<std::string>{"fused"});
+  CHECK(fused->stage_names(with_pass(s, Pass::bwd)) ==
+        std::vector<std::string>{"bwd_preprocess", "bwd_dk_dv", "bwd_dq"});
+  CHECK(fused->stage_names(with_pass(s, Pass::fwd_bwd)) ==
+        std::vector<std::string>{"fwd", "bwd_preprocess", "bwd_dk_dv", "bwd_dq"});
+  CHECK(fused->workspace_bytes(s) == 0);
+  CHECK(fused->workspace_bytes(with_pass(s, Pass::bwd)) == sizeof(float) * 2 * 70);
+  CHECK(fused->plan(with_pass(s, Pass::bwd)).at("dq_atomic") == 0);
+
+  BackwardProblem b(with_pass(s, Pass::bwd), *fused, 9);
+  RecordingHook hook;
+  b.run(*fused, &hook);
+  CHECK(hook.events == std::vector<int>{0, 1, 2, -1});
+  const std::vector<float> o_after_forward = b.p.o;
+  b.run(*fused);
+  CHECK(std::memcmp(o_after_forward.data(), b.p.o.data(), o_after_forward.size() * sizeof(float)) == 0);
+  CHECK(b.verify(with_pass(s, Pass::bwd), 9).passed);
+
+  BackwardProblem fb(with_pass(s, Pass::fwd_bwd), *fused, 9);
+  RecordingHook fb_hook;
+  fb.run(*fused, &fb_hook);
+  CHECK(fb_hook.events == std::vector<int>{0, 1, 2, 3, -1});
+  CHECK(fb.verify(with_pass(s, Pass::fwd_bwd), 9).passed);
+
+  // Without its workspace the call is refused rather than writing through a null D.
+  k::AttentionArgs no_workspace = b.p.args;
+  no_workspace.workspace = nullptr;
+  no_workspace.workspace_bytes = 0;
+  CHECK_THROWS_WITH(fused->launch(no_workspace), "cpu fused: workspace too small");
 }
 
 TEST_CASE("CPU reference backward: a gradient left unwritten or a wrong LSE fails the check", "[cpu-kernels][bwd]") {
