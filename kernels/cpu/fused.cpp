@@ -1,4 +1,4 @@
-// CPU "fused": FlashAttention-2's forward on the CPU. Each task owns kBlockRows query rows of one
+// CPU "fused": FlashAttention-2's forward and backward on the CPU. Each forward task owns kBlockRows query rows of one
 // (batch, head) and streams K/V in blocks of kBlockKeys keys; per block it forms the S tile, updates
 // the running row max and row sum (online softmax), rescales the accumulator and adds P V. S and P
 // exist only as one (kBlockRows, kBlockKeys) tile; O and LSE are written once at the end.
@@ -97,8 +97,9 @@ class CpuFused final : public Kernel {
   Backend backend() const override { return Backend::cpu; }
   core::KernelKind kind() const override { return core::KernelKind::fused; }
   std::string description() const override {
-    return "fused: K/V streamed in blocks with an online softmax, S and P only as a tile in cache; "
-           "fp32 compute, P and O rounded to the dtype";
+    return "fused: K/V streamed in blocks with an online softmax, S and P only as a tile in cache; the backward "
+           "as tiles too (dK and dV per key block, dQ in a pass of its own); fp32 compute, P, dS and the outputs "
+           "rounded to the dtype";
   }
   std::string unsupported_reason(const core::Shape&) const override { return {}; }
   // A backward's D, one float per query row.
