@@ -3,8 +3,11 @@
 // spreadsheet would run as a formula is prefixed with ' first (core::escape::csv_formula_guard). One row per point; a
 // column per stage (p50) and per counter seen anywhere in the file, empty where a point lacks it.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -122,6 +125,11 @@ const Renderer& detail::csv_renderer() {
   return renderer;
 }
 
+namespace {
+// A backward point's gradients (core::Verification::grads), in the CSV's column order.
+constexpr std::array<std::string_view, 3> kGradNames = {"dq", "dk", "dv"};
+}  // namespace
+
 void CsvRenderer::render(const core::Results& results, std::ostream& out) const {
   using namespace detail;
   const auto rows = make_rows(results);
@@ -155,6 +163,14 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
     return r.verification.o_max_bound_ratio.has_value();
   });
   if (bound_column) header.emplace_back("o_max_bound_ratio");
+  // A backward point's pass and each gradient's check, only when the results hold one.
+  const bool backward_columns = std::any_of(results.records.begin(), results.records.end(),
+                                            [](const core::Record& r) { return r.shape.backward(); });
+  if (backward_columns) {
+    header.emplace_back("pass");
+    for (const auto& grad : kGradNames)
+      for (const char* k : {"max_abs_err", "tolerance", "passed"}) header.push_back(fmt::format("{}_{}", grad, k));
+  }
   for (const auto& c : kDiagnosisMetrics) header.emplace_back(c.name);
   for (const char* k : {"verdict", "flags", "next_step", "occupancy_kernel", "threads_per_block",
                         "registers_per_thread", "smem_bytes_per_block", "grid_blocks",
@@ -206,6 +222,16 @@ void CsvRenderer::render(const core::Results& results, std::ostream& out) const 
     if (bound_column) {
       const auto& ratio = r.verification.o_max_bound_ratio;
       f.push_back(ratio ? num(*ratio) : std::string());
+    }
+    if (backward_columns) {
+      f.emplace_back(core::to_string(r.shape.pass));
+      for (const auto& grad : kGradNames) {
+        const auto it = r.verification.grads.find(std::string(grad));
+        const bool checked = it != r.verification.grads.end();
+        f.push_back(checked ? num(it->second.max_abs_err) : std::string());
+        f.push_back(checked ? num(it->second.tolerance) : std::string());
+        f.push_back(checked ? (it->second.passed ? "true" : "false") : std::string());
+      }
     }
     for (const auto& c : kDiagnosisMetrics) f.push_back(row.diagnosis ? c.text(row.diagnosis->metrics) : std::string());
     const auto& o = r.occupancy;

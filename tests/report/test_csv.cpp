@@ -99,3 +99,35 @@ TEST_CASE("CSV: a packed batch adds its tokens and padded cost; dense results ke
   CHECK(std::stod(rows[1][col("cost_padded_flops")]) > std::stod(rows[1][col("cost_flops")]));
   CHECK(rows[2][col("cost_padded_flops")].empty());  // the dense point beside it
 }
+
+TEST_CASE("CSV: a backward point's pass and each gradient's check, only when the results hold one") {
+  Results res = small_results();
+  const auto header_of = [](const Results& r) { return parse_csv(render(r, "csv")).front(); };
+  const auto forward_header = header_of(res);
+  CHECK(std::find(forward_header.begin(), forward_header.end(), "pass") == forward_header.end());
+
+  Record& bwd = res.records[0];
+  bwd.shape.pass = Pass::bwd;
+  bwd.verification.grads["dq"] = GradCheck{.rows_checked = 4, .rows_total = 4, .max_abs_err = 0.002, .tolerance = 0.01,
+                                           .passed = true};
+  bwd.verification.grads["dk"] = GradCheck{.rows_checked = 4, .rows_total = 4, .max_abs_err = 0.5, .tolerance = 0.01};
+  bwd.verification.grads["dv"] = GradCheck{.rows_checked = 4, .rows_total = 4, .max_abs_err = 0.001, .tolerance = 0.01,
+                                           .passed = true};
+  const auto rows = parse_csv(render(res, "csv"));
+  REQUIRE(rows.size() == 3);
+  for (const auto& row : rows) CHECK(row.size() == rows[0].size());
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i)
+      if (rows[0][i] == name) return i;
+    FAIL("no column " << name);
+    return size_t{0};
+  };
+  CHECK(rows[0].size() == forward_header.size() + 10);
+  CHECK(rows[1][column("pass")] == "bwd");
+  CHECK(rows[1][column("dq_max_abs_err")] == "0.002");
+  CHECK(rows[1][column("dk_passed")] == "false");
+  CHECK(rows[1][column("dv_tolerance")] == "0.01");
+  CHECK(rows[2][column("pass")] == "fwd");  // a forward point: its pass, no gradient cells
+  CHECK(rows[2][column("dq_max_abs_err")].empty());
+  CHECK(rows[2][column("dk_passed")].empty());
+}
