@@ -183,22 +183,23 @@ class _Call:
                     target.copy_(result)
 
 
-def _check_output(result, expected_shape, expected_dtype, backend, what="[batch, heads, seq_q, hdim_v]"):
+def _check_output(result, expected_shape, expected_dtype, backend, what="[batch, heads, seq_q, hdim_v]",
+                  who="the callable"):
     shape = tuple(getattr(result, "shape", ()))
     if shape != tuple(expected_shape):
-        raise RuntimeError(f"the callable returned shape {shape}, expected {tuple(expected_shape)} ({what})")
+        raise RuntimeError(f"{who} returned shape {shape}, expected {tuple(expected_shape)} ({what})")
     if backend == "cuda":
         import torch
 
         want = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[expected_dtype]
         if not isinstance(result, torch.Tensor) or result.dtype != want or not result.is_cuda:
-            raise RuntimeError(f"the callable returned {getattr(result, 'dtype', type(result).__name__)} "
+            raise RuntimeError(f"{who} returned {getattr(result, 'dtype', type(result).__name__)} "
                                f"on {getattr(result, 'device', 'the host')}, expected a CUDA {want} tensor")
     else:
         import numpy as np
 
         if np.asarray(result).dtype != np.float32:
-            raise RuntimeError(f"the callable returned {np.asarray(result).dtype}, expected float32")
+            raise RuntimeError(f"{who} returned {np.asarray(result).dtype}, expected float32")
 
 
 def _torch_sdpa(which, shape, q, k, v):
@@ -450,7 +451,7 @@ def prepare(name, backend, shape, tensors):
             raise
     if isinstance(out, tuple):
         for got, want, what in zip(result[1:], expected, ("dq, as q", "dk, as k", "dv, as v")):
-            _check_output(got, want, dtype, backend, what)
+            _check_output(got, want, dtype, backend, what, who="the backward")
         if result[0] is not None:
             _check_output(result[0], list(o.shape), dtype, backend)
     else:
