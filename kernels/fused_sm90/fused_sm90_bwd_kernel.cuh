@@ -213,29 +213,32 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
 
   // S^T and dP^T: the warpgroup's 64 rows of K (or V) times a block's 64 rows of Q (or dO), both
   // K-major, k16 slice ks 32 bytes into panel ks / 4 of each row.
-  auto rows_by_rows = [&](float(&acc)[kBlockM / 2], uint32_t kv_rows, uint32_t q_rows) {
+  auto rows_by_rows = [&](float(&acc)[kBlockM / 2], uint64_t kv_desc, uint64_t q_desc) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       const uint32_t kv_off = (ks / 4) * kKvPanel + (ks % 4) * 32, q_off = (ks / 4) * kQPanel + (ks % 4) * 32;
-      wgmma_m64n64k16_ss(acc, smem_desc_sw128(kv_rows + kv_off, 16, 1024),
-                         smem_desc_sw128(q_rows + q_off, 16, 1024), ks > 0 ? 1 : 0, Tag{});
+      wgmma_m64n64k16_ss(acc, kv_desc + (kv_off >> 4), q_desc + (q_off >> 4), ks > 0 ? 1 : 0, Tag{});
     }
     wgmma_commit();
   };
   // dV and dK: acc += A B, A from registers (P^T or dS^T, k16 slice ks in registers 4 ks .. + 3), B a
   // block's rows of dO or Q, rows 16 ks .. + 15 the k16 slice and its columns the N (MN-major).
-  auto frags_by_rows = [&](float(&acc)[kHeadDim / 2], const uint32_t(&frags)[kBlockM / 4], uint32_t b_rows) {
+  auto frags_by_rows = [&](float(&acc)[kHeadDim / 2], const uint32_t(&frags)[kBlockM / 4], uint64_t b_desc) {
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kQSteps; ++ks) {
       const uint32_t a[4] = {frags[4 * ks], frags[4 * ks + 1], frags[4 * ks + 2], frags[4 * ks + 3]};
-      const uint64_t b = smem_desc_sw128(b_rows + ks * 16 * 128, kQPanel, 1024);
+      const uint64_t b = b_desc + ((ks * 16 * 128) >> 4);
       if constexpr (kHeadDim == 128) wgmma_m64n128k16_rs(acc, a, b, 1, Tag{});
       else wgmma_m64n64k16_rs(acc, a, b, 1, Tag{});
     }
     wgmma_commit();
   };
 
+  // Descriptors of the CTA's fixed tiles; a k16 slice's is the tile's plus its offset in 16-byte units
+  // (the start address field holds any shared-memory address, so the addition never carries out).
+  const uint64_t k_desc = smem_desc_sw128(k_rows, 16, 1024), v_desc = smem_desc_sw128(v_rows, 16, 1024);
+  const uint64_t kdq_desc = smem_desc_sw128(k_dq_cols, kKvPanel, 1024);
   if (steps > 0) mbar_wait(bar_kv, 0);
   Walk walk = first_step;
   for (int step = 0; step < steps; ++step, next_step(walk)) {
@@ -248,8 +251,8 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
     // S^T = K Q^T and dP^T = V dO^T, two commit groups.
     float s[kBlockM / 2], dp[kBlockM / 2];
     wgmma_fence();
-    rows_by_rows(s, k_rows, q_buf);
-    rows_by_rows(dp, v_rows, do_buf);
+    rows_by_rows(s, k_desc, smem_desc_sw128(q_buf, 16, 1024));
+    rows_by_rows(dp, v_desc, smem_desc_sw128(do_buf, 16, 1024));
     // This thread's columns' LSE and D: 2 quad_col + e of every 8-query group.
     const float2* lse_cols = reinterpret_cast<const float2*>(lse_floats + stage * kBlockM) + quad_col;
     const float2* dsum_cols = reinterpret_cast<const float2*>(dsum_floats + stage * kBlockM) + quad_col;
@@ -289,7 +292,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
     for (int i = 0; i < kBlockM / 4; ++i) pf[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
 
     // dV += P^T dO.
-    frags_by_rows(acc_dv, pf, do_buf);
+    frags_by_rows(acc_dv, pf, smem_desc_sw128(do_buf, kQPanel, 1024));
     // dP^T and dV both done: P^T's fragments are free before dS^T's are made (waiting for dP^T alone
     // left them live beside dS^T, and ptxas spilled 40 bytes at hdim 128).
     wgmma_wait<0>();
@@ -308,7 +311,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
       st_shared_u32(((ds_row + half * 8 * 128) ^ static_cast<uint32_t>(nt << 4)) + ds_buf, ds[i]);
     }
     // dK += dS^T Q.
-    frags_by_rows(acc_dk, ds, q_buf);
+    frags_by_rows(acc_dk, ds, smem_desc_sw128(q_buf, kQPanel, 1024));
     fence_proxy_async_smem();
     named_bar_sync(1, bwd::kConsumerThreads);
 
@@ -316,11 +319,12 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
     float dq[kDqCols / 2];
 #pragma unroll
     for (int i = 0; i < kDqCols / 2; ++i) dq[i] = 0.f;
+    const uint64_t ds_desc = smem_desc_sw128(s_ds + ds_buf, kBlockN * 128, 1024);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
-      const uint64_t a = smem_desc_sw128(s_ds + ds_buf + ks * 16 * 128, kBlockN * 128, 1024);
-      const uint64_t b = smem_desc_sw128(k_dq_cols + ks * 16 * 128, kKvPanel, 1024);
+      const uint64_t a = ds_desc + ((ks * 16 * 128) >> 4);
+      const uint64_t b = kdq_desc + ((ks * 16 * 128) >> 4);
       if constexpr (kDqCols == 64) wgmma_m64n64k16_ss_mn(dq, a, b, 1, Tag{});
       else wgmma_m64n32k16_ss_mn(dq, a, b, 1, Tag{});
     }
