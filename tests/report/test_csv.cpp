@@ -21,6 +21,16 @@ using namespace attnprof::core;
 using nlohmann::json;
 using namespace attnprof::report_test;
 
+namespace {
+// The index of the header's column `name` (a failed check when there is none).
+size_t column_index(const std::vector<std::vector<std::string>>& rows, const std::string& name) {
+  for (size_t i = 0; i < rows[0].size(); ++i)
+    if (rows[0][i] == name) return i;
+  FAIL("no column " << name);
+  return 0;
+}
+}  // namespace
+
 TEST_CASE("CSV: RFC 4180 quoting, CRLF, one row per point, same columns everywhere") {
   Results res = small_results();
   res.records[0].kernel = "fused, \"v2\"";
@@ -31,12 +41,7 @@ TEST_CASE("CSV: RFC 4180 quoting, CRLF, one row per point, same columns everywhe
   const auto rows = parse_csv(csv);
   REQUIRE(rows.size() == 3);
   for (const auto& row : rows) CHECK(row.size() == rows[0].size());
-  auto column = [&](const std::string& name) {
-    for (size_t i = 0; i < rows[0].size(); ++i)
-      if (rows[0][i] == name) return i;
-    FAIL("no column " << name);
-    return size_t{0};
-  };
+  const auto column = [&](const std::string& name) { return column_index(rows, name); };
   CHECK(rows[1][column("kernel")] == "fused, \"v2\"");
   CHECK(rows[2][column("reason")] == "line one\nline two");
   CHECK(rows[1][column("p50_us")] == "300");
@@ -60,12 +65,7 @@ TEST_CASE("CSV: decode metrics in their columns, TFLOP/s kept") {
   const std::string csv = render(mixed_results(), "csv");
   const auto rows = parse_csv(csv);
   REQUIRE(rows.size() == 3);
-  auto column = [&](const std::string& name) {
-    for (size_t i = 0; i < rows[0].size(); ++i)
-      if (rows[0][i] == name) return i;
-    FAIL("no column " << name);
-    return size_t{0};
-  };
+  const auto column = [&](const std::string& name) { return column_index(rows, name); };
   const Results results = mixed_results();
   const Record& d = results.records[1];
   const double min_bytes = d.cost.min_bytes_read + d.cost.min_bytes_write;
@@ -116,12 +116,7 @@ TEST_CASE("CSV: a backward point's pass and each gradient's check, only when the
   const auto rows = parse_csv(render(res, "csv"));
   REQUIRE(rows.size() == 3);
   for (const auto& row : rows) CHECK(row.size() == rows[0].size());
-  auto column = [&](const std::string& name) {
-    for (size_t i = 0; i < rows[0].size(); ++i)
-      if (rows[0][i] == name) return i;
-    FAIL("no column " << name);
-    return size_t{0};
-  };
+  const auto column = [&](const std::string& name) { return column_index(rows, name); };
   CHECK(rows[0].size() == forward_header.size() + 10);
   CHECK(rows[1][column("pass")] == "bwd");
   CHECK(rows[1][column("dq_max_abs_err")] == "0.002");
