@@ -83,14 +83,6 @@ void transpose_tile(const float* a, int64_t rows, int64_t keys, float* at) {
     for (int64_t j = 0; j < keys; ++j) at[j * kBlockRows + r] = a[r * kBlockKeys + j];
 }
 
-// acc * scale, rounded to the dtype, into n elements of out.
-void write_rounded(core::DType dtype, std::vector<float>& acc, int64_t n, float scale, float* out) {
-  if (scale != 1.0f)
-    for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
-  round_in_place(dtype, acc.data(), n);
-  std::copy(acc.begin(), acc.begin() + n, out);
-}
-
 class CpuFused final : public Kernel {
  public:
   std::string name() const override { return "fused"; }
@@ -124,7 +116,8 @@ class CpuFused final : public Kernel {
 
   void launch(const AttentionArgs& a, StageHook* hook) const override {
     if (a.shape.backward()) {
-      if (!a.d_o || !a.dq || !a.dk || !a.dv) throw std::runtime_error("cpu fused: a backward call needs dO, dQ, dK and dV");
+      if (!a.d_o || !a.dq || !a.dk || !a.dv)
+        throw std::runtime_error("cpu fused: a backward call needs dO, dQ, dK and dV");
       if (a.workspace == nullptr || a.workspace_bytes < workspace_bytes(a.shape))
         throw std::runtime_error("cpu fused: workspace too small");
     }
@@ -247,8 +240,10 @@ class CpuFused final : public Kernel {
                   static_cast<const float*>(a.q) + blk->view.q_offset + blk->i0 * s.hdim, blk->rows, s.hdim,
                   acc_dk.data());
         }
-        write_rounded(s.dtype, acc_dk, kb.keys * s.hdim, scale, static_cast<float*>(a.dk) + kb.kv_offset + kb.j0 * s.hdim);
-        write_rounded(s.dtype, acc_dv, kb.keys * dv, 1.0f, static_cast<float*>(a.dv) + kb.v_offset + kb.j0 * dv);
+        write_accumulator(s.dtype, acc_dk.data(), kb.keys * s.hdim, scale,
+                          static_cast<float*>(a.dk) + kb.kv_offset + kb.j0 * s.hdim);
+        write_accumulator(s.dtype, acc_dv.data(), kb.keys * dv, 1.0f,
+                          static_cast<float*>(a.dv) + kb.v_offset + kb.j0 * dv);
       }
     });
 
@@ -267,7 +262,7 @@ class CpuFused final : public Kernel {
           pv_tile(tiles.ds.data(), kBlockKeys, blk.rows, k + blk.view.kv_offset + j0 * s.hdim, keys, s.hdim,
                   acc_dq.data());
         }
-        write_rounded(s.dtype, acc_dq, blk.rows * s.hdim, scale,
+        write_accumulator(s.dtype, acc_dq.data(), blk.rows * s.hdim, scale,
                       static_cast<float*>(a.dq) + blk.view.q_offset + blk.i0 * s.hdim);
       }
     });

@@ -106,11 +106,8 @@ void rows_times_keys(const core::Shape& s, const RowBlocks& work, const float* a
         const int64_t keys = std::min(kBlockKeys, needed.end - j0);
         pv_tile(a_rows + j0, seq.seq_k, blk.rows, b_key0 + j0 * width, keys, width, acc.data());
       }
-      const int64_t n = blk.rows * width;
-      if (scale != 1.0f)
-        for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
-      round_in_place(s.out_dtype(), acc.data(), n);
-      std::copy(acc.begin(), acc.begin() + n, out + (out_is_q ? blk.view.q_offset : blk.view.o_offset) + blk.i0 * width);
+      write_accumulator(s.out_dtype(), acc.data(), blk.rows * width, scale,
+                        out + (out_is_q ? blk.view.q_offset : blk.view.o_offset) + blk.i0 * width);
     }
   });
 }
@@ -137,11 +134,8 @@ void keys_times_rows(const core::Shape& s, const std::vector<KeyBlock>& tasks, c
           }
         }
       }
-      const int64_t n = kb.keys * width;
-      if (scale != 1.0f)
-        for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
-      round_in_place(s.dtype, acc.data(), n);
-      std::copy(acc.begin(), acc.begin() + n, out + (out_is_v ? kb.v_offset : kb.kv_offset) + kb.j0 * width);
+      write_accumulator(s.dtype, acc.data(), kb.keys * width, scale,
+                        out + (out_is_v ? kb.v_offset : kb.kv_offset) + kb.j0 * width);
     }
   });
 }

@@ -247,4 +247,11 @@ void round_in_place(core::DType dtype, float* x, int64_t n) {
   }
 }
 
+void write_accumulator(core::DType dtype, float* acc, int64_t n, float scale, float* out) {
+  if (scale != 1.0f)
+    for (int64_t e = 0; e < n; ++e) acc[e] *= scale;
+  round_in_place(dtype, acc, n);
+  std::copy(acc, acc + n, out);
+}
+
 }  // namespace attnprof::kernels::cpu

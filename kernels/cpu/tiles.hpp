@@ -81,6 +81,10 @@ void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t
 // GEMMs' arithmetic for that score.
 float exp_shifted_sum(float* x, int64_t n, float shift);
 
+// An accumulator written once: out[i] = round_to(dtype, acc[i] * scale) for i < n (acc is scaled and
+// rounded in place on the way).
+void write_accumulator(core::DType dtype, float* acc, int64_t n, float scale, float* out);
+
 // x[i] = kernels::round_to(dtype, x[i]) for i < n, in a form that vectorises (the scalar function is
 // out of line in verify.cpp, shared with the GPU side). tests/kernels/cpu/test_tiles.cpp checks the
 // two agree.
