@@ -213,9 +213,7 @@ class CpuFused final : public Kernel {
         const RowBlock& blk = work.blocks[static_cast<size_t>(t)];
         for (int64_t r = 0; r < blk.rows; ++r) {
           const int64_t at = blk.view.o_offset + (blk.i0 + r) * dv;
-          float sum = 0;
-          for (int64_t d = 0; d < dv; ++d) sum += d_o[at + d] * o[at + d];
-          delta[blk.view.lse_offset + blk.i0 + r] = sum;
+          delta[blk.view.lse_offset + blk.i0 + r] = row_delta(d_o + at, o + at, dv);
         }
       }
     });
@@ -263,7 +261,7 @@ class CpuFused final : public Kernel {
                   acc_dq.data());
         }
         write_accumulator(s.dtype, acc_dq.data(), blk.rows * s.hdim, scale,
-                      static_cast<float*>(a.dq) + blk.view.q_offset + blk.i0 * s.hdim);
+                          static_cast<float*>(a.dq) + blk.view.q_offset + blk.i0 * s.hdim);
       }
     });
   }

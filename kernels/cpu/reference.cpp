@@ -323,8 +323,8 @@ class CpuReference final : public Kernel {
         for (int64_t r = 0; r < blk.rows; ++r) {
           const core::KeyRange visible = seq.keys_of_row(blk.i0 + r);
           const int64_t row = blk.i0 + r;
-          float delta = 0;
-          for (int64_t d = 0; d < dv; ++d) delta += d_o[blk.view.o_offset + row * dv + d] * o[blk.view.o_offset + row * dv + d];
+          const int64_t o_at = blk.view.o_offset + row * dv;
+          const float delta = row_delta(d_o + o_at, o + o_at, dv);
           const int64_t at = blk.score_offset + r * seq.seq_k;
           float* ds_row = d_scores + at;
           std::fill(ds_row, ds_row + visible.begin, 0.0f);

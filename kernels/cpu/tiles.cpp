@@ -247,6 +247,12 @@ void round_in_place(core::DType dtype, float* x, int64_t n) {
   }
 }
 
+float row_delta(const float* d_o, const float* o, int64_t n) {
+  float sum = 0;
+  for (int64_t d = 0; d < n; ++d) sum += d_o[d] * o[d];
+  return sum;
+}
+
 void write_accumulator(core::DType dtype, float* acc, int64_t n, float scale, float* out) {
   if (scale != 1.0f)
     for (int64_t e = 0; e < n; ++e) acc[e] *= scale;

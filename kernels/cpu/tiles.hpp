@@ -81,6 +81,9 @@ void pv_tile(const float* p, int64_t ld_p, int64_t rows, const float* v, int64_t
 // GEMMs' arithmetic for that score.
 float exp_shifted_sum(float* x, int64_t n, float shift);
 
+// D = rowsum(dO * O) of one query row (n = hdim_v): the backward's softmax-gradient term.
+float row_delta(const float* d_o, const float* o, int64_t n);
+
 // An accumulator written once: out[i] = round_to(dtype, acc[i] * scale) for i < n (acc is scaled and
 // rounded in place on the way).
 void write_accumulator(core::DType dtype, float* acc, int64_t n, float scale, float* out);
