@@ -449,7 +449,9 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
         return *v * scale;
       };
       for (const auto& l : d.launches)
-        h += fmt::format("<tr><td>{}</td><td>{}</td>{}{}{}{}<td>{}</td></tr>", e(l.name), e(l.kernel),
+        h += fmt::format("<tr><td>{0}</td><td><span class=\"kname\" title=\"{1}\">{1}</span></td>{2}{3}{4}{5}"
+                         "<td>{6}</td></tr>",
+                         e(l.name), e(l.kernel),
                          num_cell(l.time_share * 100, 1), num_cell(scaled(l.dram_bytes_per_s, 1e-12), 2),
                          num_cell(l.compute_sol_pct, 0), num_cell(l.memory_sol_pct, 0),
                          e(l.verdict ? std::string(core::to_string(*l.verdict)) : "-"));
@@ -534,7 +536,8 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
   h += "</p>";
   auto metric_table = [&](const std::string& title, const std::map<std::string, double>& m) {
     if (m.empty()) return;
-    h += "<table><thead><tr><th>" + e(title) + "</th><th class=\"n\">value</th></tr></thead><tbody>";
+    h += "<table><thead><tr><th><span class=\"kname\" title=\"" + e(title) + "\">" + e(title) +
+         "</span></th><th class=\"n\">value</th></tr></thead><tbody>";
     for (const auto& [name, value] : m)
       h += "<tr><td>" + e(name) + "</td><td class=\"n\">" + e(number_text(value)) + "</td></tr>";
     h += "</tbody></table>";
