@@ -160,7 +160,7 @@ TEST_CASE("memory level: a backward call's next steps name what its blocks of ke
   CHECK(d.metrics.memory_level == MemoryLevel::l1);
   CHECK_THAT(d.next_step, Catch::Contains("each Q, dO, K or V fragment feeds more MMAs"));
   CHECK_THAT(d.next_step, !Catch::Contains("Q kept in registers"));
-  // On wgmma (fused-sm90's backward on an H100, reports/h100-backward: L1/shared 64%, tensor pipe 54%),
+  // On wgmma (fused-sm90's backward, reports/h200-backward at b4 h16 s4096 d128: L1/shared 69%, tensor pipe 58%),
   // whose operands come from shared memory already: bytes per MMA and the dS and dQ round trips.
   r.counters.total[kMetricTensorInstHmma] = 1e11 / 65536;
   d = diagnosed(r);
