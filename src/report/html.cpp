@@ -37,6 +37,11 @@ namespace {
 using detail::fixed;
 // Every text from the results, in element content and in attribute values.
 std::string e(std::string_view s) { return core::escape::xml(s); }
+// Text the stylesheet clamps to two lines (class cls: a reason, a demangled kernel name), all of it in
+// the tooltip.
+std::string clamped(std::string_view cls, std::string_view text) {
+  return fmt::format("<span class=\"{0}\" title=\"{1}\">{1}</span>", cls, e(text));
+}
 
 // JSON safe to place inside <script type="application/json">: '<', '>' and '&' only occur inside
 // JSON strings, where \u003c and friends mean the same characters.
@@ -246,7 +251,7 @@ void points_table(const std::vector<detail::Row>& rows, const std::vector<NotOkG
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     const std::string reason =
-        r.status == "ok" ? "" : fmt::format("<span class=\"reason\" title=\"{0}\">{0}</span>", e(reason_text(r)));
+        r.status == "ok" ? "" : clamped("reason", reason_text(r));
     if (const auto g = folded_at.find(i); g != folded_at.end()) {
       h += fmt::format("<tr data-i=\"{}\" class=\"folded\"><td><a href=\"#not-ok-{}\">{} points</a></td><td>{}</td>"
                        "<td class=\"{}\">{}</td><td>-</td><td class=\"flags\">{}</td>{}</tr>",
@@ -449,9 +454,8 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
         return *v * scale;
       };
       for (const auto& l : d.launches)
-        h += fmt::format("<tr><td>{0}</td><td><span class=\"kname\" title=\"{1}\">{1}</span></td>{2}{3}{4}{5}"
-                         "<td>{6}</td></tr>",
-                         e(l.name), e(l.kernel),
+        h += fmt::format("<tr><td>{}</td><td>{}</td>{}{}{}{}<td>{}</td></tr>", e(l.name),
+                         clamped("kname", l.kernel),
                          num_cell(l.time_share * 100, 1), num_cell(scaled(l.dram_bytes_per_s, 1e-12), 2),
                          num_cell(l.compute_sol_pct, 0), num_cell(l.memory_sol_pct, 0),
                          e(l.verdict ? std::string(core::to_string(*l.verdict)) : "-"));
@@ -536,8 +540,7 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
   h += "</p>";
   auto metric_table = [&](const std::string& title, const std::map<std::string, double>& m) {
     if (m.empty()) return;
-    h += "<table><thead><tr><th><span class=\"kname\" title=\"" + e(title) + "\">" + e(title) +
-         "</span></th><th class=\"n\">value</th></tr></thead><tbody>";
+    h += "<table><thead><tr><th>" + clamped("kname", title) + "</th><th class=\"n\">value</th></tr></thead><tbody>";
     for (const auto& [name, value] : m)
       h += "<tr><td>" + e(name) + "</td><td class=\"n\">" + e(number_text(value)) + "</td></tr>";
     h += "</tbody></table>";

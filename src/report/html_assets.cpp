@@ -32,12 +32,12 @@ td:first-child { white-space: nowrap; }
 #points-table th { vertical-align: bottom; }
 #points-table td.flags { white-space: normal; min-width: 18em; }
 #points-table .flag { white-space: nowrap; }
-#points-table .reason { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden;
-                        min-width: 14em; max-width: 36em; color: var(--muted); font-size: 12px; }
-/* A demangled kernel name (a library's templates run to hundreds of characters): two lines, all of it in
-   the tooltip. */
-.kname { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden;
-         overflow-wrap: anywhere; max-width: 48em; }
+/* Two lines at most, all of it in the tooltip: a reason, a demangled kernel name (a library's templates
+   run to hundreds of characters). */
+#points-table .reason, .kname { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical;
+                                overflow: hidden; }
+#points-table .reason { min-width: 14em; max-width: 36em; color: var(--muted); font-size: 12px; }
+.kname { overflow-wrap: anywhere; max-width: 48em; }
 tbody tr:nth-child(even) { background: var(--alt); }
 nav#toc { display: flex; flex-wrap: wrap; gap: 2px 16px; margin: 6px 0 4px; font-size: 13px; }
 nav#toc b { color: var(--muted); font-weight: 600; }
