@@ -108,6 +108,14 @@ std::string verdict_link(std::string_view verdict) {
   if (anchor.empty()) return e(verdict);
   return fmt::format("<a class=\"verdict\" href=\"#{}\">{}</a>", anchor, e(verdict));
 }
+
+// A row's verdict as the points table shows it: the link, and a memory-bound verdict's level after it.
+std::string verdict_cell(const detail::Row& row) {
+  const std::string link = verdict_link(row.verdict);
+  return row.memory_level.empty() ? link
+                                  : fmt::format("{} <span class=\"level\">({})</span>", link, e(row.memory_level));
+}
+
 std::string flag_link(std::string_view flag) {
   const std::string anchor = detail::flag_anchor(flag);
   if (anchor.empty()) return "<span class=\"flag\">" + e(flag) + "</span>";
@@ -267,9 +275,9 @@ void points_table(const std::vector<detail::Row>& rows, const std::vector<NotOkG
       decode_cells = sig_cell(r.kv_tb_per_s, 3, 2) + num_cell(r.pct_of_hbm_ceiling, 1) +
                      sig_cell(r.bytes_per_token ? std::optional(*r.bytes_per_token / 1e6) : std::nullopt, 3, 1);
     h += fmt::format(
-        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td><td>{}</td>"
-        "<td class=\"flags\">{}</td>{}{}{}{}{}{}{}</tr>",
-        i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), verdict_link(r.verdict),
+        "<tr data-i=\"{}\"><td><a href=\"#pt-{}\">{}</a></td><td>{}</td><td class=\"{}\">{}</td>"
+        "<td class=\"verdict\">{}</td><td class=\"flags\">{}</td>{}{}{}{}{}{}{}</tr>",
+        i, i, e(r.label), e(r.kernel), status_class(r.status), e(r.status), verdict_cell(r),
         flags.empty() ? "-" : flags, sig_cell(r.p50_us, 4, 2), p99_cell(r), sig_cell(r.decode ? std::nullopt : r.tflops, 3, 1),
         num_cell(r.decode ? std::nullopt : r.pct_of_roof, 1), sig_cell(r.intensity_flop_per_byte, 3),
         sig_cell(r.dram_bytes ? std::optional(*r.dram_bytes / 1e9) : std::nullopt, 3), decode_cells);
@@ -435,12 +443,12 @@ void drill_down(const detail::Row& row, size_t index, std::string_view memory, s
   h += fmt::format("<details id=\"pt-{}\"><summary>{} | {} &mdash; <span class=\"{}\">{}</span>"
                    "{}</summary>",
                    index, e(row.label), e(row.kernel), status_class(row.status), e(row.status),
-                   row.verdict.empty() ? "" : " &mdash; " + e(row.verdict));
+                   row.verdict.empty() ? "" : " &mdash; " + e(detail::verdict_text(row)));
   if (!r.reason.empty()) h += "<p><b>Reason:</b> " + e(r.reason) + "</p>";
 
   if (row.diagnosis) {
     const core::Diagnosis& d = *row.diagnosis;
-    h += "<h3>Diagnosis</h3><p><b>" + verdict_link(row.verdict) + "</b>";
+    h += "<h3>Diagnosis</h3><p><b>" + verdict_cell(row) + "</b>";
     for (const auto& f : row.flags) h += " " + flag_link(f);
     h += "</p><ul>";
     for (const auto& line : d.evidence) h += "<li>" + e(line) + "</li>";

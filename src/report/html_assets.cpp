@@ -32,6 +32,9 @@ td:first-child { white-space: nowrap; }
 #points-table th { vertical-align: bottom; }
 #points-table td.flags { white-space: normal; min-width: 18em; }
 #points-table .flag { white-space: nowrap; }
+/* A memory-bound verdict's level, "(L1/shared)", may take a second line; the verdict itself does not wrap. */
+#points-table td.verdict { white-space: normal; }
+#points-table a.verdict, #points-table span.level { white-space: nowrap; }
 /* Two lines at most, all of it in the tooltip: a reason, a demangled kernel name (a library's templates
    run to hundreds of characters). */
 #points-table .reason, .kname { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical;

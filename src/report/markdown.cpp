@@ -85,7 +85,7 @@ void MarkdownRenderer::render(const core::Results& results, std::ostream& out) c
                        fixed(row.p50_us, 2), p99_text(row, 2),
                        row.decode ? "-" : significant(in_unit(row.tflops, flops_unit.scale / 1e12), 3, 1),
                        row.decode ? "-" : fixed(row.pct_of_roof, 1), decode_cells,
-                       row.verdict.empty() ? "-" : md(row.verdict), md(fmt::format("{}", fmt::join(row.flags, ", "))));
+                       row.verdict.empty() ? "-" : md(verdict_text(row)), md(fmt::format("{}", fmt::join(row.flags, ", "))));
   }
 
   const std::vector<core::KernelComparison> comparison = core::compare_kernels(results);

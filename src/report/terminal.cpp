@@ -76,7 +76,7 @@ void TerminalRenderer::render(const core::Results& results, std::ostream& out) c
       line.push_back(fixed(row.pct_of_hbm_ceiling, 1));
       line.push_back(significant(in_unit(row.bytes_per_token, token_unit.scale), 3, 1));
     }
-    line.push_back(row.verdict.empty() ? "-" : printable(row.verdict));
+    line.push_back(row.verdict.empty() ? "-" : printable(verdict_text(row)));
     line.push_back(row.flags.empty() ? "" : printable(fmt::format("{}", fmt::join(row.flags, ","))));
     cells.push_back(std::move(line));
   }

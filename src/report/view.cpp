@@ -13,6 +13,20 @@
 #include "core/text.hpp"
 
 namespace attnprof::report::detail {
+namespace {
+
+// core::level_name's "HBM (DRAM)" is a GPU's; the tables name the level on every backend.
+std::string table_level_name(core::MemoryLevel level) {
+  switch (level) {
+    case core::MemoryLevel::dram: return "DRAM";
+    case core::MemoryLevel::l2: return "L2";
+    case core::MemoryLevel::l1: return "L1/shared";
+    case core::MemoryLevel::on_chip: return "on chip";
+  }
+  return "";
+}
+
+}  // namespace
 
 std::vector<Row> make_rows(const core::Results& results) {
   std::vector<Row> rows;
@@ -48,11 +62,17 @@ std::vector<Row> make_rows(const core::Results& results) {
         row.bytes_per_token = m.dram_bytes_per_token ? m.dram_bytes_per_token : m.min_bytes_per_token;
       }
       row.verdict = std::string(core::to_string(row.diagnosis->verdict));
+      if (row.diagnosis->verdict == core::Verdict::memory_bound && row.diagnosis->metrics.memory_level)
+        row.memory_level = table_level_name(*row.diagnosis->metrics.memory_level);
       for (core::Flag f : row.diagnosis->flags) row.flags.emplace_back(core::to_string(f));
     }
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::string verdict_text(const Row& row) {
+  return row.memory_level.empty() ? row.verdict : fmt::format("{} ({})", row.verdict, row.memory_level);
 }
 
 bool any_decode(const std::vector<Row>& rows) {

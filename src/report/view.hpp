@@ -25,11 +25,17 @@ struct Row {
   bool decode = false;
   std::optional<double> kv_tb_per_s, pct_of_hbm_ceiling, bytes_per_token;
   std::string verdict;
+  // The memory level a memory-bound verdict binds on (core's rule-memory-level), in the tables' words:
+  // "DRAM", "L2", "L1/shared" or "on chip" (L2 or L1/shared, not told apart); empty otherwise.
+  std::string memory_level;
   std::vector<std::string> flags;
   std::optional<core::Diagnosis> diagnosis;  // the record's own (core::annotate); none when not analysed
 };
 
 std::vector<Row> make_rows(const core::Results&);
+// The verdict as the tables show it: a memory-bound one with its level, "memory-bound (L1/shared)",
+// since a reader takes a bare "memory-bound" for HBM; any other as it is; "" when there is none.
+std::string verdict_text(const Row&);
 // True when a measured row is a decode point: the tables then carry the decode columns.
 bool any_decode(const std::vector<Row>&);
 

@@ -40,7 +40,7 @@ TEST_CASE("markdown: context, table rows, comparison, failures") {
   }
   CHECK(lines[at + 2] ==
         "| b4 h16/16 s8192x8192 d128 bf16 | reference | ok | 17250.00 | 17776.00 (n=60: max) | 127.5 | 78.7 | "
-        "memory-bound | excess-traffic |");
+        "memory-bound (DRAM) | excess-traffic |");
   CHECK_THAT(md, Catch::Contains("**Notice**: SYNTHETIC FIXTURE"));
   CHECK_THAT(md, Catch::Contains("### Reference vs fused"));
   CHECK_THAT(md, Catch::Contains("### Points not ok"));
@@ -65,7 +65,7 @@ TEST_CASE("markdown: the decode columns, and a decode row's TFLOP/s as '-'") {
   CHECK_THAT(md, Catch::Contains("| b4 h16/16 s2048x2048 d128 bf16 | fused | ok | 300.00 | 310.00 | 333.3 | 41.7 | - | - "
                                  "| - | compute-bound |  |\n"));
   CHECK_THAT(md, Catch::Contains("| b64 h32/8 s1x8192 d128 bf16 | decode | ok | 520.00 | 546.00 | - | - | 4.13 | 91.4 | "
-                                 "33.6 | memory-bound |  |\n"));
+                                 "33.6 | memory-bound (DRAM) |  |\n"));
   Results prefill = mixed_results();
   prefill.records.pop_back();
   CHECK(render(prefill, "markdown").find("KV TB/s") == std::string::npos);

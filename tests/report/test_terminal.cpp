@@ -53,10 +53,10 @@ TEST_CASE("terminal: decode points show KV TB/s, % HBM and MB/token where prefil
   const auto lines = lines_of(render(mixed_results(), "terminal"));
   REQUIRE(lines.size() >= 5);
   const std::vector<std::string> expected = {
-      "point                           kernel  status  p50 us  p99 us  TFLOP/s  % roof  KV TB/s  % HBM  MB/token  verdict        flags",
-      "------------------------------  ------  ------  ------  ------  -------  ------  -------  -----  --------  -------------  -----",
+      "point                           kernel  status  p50 us  p99 us  TFLOP/s  % roof  KV TB/s  % HBM  MB/token  verdict              flags",
+      "------------------------------  ------  ------  ------  ------  -------  ------  -------  -----  --------  -------------------  -----",
       "b4 h16/16 s2048x2048 d128 bf16  fused   ok      300.00  310.00    333.3    41.7        -      -         -  compute-bound",
-      "b64 h32/8 s1x8192 d128 bf16     decode  ok      520.00  546.00        -       -     4.13   91.4      33.6  memory-bound",
+      "b64 h32/8 s1x8192 d128 bf16     decode  ok      520.00  546.00        -       -     4.13   91.4      33.6  memory-bound (DRAM)",
   };
   for (size_t i = 0; i < expected.size(); ++i) {
     INFO("line " << i + 1);

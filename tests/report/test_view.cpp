@@ -101,3 +101,40 @@ TEST_CASE("an fp8 point: its own roof in every format, or 'no fp8_e4m3 roof' whe
   // A bf16 point's summary is as it was: no note for a dtype no point has.
   CHECK(report::detail::ceilings_summary(small_results()) == "HBM 4 TB/s, bf16 800 TFLOP/s (measured)");
 }
+
+TEST_CASE("a memory-bound verdict names its level in the tables; other verdicts stand alone") {
+  Results res = small_results();
+  REQUIRE(res.records.size() >= 2);
+  const auto row_of = [&](Verdict verdict, std::optional<MemoryLevel> level) {
+    Results one = res;
+    Diagnosis d;
+    d.verdict = verdict;
+    d.metrics.memory_level = level;
+    one.records[0].diagnosis = d;
+    return report::detail::make_rows(one).front();
+  };
+  using report::detail::verdict_text;
+  CHECK(verdict_text(row_of(Verdict::memory_bound, MemoryLevel::dram)) == "memory-bound (DRAM)");
+  CHECK(verdict_text(row_of(Verdict::memory_bound, MemoryLevel::l2)) == "memory-bound (L2)");
+  CHECK(verdict_text(row_of(Verdict::memory_bound, MemoryLevel::l1)) == "memory-bound (L1/shared)");
+  CHECK(verdict_text(row_of(Verdict::memory_bound, MemoryLevel::on_chip)) == "memory-bound (on chip)");
+  // No level known (per-level counters absent and no DRAM figure to tell): the bare verdict.
+  CHECK(verdict_text(row_of(Verdict::memory_bound, std::nullopt)) == "memory-bound");
+  // Another verdict keeps the level out, though the point has one.
+  const auto compute = row_of(Verdict::compute_bound, MemoryLevel::l1);
+  CHECK(compute.memory_level.empty());
+  CHECK(verdict_text(compute) == "compute-bound");
+
+  // From the rules: every analysed memory-bound point with a level shows it, and no other point does.
+  Results analysed = mixed_results();
+  report::analyse(analysed);
+  size_t with_level = 0;
+  for (const auto& row : report::detail::make_rows(analysed)) {
+    INFO(row.label << " " << row.kernel << " " << row.verdict);
+    const bool has_level = row.diagnosis && row.diagnosis->verdict == Verdict::memory_bound &&
+                           row.diagnosis->metrics.memory_level;
+    CHECK(row.memory_level.empty() == !has_level);
+    with_level += has_level;
+  }
+  CHECK(with_level > 0);
+}
