@@ -688,6 +688,7 @@ json chart_data(const core::Results& results, const std::vector<detail::Row>& ro
                       {"pct_of_hbm_ceiling", num_or_null(r.pct_of_hbm_ceiling)},
                       {"bytes_per_token", num_or_null(r.bytes_per_token)},
                       {"verdict", r.verdict},
+                      {"memory_level", r.memory_level},
                       {"flags", flags},
                       {"own", detail::own_kernel(results.context, r.kernel)}});
     const detail::SeriesPlace& place = layout.places[i];

@@ -182,7 +182,8 @@ std::string_view report_js() {
                            ' MB per generated token'
                      : rate(scaled(p.tflops, 1e12), 'FLOP/s') + ', ' + sig(p.pct_of_roof, 3) + '% of roof',
             'intensity ' + sig(p.intensity, 3) + ' FLOP/B',
-            'verdict: ' + (p.verdict || '-') + (p.flags.length ? ' [' + p.flags.join(', ') + ']' : '')];
+            'verdict: ' + (p.verdict || '-') + (p.memory_level ? ' (' + p.memory_level + ')' : '') +
+                (p.flags.length ? ' [' + p.flags.join(', ') + ']' : '')];
   }
   function hover(node, p) {
     var t = el('title', {}, node);

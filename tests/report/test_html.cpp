@@ -315,4 +315,10 @@ TEST_CASE("html: the series charts: prefill and decode apart, each point placed,
   CHECK(data["points"][0]["series"]["chart"] == 0);
   CHECK(data["points"][1]["series"]["chart"] == 1);
   CHECK(data["points"][1]["own"] == true);
+  // A memory-bound point's level, for the tooltip and in the points table; none for another verdict.
+  CHECK(data["points"][0]["verdict"] == "compute-bound");
+  CHECK(data["points"][0]["memory_level"] == "");
+  CHECK(data["points"][1]["verdict"] == "memory-bound");
+  CHECK(data["points"][1]["memory_level"] == "DRAM");
+  CHECK_THAT(html, Catch::Contains("memory-bound</a> <span class=\"level\">(DRAM)</span>"));
 }
