@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/text.hpp"
 #include "core/thresholds.hpp"
@@ -478,6 +480,36 @@ Found occupancy_bound(const RuleInput& in) {
   return out;
 }
 
+// An unfused call (S and P in HBM): fusing is the step, whatever the verdict.
+std::string fuse_step(const DiagnosisFacts& f) {
+  const double min_bytes = f.work.min_bytes();
+  return fmt::format(
+      "fuse {} so that {} ({} of the minimum bytes) never leave the chip",
+      f.r().shape.backward() ? "the backward's products (a FlashAttention-2 backward)"
+                             : "QK^T, softmax and PV (the fused kernel)",
+      score_buffers_text(f.r().shape), pct(min_bytes > 0 ? f.r().cost.sp_bytes / min_bytes * 100 : 0));
+}
+
+// An unfused call where neither unit is busy is a chain of kernels (GEMMs, softmax passes), not one kernel
+// whose loads could be pipelined deeper: fusing is the step, and short of it, the launches that are
+// themselves latency-bound (per-launch counters) are where its time goes without saturating a unit.
+void unfused_idle_steps(const DiagnosisFacts& f, Finding& out) {
+  out.next_steps.push_back(fuse_step(f));
+  std::vector<const LaunchDiagnosis*> idle;
+  for (const LaunchDiagnosis& l : f.launches)
+    if (l.verdict == Verdict::latency_bound && l.compute_sol_pct && l.memory_sol_pct) idle.push_back(&l);
+  if (idle.empty()) return;
+  std::ranges::sort(idle, std::greater{}, &LaunchDiagnosis::time_share);
+  std::vector<std::string> names;
+  for (const LaunchDiagnosis* l : idle)
+    names.push_back(fmt::format("{} ({:.0f}% of GPU time, compute {:.0f}%, memory {:.0f}%)", l->name,
+                                l->time_share * 100, *l->compute_sol_pct, *l->memory_sol_pct));
+  out.next_steps.push_back(fmt::format(
+      "short of fusing, the launches where neither unit is busy: {}; keep more independent loads in flight per thread "
+      "there",
+      fmt::join(names, ", ")));
+}
+
 Found latency_bound_idle(const RuleInput& in) {
   const DiagnosisFacts& f = in.facts;
   if (!f.counters_ok() || !neither_busy(f)) return std::nullopt;
@@ -516,6 +548,8 @@ Found latency_bound_idle(const RuleInput& in) {
     out.next_steps.push_back(
         "neither unit is busy: keep every core busy with independent (batch, head, query-tile) work, vectorise the "
         "inner products, and block K/V so that they stay in cache");
+  else if (f.traffic.materialized)
+    unfused_idle_steps(f, out);
   else
     out.next_steps.push_back(fmt::format(
         "neither unit is busy: put more work in flight per SM (more blocks or warps, deeper pipelining of {} loads) "
@@ -551,14 +585,7 @@ Found memory_bound(const RuleInput& in) {
                         mem, compute, pipe, mem - pipe, kSolDominanceMarginPct, level)
           : fmt::format("{} is busy at {:.0f}% and {} ({:.0f}%) does not lead it by {:.0f} points: memory-bound on {}",
                         level, mem, compute, pipe, kSolDominanceMarginPct, level));
-  if (f.traffic.materialized) {
-    const double min_bytes = f.work.min_bytes();
-    const bool backward = f.r().shape.backward();
-    out.next_steps.push_back(fmt::format(
-        "fuse {} so that {} ({} of the minimum bytes) never leave the chip",
-        backward ? "the backward's products (a FlashAttention-2 backward)" : "QK^T, softmax and PV (the fused kernel)",
-        score_buffers_text(f.r().shape), pct(min_bytes > 0 ? f.r().cost.sp_bytes / min_bytes * 100 : 0)));
-  }
+  if (f.traffic.materialized) out.next_steps.push_back(fuse_step(f));
   // A decode point bound by HBM always gets the decode step; the others the level's own.
   if (f.decode.decode && f.memory.level == MemoryLevel::dram)
     out.next_steps.push_back(decode_memory_next_step(f.r(), f.decode.in, f.decode.metrics));

@@ -525,6 +525,87 @@ TEST_CASE("a multi-launch call gets each launch's share, bandwidth and verdict, 
   }
 }
 
+TEST_CASE("an unfused call where neither unit is busy is told to fuse, and which of its launches idle") {
+  // The reference's chain: S and P (6e8 of the 7e8 minimum bytes) through HBM, 59% of its bandwidth in 300 us,
+  // just under the 60% at which it is memory-bound; per launch, two GEMMs bound on memory and a softmax where
+  // neither unit is busy.
+  Record r = fused_record();
+  r.kernel = "reference";
+  r.occupancy.theoretical_pct = 100;
+  r.cost.sp_bytes = 6e8;
+  r.cost.min_bytes_read = 4e8;
+  r.cost.min_bytes_write = 3e8;
+  r.counters.total[kMetricDramRead] = 4e8;
+  r.counters.total[kMetricDramWrite] = 3.08e8;  // 7.08e8 B in 300 us = 59% of 4 TB/s
+  auto set_memory = [&r](double pct) {
+    r.counters.total[kMetricMemorySol] = pct;
+    r.counters.total[kMetricDramSol] = pct;
+  };
+  set_memory(59);
+  r.counters.total[kMetricComputeSol] = 37;
+  for (const char* name : {"qk_gemm", "softmax", "pv_gemm"}) {
+    Stage stage;
+    stage.name = name;
+    r.stages.push_back(stage);
+  }
+  auto launch = [](const char* name, double ns, double c, double mem) {
+    KernelCounters k;
+    k.kernel = name;
+    k.metrics[kMetricDuration] = ns;
+    k.metrics[kMetricDramRead] = 1e8;
+    k.metrics[kMetricDramWrite] = 1e8;
+    k.metrics[kMetricComputeSol] = c;
+    k.metrics[kMetricMemorySol] = mem;
+    return k;
+  };
+  r.counters.per_kernel = {launch("gemm_a", 60e3, 25, 80), launch("softmax_rows", 180e3, 51, 50),
+                           launch("gemm_b", 60e3, 55, 92)};
+  const Diagnosis d = diagnose(r, gpu_context());
+  CHECK(d.verdict == Verdict::latency_bound);
+  CHECK_THAT(d.next_step, Catch::StartsWith("fuse QK^T, softmax and PV (the fused kernel) so that S and P (86% of the "
+                                            "minimum bytes) never leave the chip"));
+  CHECK_THAT(d.next_step, Catch::Contains("short of fusing, the launches where neither unit is busy: softmax (60% of "
+                                          "GPU time, compute 51%, memory 50%); keep more independent loads"));
+  CHECK_THAT(d.next_step, !Catch::Contains("gemm"));
+  CHECK_THAT(d.next_step, !Catch::Contains("deeper pipelining"));
+
+  SECTION("at the threshold it is memory-bound, with the same step to fuse") {
+    set_memory(60);
+    const Diagnosis m = diagnose(r, gpu_context());
+    CHECK(m.verdict == Verdict::memory_bound);
+    CHECK_THAT(m.next_step, Catch::StartsWith("fuse QK^T, softmax and PV"));
+    CHECK_THAT(m.next_step, !Catch::Contains("short of fusing"));
+  }
+  SECTION("idle launches are named longest first; none idle, or no per-launch counters, leaves the step to fuse") {
+    r.counters.per_kernel[0].metrics[kMetricMemorySol] = 40;
+    r.counters.per_kernel[0].metrics[kMetricDuration] = 200e3;
+    CHECK_THAT(diagnose(r, gpu_context()).next_step,
+               Catch::Contains("busy: qk_gemm (45% of GPU time, compute 25%, memory 40%), softmax (41% of GPU time"));
+    for (auto& k : r.counters.per_kernel) k.metrics[kMetricMemorySol] = 70;
+    const Diagnosis busy = diagnose(r, gpu_context());
+    CHECK(busy.verdict == Verdict::latency_bound);
+    CHECK_THAT(busy.next_step, Catch::StartsWith("fuse QK^T"));
+    CHECK_THAT(busy.next_step, !Catch::Contains("short of fusing"));
+    r.counters.per_kernel.clear();
+    const Diagnosis one = diagnose(r, gpu_context());
+    CHECK(one.verdict == Verdict::latency_bound);
+    CHECK_THAT(one.next_step, Catch::StartsWith("fuse QK^T"));
+    CHECK_THAT(one.next_step, !Catch::Contains("short of fusing"));
+  }
+  SECTION("a backward chain is told to fuse the backward's products") {
+    r.shape.pass = Pass::bwd;
+    CHECK_THAT(diagnose(r, gpu_context()).next_step,
+               Catch::StartsWith("fuse the backward's products (a FlashAttention-2 backward) so that S, P, dP and dS"));
+  }
+  SECTION("a fused kernel where neither unit is busy keeps the step for one kernel") {
+    r.kernel = "fused";
+    r.cost.sp_bytes = 0;
+    r.counters.per_kernel.clear();
+    r.stages.clear();
+    CHECK_THAT(diagnose(r, gpu_context()).next_step, Catch::Contains("deeper pipelining of K/V loads"));
+  }
+}
+
 TEST_CASE("a busy tensor pipe in a latency-bound fused kernel points at overlapping softmax with the MMAs") {
   Record r = fused_record();
   r.counters.total[kMetricComputeSol] = 52;
