@@ -202,7 +202,7 @@ class FusedSm90Kernel final : public Kernel {
   // (dq_atomic 1, here TMA reductions of each block's dQ tile).
   std::map<std::string, int64_t> plan(const core::Shape& s) const override {
     if (!s.backward() || !unsupported_reason(s).empty()) return {};
-    return {{"bwd_block_m", f3::bwd::kBlockM}, {"bwd_block_n", f3::bwd::kBlockN},
+    return {{"bwd_block_m", f3::bwd::block_m(static_cast<int>(s.hdim))}, {"bwd_block_n", f3::bwd::kBlockN},
             {"bwd_warps", f3::bwd::kThreads / 32}, {"dq_atomic", 1}};
   }
 
@@ -308,11 +308,12 @@ class FusedSm90Kernel final : public Kernel {
     const int64_t ctas = bwd_main_ctas(s);
     f3::Sm90BwdMaps maps;
     const int64_t q_heads = s.batch * s.heads, kv_heads = s.batch * s.kv_heads;
-    maps.q = make_map(a.q, s.dtype, s.hdim, s.seq_q, q_heads, f3::bwd::kBlockM);
-    maps.d_o = make_map(a.d_o, s.dtype, s.hdim, s.seq_q, q_heads, f3::bwd::kBlockM);
+    const int block_m = f3::bwd::block_m(hdim);
+    maps.q = make_map(a.q, s.dtype, s.hdim, s.seq_q, q_heads, block_m);
+    maps.d_o = make_map(a.d_o, s.dtype, s.hdim, s.seq_q, q_heads, block_m);
     maps.k = make_map(a.k, s.dtype, s.hdim, s.seq_k, kv_heads, f3::bwd::kBlockN);
     maps.v = make_map(a.v, s.dtype, s.hdim, s.seq_k, kv_heads, f3::bwd::kBlockN);
-    maps.dq_accum = make_map(p.dq_accum, core::DType::fp32, s.hdim, s.seq_q, q_heads, f3::bwd::kBlockM);
+    maps.dq_accum = make_map(p.dq_accum, core::DType::fp32, s.hdim, s.seq_q, q_heads, block_m);
     fused::dispatch_bwd_hdim(hdim, [&](auto d) {
       if (hook) hook->before_stage(first_stage);
       fused::launch_bwd_stage<d.value>(s.dtype, fused::BwdStage::preprocess, p, 0, stream);

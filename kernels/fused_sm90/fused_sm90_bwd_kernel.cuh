@@ -3,7 +3,7 @@
 // LSE in log2 units, dq_accum zeroed), this kernel, bwd_dq_convert (dQ = scale * dq_accum).
 //
 // One CTA per block of bwd::kBlockN = 128 keys of one (batch, kv head). The CTA walks every block of
-// 64 query rows that sees one of its keys, in every query head of the GQA group (rows_seeing_keys,
+// bwd::block_m query rows (128 at hdim 64, 64 at 128) that sees one of its keys, in every query head of the GQA group (rows_seeing_keys,
 // fused_tiles.hpp): step j of the walk is one such block.
 //   producer   warpgroup 0, after giving its registers back (setmaxnreg.dec). Warp 0 loads K and V
 //              once, then each step's Q and dO by TMA into a ring of bwd::kStages buffers (completing
@@ -13,7 +13,7 @@
 //              the consumers have written it, and frees the tile when the reduction has read it.
 //   consumers  warpgroups 1 and 2 (setmaxnreg.inc); warpgroup w owns keys 64 w .. 64 w + 63 and
 //              keeps their dK and dV in registers (wgmma accumulators, hdim / 2 each). Per step:
-//     S^T  = K Q^T       wgmma m64n64k16, A = its 64 rows of K, B = Q, both K-major from shared memory
+//     S^T  = K Q^T       wgmma m64n{block_m}k16, A = its 64 rows of K, B = Q, both K-major from shared memory
 //     dP^T = V dO^T      the same with V and dO
 //     P^T  = exp2(S^T * scale_log2 - LSE_i * log2 e), masked scores 0 (the fused backward's limits)
 //     dV  += P^T dO      A = P^T from the S^T accumulators in registers, B = dO read MN-major
@@ -21,8 +21,9 @@
 //     dK  += dS^T Q      A = dS^T from registers, B = Q read MN-major
 //   then, after a barrier of the two consumer warpgroups (every key's dS^T is in shared memory),
 //     dQ_j = dS K over the CTA's 128 keys: A = dS read MN-major from dS^T's rows, B = K read MN-major;
-//   warpgroup w takes dQ's columns w * hdim / 2 .. + hdim / 2 and writes them into the step's dQ tile
-//   (one of bwd::kDqBuffers, fp32 in TMA's 128-byte swizzle) for warp 1's reduction.
+//   warpgroup w takes dQ's rows 64 w .. + 63 (block_m 128) or its columns w * hdim / 2 .. + hdim / 2
+//   (block_m 64) and writes them into the step's dQ tile (one of bwd::dq_buffers, fp32 in TMA's
+//   128-byte swizzle) for warp 1's reduction.
 // dK (times softmax_scale) and dV are written once, at the end; a key no row sees gets zero.
 // Every bf16/fp16 tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r at chunk c ^ (r % 8):
 // what TMA's SWIZZLE_128B writes and wgmma's 128-byte-swizzle descriptors read (dS^T's stores write
@@ -55,13 +56,18 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // only the sm_90a image has a body; the host refuses other devices
 #elif defined(__CUDA_ARCH__)
-  constexpr int kBlockM = bwd::kBlockM, kBlockN = bwd::kBlockN;
-  constexpr int kStages = bwd::kStages, kDqBuffers = bwd::kDqBuffers;
-  constexpr uint32_t kKvPanel = bwd::kv_panel_bytes(), kQPanel = bwd::q_panel_bytes();
+  constexpr int kBlockM = bwd::block_m(kHeadDim), kBlockN = bwd::kBlockN;
+  constexpr int kStages = bwd::kStages, kDqBuffers = bwd::dq_buffers(kHeadDim);
+  constexpr uint32_t kKvPanel = bwd::kv_panel_bytes(), kQPanel = bwd::q_panel_bytes(kHeadDim);
+  constexpr uint32_t kDqPanel = bwd::dq_panel_bytes(kHeadDim), kDsPanel = bwd::ds_panel_bytes();
   constexpr uint32_t kQBytes = bwd::q_bytes(kHeadDim), kDqBytes = bwd::dq_bytes(kHeadDim);
   constexpr int kKSteps = kHeadDim / 16;          // S^T and dP^T: k16 steps over hdim
   constexpr int kQSteps = kBlockM / 16;           // dV and dK: k16 steps over the block's query rows
-  constexpr int kDqCols = kHeadDim / bwd::kWarpgroups;  // dQ columns per consumer warpgroup
+  // dQ per consumer warpgroup: 64 rows (wgmma's M) by kDqCols columns, split by rows or by columns.
+  constexpr bool kDqSplitRows = bwd::dq_split_rows(kHeadDim);
+  constexpr int kDqCols = kDqSplitRows ? kHeadDim : kHeadDim / bwd::kWarpgroups;
+  static_assert(kBlockM == 64 || kBlockM == 128, "S^T and dP^T are m64n64 or m64n128");
+  static_assert(kDqSplitRows || kBlockM == 64, "a column split covers 64 rows");
   // The fused backward's mask test, for this kernel's block sizes.
   constexpr fused::BwdTileConfig kMaskBlock{kBlockM, kBlockN, 8, 1, 1, true, false};
   using Tag = dtype_tag<T>;
@@ -173,7 +179,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
         mbar_wait(bar_dq_full(b), static_cast<uint32_t>((step / kDqBuffers) & 1));
 #pragma unroll
         for (int panel = 0; panel < kHeadDim / bwd::kDqPanelCols; ++panel)
-          tma_reduce_add_3d(&tm_dq, s_dq + b * kDqBytes + panel * bwd::dq_panel_bytes(), panel * bwd::kDqPanelCols,
+          tma_reduce_add_3d(&tm_dq, s_dq + b * kDqBytes + panel * kDqPanel, panel * bwd::kDqPanelCols,
                             w.m0, w.head);
         bulk_commit();
         bulk_wait_read();  // the tile is read: the consumers may write it again
@@ -200,24 +206,30 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
 
   // This warpgroup's 64 rows of K and V inside their panels (K-major A operands of S^T and dP^T).
   const uint32_t k_rows = s_k + wg * 64 * 128, v_rows = s_v + wg * 64 * 128;
-  // dQ's B operand: K's rows from this warpgroup's first dQ column (a panel, or half of one at hdim 64).
-  const uint32_t k_dq_cols = s_k + (wg * kDqCols / kPanelCols) * kKvPanel + (wg * kDqCols % kPanelCols) * 2;
+  // This warpgroup's part of dQ: its first row and column in the block's dQ tile.
+  const int dq_row0 = kDqSplitRows ? wg * 64 : 0, dq_col0 = kDqSplitRows ? 0 : wg * kDqCols;
+  // dQ's B operand: K's rows from dq_col0 (a panel, or half of one when the columns are split at hdim 64).
+  const uint32_t k_dq_cols = s_k + (dq_col0 / kPanelCols) * kKvPanel + (dq_col0 % kPanelCols) * 2;
   // This thread's 4 bytes of dS^T's row key_row in 8-query group 0 of buffer 0 (chunk key_row % 8 =
-  // quad_row); group nt's are this XOR nt << 4, row key_row + 8's 1024 bytes on, buffer 1's ds_bytes on.
+  // quad_row); group nt's are this XOR (nt % 8) << 4 in panel nt / 8, row key_row + 8's 1024 bytes on,
+  // buffer 1's ds_bytes on.
   const uint32_t ds_row = s_ds + key_row * 128 + (quad_row << 4) + quad_col * 4;
-  // This thread's 8 bytes of dQ's row warp * 16 + quad_row in tile 0, 8-column group 0 of the
-  // warpgroup's first dQ panel: chunk quad_col / 2 of the row, at chunk (quad_col / 2) ^ quad_row.
+  // This thread's 8 bytes of dQ's row dq_row0 + warp * 16 + quad_row in tile 0, 8-column group 0 of
+  // the warpgroup's first dQ panel: chunk quad_col / 2 of the row, at chunk (quad_col / 2) ^ quad_row.
   // Group nt's are this XOR (nt % 4) << 5 in panel nt / 4; row + 8's 1024 bytes on.
-  const uint32_t dq_row = s_dq + (wg * kDqCols / bwd::kDqPanelCols) * bwd::dq_panel_bytes() +
-                          (warp * 16 + quad_row) * 128 + (((quad_col >> 1) ^ quad_row) << 4) + (quad_col & 1) * 8;
+  const uint32_t dq_row = s_dq + (dq_col0 / bwd::kDqPanelCols) * kDqPanel + (dq_row0 + warp * 16 + quad_row) * 128 +
+                          (((quad_col >> 1) ^ quad_row) << 4) + (quad_col & 1) * 8;
 
-  // S^T and dP^T: the warpgroup's 64 rows of K (or V) times a block's 64 rows of Q (or dO), both
+  // S^T and dP^T: the warpgroup's 64 rows of K (or V) times a block's kBlockM rows of Q (or dO), both
   // K-major, k16 slice ks 32 bytes into panel ks / 4 of each row.
   auto rows_by_rows = [&](float(&acc)[kBlockM / 2], uint64_t kv_desc, uint64_t q_desc) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       const uint32_t kv_off = (ks / 4) * kKvPanel + (ks % 4) * 32, q_off = (ks / 4) * kQPanel + (ks % 4) * 32;
-      wgmma_m64n64k16_ss(acc, kv_desc + (kv_off >> 4), q_desc + (q_off >> 4), ks > 0 ? 1 : 0, Tag{});
+      if constexpr (kBlockM == 128)
+        wgmma_m64n128k16_ss(acc, kv_desc + (kv_off >> 4), q_desc + (q_off >> 4), ks > 0 ? 1 : 0, Tag{});
+      else
+        wgmma_m64n64k16_ss(acc, kv_desc + (kv_off >> 4), q_desc + (q_off >> 4), ks > 0 ? 1 : 0, Tag{});
     }
     wgmma_commit();
   };
@@ -246,7 +258,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
     mbar_wait(bar_full(stage), static_cast<uint32_t>((step / kStages) & 1));
     const int m0 = walk.m0;
     const uint32_t q_buf = s_q + stage * kQBytes, do_buf = s_do + stage * kQBytes;
-    const uint32_t ds_buf = (step & 1) * bwd::ds_bytes();
+    const uint32_t ds_buf = (step & 1) * bwd::ds_bytes(kHeadDim);
 
     // S^T = K Q^T and dP^T = V dO^T, two commit groups.
     float s[kBlockM / 2], dp[kBlockM / 2];
@@ -274,8 +286,8 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
           }
         }
     }
-    // LSE and D are read into registers all at once, before the loops that use them (D's loop stores
-    // dS^T, and each store's memory clobber would hold the next read behind it).
+    // LSE (and below, D) are read into registers before the loops that use them (D's loop stores dS^T,
+    // and each store's memory clobber would hold the next read behind it).
     float2 lse[kBlockM / 8], dsum[kBlockM / 8];
 #pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt) lse[nt] = lse_cols[nt * 4];
@@ -286,40 +298,58 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
       s[nt * 4 + 2] = fast_exp2(fmaf(s[nt * 4 + 2], p.scale_log2, -lse[nt].x));
       s[nt * 4 + 3] = fast_exp2(fmaf(s[nt * 4 + 3], p.scale_log2, -lse[nt].y));
     }
-    // P^T as A fragments: two adjacent 8-query groups of the accumulator are one k16 fragment.
-    uint32_t pf[kBlockM / 4];
-#pragma unroll
-    for (int i = 0; i < kBlockM / 4; ++i) pf[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
-
-    // dV += P^T dO.
-    frags_by_rows(acc_dv, pf, smem_desc_sw128(do_buf, kQPanel, 1024));
-    // dP^T and dV both done: P^T's fragments are free before dS^T's are made (waiting for dP^T alone
-    // left them live beside dS^T, and ptxas spilled 40 bytes at hdim 128).
-    wgmma_wait<0>();
-    fence_regs(pf);
-    fence_regs(dp);
-
+    // P^T as A fragments (two adjacent 8-query groups of the accumulator are one k16 fragment) and
     // dS^T = P^T * (dP^T - D_i), rounded, into registers (dK's A) and shared memory (dQ's A).
-#pragma unroll
-    for (int nt = 0; nt < kBlockM / 8; ++nt) dsum[nt] = dsum_cols[nt * 4];
-    uint32_t ds[kBlockM / 4];
-#pragma unroll
-    for (int i = 0; i < kBlockM / 4; ++i) {
+    uint32_t pf[kBlockM / 4], ds[kBlockM / 4];
+    // dS^T of fragment i (D of its queries: d), and its store.
+    auto make_ds = [&](int i, float2 d) {
       const int nt = i / 2, half = i % 2;
-      const float2 d = dsum[nt];
       ds[i] = pack2<T>(s[2 * i] * (dp[2 * i] - d.x), s[2 * i + 1] * (dp[2 * i + 1] - d.y));
-      st_shared_u32(((ds_row + half * 8 * 128) ^ static_cast<uint32_t>(nt << 4)) + ds_buf, ds[i]);
+      st_shared_u32(((ds_row + half * 8 * 128) ^ static_cast<uint32_t>((nt % 8) << 4)) + (nt / 8) * kDsPanel + ds_buf,
+                    ds[i]);
+    };
+    if constexpr (kBlockM == 64) {
+      // dV is issued before dP^T is waited for. P^T's fragments are free before dS^T's are made
+      // (waiting for dP^T alone left them live beside dS^T, and ptxas spilled 40 bytes at hdim 128).
+#pragma unroll
+      for (int i = 0; i < kBlockM / 4; ++i) pf[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
+      frags_by_rows(acc_dv, pf, smem_desc_sw128(do_buf, kQPanel, 1024));
+      wgmma_wait<0>();
+      fence_regs(pf);
+      fence_regs(dp);
+#pragma unroll
+      for (int nt = 0; nt < kBlockM / 8; ++nt) dsum[nt] = dsum_cols[nt * 4];
+#pragma unroll
+      for (int i = 0; i < kBlockM / 4; ++i) make_ds(i, dsum[i / 2]);
+    } else {
+      // block_m 128: S^T and dP^T are 128 registers, so P^T's and dS^T's fragments are made together
+      // once dP^T is in, each pair freeing its S^T and dP^T registers (P^T beside all of S^T and dP^T
+      // while dV ran spilled 48 bytes); dV is issued after, beside dK. D is read a 64-query panel of
+      // dS^T at a time.
+      wgmma_wait<0>();
+      fence_regs(dp);
+#pragma unroll
+      for (int panel = 0; panel < kBlockM / 64; ++panel) {
+#pragma unroll
+        for (int nt = 8 * panel; nt < 8 * panel + 8; ++nt) dsum[nt] = dsum_cols[nt * 4];
+#pragma unroll
+        for (int i = 16 * panel; i < 16 * panel + 16; ++i) {
+          pf[i] = pack2<T>(s[2 * i], s[2 * i + 1]);
+          make_ds(i, dsum[i / 2]);
+        }
+      }
+      frags_by_rows(acc_dv, pf, smem_desc_sw128(do_buf, kQPanel, 1024));
     }
     // dK += dS^T Q.
     frags_by_rows(acc_dk, ds, smem_desc_sw128(q_buf, kQPanel, 1024));
     fence_proxy_async_smem();
     named_bar_sync(1, bwd::kConsumerThreads);
 
-    // dQ_block (64 x kDqCols of this warpgroup) = dS K over the CTA's 128 keys.
+    // This warpgroup's 64 x kDqCols of dQ_block = dS K over the CTA's 128 keys (dS: panel dq_row0 / 64 of dS^T).
     float dq[kDqCols / 2];
 #pragma unroll
     for (int i = 0; i < kDqCols / 2; ++i) dq[i] = 0.f;
-    const uint64_t ds_desc = smem_desc_sw128(s_ds + ds_buf, kBlockN * 128, 1024);
+    const uint64_t ds_desc = smem_desc_sw128(s_ds + ds_buf + (dq_row0 / 64) * kDsPanel, kDsPanel, 1024);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kBlockN / 16; ++ks) {
@@ -347,7 +377,7 @@ __global__ void __launch_bounds__(bwd::kThreads, 1)
 #pragma unroll
       for (int nt = 0; nt < kDqCols / 8; ++nt)
         st_shared_f32x2(((dq_row + half * 8 * 128) ^ static_cast<uint32_t>((nt % 4) << 5)) + b * kDqBytes +
-                            (nt / 4) * bwd::dq_panel_bytes(),
+                            (nt / 4) * kDqPanel,
                         dq[nt * 4 + half * 2], dq[nt * 4 + half * 2 + 1]);
     fence_proxy_async_smem();
     mbar_arrive(bar_dq_full(b));

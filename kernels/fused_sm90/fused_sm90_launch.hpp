@@ -34,8 +34,8 @@ struct Sm90Maps {
   CUtensorMap q, k, v, o;
 };
 
-// The backward's TMA maps: Q and dO in boxes of bwd::kBlockM rows, K and V of bwd::kBlockN rows (64
-// columns each, 128-byte swizzle), dq_accum (fp32) in boxes of bwd::kBlockM rows of 32 columns.
+// The backward's TMA maps: Q and dO in boxes of bwd::block_m(hdim) rows, K and V of bwd::kBlockN rows
+// (64 columns each, 128-byte swizzle), dq_accum (fp32) in boxes of bwd::block_m(hdim) rows of 32 columns.
 struct Sm90BwdMaps {
   CUtensorMap q, k, v, d_o, dq_accum;
 };

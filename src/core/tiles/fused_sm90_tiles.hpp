@@ -316,13 +316,11 @@ static_assert(smem_bytes(256) <= 227 * 1024, "fits the sm_90 shared-memory limit
 // kStages; LSE and D; the TMA reductions of each block's dQ into dq_accum), warpgroups 1 and 2
 // consume, 64 keys each (wgmma's M), keeping their dK and dV in registers.
 namespace bwd {
-constexpr int kBlockM = 64;   // query rows per step: the N of S^T and dP^T, the K of dV and dK
 constexpr int kBlockN = 128;  // keys per CTA
 constexpr int kWarpgroups = 2;  // consumer warpgroups
 constexpr int kConsumerThreads = kWarpgroups * kWarpgroupThreads;
 constexpr int kThreads = kWarpgroupThreads + kConsumerThreads;
 constexpr int kStages = 2;     // Q, dO, LSE and D buffers (the producer loads block j + 1 during block j)
-constexpr int kDqBuffers = 2;  // dQ tiles: block j's reduction leaves while block j + 1 is computed
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
 constexpr int kDqPanelCols = 32;  // fp32 columns per 128-byte swizzled row of a dQ tile
@@ -332,31 +330,42 @@ constexpr bool supported_hdim(int hdim) {
     if (h == hdim) return true;
   return false;
 }
+// Query rows per step (the N of S^T and dP^T, the K of dV and dK). hdim 64: 128, so that each
+// warpgroup's S^T and dP^T are m64n128 (twice the MMA per barrier and per dQ reduction), dQ split by
+// rows (warpgroup w the block's rows 64 w .. + 63, every column), and one dQ tile: two would pass
+// sm_90's 227 KB by 72 bytes. hdim 128: 64 (dK and dV already take 128 registers per thread), dQ
+// split by columns (warpgroup w columns w * 64 .. + 63), two dQ tiles: block j's reduction leaves
+// while block j + 1 is computed.
+constexpr int block_m(int hdim) { return hdim == 64 ? 128 : 64; }
+constexpr bool dq_split_rows(int hdim) { return block_m(hdim) == 64 * kWarpgroups; }
+constexpr int dq_buffers(int hdim) { return hdim == 64 ? 1 : 2; }
 // Tiles in 64-column panels of 128-byte swizzled rows (as the forward's, TMA's SWIZZLE_128B): K and V
-// (kBlockN rows), kStages buffers each of Q and dO (kBlockM rows), two of dS^T (kBlockN rows of kBlockM
-// queries: one panel), kDqBuffers dQ tiles (kBlockM rows in panels of 32 fp32 columns), then kStages
-// buffers each of LSE and D (kBlockM floats) and the mbarriers.
+// (kBlockN rows), kStages buffers each of Q and dO (block_m rows), two of dS^T (kBlockN rows of block_m
+// queries: block_m / 64 panels), dq_buffers dQ tiles (block_m rows in panels of 32 fp32 columns), then
+// kStages buffers each of LSE and D (block_m floats) and the mbarriers.
 constexpr uint32_t kv_panel_bytes() { return kBlockN * 128; }
-constexpr uint32_t q_panel_bytes() { return kBlockM * 128; }
-constexpr uint32_t dq_panel_bytes() { return kBlockM * 128; }
+constexpr uint32_t q_panel_bytes(int hdim) { return block_m(hdim) * 128; }
+constexpr uint32_t ds_panel_bytes() { return kBlockN * 128; }
+constexpr uint32_t dq_panel_bytes(int hdim) { return block_m(hdim) * 128; }
 constexpr uint32_t kv_bytes(int hdim) { return panels(hdim) * kv_panel_bytes(); }
-constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(); }
-constexpr uint32_t ds_bytes() { return kBlockN * kBlockM * 2; }
-constexpr uint32_t dq_bytes(int hdim) { return hdim / kDqPanelCols * dq_panel_bytes(); }
+constexpr uint32_t q_bytes(int hdim) { return panels(hdim) * q_panel_bytes(hdim); }
+constexpr uint32_t ds_bytes(int hdim) { return kBlockN * block_m(hdim) * 2; }
+constexpr uint32_t dq_bytes(int hdim) { return hdim / kDqPanelCols * dq_panel_bytes(hdim); }
 constexpr uint32_t k_offset() { return 0; }
 constexpr uint32_t v_offset(int hdim) { return kv_bytes(hdim); }
 constexpr uint32_t q_offset(int hdim) { return 2 * kv_bytes(hdim); }
 constexpr uint32_t do_offset(int hdim) { return q_offset(hdim) + kStages * q_bytes(hdim); }
 constexpr uint32_t ds_offset(int hdim) { return do_offset(hdim) + kStages * q_bytes(hdim); }
-constexpr uint32_t dq_offset(int hdim) { return ds_offset(hdim) + 2 * ds_bytes(); }
-constexpr uint32_t lse_offset(int hdim) { return dq_offset(hdim) + kDqBuffers * dq_bytes(hdim); }
-constexpr uint32_t dsum_offset(int hdim) { return lse_offset(hdim) + kStages * kBlockM * 4; }
-constexpr uint32_t barrier_offset(int hdim) { return dsum_offset(hdim) + kStages * kBlockM * 4; }
+constexpr uint32_t dq_offset(int hdim) { return ds_offset(hdim) + 2 * ds_bytes(hdim); }
+constexpr uint32_t lse_offset(int hdim) { return dq_offset(hdim) + dq_buffers(hdim) * dq_bytes(hdim); }
+constexpr uint32_t dsum_offset(int hdim) { return lse_offset(hdim) + kStages * block_m(hdim) * 4; }
+constexpr uint32_t barrier_offset(int hdim) { return dsum_offset(hdim) + kStages * block_m(hdim) * 4; }
 // K and V loaded; per stage full and empty; per dQ tile full and empty.
-constexpr int kBarriers = 1 + 2 * kStages + 2 * kDqBuffers;
-constexpr size_t smem_bytes(int hdim) { return barrier_offset(hdim) + 8 * kBarriers + kAlignSlack; }
+constexpr int barriers(int hdim) { return 1 + 2 * kStages + 2 * dq_buffers(hdim); }
+constexpr size_t smem_bytes(int hdim) { return barrier_offset(hdim) + 8 * barriers(hdim) + kAlignSlack; }
 // Key blocks (CTAs) per (batch, kv head).
 constexpr long long key_blocks(long long seq_k) { return (seq_k + kBlockN - 1) / kBlockN; }
+static_assert(smem_bytes(64) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(smem_bytes(128) <= 227 * 1024, "fits the sm_90 shared-memory limit per block");
 static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumerThreads <= 65536,
               "the register file holds both roles after setmaxnreg");

@@ -256,14 +256,22 @@ TEST_CASE("fused-sm90 backward: tiles, shared memory and the key blocks of its g
     CHECK(bwd::dq_offset(hdim) % 1024 == 0);
     CHECK(bwd::dq_bytes(hdim) % 1024 == 0);
     CHECK(bwd::barrier_offset(hdim) % 8 == 0);
-    // Each consumer warpgroup's dQ columns fill whole 32-column panels.
-    CHECK(hdim / bwd::kWarpgroups % bwd::kDqPanelCols == 0);
+    // Each consumer warpgroup's part of dQ is 64 rows (wgmma's M) of whole 32-column panels.
+    const int dq_rows = bwd::dq_split_rows(hdim) ? bwd::block_m(hdim) / bwd::kWarpgroups : bwd::block_m(hdim);
+    const int dq_cols = bwd::dq_split_rows(hdim) ? hdim : hdim / bwd::kWarpgroups;
+    CHECK(dq_rows == 64);
+    CHECK(dq_cols % bwd::kDqPanelCols == 0);
     CHECK(bwd::smem_bytes(hdim) <= 227u * 1024u);
   }
-  // K, V: 128 rows of hdim; Q, dO: two stages of 64 rows; two dS^T of 128 x 64; two fp32 dQ tiles of
+  CHECK(bwd::block_m(64) == 128);
+  CHECK(bwd::block_m(128) == 64);
+  // hdim 128: K, V: 128 rows; Q, dO: two stages of 64 rows; two dS^T of 128 x 64; two fp32 dQ tiles of
   // 64 rows; two stages of LSE and D; nine mbarriers.
   CHECK(bwd::smem_bytes(128) == 2 * 32768 + 4 * 16384 + 2 * 16384 + 2 * 32768 + 1024 + 72 + f3::kAlignSlack);
-  CHECK(bwd::smem_bytes(64) == 2 * 16384 + 4 * 8192 + 2 * 16384 + 2 * 16384 + 1024 + 72 + f3::kAlignSlack);
+  // hdim 64: Q, dO of 128 rows; two dS^T of 128 x 128; one fp32 dQ tile of 128 x 64; seven mbarriers.
+  // A second dQ tile (and its two mbarriers) would not fit.
+  CHECK(bwd::smem_bytes(64) == 2 * 16384 + 4 * 16384 + 2 * 32768 + 32768 + 2048 + 56 + f3::kAlignSlack);
+  CHECK(bwd::smem_bytes(64) + bwd::dq_bytes(64) + 16 > 227u * 1024u);
   CHECK(bwd::key_blocks(1) == 1);
   CHECK(bwd::key_blocks(128) == 1);
   CHECK(bwd::key_blocks(4097) == 33);

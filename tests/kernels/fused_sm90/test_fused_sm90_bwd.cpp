@@ -55,6 +55,10 @@ TEST_CASE("fused-sm90 backward: its stages, plan and workspace; what it does not
   CHECK(sm90.stage_names(s) == std::vector<std::string>{"bwd_preprocess", "bwd_main", "bwd_dq_convert"});
   CHECK(sm90.plan(s).at("dq_atomic") == 1);
   CHECK(sm90.plan(s).at("bwd_block_n") == 128);
+  CHECK(sm90.plan(s).at("bwd_block_m") == 64);  // 128 query rows per step at hdim 64
+  Shape s64 = s;
+  s64.hdim = 64;
+  CHECK(sm90.plan(s64).at("bwd_block_m") == 128);
   // dq_accum (fp32, as Q) plus LSE and D per row of Q.
   CHECK(sm90.workspace_bytes(s) == static_cast<size_t>((s.q_elems() + 2 * s.lse_elems()) * 4));
   if (device_is_sm90()) {
