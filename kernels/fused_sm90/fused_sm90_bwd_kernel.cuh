@@ -3,8 +3,8 @@
 // LSE in log2 units, dq_accum zeroed), this kernel, bwd_dq_convert (dQ = scale * dq_accum).
 //
 // One CTA per block of bwd::kBlockN = 128 keys of one (batch, kv head). The CTA walks every block of
-// bwd::block_m query rows (128 at hdim 64, 64 at 128) that sees one of its keys, in every query head of the GQA group (rows_seeing_keys,
-// fused_tiles.hpp): step j of the walk is one such block.
+// bwd::block_m query rows (128 at hdim 64, 64 at 128) that sees one of its keys, in every query head of
+// the GQA group (rows_seeing_keys, fused_tiles.hpp): step j of the walk is one such block.
 //   producer   warpgroup 0, after giving its registers back (setmaxnreg.dec). Warp 0 loads K and V
 //              once, then each step's Q and dO by TMA into a ring of bwd::kStages buffers (completing
 //              on the stage's "full" mbarrier), its 32 lanes copying the step's LSE and D beside them;

@@ -495,9 +495,9 @@ std::string fuse_step(const DiagnosisFacts& f) {
 // themselves latency-bound (per-launch counters) are where its time goes without saturating a unit.
 void unfused_idle_steps(const DiagnosisFacts& f, Finding& out) {
   out.next_steps.push_back(fuse_step(f));
-  std::vector<const LaunchDiagnosis*> idle;
+  std::vector<const LaunchDiagnosis*> idle;  // a launch has a verdict only with both throughputs
   for (const LaunchDiagnosis& l : f.launches)
-    if (l.verdict == Verdict::latency_bound && l.compute_sol_pct && l.memory_sol_pct) idle.push_back(&l);
+    if (l.verdict == Verdict::latency_bound) idle.push_back(&l);
   if (idle.empty()) return;
   std::ranges::sort(idle, std::greater{}, &LaunchDiagnosis::time_share);
   std::vector<std::string> names;

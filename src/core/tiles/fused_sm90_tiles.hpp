@@ -338,7 +338,7 @@ constexpr bool supported_hdim(int hdim) {
 // while block j + 1 is computed.
 constexpr int block_m(int hdim) { return hdim == 64 ? 128 : 64; }
 constexpr bool dq_split_rows(int hdim) { return block_m(hdim) == 64 * kWarpgroups; }
-constexpr int dq_buffers(int hdim) { return hdim == 64 ? 1 : 2; }
+constexpr int dq_buffers(int hdim) { return block_m(hdim) == 64 ? 2 : 1; }
 // Tiles in 64-column panels of 128-byte swizzled rows (as the forward's, TMA's SWIZZLE_128B): K and V
 // (kBlockN rows), kStages buffers each of Q and dO (block_m rows), two of dS^T (kBlockN rows of block_m
 // queries: block_m / 64 panels), dq_buffers dQ tiles (block_m rows in panels of 32 fp32 columns), then
